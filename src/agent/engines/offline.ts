@@ -1,0 +1,767 @@
+// The built-in engine: deterministic rules, no network, no model. It keeps the prospect's own words from the call,
+// and the WRITER says nothing about the lead's company that is not in RESEARCH facts or the call (DESIGN §3, §5).
+import type { Engine, RunContext } from '../engine.ts';
+import type { AnalysisOutput, Fact, StrategyOutput, WriterOutput } from '../outputs.ts';
+
+type AnalyseContext = Parameters<Engine['analyse']>[0];
+type StrategiseContext = Parameters<Engine['strategise']>[0];
+type WriteContext = Parameters<Engine['write']>[0];
+
+export const offlineEngine: Engine = {
+  name: 'offline',
+  async analyse(ctx) {
+    return analyseCall(ctx);
+  },
+  async strategise(ctx) {
+    return chooseStrategy(ctx);
+  },
+  async write(ctx) {
+    return writeDraft(ctx);
+  },
+};
+
+// ===============================================================================================================
+// Reading the transcript
+
+type Role = 'rep' | 'prospect' | 'note';
+
+interface Utterance {
+  role: Role;
+  text: string;
+  position: number;
+}
+
+const TIMESTAMP = String.raw`(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?[\])]?\s*)`;
+const SPEAKER_LINE = new RegExp(String.raw`^\s*${TIMESTAMP}?(?:\*\*)?([A-Za-z][\w.'’ ()-]{0,40}?)(?:\*\*)?\s*${TIMESTAMP}?:\s+(.*)$`);
+/** Labels that head a line of notes, not a person speaking. */
+const NOTE_LABELS = /^(note|notes|summary|next steps?|action items?|agenda|date|time|attendees|participants|title|subject|call|meeting|follow[- ]?ups?|pain points?|objections?|todo|to do)$/i;
+const REP_LABELS = /^(rep|sales|sales ?rep|sales ?person|salesperson|seller|account executive|ae|sdr|bdr|me|agent|host|interviewer|us)$/i;
+const PROSPECT_LABELS = /^(prospect|customer|client|lead|buyer|them|guest)$/i;
+
+interface Turn {
+  speaker: string | null;
+  text: string;
+}
+
+function readTurns(transcript: string): { turns: Turn[]; labelled: boolean } {
+  const lines = transcript.split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
+  const parsed = lines.map((line) => {
+    const match = SPEAKER_LINE.exec(line);
+    if (!match || match[1]!.trim().split(/\s+/).length > 4) return { speaker: null, label: null, text: line };
+    const label = match[1]!.trim();
+    if (NOTE_LABELS.test(label)) return { speaker: null, label, text: match[2]!.trim() };
+    return { speaker: label, label, text: match[2]!.trim() };
+  });
+  const speakers = new Set(parsed.map((p) => p.speaker).filter((s): s is string => s !== null));
+  const labelledLines = parsed.filter((p) => p.speaker !== null).length;
+  const labelled = speakers.size >= 2 || (speakers.size === 1 && labelledLines >= 2 && labelledLines * 2 >= parsed.length);
+  if (!labelled) return { turns: [{ speaker: null, text: lines.join(' ') }], labelled: false };
+
+  const turns: Turn[] = [];
+  for (const p of parsed) {
+    const previous = turns.at(-1);
+    // An unlabelled line continues the turn before it; a note line stands alone.
+    if (p.speaker === null && p.label === null && previous) previous.text += ` ${p.text}`;
+    else turns.push({ speaker: p.speaker, text: p.text });
+  }
+  return { turns, labelled: true };
+}
+
+function nameMatches(label: string, name: string | null): boolean {
+  if (!name) return false;
+  const bare = label.toLowerCase().replace(/\s*\(.*\)\s*$/, '').trim();
+  const full = name.toLowerCase().trim();
+  const first = full.split(/\s+/)[0] ?? '';
+  return bare === full || bare === first || (first.length > 0 && bare.split(/\s+/)[0] === first);
+}
+
+/** Decides who is selling and who is buying; the prospect's side may have several people. */
+function assignRoles(turns: Turn[], leadName: string, senderName: string | null): Map<string, Role> {
+  const speakers = [...new Set(turns.map((t) => t.speaker).filter((s): s is string => s !== null))];
+  const roles = new Map<string, Role>();
+  for (const speaker of speakers) {
+    if (nameMatches(speaker, leadName) || PROSPECT_LABELS.test(speaker)) roles.set(speaker, 'prospect');
+    else if (nameMatches(speaker, senderName) || REP_LABELS.test(speaker)) roles.set(speaker, 'rep');
+  }
+  const known = [...roles.values()];
+  const unknown = speakers.filter((s) => !roles.has(s));
+  if (unknown.length === 0) return roles;
+  if (known.includes('rep') || known.includes('prospect')) {
+    // Only the buyer known: the others are the sellers. Otherwise the others are the buyer's colleagues.
+    const other: Role = known.includes('prospect') && !known.includes('rep') ? 'rep' : 'prospect';
+    for (const s of unknown) roles.set(s, other);
+    return roles;
+  }
+  // Nobody recognisable: the one who asks the most questions is selling.
+  const questionShare = (speaker: string): number => {
+    const text = turns.filter((t) => t.speaker === speaker).map((t) => t.text).join(' ');
+    const sentences = splitSpoken(text);
+    return sentences.length === 0 ? 0 : sentences.filter((s) => s.endsWith('?')).length / sentences.length;
+  };
+  const rep = [...speakers].sort((a, b) => questionShare(b) - questionShare(a) || speakers.indexOf(a) - speakers.indexOf(b))[0];
+  for (const s of speakers) roles.set(s, s === rep ? 'rep' : 'prospect');
+  return roles;
+}
+
+function utterances(ctx: RunContext): Utterance[] {
+  const { turns, labelled } = readTurns(ctx.call.transcript);
+  const roles = labelled ? assignRoles(turns, ctx.lead.name, ctx.senderName) : new Map<string, Role>();
+  const result: Utterance[] = [];
+  for (const turn of turns) {
+    const role: Role = turn.speaker === null ? 'note' : (roles.get(turn.speaker) ?? 'prospect');
+    for (const sentence of splitSpoken(turn.text)) {
+      const text = cleanSpoken(sentence, role, ctx.lead.name);
+      if (text.split(' ').length >= 3) result.push({ role, text, position: result.length });
+    }
+  }
+  return result;
+}
+
+const SPOKEN_ABBREVIATIONS = /\b(mr|mrs|ms|dr|st|vs|etc|e\.g|i\.e|approx|inc|ltd)\.$/i;
+
+function splitSpoken(text: string): string[] {
+  const pieces = text.replace(/\s+/g, ' ').split(/(?<=[.!?…])\s+(?=["'“(]?[A-Z0-9])/);
+  const sentences: string[] = [];
+  for (const piece of pieces) {
+    const previous = sentences.at(-1);
+    if (previous !== undefined && SPOKEN_ABBREVIATIONS.test(previous)) sentences[sentences.length - 1] = `${previous} ${piece}`;
+    else sentences.push(piece);
+  }
+  return sentences.map((s) => s.trim()).filter(Boolean);
+}
+
+const LEADING_FILLERS = /^(?:(?:yeah|yes|yep|yup|so|well|okay|ok|right|oh|and|but|look|honestly|basically|actually|i mean|you know|sure|mm+|hm+|um+|uh+|er+)\b[,.!]?\s+)+/i;
+
+/** One sentence in the speaker's words, without the "um"s and stutters speech is full of. */
+function cleanSpoken(sentence: string, role: Role, leadName: string): string {
+  let text = sentence
+    .replace(/\s*\b(?:um+|uh+|erm+|er|hmm+|ah)\b[,.]?/gi, '')
+    .replace(/,\s*(?:you know|i mean|like),/gi, ',')
+    .replace(/\b(?!(?:had|that)\b)(\w+)(?:[,\s]+\1\b)+/gi, '$1')
+    .replace(/\s*(?:-{2,}|—|–)\s*$/, '.')
+    .replace(/\s+([,.!?;:])/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim();
+  text = text.replace(LEADING_FILLERS, '');
+  if (role === 'note') {
+    // "Ada said their reps…" in call notes: keep what was said.
+    const first = escapeRegExp(leadName.trim().split(/\s+/)[0] ?? '');
+    const reported = new RegExp(
+      String.raw`^(?:${first ? `${first}|` : ''}she|he|they|the prospect|the customer|the client)\s+(?:said|mentioned|explained|noted|told (?:me|us)|complained|shared|admitted)(?: that)?,?\s+`,
+      'i',
+    );
+    text = text.replace(reported, '');
+  }
+  text = text.replace(/^[,;:\s]+/, '').replace(/[,;:\s]+$/, '');
+  if (!text) return '';
+  text = text.charAt(0).toUpperCase() + text.slice(1);
+  if (!/[.!?…]$/.test(text)) text += '.';
+  return shortenSentence(text, 220);
+}
+
+function shortenSentence(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = text.slice(0, max);
+  const clause = Math.max(head.lastIndexOf(', '), head.lastIndexOf('; '), head.lastIndexOf(' — '));
+  if (clause > max * 0.5) return `${head.slice(0, clause)}.`;
+  return `${head.slice(0, head.lastIndexOf(' '))}…`;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+// ===============================================================================================================
+// ANALYSIS
+
+const PAIN_CUES: Array<[RegExp, number]> = [
+  [/\b(manual(ly)?|by hand|copy(ing)?[- ]?(and[- ])?past(e|ing)|re-?typ(e|ing)|re-?key(ing)?|double[- ]entry|spreadsheets?|excel|paperwork)\b/i, 2],
+  [/\b(copy(ing)?|chas(e|ing)|track(ing)? down)\b/i, 1],
+  [/\b(slow|takes? (us )?(forever|ages|hours|days|weeks)|time[- ]consuming|wast(e|es|ed|ing)|bottleneck|backlog|behind|delay(s|ed)?|hours|late)\b/i, 1.5],
+  [/\b(struggl\w*|frustrat\w*|annoy\w*|exhaust\w*|tired of|sick of|fed up|burn(ed|t)?[- ]?out|overwhelm\w*|drowning|nightmare|painful|pain|headache|hate|mess|chaos|stress\w*)\b/i, 2],
+  [/\b(problem|issue|challenge|hard to|difficult|can't|cannot|couldn't|unable|no way to|no visibility|lack of|missing|miss(es|ed)?|lose|losing|lost|slip(s|ping)?|fall(s|ing)? through the cracks|errors?|mistakes?|wrong|broken|clunky|outdated|out of date|inaccurate|unreliable|guess(work)?)\b/i, 1],
+  [/\b(costs?|costing|expensive|spend(s|ing)?|paying|churn\w*)\b/i, 1],
+  [/\b(always|constantly|every (single )?(week|day|time|month)|never|too (much|many|long)|so much)\b/i, 0.5],
+  [/\d+\s*(%|percent|hours?|hrs|days?|weeks?|minutes?|k\b)|[$€£]\s*\d/i, 1],
+];
+
+type ObjectionTopic = 'price' | 'timing' | 'security' | 'incumbent' | 'effort' | 'authority';
+
+const OBJECTIONS: Array<{ topic: ObjectionTopic; pattern: RegExp; needsConcern: boolean }> = [
+  { topic: 'price', pattern: /\b(too expensive|expensive|not cheap|can'?t afford|cheaper|discount|over (our |my )?budget|no budget|budget (is |was )?(tight|limited|frozen|cut|gone))\b/i, needsConcern: false },
+  { topic: 'price', pattern: /\b(price|pricing|priced|cost|costs|budget)\b/i, needsConcern: true },
+  { topic: 'security', pattern: /\b(security|secure|compliance|compliant|soc ?2|gdpr|hipaa|iso ?27001|data (residency|privacy|protection)|infosec|pen(etration)? test|legal review|procurement|dpa)\b/i, needsConcern: false },
+  { topic: 'timing', pattern: /\b(not (the )?right time|bad time|too busy|bandwidth|timing|hiring freeze|code freeze|not a priority|other priorities|in the middle of)\b/i, needsConcern: false },
+  { topic: 'incumbent', pattern: /\b(already (use|using|have|pay(ing)? for|work with|signed)|current (vendor|tool|provider|contract)|locked in|contract (runs|until|ends|renews))\b/i, needsConcern: false },
+  { topic: 'effort', pattern: /\b(integrat\w+|implementation|implement|onboard\w*|learning curve|adopt\w*|change management|migrat\w+|training|set ?up)\b/i, needsConcern: true },
+  { topic: 'authority', pattern: /\b(not my (decision|call)|need to (run it|check) (by|with)|(sign[- ]?off|approval) from|convince (my|our))\b/i, needsConcern: false },
+];
+const CONCERN =
+  /\b(worr\w*|concern\w*|hesitant|not sure|unsure|skeptic\w*|sceptic\w*|risk\w*|afraid|problem|issue|can'?t|cannot|won'?t|tight|limited|frozen|too (much|expensive|high|long)|how (long|hard|much work)|blocker|push ?back|hard|difficult|need to (check|get|clear|pass|go through)|have to (go through|get|check)|question|depends)\b/i;
+
+const BUYING_SIGNALS: RegExp[] = [
+  /\bbudget\b.{0,30}\b(approved|allocated|set aside|signed off|in place|there|available|earmarked)\b/i,
+  /\b(we|i) (have|got|'ve got|’ve got) (the |a |some )?budget\b/i,
+  /\b(pilot|trial|proof of concept|poc)\b/i,
+  /\b(timeline|deadline|go[- ]live|by (the )?(end of )?(q[1-4]|this quarter|next quarter|the quarter|the month|next month|the year|january|february|march|april|may|june|july|august|september|october|november|december))\b/i,
+  /\b(decision[- ]?maker|i (make|own|sign off on|have the final say|can sign)|my (call|decision)|final say)\b/i,
+  /\bif\b.{0,80}\b(shows?|proves?|works?|delivers?|results?|pays? off|saves?)\b/i,
+  /\b(interested|keen|excited|love to|would like to|want to (see|try|move|start)|sounds (great|good)|makes sense|let'?s (do|try|set up|move|start)|ready to|move forward|roll (it )?out|expand|(bring|loop) in (our|my) (cfo|ceo|cto|coo|vp|head|boss|manager|director))\b/i,
+];
+
+const NEXT_STEP =
+  /\b(i'll|i’ll|i will|we'll|we’ll|we will|let's|let’s|next step|follow[- ]up|send (over|you|me|us|it|the)|schedule|set up|book|calendar|invite|demo|loop in|bring in|share|circle back|get back to|talk (again|next)|meet (again|next)|by (monday|tuesday|wednesday|thursday|friday|tomorrow|next week|end of (the )?week))\b/i;
+const REQUEST = /^(?:can|could|would|will) you (?:please )?(.+?)\??$/i;
+
+const POSITIVE = /\b(great|love|like (that|this|it|the)|interested|excited|helpful|impressive|impressed|perfect|makes sense|keen|exactly|definitely|amazing|useful|valuable|promising|sounds (great|good)|good)\b/i;
+const NEGATIVE =
+  /\b(not interested|no thanks|waste of (my |our )?time|not convinced|don'?t see (the|how|why)|doubt|skeptic\w*|sceptic\w*|unhappy|disappointed|not for us|pass on|not a fit|not (good|great|helpful|useful)|not now)\b/i;
+
+function painScore(text: string): number {
+  let score = 0;
+  for (const [cue, weight] of PAIN_CUES) if (cue.test(text)) score += weight;
+  return score;
+}
+
+export function objectionTopic(text: string): ObjectionTopic | null {
+  for (const { topic, pattern, needsConcern } of OBJECTIONS) {
+    if (pattern.test(text) && (!needsConcern || CONCERN.test(text.replace(pattern, '')))) return topic;
+  }
+  return null;
+}
+
+function analyseCall(ctx: AnalyseContext): AnalysisOutput {
+  const all = utterances(ctx);
+  // The prospect's side speaks for the prospect; call notes written by anyone do too. The rep does not.
+  const theirs = all.filter((u) => u.role !== 'rep');
+
+  const pains: Array<Utterance & { score: number }> = [];
+  const objections: Utterance[] = [];
+  const signals: Utterance[] = [];
+  for (const u of theirs) {
+    const question = u.text.endsWith('?');
+    const score = question ? 0 : painScore(u.text);
+    const topic = objectionTopic(u.text);
+    // "We already use spreadsheets and it's a nightmare" is a pain, not loyalty to a vendor.
+    const strongPain = score >= 3 && (topic === 'incumbent' || topic === 'effort');
+    if (topic && !strongPain) objections.push(u);
+    else if (score >= 2) pains.push({ ...u, score });
+    const negated = /\b(no|not|don'?t|never)\b[^.]{0,20}\b(pilot|budget|interested|timeline)\b/i.test(u.text);
+    if (!negated && BUYING_SIGNALS.some((signal) => signal.test(u.text)) && !(question && !/\b(pilot|trial)\b/i.test(u.text))) {
+      signals.push(u);
+    }
+  }
+
+  const nextSteps = all
+    .map((u) => {
+      const request = REQUEST.exec(u.text);
+      if (request && u.role !== 'rep') return { ...u, text: sentenceCase(request[1]!.replace(/[?.]+$/, '')) + '.' };
+      return u.text.endsWith('?') ? null : u;
+    })
+    .filter((u): u is Utterance => u !== null && NEXT_STEP.test(u.text));
+
+  const painPoints = pains.sort((a, b) => b.score - a.score || a.position - b.position);
+  return {
+    engine: 'offline',
+    painPoints: distinct(painPoints.map((u) => u.text)).slice(0, 5),
+    objections: distinct(objections.map((u) => u.text)).slice(0, 4),
+    buyingSignals: distinct(signals.map((u) => u.text)).slice(0, 4),
+    nextSteps: distinct(nextSteps.map((u) => u.text)).slice(-4),
+    sentiment: sentimentOf(theirs, signals.length, objections.length),
+  };
+}
+
+function sentimentOf(theirs: Utterance[], signals: number, objections: number): AnalysisOutput['sentiment'] {
+  let score = signals - objections * 0.5;
+  for (const u of theirs) {
+    if (NEGATIVE.test(u.text)) score -= 1.5;
+    else if (POSITIVE.test(u.text)) score += 1;
+  }
+  if (score >= 2) return 'positive';
+  if (score <= -1) return 'negative';
+  return 'neutral';
+}
+
+function distinct(texts: string[]): string[] {
+  const seen = new Set<string>();
+  return texts.filter((text) => {
+    const key = text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function sentenceCase(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+// ===============================================================================================================
+// What the call was about, in a few words
+
+type PainKind = 'time' | 'manual' | 'errors' | 'morale' | 'cost' | 'visibility' | 'slow' | 'other';
+
+interface Concern {
+  /** A short noun phrase for a subject line: "15 hours a week copying call notes", "manual data entry". */
+  phrase: string;
+  kind: PainKind;
+}
+
+const STOP_AT = /^(and|but|because|which|so|that|when|while|just|every|each|then|or|since|to)$/i;
+
+function firstWords(text: string, max: number): string {
+  const words: string[] = [];
+  for (const raw of text.split(/\s+/)) {
+    const word = raw.replace(/[.,;:!?…"”)]+$/, '');
+    if (!word || STOP_AT.test(word)) break;
+    words.push(word);
+    if (words.length >= max || word !== raw) break;
+  }
+  while (words.length > 0 && /^(the|a|an|of|on|in|into|for|with|to|at|by|our|my|their)$/i.test(words.at(-1)!)) words.pop();
+  return words.join(' ');
+}
+
+function kindOf(text: string): PainKind {
+  if (/\b(exhaust\w*|burn\w* ?out|tired of|sick of|fed up|overwhelm\w*|stress\w*|morale|drowning)\b/i.test(text)) return 'morale';
+  if (/\b(manual(ly)?|by hand|copy\w*|re-?typ\w*|re-?key\w*|double[- ]entry|spreadsheets?|paperwork)\b/i.test(text)) return 'manual';
+  if (/\b(errors?|mistakes?|wrong|inaccurate|out of date|outdated|unreliable)\b/i.test(text)) return 'errors';
+  if (/\b(visibility|no idea|can'?t see|don'?t know|blind)\b/i.test(text)) return 'visibility';
+  if (/\b(hours?|days?|weeks?|minutes?|time[- ]consuming|forever|ages|wast\w*)\b/i.test(text)) return 'time';
+  if (/\b(slow|behind|backlog|delay\w*|late|bottleneck)\b/i.test(text)) return 'slow';
+  if (/\b(costs?|costing|expensive|spend\w*|paying|churn\w*|[$€£]\s*\d)\b/i.test(text)) return 'cost';
+  return 'other';
+}
+
+const KIND_PHRASES: Record<PainKind, string> = {
+  time: 'the time lost to busywork',
+  manual: 'the manual work',
+  errors: 'errors and rework',
+  morale: 'the strain on your team',
+  cost: 'the cost of the current process',
+  visibility: 'the lack of visibility',
+  slow: 'slow turnaround',
+  other: 'what you raised on our call',
+};
+
+export function concernOf(pain: string | undefined): Concern {
+  if (!pain) return { phrase: KIND_PHRASES.other, kind: 'other' };
+  const kind = kindOf(pain);
+
+  const quantity =
+    /(?:about |around |roughly |over |nearly |almost |at least )?(\d[\d,.]*\+?\s*(?:hours?|hrs|days?|minutes?|mins)(?:\s+(?:a|per|each|every)\s+(?:week|day|month|rep|person|head))?)\s*(.*)$/i.exec(pain);
+  if (quantity) {
+    const activity = firstWords(quantity[2]!.replace(/^(on|doing|spent|just|of|in)\s+/i, ''), 5);
+    return { phrase: activity ? `${quantity[1]} ${/^\w+ing\b/i.test(activity) ? '' : 'on '}${activity}` : quantity[1]!, kind: 'time' };
+  }
+
+  const struggle = /\bstruggl\w* (?:with|to) (.+)$/i.exec(pain);
+  if (struggle) {
+    const what = firstWords(struggle[1]!, 5);
+    if (what) return { phrase: /\bstruggl\w* to /i.test(pain) ? `the struggle to ${what}` : lowerFirst(what), kind };
+  }
+
+  const manualThing = /\bmanual ((?:[a-z]+[- ]?){1,2})/i.exec(pain);
+  if (manualThing) {
+    const what = firstWords(manualThing[1]!, 2);
+    if (what && !/^(work|process|steps?)$/i.test(what)) return { phrase: `manual ${what.toLowerCase()}`, kind: 'manual' };
+  }
+
+  const state =
+    /\b(?:the |our |my |their )?((?:[a-z]+ ){0,2}[a-z]+) (?:is|are) (?:so |really |always |too |completely |just )*(slow|manual|broken|clunky|outdated|unreliable|out of date|a nightmare|a mess|painful|a pain)\b/i.exec(pain);
+  if (state && !/^(it|this|that|there|which|what|everything|everyone|he|she|they|we|i)$/i.test(state[1]!)) {
+    const thing = state[1]!.toLowerCase();
+    const adjective = state[2]!.toLowerCase();
+    const phrase = /^(slow|manual|broken|clunky|outdated|unreliable)$/.test(adjective)
+      ? `${adjective} ${thing}`
+      : adjective === 'out of date'
+        ? `out-of-date ${thing}`
+        : thing;
+    return { phrase, kind };
+  }
+
+  return { phrase: KIND_PHRASES[kind], kind };
+}
+
+function lowerFirst(text: string): string {
+  return /^[A-Z][a-z]/.test(text) ? text.charAt(0).toLowerCase() + text.slice(1) : text;
+}
+
+// ===============================================================================================================
+// STRATEGY
+
+function companyOf(ctx: RunContext): string {
+  const named = ctx.lead.companyName?.trim();
+  if (named) return named;
+  const title = ctx.research?.website.title;
+  if (title) {
+    const parts = title.split(/\s+[|–—:·-]\s+/).map((p) => p.trim()).filter(Boolean);
+    const brand = [...parts].sort((a, b) => a.split(' ').length - b.split(' ').length)[0];
+    if (brand && brand.length <= 40) return brand;
+  }
+  const website = ctx.lead.companyWebsite ?? ctx.research?.website.url;
+  if (website) {
+    try {
+      return new URL(/^[a-z]+:\/\//i.test(website) ? website : `https://${website}`).hostname.replace(/^www\./, '');
+    } catch {
+      // Not a URL: fall through.
+    }
+  }
+  return 'your team';
+}
+
+function firstNameOf(name: string): string | null {
+  const words = name.trim().split(/\s+/).filter((w) => !/^(dr|mr|mrs|ms|mx|prof)\.?$/i.test(w));
+  const first = words[0];
+  return first && /^[\p{L}][\p{L}'’-]*$/u.test(first) ? first : null;
+}
+
+function mentionsPilot(ctx: RunContext & { analysis: AnalysisOutput }): boolean {
+  return /\b(pilot|trial|proof of concept|poc)\b/i.test([...ctx.analysis.buyingSignals, ...ctx.analysis.nextSteps, ctx.call.transcript].join(' '));
+}
+
+/** The research fact most related to what the prospect said, or the first concrete one. */
+function relevantFacts(facts: Fact[], analysis: AnalysisOutput, count: number): Fact[] {
+  const words = (text: string): Set<string> =>
+    new Set(text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length >= 4 && !COMMON_WORDS.has(w)));
+  const spoken = words([...analysis.painPoints, ...analysis.buyingSignals].join(' '));
+  const ranked = facts
+    .filter((fact) => fact.text.length <= 220)
+    .map((fact, index) => {
+      const overlap = [...words(fact.text)].filter((w) => spoken.has(w)).length;
+      return { fact, index, score: overlap * 2 + (/\d/.test(fact.text) ? 1 : 0) };
+    })
+    .sort((a, b) => b.score - a.score || a.index - b.index);
+  return ranked.slice(0, count).map((r) => r.fact);
+}
+
+const COMMON_WORDS = new Set(['that', 'this', 'with', 'have', 'from', 'they', 'their', 'them', 'what', 'when', 'your', 'about', 'more', 'than', 'into', 'every', 'just', 'really', 'week', 'would', 'could', 'there', 'which', 'were', 'been', 'will']);
+
+function chooseStrategy(ctx: StrategiseContext): StrategyOutput {
+  const company = companyOf(ctx);
+  const firstName = firstNameOf(ctx.lead.name) ?? ctx.lead.name;
+  const pain = ctx.analysis.painPoints[0];
+  const concern = concernOf(pain ?? ctx.analysis.objections[0]);
+  const fact = relevantFacts(ctx.research.facts, ctx.analysis, 1)[0];
+  const pilot = mentionsPilot(ctx);
+
+  const angle = [
+    pain ? `Lead with ${concern.phrase}, in ${firstName}'s own words ("${pain}")` : `Build on the call with ${company}`,
+    fact ? `and connect it to what ${company}'s site says ("${fact.text}")` : null,
+    pilot ? 'then propose a short pilot' : 'then propose a short follow-up call',
+  ]
+    .filter(Boolean)
+    .join(', ');
+
+  const propositions: string[] = [];
+  const kinds = new Set<PainKind>();
+  for (const p of ctx.analysis.painPoints) {
+    const c = concernOf(p);
+    if (kinds.has(c.kind)) continue;
+    kinds.add(c.kind);
+    propositions.push(proposition(c));
+  }
+  const topics = new Set(ctx.analysis.objections.map(objectionTopic).filter((t): t is ObjectionTopic => t !== null));
+  if (topics.has('price')) propositions.push('Prove the value in a small first step before any larger commitment');
+  if (topics.has('security')) propositions.push('Answer the security questions early so the review does not hold things up');
+  if (topics.has('incumbent')) propositions.push('Start without replacing the tools the team already uses');
+  if (topics.has('timing') || topics.has('effort')) propositions.push('Keep the effort on the team’s side small');
+  if (propositions.length === 0) propositions.push(`Make the next step easy for ${company}`);
+
+  const tone =
+    ctx.analysis.sentiment === 'positive'
+      ? 'warm, direct and confident'
+      : ctx.analysis.sentiment === 'negative'
+        ? 'empathetic, low-pressure and brief'
+        : 'helpful and concise';
+
+  return {
+    engine: 'offline',
+    angle: `${angle}.`,
+    valuePropositions: propositions.slice(0, 4),
+    callToAction: callToAction(ctx, company, concern, pilot),
+    tone: topics.has('security') ? `${tone}; precise on security` : tone,
+  };
+}
+
+function proposition(concern: Concern): string {
+  switch (concern.kind) {
+    case 'time':
+      return `Give the team back ${/^\d/.test(concern.phrase) ? `the ${concern.phrase}` : concern.phrase}`;
+    case 'manual':
+      return `Take ${concern.phrase.startsWith('the ') ? concern.phrase : `the ${concern.phrase}`} off the team’s plate`;
+    case 'errors':
+      return `Cut down on ${concern.phrase}`;
+    case 'morale':
+      return 'Take the grind off the team so they can focus on the work that matters';
+    case 'cost':
+      return `Bring down ${concern.phrase.startsWith('the ') ? concern.phrase : `the cost behind ${concern.phrase}`}`;
+    case 'visibility':
+      return `Fix ${concern.phrase}`;
+    case 'slow':
+      return `Speed up ${concern.phrase.replace(/^slow /, '')}`;
+    default:
+      return `Solve ${concern.phrase}`;
+  }
+}
+
+function callToAction(ctx: StrategiseContext, company: string, concern: Concern, pilot: boolean): string {
+  const resultsCondition = ctx.analysis.buyingSignals.some((s) => /\bif\b.{0,80}\b(shows?|proves?|works?|results?)\b/i.test(s));
+  if (pilot) {
+    const length = /\b(one|two|three|four|six|\d{1,2})[- ]week (pilot|trial)\b/i.exec(ctx.call.transcript)?.[1];
+    const pilotName = length ? `a ${length.toLowerCase()}-week pilot` : 'a short pilot';
+    const focus = concern.kind === 'other' ? '' : `, measured on ${concern.phrase},`;
+    return `Would ${pilotName} with a few people on your team${focus} work for you? ${
+      resultsCondition ? 'If it shows results, we can plan the rollout from there.' : 'I can send a one-page plan this week.'
+    }`;
+  }
+  if (ctx.analysis.nextSteps.some((s) => /\b(demo|meet|call|calendar|schedule|book)\b/i.test(s))) {
+    return 'Does 30 minutes next week work to go through it in detail? Send me a time that suits you and I will confirm.';
+  }
+  return `Would you have 20 minutes next week to go through how this could work for ${company}?`;
+}
+
+// ===============================================================================================================
+// WRITER
+
+interface Style {
+  formal: boolean;
+  casual: boolean;
+  short: boolean;
+  long: boolean;
+  /** Feedback asked for something this engine cannot act on: change the wording so the new draft differs. */
+  reworded: boolean;
+  mentions: string[];
+  omissions: string[];
+}
+
+/** Reads a reviewer's feedback for the requests a rule can honour. */
+export function readFeedback(feedback: string | null | undefined): Style {
+  const text = (feedback ?? '').trim();
+  const style: Style = { formal: false, casual: false, short: false, long: false, reworded: false, mentions: [], omissions: [] };
+  if (!text) return style;
+  style.formal = /\b(formal|professional|polite|less casual)\b/i.test(text) && !/\b(less|not so|too) formal\b/i.test(text);
+  style.casual = /\b(casual|informal|friendl\w*|warmer|relaxed|less formal|too formal|not so formal)\b/i.test(text);
+  style.short = /\b(short\w*|brief\w*|concise|too long|cut it down|trim|tighter|fewer words)\b/i.test(text);
+  style.long = !style.short && /\b(longer|more detail\w*|too short|expand|elaborate)\b/i.test(text);
+  for (const match of text.matchAll(/\b(?:don'?t|do not|never|no need to|stop) (?:mention|bring up|talk about|include|reference)\s+([^.;!?\n]+)|\b(?:remove|drop|leave out|take out|without)\s+(?:the\s+)?(?:mention of\s+|part about\s+|bit about\s+)?([^.;!?\n]+)/gi)) {
+    const what = (match[1] ?? match[2] ?? '').trim();
+    if (what && !/^(it|that|this)\b/i.test(what)) style.omissions.push(what);
+  }
+  for (const match of text.matchAll(/\b(?:mention|include|add|reference|talk about|bring up|say something about|highlight)\s+(?:that\s+)?([^.;!?\n]+)/gi)) {
+    const what = match[1]!.trim().replace(/\s+(too|as well|please)$/i, '');
+    const before = text.slice(Math.max(0, match.index - 12), match.index).toLowerCase();
+    if (/(don'?t|do not|never|no need to|stop) $/.test(before)) continue;
+    if (what) style.mentions.push(what.slice(0, 300));
+  }
+  style.reworded = !style.formal && !style.casual && !style.short && !style.long && style.mentions.length === 0 && style.omissions.length === 0;
+  return style;
+}
+
+const PRONOUNS: Array<[RegExp, string]> = [
+  [/\bI am\b/g, 'you are'],
+  [/\bI'm\b|\bI’m\b/g, 'you’re'],
+  [/\bI was\b/g, 'you were'],
+  [/\bI wasn't\b|\bI wasn’t\b/g, 'you weren’t'],
+  [/\bI've\b|\bI’ve\b/g, 'you’ve'],
+  [/\bI'd\b|\bI’d\b/g, 'you’d'],
+  [/\bI'll\b|\bI’ll\b/g, 'you’ll'],
+  [/\bI\b/g, 'you'],
+  [/\b[Ww]e're\b|\b[Ww]e’re\b/g, 'you’re'],
+  [/\b[Ww]e've\b|\b[Ww]e’ve\b/g, 'you’ve'],
+  [/\b[Ww]e'd\b|\b[Ww]e’d\b/g, 'you’d'],
+  [/\b[Ww]e'll\b|\b[Ww]e’ll\b/g, 'you’ll'],
+  [/\b[Ww]e\b/g, 'you'],
+  [/\b[Mm]y\b/g, 'your'],
+  [/\b[Oo]ur\b/g, 'your'],
+  [/\b[Oo]urs\b/g, 'yours'],
+  [/\bmine\b/g, 'yours'],
+  [/\bme\b/g, 'you'],
+  [/\bus\b/g, 'you'],
+  [/\bmyself\b/g, 'yourself'],
+  [/\bourselves\b/g, 'yourselves'],
+];
+
+/** "We spend hours on it." → "you spend hours on it", or null when a faithful rewording is not safe. */
+function inSecondPerson(sentence: string): string | null {
+  if (/\b(you|your|yours|let me|let us)\b/i.test(sentence) || /["“”]/.test(sentence)) return null;
+  let text = sentence.replace(/[.!…]+$/, '');
+  text = text.replace(/^They\b/, 'you').replace(/^Their\b/, 'your');
+  for (const [pattern, replacement] of PRONOUNS) text = text.replace(pattern, replacement);
+  return lowerFirst(text);
+}
+
+/** A research fact put into a sentence that says where it came from, never reworded beyond pronouns. */
+function factSentence(fact: Fact, formal: boolean): string {
+  const opener = formal ? 'I also noted on your website that' : 'I also saw on your site that';
+  const text = fact.text.replace(/[.!…]+$/, '');
+  const reworded = /\b(you|your)\b/i.test(text) || !/^[A-Z0-9]/.test(text) ? null : inSecondPerson(text);
+  if (reworded && /^(you|your)\b/.test(reworded)) return `${opener} ${reworded}.`;
+  if (!/\b(you|your)\b/i.test(text)) {
+    const first = text.split(/\s+/)[0]!.toLowerCase();
+    return `${opener} ${COMMON_STARTS.has(first) ? lowerFirst(text) : text}.`;
+  }
+  return `${formal ? 'Your website says' : 'Your site says'}: “${fact.text.replace(/\s+$/, '')}”`;
+}
+
+const COMMON_STARTS = new Set(['more', 'over', 'the', 'a', 'an', 'today', 'since', 'every', 'each', 'all', 'most', 'customers', 'teams', 'in', 'with', 'from', 'founded', 'nearly', 'almost', 'about', 'around', 'plans', 'pricing', 'thousands', 'hundreds', 'millions', 'some', 'many']);
+
+function objectionSentence(topic: ObjectionTopic, pilot: boolean): string {
+  switch (topic) {
+    case 'price':
+      return pilot
+        ? 'On cost: a pilot lets you judge the results before committing to anything larger.'
+        : 'On cost: we can keep the first step small, so you can judge the value before committing to more.';
+    case 'security':
+      return 'On security, I’m happy to get our answers to your team early, so the review doesn’t hold anything up.';
+    case 'timing':
+      return 'I know the timing is tight, so I’ll keep the effort on your side to a minimum.';
+    case 'incumbent':
+      return 'I know you already have something in place; nothing would need to be replaced on day one.';
+    case 'effort':
+      return 'I’m happy to walk through exactly what setting this up would involve for your team.';
+    case 'authority':
+      return 'If it helps, I’m glad to join a call with anyone else who should weigh in.';
+  }
+}
+
+function valueSentence(concern: Concern, proposition: string | undefined): string {
+  if (proposition) return `The aim would be simple: ${lowerFirst(proposition.replace(/[.!]+$/, ''))}.`;
+  return `I’d like to help you with ${concern.phrase}.`;
+}
+
+function callDate(occurredAt: Date | null): string {
+  if (!occurredAt || Number.isNaN(occurredAt.getTime())) return '';
+  return ` on ${occurredAt.toLocaleDateString('en-GB', { day: 'numeric', month: 'long', timeZone: 'UTC' })}`;
+}
+
+const CONTRACTIONS: Array<[RegExp, string]> = [
+  [/\bI’m\b|\bI'm\b/g, 'I am'],
+  [/\bI’d\b|\bI'd\b/g, 'I would'],
+  [/\bI’ll\b|\bI'll\b/g, 'I will'],
+  [/\bI’ve\b|\bI've\b/g, 'I have'],
+  [/\byou’re\b|\byou're\b/g, 'you are'],
+  [/\byou’ve\b|\byou've\b/g, 'you have'],
+  [/\byou’ll\b|\byou'll\b/g, 'you will'],
+  [/\byou’d\b|\byou'd\b/g, 'you would'],
+  [/\bdoesn’t\b|\bdoesn't\b/g, 'does not'],
+  [/\bdon’t\b|\bdon't\b/g, 'do not'],
+  [/\bwon’t\b|\bwon't\b/g, 'will not'],
+  [/\bcan’t\b|\bcan't\b/g, 'cannot'],
+  [/\bit’s\b|\bit's\b/g, 'it is'],
+  [/\bthat’s\b|\bthat's\b/g, 'that is'],
+];
+
+/** Expands contractions in the writer's own words; quoted words stay as they were said. */
+function formalise(text: string): string {
+  return text
+    .split(/(“[^”]*”|"[^"]*")/)
+    .map((part, i) => (i % 2 === 1 ? part : CONTRACTIONS.reduce((t, [pattern, full]) => t.replace(pattern, full), part)))
+    .join('');
+}
+
+function subjectLine(company: string, concern: Concern, style: Style): string {
+  const fit = (make: (c: string) => string): string | null => {
+    const words = concern.phrase.split(' ');
+    for (let n = words.length; n >= Math.min(2, words.length); n--) {
+      const candidate = make(firstWords(words.slice(0, n).join(' '), n) || words.slice(0, n).join(' '));
+      if (candidate.length <= 80) return candidate;
+    }
+    return null;
+  };
+  const shortCompany = company.length > 40 ? `${company.slice(0, 39).trimEnd()}…` : company;
+  const make = style.short
+    ? (c: string) => `${shortCompany}: ${c}`
+    : style.formal
+      ? (c: string) => `Follow-up to our call: ${c} at ${shortCompany}`
+      : style.reworded || style.casual
+        ? (c: string) => `${shortCompany}: about ${c}`
+        : (c: string) => `Following up: ${c} at ${shortCompany}`;
+  return fit(make) ?? fit((c) => `${shortCompany}: ${c}`) ?? `Following up with ${shortCompany}`.slice(0, 80);
+}
+
+function writeDraft(ctx: WriteContext): WriterOutput {
+  const style = readFeedback(ctx.feedback);
+  const company = companyOf(ctx);
+  const firstName = firstNameOf(ctx.lead.name);
+  const pain = ctx.analysis.painPoints[0];
+  const concern = concernOf(pain ?? ctx.analysis.objections[0]);
+  const pilot = mentionsPilot(ctx);
+
+  const greeting = style.formal
+    ? `Dear ${ctx.lead.name.trim() || 'Sir or Madam'},`
+    : `${style.casual ? 'Hey' : 'Hi'} ${firstName ?? 'there'},`;
+
+  const date = callDate(ctx.call.occurredAt);
+  const opening = style.formal
+    ? `Thank you for taking the time to speak with me${date}.`
+    : style.reworded
+      ? `I’ve been thinking about our conversation${date} and what you said about ${concern.phrase}.`
+      : style.short
+        ? `Thanks for the call${date}.`
+        : `Thanks again for your time on our call${date}.`;
+
+  const concernParagraph: string[] = [];
+  if (pain) {
+    const reworded = inSecondPerson(pain);
+    concernParagraph.push(
+      reworded
+        ? `You mentioned that ${reworded} at ${company}.`.replace(/ at (.+) at \1\.$/, ' at $1.')
+        : `You put it this way when we spoke about ${company}: “${pain}”`,
+    );
+    if (style.long && ctx.analysis.painPoints[1]) {
+      const second = inSecondPerson(ctx.analysis.painPoints[1]);
+      if (second) concernParagraph.push(`You also said that ${second}.`);
+    }
+    if (!style.short) concernParagraph.push(valueSentence(concern, ctx.strategy.valuePropositions[0]));
+  } else {
+    concernParagraph.push(`I’ve been thinking about ${concern.phrase} for ${company}.`);
+  }
+
+  const facts = style.short ? [] : relevantFacts(ctx.research.facts, ctx.analysis, style.long ? 2 : 1);
+  const factParagraph = facts.map((fact) => factSentence(fact, style.formal)).join(' ');
+
+  const topic = ctx.analysis.objections.map(objectionTopic).find((t): t is ObjectionTopic => t !== null);
+  const objectionParagraph = topic && !style.short ? objectionSentence(topic, pilot) : '';
+
+  const mentionParagraph = style.mentions.map((m) => `I also wanted to mention ${m.replace(/[.!]+$/, '')}.`).join(' ');
+
+  const nextStep = style.long ? ctx.analysis.nextSteps.find((s) => /^(I’ll|I'll|I will)\b/.test(s)) : undefined;
+  const cta = [nextStep ? `As promised, ${lowerFirst(nextStep)}` : '', ensureStop(ctx.strategy.callToAction)].filter(Boolean).join(' ');
+
+  const closing = style.formal ? 'Kind regards,' : style.casual ? 'Cheers,' : 'Best,';
+  const signature = ctx.senderName?.trim() ? `${closing}\n${ctx.senderName.trim()}` : closing;
+
+  let paragraphs = [opening, concernParagraph.join(' '), factParagraph, objectionParagraph, mentionParagraph, cta].filter(Boolean);
+  paragraphs = omit(paragraphs, style.omissions);
+  if (style.formal) paragraphs = paragraphs.map(formalise);
+
+  const body = [greeting, ...paragraphs, signature].join('\n\n').slice(0, 5000);
+  let subject = subjectLine(company, concern, style);
+  if (style.omissions.some((o) => subject.toLowerCase().includes(o.toLowerCase()))) subject = `Following up with ${company}`.slice(0, 80);
+  return { engine: 'offline', subject, body };
+}
+
+function ensureStop(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
+/** Drops every sentence that names something the reviewer asked to leave out. */
+function omit(paragraphs: string[], omissions: string[]): string[] {
+  if (omissions.length === 0) return paragraphs;
+  const terms = omissions.flatMap((o) =>
+    o
+      .toLowerCase()
+      .replace(/^(the|a|an|any|our|their|your)\s+/, '')
+      .split(/\s+(?:and|or)\s+|,\s*/)
+      .map((t) => t.trim())
+      .filter((t) => t.length >= 3),
+  );
+  return paragraphs
+    .map((paragraph) =>
+      splitSpoken(paragraph)
+        .filter((sentence) => !terms.some((term) => sentence.toLowerCase().includes(term)))
+        .join(' '),
+    )
+    .filter(Boolean);
+}

@@ -1,0 +1,78 @@
+// The output of each pipeline step. Every output is validated against its schema before it is stored,
+// and the same schemas document the step outputs in the OpenAPI document.
+import { Type, type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+
+const Engine = Type.Union([Type.Literal('offline'), Type.Literal('model')], {
+  description: 'Which engine produced the output: the built-in rule-based one, or a language model.',
+});
+
+export const Fact = Type.Object({
+  text: Type.String({ description: 'A concrete statement found on the source page.' }),
+  source: Type.String({ description: 'URL of the page the statement was found on.' }),
+});
+
+export const ResearchOutput = Type.Object({
+  engine: Engine,
+  website: Type.Object({
+    url: Type.Union([Type.String(), Type.Null()], { description: "The lead's companyWebsite, or null when it has none." }),
+    fetched: Type.Boolean({ description: 'Whether the website could be read.' }),
+    status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last response, when there was one.' }),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'Why the website could not be read.' }),
+    title: Type.Union([Type.String(), Type.Null()]),
+    description: Type.Union([Type.String(), Type.Null()]),
+    summary: Type.Union([Type.String(), Type.Null()], { description: 'A few sentences of the main text.' }),
+  }),
+  facts: Type.Array(Fact),
+  sources: Type.Array(Type.String(), { description: 'Every URL that was read.' }),
+});
+
+export const Sentiment = Type.Union([Type.Literal('positive'), Type.Literal('neutral'), Type.Literal('negative')]);
+
+export const AnalysisOutput = Type.Object({
+  engine: Engine,
+  painPoints: Type.Array(Type.String(), { description: 'Problems the lead described, in their words where possible.' }),
+  objections: Type.Array(Type.String()),
+  buyingSignals: Type.Array(Type.String()),
+  nextSteps: Type.Array(Type.String()),
+  sentiment: Sentiment,
+});
+
+export const StrategyOutput = Type.Object({
+  engine: Engine,
+  angle: Type.String({ description: 'The one idea the e-mail is built around.' }),
+  valuePropositions: Type.Array(Type.String()),
+  callToAction: Type.String(),
+  tone: Type.String(),
+});
+
+export const WriterOutput = Type.Object({
+  engine: Engine,
+  subject: Type.String({ minLength: 1, maxLength: 80 }),
+  body: Type.String({ minLength: 1, maxLength: 5000 }),
+});
+
+export type Fact = Static<typeof Fact>;
+export type ResearchOutput = Static<typeof ResearchOutput>;
+export type AnalysisOutput = Static<typeof AnalysisOutput>;
+export type StrategyOutput = Static<typeof StrategyOutput>;
+export type WriterOutput = Static<typeof WriterOutput>;
+
+export const STEP_NODES = ['RESEARCH', 'ANALYSIS', 'STRATEGY', 'WRITER'] as const;
+export type StepNode = (typeof STEP_NODES)[number];
+
+export const outputValidators = {
+  RESEARCH: Compile(ResearchOutput),
+  ANALYSIS: Compile(AnalysisOutput),
+  STRATEGY: Compile(StrategyOutput),
+  WRITER: Compile(WriterOutput),
+} as const;
+
+/** Throws when an output does not match its step's schema; the message names the first mismatch. */
+export function assertStepOutput(node: StepNode, output: unknown): void {
+  const validator = outputValidators[node];
+  if (validator.Check(output)) return;
+  const first = validator.Errors(output)[0];
+  const where = first?.instancePath || '(root)';
+  throw new Error(`${node} output does not match its schema at ${where}: ${first?.message ?? 'invalid'}`);
+}

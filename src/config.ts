@@ -1,0 +1,114 @@
+// Environment → a typed, validated Config. A bad value stops the program with one line naming the variable.
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  freePlanMonthlyRuns: number;
+  rateLimitPerMinute: number;
+  llm: { baseUrl: string; apiKey: string | null; model: string } | null;
+  traceUrlTemplate: string | null;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  researchAllowPrivateHosts: boolean;
+  redisUrl: string | null;
+  workerConcurrency: number;
+  /** How long a worker holds a run without renewing its lease; a dead worker's run is taken over after it. */
+  runLeaseMs: number;
+  /** The base delay of a step's exponential retry backoff. */
+  stepRetryBaseMs: number;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`${variable} ${message}`);
+    this.variable = variable;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | null {
+  const value = env[name]?.trim();
+  return value ? value : null;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function boolean(env: Env, name: string): boolean {
+  const raw = text(env, name)?.toLowerCase() ?? null;
+  if (raw === null || ['0', 'false', 'no', 'off'].includes(raw)) return false;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  throw new ConfigError(name, `must be true or false (got "${raw}")`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = text(env, name);
+  if (raw === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute URL (got "${raw}")`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL (got "${raw}")`);
+  }
+  return raw;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = text(env, 'HOST') ?? '127.0.0.1';
+  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  }
+
+  const llmBaseUrl = url(env, 'LLM_BASE_URL', ['http:', 'https:']);
+  const llmModel = text(env, 'LLM_MODEL');
+  const llmApiKey = text(env, 'LLM_API_KEY');
+  if (llmBaseUrl && !llmModel) throw new ConfigError('LLM_MODEL', 'must be set when LLM_BASE_URL is set');
+  if (llmModel && !llmBaseUrl) throw new ConfigError('LLM_BASE_URL', 'must be set when LLM_MODEL is set');
+  if (llmApiKey && !llmBaseUrl) throw new ConfigError('LLM_BASE_URL', 'must be set when LLM_API_KEY is set');
+
+  const traceUrlTemplate = text(env, 'TRACE_URL_TEMPLATE');
+  if (traceUrlTemplate !== null) {
+    if (!traceUrlTemplate.includes('{traceId}') && !traceUrlTemplate.includes('{runId}')) {
+      throw new ConfigError('TRACE_URL_TEMPLATE', 'must contain {traceId} or {runId}');
+    }
+    url({ TRACE_URL_TEMPLATE: traceUrlTemplate.replaceAll('{traceId}', 'x').replaceAll('{runId}', 'x') }, 'TRACE_URL_TEMPLATE', ['http:', 'https:']);
+  }
+
+  return {
+    port,
+    host,
+    publicUrl,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: path.resolve(cwd, text(env, 'DATA_DIR') ?? '.leadrun'),
+    freePlanMonthlyRuns: integer(env, 'FREE_PLAN_MONTHLY_RUNS', 100, 0, 1_000_000_000),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000_000),
+    llm: llmBaseUrl && llmModel ? { baseUrl: llmBaseUrl, apiKey: llmApiKey, model: llmModel } : null,
+    traceUrlTemplate,
+    logLevel: logLevel as Config['logLevel'],
+    researchAllowPrivateHosts: boolean(env, 'RESEARCH_ALLOW_PRIVATE_HOSTS'),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 4, 1, 256),
+    runLeaseMs: integer(env, 'RUN_LEASE_SECONDS', 15, 1, 3600) * 1000,
+    stepRetryBaseMs: integer(env, 'STEP_RETRY_BASE_MS', 1000, 0, 600_000),
+  };
+}

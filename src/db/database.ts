@@ -1,0 +1,139 @@
+// The database factory: a real PostgreSQL through `pg` when DATABASE_URL is set, embedded PGlite otherwise.
+// Both speak the same SQL and share one set of migrations; the rest of the program sees only `Database`.
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { ConnectionQueue, PGliteDialect } from './pglite-dialect.ts';
+import { migrate, type MigrationSession } from './migrate.ts';
+import type { DB } from './schema.ts';
+
+export type DatabaseKind = 'postgres' | 'pglite';
+
+export interface Database {
+  readonly kind: DatabaseKind;
+  readonly db: Kysely<DB>;
+  /** Calls `onMessage` for every NOTIFY on `channel`; resolves to a function that stops listening. */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Applies pending migrations; safe when several processes start at once. */
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+// A DATE column is a calendar day, not an instant: keep it as 'YYYY-MM-DD' text.
+pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
+
+export interface OpenOptions {
+  databaseUrl: string | null;
+  dataDir?: string;
+  /** For PGlite tests: a data directory in memory. */
+  inMemory?: boolean;
+  poolSize?: number;
+  /** Called when the pool reports a lost connection, so the process can log it instead of crashing. */
+  onPoolError?: (error: Error) => void;
+}
+
+export async function openDatabase(options: OpenOptions): Promise<Database> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
+  return openPGlite(options);
+}
+
+async function openPostgres(url: string, options: OpenOptions): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5_000 });
+  pool.on('error', (error) => options.onPoolError?.(error));
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const listeners = new Set<pg.Client>();
+
+  return {
+    kind: 'postgres',
+    db,
+    async listen(channel, onMessage) {
+      let client: pg.Client | null = null;
+      let stopped = false;
+      let retry: NodeJS.Timeout | undefined;
+      const connect = async (): Promise<void> => {
+        const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+        next.on('notification', (message) => {
+          if (message.channel === channel) onMessage(message.payload ?? '');
+        });
+        // A lost listening connection is reconnected; the worker's polling covers the gap.
+        next.on('error', () => reconnect(next));
+        next.on('end', () => reconnect(next));
+        try {
+          await next.connect();
+          await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+          client = next;
+          listeners.add(next);
+        } catch {
+          reconnect(next);
+        }
+      };
+      const reconnect = (old: pg.Client): void => {
+        listeners.delete(old);
+        old.removeAllListeners('end');
+        old.end().catch(() => {});
+        if (stopped || retry) return;
+        retry = setTimeout(() => { retry = undefined; void connect(); }, 1_000);
+        retry.unref();
+      };
+      await connect();
+      return async () => {
+        stopped = true;
+        clearTimeout(retry);
+        if (client) {
+          listeners.delete(client);
+          client.removeAllListeners('end');
+          await client.end().catch(() => {});
+        }
+      };
+    },
+    async migrate() {
+      const client = await pool.connect();
+      try {
+        const session: MigrationSession = {
+          exec: async (script) => { await client.query(script); },
+          query: async (text, params) => (await client.query(text, params)).rows,
+        };
+        return await migrate(session);
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      for (const client of listeners) await client.end().catch(() => {});
+      await db.destroy();
+    },
+  };
+}
+
+async function openPGlite(options: OpenOptions): Promise<Database> {
+  let pglite: PGlite;
+  if (options.inMemory) {
+    pglite = await PGlite.create();
+  } else {
+    if (!options.dataDir) throw new Error('openDatabase: dataDir is required for the embedded database');
+    await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+    pglite = await PGlite.create(`${options.dataDir}/pgdata`);
+  }
+  const queue = new ConnectionQueue();
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, queue) });
+
+  return {
+    kind: 'pglite',
+    db,
+    async listen(channel, onMessage) {
+      const unlisten = await pglite.listen(channel, onMessage);
+      return async () => { await unlisten(); };
+    },
+    async migrate() {
+      return queue.run(() => migrate({
+        exec: async (script) => { await pglite.exec(script); },
+        query: async (text, params) => (await pglite.query<Record<string, unknown>>(text, params)).rows,
+      }));
+    },
+    async close() {
+      await db.destroy();
+      await queue.run(() => pglite.close());
+    },
+  };
+}

@@ -1,0 +1,70 @@
+// Calls: conversations held with a lead, whose transcripts the agent analyses.
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { CallsTable, DB } from '../db/schema.ts';
+import { notFound } from './errors.ts';
+import { getLead } from './leads.ts';
+import { isUuid } from './validation.ts';
+
+export interface Call {
+  id: string;
+  leadId: string;
+  title: string | null;
+  occurredAt: Date | null;
+  durationSeconds: number | null;
+  transcript: string;
+  createdAt: Date;
+}
+
+export interface CallInput {
+  transcript: string;
+  title?: string | null;
+  occurredAt?: string | null;
+  durationSeconds?: number | null;
+}
+
+export function toCall(row: Selectable<CallsTable>): Call {
+  return {
+    id: row.id,
+    leadId: row.lead_id,
+    title: row.title,
+    occurredAt: row.occurred_at,
+    durationSeconds: row.duration_seconds,
+    transcript: row.transcript,
+    createdAt: row.created_at,
+  };
+}
+
+export async function createCall(db: Kysely<DB>, workspaceId: string, leadId: string, input: CallInput, clock: Clock): Promise<Call> {
+  if (!(await getLead(db, workspaceId, leadId))) throw notFound('Lead');
+  const row = await db.insertInto('calls').values({
+    id: randomUUID(),
+    workspace_id: workspaceId,
+    lead_id: leadId,
+    title: input.title ?? null,
+    occurred_at: input.occurredAt ? new Date(input.occurredAt) : null,
+    duration_seconds: input.durationSeconds ?? null,
+    transcript: input.transcript,
+    created_at: clock.now(),
+  }).returningAll().executeTakeFirstOrThrow();
+  return toCall(row);
+}
+
+/** The calls of a lead, newest first; null when the lead is not one of the workspace's. */
+export async function listCalls(db: Kysely<DB>, workspaceId: string, leadId: string, options: { limit: number }): Promise<Call[] | null> {
+  if (!(await getLead(db, workspaceId, leadId))) return null;
+  const rows = await db.selectFrom('calls').selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('lead_id', '=', leadId)
+    .orderBy('created_at', 'desc').orderBy('id', 'desc')
+    .limit(options.limit)
+    .execute();
+  return rows.map(toCall);
+}
+
+export async function getCall(db: Kysely<DB>, workspaceId: string, callId: string): Promise<Call | null> {
+  if (!isUuid(callId)) return null;
+  const row = await db.selectFrom('calls').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', callId).executeTakeFirst();
+  return row ? toCall(row) : null;
+}

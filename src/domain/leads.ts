@@ -1,0 +1,131 @@
+// Leads: the people a workspace sells to. Every query is bounded by the workspace id.
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { DB, LeadsTable, LeadStatus } from '../db/schema.ts';
+import { invalid, notFound } from './errors.ts';
+import { isUuid } from './validation.ts';
+import { isUserOfWorkspace } from './workspaces.ts';
+
+export const LEAD_STATUSES = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'] as const;
+
+export interface Lead {
+  id: string;
+  name: string;
+  email: string | null;
+  companyName: string | null;
+  companyWebsite: string | null;
+  status: LeadStatus;
+  assignedToUserId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface LeadInput {
+  name?: string;
+  email?: string | null;
+  companyName?: string | null;
+  companyWebsite?: string | null;
+  status?: LeadStatus;
+  assignedToUserId?: string | null;
+}
+
+export function toLead(row: Selectable<LeadsTable>): Lead {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    companyName: row.company_name,
+    companyWebsite: row.company_website,
+    status: row.status,
+    assignedToUserId: row.assigned_to_user_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+async function checkAssignee(db: Kysely<DB>, workspaceId: string, userId: string | null | undefined): Promise<void> {
+  if (userId === null || userId === undefined) return;
+  if (!isUuid(userId) || !(await isUserOfWorkspace(db, workspaceId, userId))) {
+    throw invalid('assignedToUserId', 'is not a user of this workspace');
+  }
+}
+
+export async function createLead(db: Kysely<DB>, workspaceId: string, input: LeadInput & { name: string }, clock: Clock): Promise<Lead> {
+  await checkAssignee(db, workspaceId, input.assignedToUserId);
+  const now = clock.now();
+  const row = await db.insertInto('leads').values({
+    id: randomUUID(),
+    workspace_id: workspaceId,
+    name: input.name,
+    email: input.email ?? null,
+    company_name: input.companyName ?? null,
+    company_website: input.companyWebsite ?? null,
+    status: input.status ?? 'DISCOVERY',
+    assigned_to_user_id: input.assignedToUserId ?? null,
+    created_at: now,
+    updated_at: now,
+  }).returningAll().executeTakeFirstOrThrow();
+  return toLead(row);
+}
+
+export async function getLead(db: Kysely<DB>, workspaceId: string, leadId: string): Promise<Lead | null> {
+  if (!isUuid(leadId)) return null;
+  const row = await db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
+  return row ? toLead(row) : null;
+}
+
+export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: string, input: LeadInput, clock: Clock): Promise<Lead> {
+  if (!isUuid(leadId)) throw notFound('Lead');
+  await checkAssignee(db, workspaceId, input.assignedToUserId);
+  const changes = {
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.email !== undefined ? { email: input.email } : {}),
+    ...(input.companyName !== undefined ? { company_name: input.companyName } : {}),
+    ...(input.companyWebsite !== undefined ? { company_website: input.companyWebsite } : {}),
+    ...(input.status !== undefined ? { status: input.status } : {}),
+    ...(input.assignedToUserId !== undefined ? { assigned_to_user_id: input.assignedToUserId } : {}),
+  };
+  const row = await db.updateTable('leads')
+    .set({ ...changes, updated_at: clock.now() })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', leadId)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw notFound('Lead');
+  return toLead(row);
+}
+
+/** A position in the newest-first order: the createdAt and id of the last lead of a page. */
+export interface LeadCursor {
+  createdAt: Date;
+  id: string;
+}
+
+export function encodeCursor(cursor: LeadCursor): string {
+  return Buffer.from(`${cursor.createdAt.toISOString()}|${cursor.id}`).toString('base64url');
+}
+
+export function decodeCursor(text: string): LeadCursor {
+  const [at, id, ...rest] = Buffer.from(text, 'base64url').toString('utf8').split('|');
+  const createdAt = new Date(at ?? '');
+  if (rest.length > 0 || !id || !isUuid(id) || Number.isNaN(createdAt.getTime())) throw invalid('cursor', 'is not a cursor this service gave out');
+  return { createdAt, id };
+}
+
+export async function listLeads(
+  db: Kysely<DB>,
+  workspaceId: string,
+  options: { limit: number; cursor?: LeadCursor | null; status?: LeadStatus | null },
+): Promise<{ leads: Lead[]; next: LeadCursor | null }> {
+  let query = db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId);
+  if (options.status) query = query.where('status', '=', options.status);
+  const cursor = options.cursor;
+  if (cursor) {
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.createdAt, cursor.id)));
+  }
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit + 1).execute();
+  const page = rows.slice(0, options.limit).map(toLead);
+  const last = page.at(-1);
+  return { leads: page, next: rows.length > options.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+}

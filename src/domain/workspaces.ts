@@ -1,0 +1,61 @@
+// Workspaces and their users. A workspace is created with its admin user, who is the one runs started
+// through the API are attributed to.
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { DB, Plan } from '../db/schema.ts';
+import { AppError } from './errors.ts';
+import { isEmail } from './validation.ts';
+
+export interface CreatedWorkspace {
+  id: string;
+  name: string;
+  plan: 'free' | 'pro';
+  adminUserId: string;
+}
+
+export async function createWorkspace(
+  db: Kysely<DB>,
+  input: { name: string; plan?: string; adminEmail?: string | null; adminName?: string | null },
+  clock: Clock,
+): Promise<CreatedWorkspace> {
+  const name = input.name.trim();
+  if (name.length < 1 || name.length > 200) {
+    throw new AppError('invalid_request', 'A workspace needs a name of 1 to 200 characters.', { errors: [{ field: 'name', message: 'must be 1 to 200 characters' }] });
+  }
+  const planInput = (input.plan ?? 'free').toUpperCase();
+  if (planInput !== 'FREE' && planInput !== 'PRO') {
+    throw new AppError('invalid_request', 'The plan must be free or pro.', { errors: [{ field: 'plan', message: 'must be free or pro' }] });
+  }
+  const plan: Plan = planInput;
+  const adminEmail = input.adminEmail?.trim().toLowerCase() || null;
+  if (adminEmail !== null && !isEmail(adminEmail)) {
+    throw new AppError('invalid_request', 'The admin e-mail is not a valid address.', { errors: [{ field: 'adminEmail', message: 'must be an e-mail address' }] });
+  }
+  const now = clock.now();
+  const workspaceId = randomUUID();
+  const adminUserId = randomUUID();
+  await db.transaction().execute(async (trx) => {
+    if (adminEmail !== null) {
+      const taken = await trx.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', adminEmail)).executeTakeFirst();
+      if (taken) {
+        throw new AppError('invalid_request', `A user with the e-mail ${adminEmail} already exists.`, { errors: [{ field: 'adminEmail', message: 'is already in use' }] });
+      }
+    }
+    await trx.insertInto('workspaces').values({ id: workspaceId, name, plan, admin_user_id: null, created_at: now }).execute();
+    await trx.insertInto('users').values({
+      id: adminUserId, workspace_id: workspaceId, email: adminEmail, name: input.adminName?.trim() || null, role: 'ADMIN', password_hash: null, created_at: now,
+    }).execute();
+    await trx.updateTable('workspaces').set({ admin_user_id: adminUserId }).where('id', '=', workspaceId).execute();
+  });
+  return { id: workspaceId, name, plan: plan === 'FREE' ? 'free' : 'pro', adminUserId };
+}
+
+export async function getWorkspace(db: Kysely<DB>, workspaceId: string) {
+  return (await db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst()) ?? null;
+}
+
+export async function isUserOfWorkspace(db: Kysely<DB>, workspaceId: string, userId: string): Promise<boolean> {
+  const row = await db.selectFrom('users').select('id').where('id', '=', userId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return row !== undefined;
+}

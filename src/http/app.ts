@@ -1,0 +1,134 @@
+// buildApp(): the HTTP API as a Fastify instance, with every dependency passed in. The process entry
+// (src/main.ts) decides what to pass; tests pass their own database and clock.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv, type Options as AjvOptions } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { DB } from '../db/schema.ts';
+import { AppError } from '../domain/errors.ts';
+import { KeyVerifier, LastUsedRecorder } from '../domain/keys.ts';
+import { authenticate } from './auth.ts';
+import { Metrics } from './metrics.ts';
+import { auditRefusals, idempotency } from './mutation.ts';
+import { sendProblem, toAppError } from './problem.ts';
+import { Problem } from './schemas.ts';
+import apiDocs from './routes/docs.ts';
+import serviceRoutes from './routes/service.ts';
+import callRoutes from './routes/v1/calls.ts';
+import leadRoutes from './routes/v1/leads.ts';
+import runRoutes from './routes/v1/runs.ts';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  db: Kysely<DB>;
+  clock: Clock;
+  keys: KeyVerifier;
+  lastUsed: LastUsedRecorder;
+  metrics: Metrics;
+}
+
+export type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider> & {
+  deps: AppDeps;
+};
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    deps: AppDeps;
+  }
+}
+
+export const BODY_LIMIT = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+// Query strings and path parameters arrive as text and are coerced to their types; bodies are JSON and are not:
+// `{"name": 42}` is refused rather than turned into "42". Unknown body fields are refused, never dropped.
+function validators() {
+  const base: AjvOptions = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false };
+  const body = addFormats.default(new Ajv({ ...base, coerceTypes: false }));
+  const text = addFormats.default(new Ajv({ ...base, coerceTypes: 'array' }));
+  return { body, text };
+}
+
+export interface BuildOptions {
+  logger?: FastifyBaseLogger;
+}
+
+export function createDeps(config: Config, database: Database, clock: Clock, onError: (error: unknown) => void): AppDeps {
+  return {
+    config,
+    database,
+    db: database.db,
+    clock,
+    keys: new KeyVerifier(database.db),
+    lastUsed: new LastUsedRecorder(database.db, { onError }),
+    metrics: new Metrics(),
+  };
+}
+
+export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promise<AppInstance> {
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: { level: deps.config.logLevel } }),
+    disableRequestLogging: true,
+    bodyLimit: BODY_LIMIT,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
+
+  app.decorate('deps', deps);
+  app.decorateRequest('principal', null);
+  app.decorateRequest('audited', false);
+  app.decorateRequest('idempotency', null);
+
+  const ajv = validators();
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.text).compile(schema));
+  app.removeContentTypeParser('text/plain');
+  app.addSchema(Problem);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onRequest', authenticate(deps));
+  const claimIdempotencyKey = idempotency(deps);
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.method === 'POST' && request.principal) return claimIdempotencyKey(request, reply);
+  });
+  app.addHook('onSend', auditRefusals(deps));
+  app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.observeRequest(request, reply);
+    const level = reply.statusCode >= 500 ? 'error' : 'info';
+    request.log[level]({
+      method: request.method,
+      url: request.url,
+      route: request.routeOptions.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      keyId: request.principal?.keyId,
+    }, 'request');
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.code === 'internal') request.log.error({ err: error }, 'request failed');
+    if (appError.code === 'unavailable') request.log.warn({ err: error }, 'database unavailable');
+    return sendProblem(request, reply, appError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]} endpoint.`)));
+
+  await app.register(apiDocs);
+  await app.register(serviceRoutes);
+  await app.register(leadRoutes);
+  await app.register(callRoutes);
+  await app.register(runRoutes);
+  return app;
+}

@@ -1,0 +1,33 @@
+// Prometheus metrics of one process, served at /metrics. Each app has its own registry, so tests stay apart.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #requests: Histogram<'method' | 'route' | 'status'>;
+  readonly runsStarted: Counter;
+  readonly stepsFinished: Counter<'node' | 'outcome'>;
+  readonly runsFinished: Counter<'status'>;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'leadrun_' });
+    this.#requests = new Histogram({
+      name: 'leadrun_http_request_duration_seconds',
+      help: 'HTTP requests by route and status, with their duration.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [this.registry],
+    });
+    this.runsStarted = new Counter({ name: 'leadrun_runs_started_total', help: 'Runs a worker of this process began or resumed.', registers: [this.registry] });
+    this.stepsFinished = new Counter({
+      name: 'leadrun_steps_total', help: 'Step attempts by node and outcome (completed, retried, failed).', labelNames: ['node', 'outcome'], registers: [this.registry],
+    });
+    this.runsFinished = new Counter({ name: 'leadrun_runs_finished_total', help: 'Runs whose pipeline ended, by status.', labelNames: ['status'], registers: [this.registry] });
+  }
+
+  observeRequest(request: FastifyRequest, reply: FastifyReply): void {
+    // The route pattern, not the URL: ids would make every request its own series.
+    const route = request.routeOptions.url ?? 'unmatched';
+    this.#requests.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  }
+}

@@ -1,0 +1,171 @@
+// Every API mutation goes through `mutate`: the change, its audit entry and (with an Idempotency-Key) the stored
+// response commit in one transaction. A POST that fails still gets its audit entry, written as the answer leaves.
+import { createHash } from 'node:crypto';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.ts';
+import type { DB } from '../db/schema.ts';
+import { writeAudit } from '../domain/audit.ts';
+import { AppError } from '../domain/errors.ts';
+import { principalOf } from './auth.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set once the request's audit entry has been written (in the mutation's transaction). */
+    audited: boolean;
+    /** The Idempotency-Key this request holds while in flight. */
+    idempotency: { key: string; hash: string } | null;
+  }
+}
+
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+// A first request that has not finished in this time is taken to have died; a retry may then take its place.
+const IN_FLIGHT_MS = 60 * 1000;
+
+export interface Outcome<T> {
+  status: number;
+  body: T;
+  location?: string;
+  target: { type: string; id: string };
+}
+
+export interface MutationDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+}
+
+function auditContext(request: FastifyRequest) {
+  return {
+    requestId: request.id,
+    ip: request.ip,
+    userAgent: request.headers['user-agent'] ?? null,
+  };
+}
+
+/** Runs `change` in a transaction with its audit entry and idempotent response, then sends the outcome. */
+export async function mutate<T>(
+  deps: MutationDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  change: (trx: Transaction<DB>) => Promise<Outcome<T>>,
+): Promise<FastifyReply> {
+  const principal = principalOf(request);
+  const action = request.routeOptions.config.auditAction ?? `${request.method} ${request.routeOptions.url}`;
+  const outcome = await deps.db.transaction().execute(async (trx) => {
+    const result = await change(trx);
+    await writeAudit(trx, {
+      workspaceId: principal.workspaceId,
+      source: 'api',
+      keyId: principal.keyId,
+      userId: null,
+      action,
+      target: result.target,
+      outcome: 'success',
+      status: result.status,
+      occurredAt: deps.clock.now(),
+      ...auditContext(request),
+    });
+    if (request.idempotency) {
+      await trx.updateTable('idempotency_keys').set({
+        locked_until: null,
+        response_status: result.status,
+        response_body: sql`${JSON.stringify(result.body)}::jsonb`,
+        response_location: result.location ?? null,
+      }).where('key_id', '=', principal.keyId).where('idempotency_key', '=', request.idempotency.key).execute();
+    }
+    return result;
+  });
+  request.audited = true;
+  request.idempotency = null;
+  if (outcome.location) reply.header('location', outcome.location);
+  return reply.code(outcome.status).send(outcome.body);
+}
+
+/**
+ * preHandler of POST routes: claims the Idempotency-Key, or answers for it (a replay, 409 while the first is in
+ * flight, 422 for another body). Runs after validation, so a refused body never holds a key.
+ */
+export function idempotency(deps: MutationDeps) {
+  return async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
+    const key = request.headers['idempotency-key'];
+    if (key === undefined) return;
+    if (typeof key !== 'string' || key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
+      throw new AppError('invalid_request', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.', {
+        errors: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }],
+      });
+    }
+    const principal = principalOf(request);
+    const hash = createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
+    const now = deps.clock.now();
+    const lockedUntil = new Date(now.getTime() + IN_FLIGHT_MS);
+    const claimed = await deps.db.insertInto('idempotency_keys')
+      .values({ key_id: principal.keyId, idempotency_key: key, request_hash: hash, locked_until: lockedUntil, response_status: null, response_body: null, response_location: null, created_at: now })
+      .onConflict((oc) => oc.columns(['key_id', 'idempotency_key']).doUpdateSet({
+        request_hash: hash, locked_until: lockedUntil, response_status: null, response_body: null, response_location: null, created_at: now,
+      }).where((eb) => eb.or([
+        // An expired record is forgotten; a first request that died in flight is taken over.
+        eb('idempotency_keys.created_at', '<', new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)),
+        eb.and([eb('idempotency_keys.response_status', 'is', null), eb('idempotency_keys.locked_until', '<', now), eb('idempotency_keys.request_hash', '=', hash)]),
+      ])))
+      .returning('key_id')
+      .executeTakeFirst();
+    if (claimed) {
+      request.idempotency = { key, hash };
+      return;
+    }
+    const existing = await deps.db.selectFrom('idempotency_keys').selectAll()
+      .where('key_id', '=', principal.keyId).where('idempotency_key', '=', key).executeTakeFirst();
+    if (!existing) throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is in progress; retry shortly.');
+    if (existing.request_hash !== hash) {
+      throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used for a different request; use a new key for a new request.');
+    }
+    if (existing.response_status === null) {
+      throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still in progress; retry shortly.');
+    }
+    request.audited = true;
+    await writeAudit(deps.db, {
+      workspaceId: principal.workspaceId,
+      source: 'api',
+      keyId: principal.keyId,
+      action: request.routeOptions.config.auditAction ?? request.method,
+      target: null,
+      outcome: 'success',
+      status: existing.response_status,
+      occurredAt: deps.clock.now(),
+      ...auditContext(request),
+    });
+    if (existing.response_location) reply.header('location', existing.response_location);
+    return reply.code(existing.response_status).header('idempotent-replayed', 'true')
+      .type('application/json; charset=utf-8').serializer(JSON.stringify).send(existing.response_body);
+  };
+}
+
+/**
+ * onSend of every route: a POST made with a valid key that did not commit its audit entry (it was refused or
+ * failed) records one now; a failed request gives its Idempotency-Key back, so it can be retried.
+ */
+export function auditRefusals(deps: MutationDeps) {
+  return async function onSend(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (request.idempotency) {
+      const { key } = request.idempotency;
+      request.idempotency = null;
+      await deps.db.deleteFrom('idempotency_keys')
+        .where('key_id', '=', principalOf(request).keyId).where('idempotency_key', '=', key).where('response_status', 'is', null)
+        .execute().catch((error: unknown) => request.log.warn({ err: error }, 'could not release an idempotency key'));
+    }
+    if (request.method !== 'POST' || request.audited || !request.principal) return;
+    request.audited = true;
+    const status = reply.statusCode;
+    await writeAudit(deps.db, {
+      workspaceId: request.principal.workspaceId,
+      source: 'api',
+      keyId: request.principal.keyId,
+      action: request.routeOptions.config.auditAction ?? `${request.method} ${request.routeOptions.url ?? request.url}`,
+      target: null,
+      outcome: status === 401 || status === 403 ? 'denied' : 'failure',
+      status,
+      occurredAt: deps.clock.now(),
+      ...auditContext(request),
+    }).catch((error: unknown) => request.log.error({ err: error }, 'could not write the audit entry of a refused request'));
+  };
+}

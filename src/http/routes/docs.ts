@@ -1,0 +1,39 @@
+// The OpenAPI 3.1 document, generated from the route schemas, at /api/v1/openapi.json, and a readable reference
+// at /docs.
+import fp from 'fastify-plugin';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { AppInstance } from '../app.ts';
+
+async function apiDocs(app: AppInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'leadrun API',
+        version: '1',
+        description: 'Leads, their calls, and agent runs that research a company, analyse a call and draft an e-mail. '
+          + 'Authenticate with `Authorization: Bearer sk_…`; keys are created in Settings / API keys. '
+          + 'Errors are RFC 9457 problem documents with a stable `code`.',
+      },
+      servers: [{ url: app.deps.config.publicUrl }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, sk_…' } } },
+      tags: [
+        { name: 'Leads', description: 'The people a workspace sells to.' },
+        { name: 'Calls', description: 'Conversations held with a lead.' },
+        { name: 'Runs', description: 'Agent runs: research, analysis, strategy and an e-mail draft.' },
+        { name: 'Service', description: 'Health, readiness and the API description; no key needed.' },
+      ],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    transform: ({ schema, route }) => {
+      const scope = route.config && typeof route.config === 'object' && 'scope' in route.config ? route.config.scope : undefined;
+      if (!scope || !schema) return { schema, url: route.url };
+      return { schema: { ...schema, security: [{ bearerAuth: [] }], description: `${schema.description ?? ''}\n\nRequired scope: \`${String(scope)}\`.`.trim() }, url: route.url };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true });
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+export default fp(apiDocs, { name: 'api-docs' });

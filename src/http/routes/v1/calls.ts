@@ -1,0 +1,44 @@
+// /api/v1/leads/{leadId}/calls: the calls held with a lead.
+import { Type } from 'typebox';
+import type { AppInstance } from '../../app.ts';
+import { principalOf } from '../../auth.ts';
+import { mutate } from '../../mutation.ts';
+import { authProblems, Call, CallCreate, Limit, listOf, ProblemRef } from '../../schemas.ts';
+import { createCall, listCalls } from '../../../domain/calls.ts';
+import { notFound } from '../../../domain/errors.ts';
+
+const LeadParam = Type.Object({ leadId: Type.String({ description: 'Identifier (UUID) of the lead.' }) });
+
+export default async function callRoutes(app: AppInstance): Promise<void> {
+  const { db, clock } = app.deps;
+
+  app.post('/api/v1/leads/:leadId/calls', {
+    config: { scope: 'leads:write', auditAction: 'call.created' },
+    schema: {
+      summary: 'Add a call to a lead',
+      tags: ['Calls'],
+      params: LeadParam,
+      body: CallCreate,
+      response: { 201: Call, 409: ProblemRef, 413: ProblemRef, 415: ProblemRef, 422: ProblemRef, ...authProblems },
+    },
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const call = await createCall(trx, principalOf(request).workspaceId, request.params.leadId, request.body, clock);
+    return { status: 201, body: call, location: `/api/v1/leads/${call.leadId}/calls`, target: { type: 'call', id: call.id } };
+  }));
+
+  app.get('/api/v1/leads/:leadId/calls', {
+    config: { scope: 'leads:read' },
+    schema: {
+      summary: "List a lead's calls",
+      description: 'Newest first.',
+      tags: ['Calls'],
+      params: LeadParam,
+      querystring: Type.Object({ limit: Limit(50, 100) }),
+      response: { 200: listOf(Call), ...authProblems },
+    },
+  }, async (request) => {
+    const calls = await listCalls(db, principalOf(request).workspaceId, request.params.leadId, { limit: request.query.limit });
+    if (!calls) throw notFound('Lead');
+    return { data: calls };
+  });
+}

@@ -1,0 +1,69 @@
+// /api/v1/leads: list, create, read and update the workspace's leads.
+import { Type } from 'typebox';
+import type { AppInstance } from '../../app.ts';
+import { principalOf } from '../../auth.ts';
+import { mutate } from '../../mutation.ts';
+import { authProblems, Cursor, dataOf, IdParam, Lead, LeadCreate, LeadStatus, LeadUpdate, Limit, listOf, ProblemRef } from '../../schemas.ts';
+import { createLead, decodeCursor, encodeCursor, getLead, listLeads, updateLead } from '../../../domain/leads.ts';
+import { notFound } from '../../../domain/errors.ts';
+
+export default async function leadRoutes(app: AppInstance): Promise<void> {
+  const { db, clock } = app.deps;
+
+  app.get('/api/v1/leads', {
+    config: { scope: 'leads:read' },
+    schema: {
+      summary: 'List leads',
+      description: 'Newest first (createdAt, then id, descending). The next page is linked by a `Link: <…>; rel="next"` header.',
+      tags: ['Leads'],
+      querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor), status: Type.Optional(LeadStatus) }),
+      response: { 200: listOf(Lead), ...authProblems },
+    },
+  }, async (request, reply) => {
+    const { workspaceId } = principalOf(request);
+    const { limit, cursor, status } = request.query;
+    const page = await listLeads(db, workspaceId, { limit, cursor: cursor ? decodeCursor(cursor) : null, status: status ?? null });
+    if (page.next) {
+      const next = new URLSearchParams({ limit: String(limit), cursor: encodeCursor(page.next), ...(status ? { status } : {}) });
+      reply.header('link', `</api/v1/leads?${next}>; rel="next"`);
+    }
+    return { data: page.leads };
+  });
+
+  app.post('/api/v1/leads', {
+    config: { scope: 'leads:write', auditAction: 'lead.created' },
+    schema: {
+      summary: 'Create a lead',
+      tags: ['Leads'],
+      body: LeadCreate,
+      response: { 201: Lead, 409: ProblemRef, 413: ProblemRef, 415: ProblemRef, 422: ProblemRef, ...authProblems },
+    },
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const lead = await createLead(trx, principalOf(request).workspaceId, request.body, clock);
+    return { status: 201, body: lead, location: `/api/v1/leads/${lead.id}`, target: { type: 'lead', id: lead.id } };
+  }));
+
+  app.get('/api/v1/leads/:id', {
+    config: { scope: 'leads:read' },
+    schema: { summary: 'Get a lead', tags: ['Leads'], params: IdParam, response: { 200: dataOf(Lead), ...authProblems } },
+  }, async (request) => {
+    const lead = await getLead(db, principalOf(request).workspaceId, request.params.id);
+    if (!lead) throw notFound('Lead');
+    return { data: lead };
+  });
+
+  app.patch('/api/v1/leads/:id', {
+    config: { scope: 'leads:write', auditAction: 'lead.updated' },
+    schema: {
+      summary: 'Update a lead',
+      description: 'Changes only the fields sent; `null` clears an optional field.',
+      tags: ['Leads'],
+      params: IdParam,
+      body: LeadUpdate,
+      response: { 200: dataOf(Lead), 413: ProblemRef, 415: ProblemRef, ...authProblems },
+    },
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const lead = await updateLead(trx, principalOf(request).workspaceId, request.params.id, request.body, clock);
+    return { status: 200, body: { data: lead }, target: { type: 'lead', id: lead.id } };
+  }));
+}

@@ -1,0 +1,77 @@
+// /api/v1/runs: start agent runs and follow them.
+import { Type } from 'typebox';
+import type { AppInstance } from '../../app.ts';
+import { principalOf } from '../../auth.ts';
+import { mutate } from '../../mutation.ts';
+import { authProblems, Cursor, dataOf, IdParam, Limit, listOf, ProblemRef, Run, RunCreate, RunStatus } from '../../schemas.ts';
+import { decodeRunCursor, encodeRunCursor, getRun, listRuns, startRun, type Run as RunRecord } from '../../../domain/runs.ts';
+import { notFound } from '../../../domain/errors.ts';
+
+export default async function runRoutes(app: AppInstance): Promise<void> {
+  const { db, clock, config } = app.deps;
+
+  const render = (run: RunRecord) => {
+    const { traceId, ...rest } = run;
+    const traceUrl = config.traceUrlTemplate
+      ? config.traceUrlTemplate.replaceAll('{traceId}', traceId).replaceAll('{runId}', run.id)
+      : `${config.publicUrl}/runs/${run.id}/trace`;
+    return { ...rest, traceUrl };
+  };
+
+  app.post('/api/v1/runs', {
+    config: { scope: 'runs:write', auditAction: 'run.created' },
+    schema: {
+      summary: 'Start an agent run',
+      description: 'Answers 202 with the run (status QUEUED, four PENDING steps) and a Location header; poll GET /api/v1/runs/{id}. '
+        + 'A Free-plan workspace that has used its monthly runs gets 402.',
+      tags: ['Runs'],
+      body: RunCreate,
+      response: { 202: Run, 402: ProblemRef, 409: ProblemRef, 413: ProblemRef, 415: ProblemRef, 422: ProblemRef, ...authProblems },
+    },
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const principal = principalOf(request);
+    const run = await startRun(trx, {
+      workspaceId: principal.workspaceId,
+      userId: principal.adminUserId,
+      keyId: principal.keyId,
+      freePlanMonthlyRuns: config.freePlanMonthlyRuns,
+      clock,
+    }, request.body);
+    return { status: 202, body: render(run), location: `/api/v1/runs/${run.id}`, target: { type: 'run', id: run.id } };
+  }));
+
+  app.get('/api/v1/runs/:id', {
+    config: { scope: 'runs:read' },
+    schema: { summary: 'Get a run with its steps and draft', tags: ['Runs'], params: IdParam, response: { 200: dataOf(Run), ...authProblems } },
+  }, async (request) => {
+    const run = await getRun(db, principalOf(request).workspaceId, request.params.id);
+    if (!run) throw notFound('Run');
+    return { data: render(run) };
+  });
+
+  app.get('/api/v1/runs', {
+    config: { scope: 'runs:read' },
+    schema: {
+      summary: 'List runs',
+      description: 'Newest first; filter by leadId and status. The next page is linked by a `Link: <…>; rel="next"` header.',
+      tags: ['Runs'],
+      querystring: Type.Object({
+        limit: Limit(20, 100),
+        cursor: Type.Optional(Cursor),
+        leadId: Type.Optional(Type.String({ format: 'uuid' })),
+        status: Type.Optional(RunStatus),
+      }),
+      response: { 200: listOf(Run), ...authProblems },
+    },
+  }, async (request, reply) => {
+    const { limit, cursor, leadId, status } = request.query;
+    const page = await listRuns(db, principalOf(request).workspaceId, {
+      limit, cursor: cursor ? decodeRunCursor(cursor) : null, leadId: leadId ?? null, status: status ?? null,
+    });
+    if (page.next) {
+      const next = new URLSearchParams({ limit: String(limit), cursor: encodeRunCursor(page.next), ...(leadId ? { leadId } : {}), ...(status ? { status } : {}) });
+      reply.header('link', `</api/v1/runs?${next}>; rel="next"`);
+    }
+    return { data: page.runs.map(render) };
+  });
+}

@@ -1,0 +1,148 @@
+// The API's shapes. Each schema validates requests, serialises responses, types the handlers and writes the
+// OpenAPI document: a shape is described here once.
+import { Type, type TSchema } from 'typebox';
+import { AnalysisOutput, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from '../agent/outputs.ts';
+import { LEAD_STATUSES } from '../domain/leads.ts';
+import { RUN_STATUSES } from '../domain/runs.ts';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Timestamp = (description?: string) =>
+  Type.String({ format: 'date-time', description: description ?? 'ISO 8601 timestamp in UTC with milliseconds.' });
+const Id = (description: string) => Type.String({ format: 'uuid', description });
+
+export const Problem = Type.Object({
+  type: Type.String({ description: 'A URI naming the kind of problem.' }),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.String({ description: 'What went wrong, for a person.' }),
+  code: Type.String({ description: 'A stable snake_case word to branch on.' }),
+  requestId: Type.String({ description: 'The X-Request-Id of the request, to quote when asking for help.' }),
+  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+  requiredScope: Type.Optional(Type.String()),
+  limit: Type.Optional(Type.Integer()),
+  used: Type.Optional(Type.Integer()),
+  resetsAt: Type.Optional(Type.String({ format: 'date-time' })),
+}, { $id: 'Problem', description: 'An RFC 9457 problem document (application/problem+json).' });
+
+export const ProblemRef = Type.Ref('Problem');
+
+export const LeadStatus = Type.Enum(LEAD_STATUSES, { description: 'Where the lead stands.' });
+
+export const Lead = Type.Object({
+  id: Id('Identifier of the lead.'),
+  name: Type.String({ description: 'Person name of the lead.' }),
+  email: Nullable(Type.String({ format: 'email' })),
+  companyName: Nullable(Type.String()),
+  companyWebsite: Nullable(Type.String({ format: 'uri' })),
+  status: LeadStatus,
+  assignedToUserId: Nullable(Id('The user the lead is assigned to.')),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+}, { $id: 'Lead' });
+
+const leadFields = {
+  name: Type.String({ minLength: 1, maxLength: 200, description: 'Person name of the lead.' }),
+  email: Nullable(Type.String({ format: 'email', maxLength: 254 })),
+  companyName: Nullable(Type.String({ maxLength: 200 })),
+  companyWebsite: Nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]', maxLength: 2048, description: 'An absolute http or https URL.' })),
+  status: LeadStatus,
+  assignedToUserId: Nullable(Type.String({ format: 'uuid', description: 'A user of the same workspace.' })),
+};
+
+export const LeadCreate = Type.Object({
+  name: leadFields.name,
+  email: Type.Optional(leadFields.email),
+  companyName: Type.Optional(leadFields.companyName),
+  companyWebsite: Type.Optional(leadFields.companyWebsite),
+  status: Type.Optional(leadFields.status),
+  assignedToUserId: Type.Optional(leadFields.assignedToUserId),
+}, { additionalProperties: false });
+
+export const LeadUpdate = Type.Object({
+  name: Type.Optional(leadFields.name),
+  email: Type.Optional(leadFields.email),
+  companyName: Type.Optional(leadFields.companyName),
+  companyWebsite: Type.Optional(leadFields.companyWebsite),
+  status: Type.Optional(leadFields.status),
+  assignedToUserId: Type.Optional(leadFields.assignedToUserId),
+}, { additionalProperties: false, minProperties: 1 });
+
+export const Call = Type.Object({
+  id: Id('Identifier of the call.'),
+  leadId: Id('The lead the call was held with.'),
+  title: Nullable(Type.String()),
+  occurredAt: Nullable(Timestamp('When the call took place.')),
+  durationSeconds: Nullable(Type.Integer()),
+  transcript: Type.String(),
+  createdAt: Timestamp(),
+}, { $id: 'Call' });
+
+export const CallCreate = Type.Object({
+  transcript: Type.String({ minLength: 1, maxLength: 200_000, description: 'What was said; one speaker turn per line reads best.' }),
+  title: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+  occurredAt: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+  durationSeconds: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 86_400 }))),
+}, { additionalProperties: false });
+
+export const StepNode = Type.Enum(STEP_NODES);
+
+export const Step = Type.Object({
+  node: StepNode,
+  status: Type.Enum(['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'SKIPPED']),
+  output: Nullable(Type.Union([ResearchOutput, AnalysisOutput, StrategyOutput, WriterOutput], {
+    description: 'The step output, validated against its schema (RESEARCH, ANALYSIS, STRATEGY, WRITER); null until COMPLETED.',
+  })),
+  attempts: Type.Integer(),
+  startedAt: Nullable(Timestamp()),
+  completedAt: Nullable(Timestamp()),
+  error: Nullable(Type.String({ description: 'Why the step failed, when it did.' })),
+});
+
+export const EmailDraft = Type.Object({
+  id: Id('Identifier of the draft.'),
+  status: Type.Enum(['DRAFT', 'APPROVED', 'REJECTED', 'SUPERSEDED']),
+  subject: Type.String(),
+  body: Type.String(),
+  to: Nullable(Type.String({ description: "The lead's e-mail address, when known." })),
+  version: Type.Integer({ description: 'Starts at 1; a regenerated draft is the next version.' }),
+});
+
+export const RunStatus = Type.Enum(RUN_STATUSES);
+
+export const Run = Type.Object({
+  id: Id('Identifier of the run.'),
+  status: RunStatus,
+  leadId: Id('The lead the run is for.'),
+  callId: Id('The call the run is for.'),
+  startedAt: Timestamp('When the run was accepted.'),
+  completedAt: Nullable(Timestamp('When the pipeline ended (AWAITING_APPROVAL, FAILED or CANCELLED).')),
+  traceUrl: Type.String({ format: 'uri', description: 'Where the trace of the run can be seen.' }),
+  error: Nullable(Type.String()),
+  steps: Type.Array(Step, { description: 'Always four, in the order RESEARCH, ANALYSIS, STRATEGY, WRITER.' }),
+  emailDraft: Nullable(EmailDraft),
+}, { $id: 'Run' });
+
+export const RunCreate = Type.Object({
+  leadId: Type.String({ format: 'uuid', description: 'The lead the run is for.' }),
+  callId: Type.String({ format: 'uuid', description: 'A call of that lead.' }),
+}, { additionalProperties: false });
+
+export const Limit = (fallback: number, max: number) =>
+  Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Page size, 1 to ${max}.` });
+
+export const Cursor = Type.String({ minLength: 1, maxLength: 512, description: 'Opaque; take it from the Link header of the previous page.' });
+
+export const IdParam = Type.Object({ id: Type.String({ description: 'Identifier (UUID).' }) });
+
+export const dataOf = <T extends TSchema>(schema: T) => Type.Object({ data: schema });
+export const listOf = <T extends TSchema>(schema: T) => Type.Object({ data: Type.Array(schema) });
+
+/** The error answers every authenticated route can give. */
+export const authProblems = {
+  400: ProblemRef,
+  401: ProblemRef,
+  403: ProblemRef,
+  404: ProblemRef,
+  429: ProblemRef,
+  503: ProblemRef,
+};

@@ -1,0 +1,263 @@
+// The process entry of `leadrun`: read the configuration, open the database, then serve, work or run one admin
+// command, and shut down cleanly on SIGTERM or SIGINT.
+import { parseArgs } from 'node:util';
+import { pino, type Logger } from 'pino';
+import { runAdminCommand, type AdminCommand } from './admin/commands.ts';
+import { claimDataDir, sendControlCommand, type DataDirClaim } from './admin/control.ts';
+import { offlineEngine } from './agent/engines/offline.ts';
+import { systemClock } from './clock.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { openDatabase, type Database } from './db/database.ts';
+import { AppError } from './domain/errors.ts';
+import { KEY_REVOKED_CHANNEL } from './domain/keys.ts';
+import { buildApp, createDeps } from './http/app.ts';
+import { Worker } from './worker/worker.ts';
+
+const USAGE = `leadrun: leads, calls and agent runs that draft sales e-mails
+
+Usage:
+  leadrun serve [--no-worker]        HTTP API with an in-process run worker
+  leadrun worker                     only the run worker (start as many as you like on PostgreSQL)
+  leadrun migrate                    apply database migrations
+  leadrun workspace create --name N [--plan free|pro] [--admin-email E] [--json]
+  leadrun key create --workspace ID --name N --scopes a,b [--json]
+  leadrun key revoke KEY_ID
+  leadrun audit list --workspace ID [--limit N] [--json]
+
+Scopes: leads:read, leads:write, runs:read, runs:write.
+Configuration comes from the environment; see README.md.`;
+
+class UsageError extends Error {}
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`leadrun: ${message}\n`);
+  process.exit(code);
+}
+
+function print(value: unknown, json: boolean, human: (value: never) => string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human(value as never)}\n`);
+}
+
+function requireText(value: string | boolean | undefined, flag: string): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+/** Parses the words after `leadrun` into an admin command, or null for serve/worker. */
+function parseCommand(argv: string[]): { command: AdminCommand; json: boolean } | { run: 'serve' | 'worker'; worker: boolean } {
+  const [first, second, ...rest] = argv;
+  const options = {
+    name: { type: 'string' },
+    plan: { type: 'string' },
+    'admin-email': { type: 'string' },
+    workspace: { type: 'string' },
+    scopes: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    'no-worker': { type: 'boolean', default: false },
+  } as const;
+  const words = first === 'serve' || first === 'worker' || first === 'migrate' ? argv.slice(1) : rest;
+  let parsed;
+  try {
+    parsed = parseArgs({ args: words, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const json = values.json;
+  const key = `${first ?? ''} ${['serve', 'worker', 'migrate'].includes(first ?? '') ? '' : second ?? ''}`.trim();
+  switch (key) {
+    case 'serve':
+      return { run: 'serve', worker: !values['no-worker'] };
+    case 'worker':
+      return { run: 'worker', worker: true };
+    case 'migrate':
+      return { command: { command: 'migrate' }, json };
+    case 'workspace create':
+      return {
+        command: { command: 'workspace.create', name: requireText(values.name, '--name'), plan: values.plan ?? 'free', adminEmail: values['admin-email'] ?? null },
+        json,
+      };
+    case 'key create':
+      return {
+        command: {
+          command: 'key.create',
+          workspaceId: requireText(values.workspace, '--workspace'),
+          name: requireText(values.name, '--name'),
+          scopes: requireText(values.scopes, '--scopes').split(',').map((s) => s.trim()).filter(Boolean),
+        },
+        json,
+      };
+    case 'key revoke':
+      return { command: { command: 'key.revoke', keyId: requireText(positionals[0], 'KEY_ID') }, json };
+    case 'audit list': {
+      const limit = values.limit === undefined ? 50 : Number(values.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
+      return { command: { command: 'audit.list', workspaceId: requireText(values.workspace, '--workspace'), limit }, json };
+    }
+    default:
+      throw new UsageError(first ? `unknown command "${argv.join(' ')}"` : 'no command given');
+  }
+}
+
+function humanResult(command: AdminCommand, result: unknown): string {
+  const r = result as Record<string, unknown>;
+  switch (command.command) {
+    case 'workspace.create':
+      return `Created workspace ${r.id} (${r.name}, plan ${r.plan}); admin user ${r.adminUserId}`;
+    case 'key.create':
+      return `Created key ${r.id} with scopes ${(r.scopes as string[]).join(', ')}.\n\n  ${r.key}\n\nThis is the only time the key is shown: store it now.`;
+    case 'key.revoke':
+      return `Revoked key ${r.id} at ${r.revokedAt}`;
+    case 'audit.list':
+      return (result as Record<string, unknown>[]).map((e) =>
+        `${e.occurredAt}  ${String(e.source).padEnd(3)}  ${String(e.outcome).padEnd(7)}  ${e.status ?? '-'}  ${e.action}${e.target ? `  ${(e.target as { type: string; id: string }).type}:${(e.target as { id: string }).id}` : ''}`).join('\n') || '(no entries)';
+    case 'migrate': {
+      const applied = (r.applied as string[]);
+      return applied.length ? `Applied ${applied.join(', ')}` : 'The database is up to date.';
+    }
+  }
+}
+
+async function open(config: Config, logger: Logger): Promise<Database> {
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    onPoolError: (error) => logger.warn({ err: error }, 'a database connection was lost'),
+  });
+  await database.migrate();
+  return database;
+}
+
+/** Embedded mode: take DATA_DIR, waiting a little for a short-lived command that holds it. */
+async function claimOrWait(config: Config, logger: Logger): Promise<DataDirClaim> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const claim = await claimDataDir(config.dataDir);
+    if (claim) return claim;
+    if (Date.now() > deadline) fail(`DATA_DIR ${config.dataDir} is in use by another leadrun process; stop it or set another DATA_DIR`);
+    logger.info('DATA_DIR is held by another leadrun command; waiting');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function runAdmin(config: Config, logger: Logger, command: AdminCommand, json: boolean): Promise<void> {
+  let result: unknown;
+  if (config.databaseUrl) {
+    const database = await open(config, logger);
+    try {
+      result = await runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate() }, command);
+    } finally {
+      await database.close();
+    }
+  } else {
+    for (;;) {
+      const claim = await claimDataDir(config.dataDir);
+      if (!claim) {
+        // A running server holds the embedded database: it runs the command for us.
+        const answer = await sendControlCommand(config.dataDir, command);
+        if (!answer) continue; // it stopped between our two looks; try again
+        result = answer.result;
+        break;
+      }
+      try {
+        const database = await open(config, logger);
+        try {
+          const deps = { db: database.db, clock: systemClock, migrate: () => database.migrate() };
+          claim.serve((next) => runAdminCommand(deps, next));
+          result = await runAdminCommand(deps, command);
+        } finally {
+          await database.close();
+        }
+      } finally {
+        await claim.release();
+      }
+      break;
+    }
+  }
+  print(result, json, (value) => humanResult(command, value));
+}
+
+async function runService(config: Config, logger: Logger, mode: { http: boolean; worker: boolean }): Promise<void> {
+  const claim = config.databaseUrl ? null : await claimOrWait(config, logger);
+  const database = await open(config, logger);
+  if (config.llm) logger.warn('LLM_BASE_URL is set, but this build runs the offline engine');
+  const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'));
+  const unlistenKeys = await database.listen(KEY_REVOKED_CHANNEL, (digest) => deps.keys.forget(digest));
+  claim?.serve((command) => runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate() }, command));
+
+  const worker = mode.worker
+    ? new Worker({
+      database,
+      clock: systemClock,
+      engine: offlineEngine,
+      logger,
+      metrics: deps.metrics,
+      concurrency: config.workerConcurrency,
+      leaseMs: config.runLeaseMs,
+      retryBaseMs: config.stepRetryBaseMs,
+      allowPrivateHosts: config.researchAllowPrivateHosts,
+    })
+    : null;
+  await worker?.start();
+
+  const app = mode.http ? await buildApp(deps, { logger }) : null;
+  if (app) {
+    await app.listen({ port: config.port, host: config.host });
+    logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker) }, 'leadrun is serving');
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    // Stop accepting requests and let those in flight finish; then hand runs back; then close the database.
+    await app?.close();
+    await worker?.stop();
+    await deps.lastUsed.flush();
+    await unlistenKeys();
+    await database.close();
+    await claim?.release();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<void> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    if (argv.length === 0) process.exitCode = 2;
+    return;
+  }
+  let parsed: ReturnType<typeof parseCommand>;
+  try {
+    parsed = parseCommand(argv);
+  } catch (error) {
+    if (error instanceof UsageError) fail(`${error.message}\n\n${USAGE}`, 2);
+    throw error;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) fail(`invalid configuration: ${error.message}`);
+    throw error;
+  }
+  const isService = 'run' in parsed;
+  const logger = pino({ level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' } }, pino.destination(isService ? 1 : 2));
+  try {
+    if ('run' in parsed) {
+      await runService(config, logger, { http: parsed.run === 'serve', worker: parsed.worker });
+    } else {
+      await runAdmin(config, logger, parsed.command, parsed.json);
+    }
+  } catch (error) {
+    if (error instanceof AppError) fail(error.message);
+    logger.fatal({ err: error }, 'leadrun stopped');
+    fail(error instanceof Error ? error.message : String(error));
+  }
+}
+
+await main(process.argv.slice(2));

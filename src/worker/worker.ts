@@ -1,0 +1,221 @@
+// The run worker: claim → run the steps that are not yet COMPLETED → complete or fail, under a renewed lease.
+// `concurrency` runs at a time; idle slots sleep until a NOTIFY or the next poll.
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Engine, RunContext } from '../agent/engine.ts';
+import { assertStepOutput, type WriterOutput } from '../agent/outputs.ts';
+import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
+import type { Clock } from '../clock.ts';
+import type { Database } from '../db/database.ts';
+import type { DB } from '../db/schema.ts';
+import { RUNS_CHANNEL } from '../domain/runs.ts';
+import type { Metrics } from '../http/metrics.ts';
+import {
+  claimNextRun, completeStep, failRun, LeaseLost, loadSteps, releaseRun, renewLease, retryStepLater, startStep, type ClaimedRun,
+} from './queue.ts';
+
+export const MAX_ATTEMPTS = 3;
+const STEP_TIMEOUT_MS = 120_000;
+
+export interface WorkerOptions {
+  database: Database;
+  clock: Clock;
+  engine: Engine;
+  logger: Logger;
+  metrics?: Metrics;
+  concurrency: number;
+  leaseMs: number;
+  retryBaseMs: number;
+  allowPrivateHosts: boolean;
+  pollMs?: number;
+  /** How long stop() lets a step in progress finish before handing its run back. */
+  drainMs?: number;
+  fetchPage?: PipelineDeps['fetchPage'];
+}
+
+export class Worker {
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  readonly #db: Kysely<DB>;
+  readonly #options: WorkerOptions;
+  readonly #log: Logger;
+  readonly #active = new Map<string, AbortController>();
+  #slots: Promise<void>[] = [];
+  #stopping = false;
+  #wakers = new Set<() => void>();
+  #unlisten: (() => Promise<void>) | null = null;
+
+  constructor(options: WorkerOptions) {
+    this.#options = options;
+    this.#db = options.database.db;
+    this.#log = options.logger.child({ worker: this.id });
+  }
+
+  async start(): Promise<void> {
+    this.#unlisten = await this.#options.database.listen(RUNS_CHANNEL, () => this.#wakeAll());
+    this.#slots = Array.from({ length: this.#options.concurrency }, () => this.#slot());
+    this.#log.info({ concurrency: this.#options.concurrency, engine: this.#options.engine.name }, 'worker started');
+  }
+
+  /** Stops taking runs, lets steps in progress finish for `drainMs`, then hands unfinished runs back. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#wakeAll();
+    const drained = Promise.all(this.#slots);
+    const grace = new Promise<'timeout'>((resolve) => setTimeout(resolve, this.#options.drainMs ?? 5_000, 'timeout').unref());
+    if ((await Promise.race([drained, grace])) === 'timeout') {
+      for (const controller of this.#active.values()) controller.abort(new Error('the worker is stopping'));
+      await drained;
+    }
+    await this.#unlisten?.();
+    this.#log.info('worker stopped');
+  }
+
+  #wakeAll(): void {
+    for (const wake of this.#wakers) wake();
+    this.#wakers.clear();
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() { clearTimeout(timer); resolve(); }
+      this.#wakers.add(done);
+    });
+  }
+
+  async #slot(): Promise<void> {
+    while (!this.#stopping) {
+      let claimed: ClaimedRun | null = null;
+      try {
+        claimed = await claimNextRun(this.#db, this.id, this.#options.clock.now(), this.#options.leaseMs);
+      } catch (error) {
+        this.#log.warn({ err: error }, 'could not claim a run');
+      }
+      if (!claimed) {
+        await this.#sleep(this.#options.pollMs ?? 1_000);
+        continue;
+      }
+      await this.#process(claimed);
+    }
+  }
+
+  async #process(run: ClaimedRun): Promise<void> {
+    const { clock, leaseMs } = this.#options;
+    const log = this.#log.child({ runId: run.id });
+    const controller = new AbortController();
+    this.#active.set(run.id, controller);
+    this.#options.metrics?.runsStarted.inc();
+    const renewal = setInterval(() => {
+      renewLease(this.#db, run.id, this.id, clock.now(), leaseMs).then((held) => {
+        if (!held) controller.abort(new LeaseLost(run.id));
+      }, (error: unknown) => log.warn({ err: error }, 'could not renew the lease'));
+    }, Math.max(50, Math.floor(leaseMs / 3)));
+    try {
+      await this.#runSteps(run, controller.signal, log);
+    } catch (error) {
+      if (error instanceof LeaseLost || controller.signal.reason instanceof LeaseLost) {
+        log.warn('lease lost; another worker has the run');
+      } else {
+        log.error({ err: error }, 'run processing stopped');
+      }
+      // Hand the run back (when still ours) so that another worker takes it without waiting for the lease.
+      await releaseRun(this.#db, run.id, this.id, clock.now()).catch(() => {});
+    } finally {
+      clearInterval(renewal);
+      this.#active.delete(run.id);
+    }
+  }
+
+  async #runSteps(run: ClaimedRun, signal: AbortSignal, log: Logger): Promise<void> {
+    const { clock, engine } = this.#options;
+    const ctx = await this.#loadContext(run);
+    ctx.signal = signal;
+    const stored = new Map((await loadSteps(this.#db, run.id)).map((s) => [s.node, s]));
+    const job = { runId: run.id, workspaceId: run.workspaceId, workerId: this.id };
+    const deps: PipelineDeps = {
+      engine,
+      allowPrivateHosts: this.#options.allowPrivateHosts,
+      ...(this.#options.fetchPage ? { fetchPage: this.#options.fetchPage } : {}),
+    };
+
+    for (const step of PIPELINE) {
+      const previous = stored.get(step.node);
+      if (previous?.status === 'COMPLETED') {
+        step.remember(ctx, previous.output);
+        continue;
+      }
+      if (signal.aborted) throw signal.reason;
+      if ((previous?.attempts ?? 0) >= MAX_ATTEMPTS) {
+        // The last attempts ended with their worker (a crash): give up rather than loop forever.
+        await failRun(this.#db, job, step.node, `gave up after ${MAX_ATTEMPTS} attempts`, clock.now());
+        this.#options.metrics?.runsFinished.inc({ status: 'FAILED' });
+        return;
+      }
+      const attempt = await startStep(this.#db, run.id, step.node, this.id, clock.now());
+      const began = performance.now();
+      let output: object;
+      try {
+        output = await withTimeout(step.run(ctx, deps), STEP_TIMEOUT_MS, signal);
+        assertStepOutput(step.node, output);
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        const message = describe(error);
+        if (attempt < MAX_ATTEMPTS) {
+          const delay = this.#options.retryBaseMs * 2 ** (attempt - 1);
+          log.warn({ node: step.node, attempt, delayMs: delay, error: message }, 'step failed; will retry');
+          this.#options.metrics?.stepsFinished.inc({ node: step.node, outcome: 'retried' });
+          await retryStepLater(this.#db, job, step.node, message, clock.now(), new Date(clock.now().getTime() + delay));
+        } else {
+          log.warn({ node: step.node, attempt, error: message }, 'step failed for good; the run has failed');
+          this.#options.metrics?.stepsFinished.inc({ node: step.node, outcome: 'failed' });
+          this.#options.metrics?.runsFinished.inc({ status: 'FAILED' });
+          await failRun(this.#db, job, step.node, message, clock.now());
+        }
+        return;
+      }
+      const draft = step.node === 'WRITER'
+        ? { subject: (output as WriterOutput).subject, body: (output as WriterOutput).body, to: ctx.lead.email }
+        : undefined;
+      await completeStep(this.#db, job, step.node, output, clock.now(), draft);
+      step.remember(ctx, output);
+      this.#options.metrics?.stepsFinished.inc({ node: step.node, outcome: 'completed' });
+      log.info({ node: step.node, attempt, ms: Math.round(performance.now() - began) }, 'step completed');
+    }
+    this.#options.metrics?.runsFinished.inc({ status: 'AWAITING_APPROVAL' });
+  }
+
+  async #loadContext(run: ClaimedRun): Promise<RunContext> {
+    const lead = await this.#db.selectFrom('leads').select(['id', 'name', 'email', 'company_name', 'company_website'])
+      .where('id', '=', run.leadId).where('workspace_id', '=', run.workspaceId).executeTakeFirstOrThrow();
+    const call = await this.#db.selectFrom('calls').select(['id', 'title', 'transcript', 'occurred_at'])
+      .where('id', '=', run.callId).where('workspace_id', '=', run.workspaceId).executeTakeFirstOrThrow();
+    const sender = run.createdByUserId
+      ? await this.#db.selectFrom('users').select(['name']).where('id', '=', run.createdByUserId).executeTakeFirst()
+      : undefined;
+    return {
+      runId: run.id,
+      lead: { id: lead.id, name: lead.name, email: lead.email, companyName: lead.company_name, companyWebsite: lead.company_website },
+      call: { id: call.id, title: call.title, transcript: call.transcript, occurredAt: call.occurred_at },
+      senderName: sender?.name ?? null,
+    };
+  }
+}
+
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length > 500 ? `${message.slice(0, 497)}...` : message;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the step took longer than ${ms / 1000} s`)), ms);
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    });
+  });
+}

@@ -1,0 +1,186 @@
+// Test helpers: a fresh database on each backend (a real PostgreSQL database, or an in-memory PGlite), the app
+// on a real loopback port, and shortcuts for workspaces, keys and requests.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { pino } from 'pino';
+import { offlineEngine } from '../src/agent/engines/offline.ts';
+import { runAdminCommand } from '../src/admin/commands.ts';
+import { systemClock, type Clock } from '../src/clock.ts';
+import { loadConfig, type Config } from '../src/config.ts';
+import { openDatabase, type Database, type DatabaseKind } from '../src/db/database.ts';
+import { buildApp, createDeps, type AppDeps, type AppInstance } from '../src/http/app.ts';
+import type { Scope } from '../src/domain/keys.ts';
+import { Worker, type WorkerOptions } from '../src/worker/worker.ts';
+
+export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const ALL_SCOPES: Scope[] = ['leads:read', 'leads:write', 'runs:read', 'runs:write'];
+export const silentLogger = pino({ level: 'silent' });
+
+/** The backends every storage-touching test runs on; TEST_BACKENDS=pglite (or postgres) narrows it. */
+export const BACKENDS: DatabaseKind[] = (process.env.TEST_BACKENDS ?? 'postgres,pglite')
+  .split(',').map((s) => s.trim()).filter((s): s is DatabaseKind => s === 'postgres' || s === 'pglite');
+
+export interface TestDatabase {
+  database: Database;
+  url: string | null;
+  drop(): Promise<void>;
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A new, empty PostgreSQL database (dropped by `drop`). */
+export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `leadrun_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
+  if (kind === 'pglite') {
+    const database = await openDatabase({ databaseUrl: null, inMemory: true });
+    await database.migrate();
+    return { database, url: null, drop: () => database.close() };
+  }
+  const created = await createPostgresDatabase();
+  const database = await openDatabase({ databaseUrl: created.url });
+  await database.migrate();
+  return {
+    database,
+    url: created.url,
+    drop: async () => {
+      await database.close();
+      await created.drop();
+    },
+  };
+}
+
+export function testConfig(overrides: Partial<Config> = {}, env: Record<string, string> = {}): Config {
+  return { ...loadConfig({ LOG_LEVEL: 'silent', RESEARCH_ALLOW_PRIVATE_HOSTS: 'false', ...env }), ...overrides };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  json: T;
+  text: string;
+}
+
+export interface TestApp {
+  kind: DatabaseKind;
+  url: string;
+  app: AppInstance;
+  deps: AppDeps;
+  database: Database;
+  databaseUrl: string | null;
+  workspace(plan?: 'free' | 'pro', name?: string): Promise<{ id: string; name: string; plan: string; adminUserId: string }>;
+  key(workspaceId: string, scopes?: Scope[], name?: string): Promise<{ id: string; key: string; prefix: string; scopes: Scope[] }>;
+  revoke(keyId: string): Promise<void>;
+  api<T = any>(method: string, path: string, options?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  startWorker(options?: Partial<WorkerOptions>): Promise<Worker>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock; config?: Partial<Config> } = {}): Promise<TestApp> {
+  const testDb = await createTestDatabase(kind);
+  const clock = options.clock ?? systemClock;
+  const config = testConfig(options.config);
+  const deps = createDeps(config, testDb.database, clock, () => {});
+  const app = await buildApp(deps, { logger: silentLogger });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const url = typeof address === 'object' && address ? `http://127.0.0.1:${address.port}` : '';
+  const workers: Worker[] = [];
+  const admin = { db: testDb.database.db, clock, migrate: () => testDb.database.migrate() };
+
+  return {
+    kind,
+    url,
+    app,
+    deps,
+    database: testDb.database,
+    databaseUrl: testDb.url,
+    async workspace(plan = 'pro', name = `Workspace ${randomBytes(3).toString('hex')}`) {
+      return (await runAdminCommand(admin, {
+        command: 'workspace.create', name, plan, adminEmail: `admin-${randomBytes(4).toString('hex')}@example.com`,
+      })) as { id: string; name: string; plan: string; adminUserId: string };
+    },
+    async key(workspaceId, scopes = ALL_SCOPES, name = 'test key') {
+      return (await runAdminCommand(admin, { command: 'key.create', workspaceId, name, scopes })) as {
+        id: string; key: string; prefix: string; scopes: Scope[];
+      };
+    },
+    async revoke(keyId) {
+      await runAdminCommand(admin, { command: 'key.revoke', keyId });
+    },
+    async api(method, path, { key, body, raw, headers = {} } = {}) {
+      const h: Record<string, string> = { ...headers };
+      if (key !== undefined) h.authorization = `Bearer ${key}`;
+      let payload: string | undefined;
+      if (raw !== undefined) payload = raw;
+      else if (body !== undefined) {
+        payload = JSON.stringify(body);
+        h['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(`${url}${path}`, { method, headers: h, ...(payload !== undefined ? { body: payload } : {}) });
+      const text = await res.text();
+      let json: any;
+      try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
+      return { status: res.status, headers: res.headers, json, text };
+    },
+    async startWorker(overrides = {}) {
+      const worker = new Worker({
+        database: testDb.database,
+        clock,
+        engine: offlineEngine,
+        logger: silentLogger,
+        concurrency: 2,
+        leaseMs: 2_000,
+        retryBaseMs: 10,
+        allowPrivateHosts: false,
+        pollMs: 50,
+        drainMs: 2_000,
+        ...overrides,
+      });
+      await worker.start();
+      workers.push(worker);
+      return worker;
+    },
+    async close() {
+      for (const worker of workers) await worker.stop();
+      await app.close();
+      await deps.lastUsed.flush();
+      await testDb.drop();
+    },
+  };
+}
+
+/** Polls a run until `until` holds (the worker runs in the same process; each poll is a real request). */
+export async function waitForRun(t: TestApp, key: string, runId: string, until: (run: any) => boolean, timeoutMs = 30_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await t.api('GET', `/api/v1/runs/${runId}`, { key });
+    if (res.status !== 200) throw new Error(`GET run answered ${res.status}: ${res.text}`);
+    if (until(res.json.data)) return res.json.data;
+    if (Date.now() > deadline) throw new Error(`run ${runId} is still ${res.json.data.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export const TRANSCRIPT = [
+  'Rep: Thanks for making time today, Ada.',
+  'Ada: Happy to. Our month-end reporting takes four days and the finance team is exhausted.',
+  'Rep: What have you tried so far?',
+  'Ada: Spreadsheets, mostly. We looked at a tool last year but the price was too high for us.',
+  'Ada: Budget is approved for Q3 if a pilot shows results.',
+  'Rep: Great, I will send over a pilot plan next week.',
+].join('\n');
