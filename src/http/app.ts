@@ -1,7 +1,7 @@
 // buildApp(): the HTTP API as a Fastify instance, with every dependency passed in. The process entry
 // (src/main.ts) decides what to pass; tests pass their own database and clock.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -37,9 +37,17 @@ export type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExp
   deps: AppDeps;
 };
 
+export interface RouteEntry {
+  method: string;
+  url: string;
+  scope: string | null;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     deps: AppDeps;
+    /** Every route with the scope it needs, so tests can cover each route without anyone listing them. */
+    routeTable: RouteEntry[];
   }
 }
 
@@ -74,7 +82,8 @@ export function createDeps(config: Config, database: Database, clock: Clock, onE
 export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promise<AppInstance> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: { level: deps.config.logLevel } }),
-    disableRequestLogging: true,
+    // One line per request is written by the onResponse hook below, with the key and the route.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -85,6 +94,13 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
 
   app.decorate('deps', deps);
+  app.decorate('routeTable', [] as RouteEntry[]);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      app.routeTable.push({ method, url: route.url, scope: route.config?.scope ?? null });
+    }
+  });
   app.decorateRequest('principal', null);
   app.decorateRequest('audited', false);
   app.decorateRequest('idempotency', null);

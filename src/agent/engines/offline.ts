@@ -27,7 +27,9 @@ type Role = 'rep' | 'prospect' | 'note';
 
 interface Utterance {
   role: Role;
+  /** The sentence cleaned up; `said` is as it was said, for the tone of it. */
   text: string;
+  said: string;
   position: number;
 }
 
@@ -111,7 +113,7 @@ function utterances(ctx: RunContext): Utterance[] {
     const role: Role = turn.speaker === null ? 'note' : (roles.get(turn.speaker) ?? 'prospect');
     for (const sentence of splitSpoken(turn.text)) {
       const text = cleanSpoken(sentence, role, ctx.lead.name);
-      if (text.split(' ').length >= 3) result.push({ role, text, position: result.length });
+      if (text.split(' ').length >= 3) result.push({ role, text, said: sentence, position: result.length });
     }
   }
   return result;
@@ -130,7 +132,8 @@ function splitSpoken(text: string): string[] {
   return sentences.map((s) => s.trim()).filter(Boolean);
 }
 
-const LEADING_FILLERS = /^(?:(?:yeah|yes|yep|yup|so|well|okay|ok|right|oh|and|but|look|honestly|basically|actually|i mean|you know|sure|mm+|hm+|um+|uh+|er+)\b[,.!]?\s+)+/i;
+const LEADING_FILLERS =
+  /^(?:(?:yeah|yes|yep|yup|so|well|okay|ok|right|oh|and|but|look|honestly|basically|actually|i mean|you know|sure|mm+|hm+|um+|uh+|er+|understood|got it|great|perfect|absolutely|cool|nice)\b[,.!]?\s+)+/i;
 
 /** One sentence in the speaker's words, without the "um"s and stutters speech is full of. */
 function cleanSpoken(sentence: string, role: Role, leadName: string): string {
@@ -175,20 +178,21 @@ function escapeRegExp(text: string): string {
 // ANALYSIS
 
 const PAIN_CUES: Array<[RegExp, number]> = [
-  [/\b(manual(ly)?|by hand|copy(ing)?[- ]?(and[- ])?past(e|ing)|re-?typ(e|ing)|re-?key(ing)?|double[- ]entry|spreadsheets?|excel|paperwork)\b/i, 2],
-  [/\b(copy(ing)?|chas(e|ing)|track(ing)? down)\b/i, 1],
-  [/\b(slow|takes? (us )?(forever|ages|hours|days|weeks)|time[- ]consuming|wast(e|es|ed|ing)|bottleneck|backlog|behind|delay(s|ed)?|hours|late)\b/i, 1.5],
-  [/\b(struggl\w*|frustrat\w*|annoy\w*|exhaust\w*|tired of|sick of|fed up|burn(ed|t)?[- ]?out|overwhelm\w*|drowning|nightmare|painful|pain|headache|hate|mess|chaos|stress\w*)\b/i, 2],
-  [/\b(problem|issue|challenge|hard to|difficult|can't|cannot|couldn't|unable|no way to|no visibility|lack of|missing|miss(es|ed)?|lose|losing|lost|slip(s|ping)?|fall(s|ing)? through the cracks|errors?|mistakes?|wrong|broken|clunky|outdated|out of date|inaccurate|unreliable|guess(work)?)\b/i, 1],
-  [/\b(costs?|costing|expensive|spend(s|ing)?|paying|churn\w*)\b/i, 1],
-  [/\b(always|constantly|every (single )?(week|day|time|month)|never|too (much|many|long)|so much)\b/i, 0.5],
-  [/\d+\s*(%|percent|hours?|hrs|days?|weeks?|minutes?|k\b)|[$€£]\s*\d/i, 1],
+  [/\b(manual(ly)?|by hand|copy(ing)?[- ]?(and[- ])?past(e|ing)|re-?typ(e|ing)|re-?key(ing)?|double[- ]entry|spreadsheets?|excel|paperwork)\b/gi, 2],
+  [/\b(copy(ing)?|chas(e|ing)|track(ing)? down)\b/gi, 1],
+  [/\b(slow|takes? (us )?(forever|ages|hours|days|weeks)|time[- ]consuming|wast(e|es|ed|ing)|bottleneck|backlog|behind|delay(s|ed)?|hours|late)\b/gi, 1.5],
+  [/\b(struggl\w*|frustrat\w*|annoy\w*|exhaust\w*|tired of|sick of|fed up|burn(ed|t)?[- ]?out|overwhelm\w*|drowning|nightmare|painful|pain|headache|hate|mess|chaos|stress\w*)\b/gi, 2],
+  [/\b(problem|issue|challenge|hard to|difficult|can't|cannot|couldn't|unable|no way to|lack of|missing|miss(es|ed)?|lose|losing|lost|slip(s|ping)?|fall(s|ing)? through the cracks|errors?|mistakes?|wrong|broken|clunky)\b/gi, 1],
+  [/\b(out of date|outdated|inaccurate|unreliable|guess(work)?|no visibility|no idea|blind)\b/gi, 1],
+  [/\b(costs?|costing|expensive|spend(s|ing)?|paying|churn\w*)\b/gi, 1],
+  [/\b(always|constantly|every (single )?(week|day|time|month)|never|too (much|many|long)|so much)\b/gi, 0.5],
+  [/\d+\s*(%|percent|hours?|hrs|days?|weeks?|minutes?|k\b)|[$€£]\s*\d/gi, 1],
 ];
 
 type ObjectionTopic = 'price' | 'timing' | 'security' | 'incumbent' | 'effort' | 'authority';
 
 const OBJECTIONS: Array<{ topic: ObjectionTopic; pattern: RegExp; needsConcern: boolean }> = [
-  { topic: 'price', pattern: /\b(too expensive|expensive|not cheap|can'?t afford|cheaper|discount|over (our |my )?budget|no budget|budget (is |was )?(tight|limited|frozen|cut|gone))\b/i, needsConcern: false },
+  { topic: 'price', pattern: /\b(too expensive|expensive|not cheap|can'?t afford|don'?t have (the |a |any )?budget|cheaper|discount|over (our |my )?budget|no budget|budget (is |was )?(tight|limited|frozen|cut|gone))\b/i, needsConcern: false },
   { topic: 'price', pattern: /\b(price|pricing|priced|cost|costs|budget)\b/i, needsConcern: true },
   { topic: 'security', pattern: /\b(security|secure|compliance|compliant|soc ?2|gdpr|hipaa|iso ?27001|data (residency|privacy|protection)|infosec|pen(etration)? test|legal review|procurement|dpa)\b/i, needsConcern: false },
   { topic: 'timing', pattern: /\b(not (the )?right time|bad time|too busy|bandwidth|timing|hiring freeze|code freeze|not a priority|other priorities|in the middle of)\b/i, needsConcern: false },
@@ -217,17 +221,23 @@ const POSITIVE = /\b(great|love|like (that|this|it|the)|interested|excited|helpf
 const NEGATIVE =
   /\b(not interested|no thanks|waste of (my |our )?time|not convinced|don'?t see (the|how|why)|doubt|skeptic\w*|sceptic\w*|unhappy|disappointed|not for us|pass on|not a fit|not (good|great|helpful|useful)|not now)\b/i;
 
+/** Each cue counts up to twice: "out of date … basically a guess" says more than either alone. */
 function painScore(text: string): number {
   let score = 0;
-  for (const [cue, weight] of PAIN_CUES) if (cue.test(text)) score += weight;
+  for (const [cue, weight] of PAIN_CUES) score += weight * Math.min(2, text.match(cue)?.length ?? 0);
   return score;
 }
 
-export function objectionTopic(text: string): ObjectionTopic | null {
-  for (const { topic, pattern, needsConcern } of OBJECTIONS) {
-    if (pattern.test(text) && (!needsConcern || CONCERN.test(text.replace(pattern, '')))) return topic;
-  }
-  return null;
+/** Every topic an objection touches, most pressing first: "too expensive, and we already use HubSpot". */
+function objectionTopics(text: string): ObjectionTopic[] {
+  const topics = OBJECTIONS.filter(
+    ({ pattern, needsConcern }) => pattern.test(text) && (!needsConcern || CONCERN.test(text.replace(pattern, ''))),
+  ).map(({ topic }) => topic);
+  return [...new Set(topics)];
+}
+
+function objectionTopic(text: string): ObjectionTopic | null {
+  return objectionTopics(text)[0] ?? null;
 }
 
 function analyseCall(ctx: AnalyseContext): AnalysisOutput {
@@ -241,7 +251,8 @@ function analyseCall(ctx: AnalyseContext): AnalysisOutput {
   for (const u of theirs) {
     const question = u.text.endsWith('?');
     const score = question ? 0 : painScore(u.text);
-    const topic = objectionTopic(u.text);
+    // "Can you send me the security documents?" is a next step, not an objection.
+    const topic = REQUEST.test(u.text) ? null : objectionTopic(u.text);
     // "We already use spreadsheets and it's a nightmare" is a pain, not loyalty to a vendor.
     const strongPain = score >= 3 && (topic === 'incumbent' || topic === 'effort');
     if (topic && !strongPain) objections.push(u);
@@ -274,8 +285,8 @@ function analyseCall(ctx: AnalyseContext): AnalysisOutput {
 function sentimentOf(theirs: Utterance[], signals: number, objections: number): AnalysisOutput['sentiment'] {
   let score = signals - objections * 0.5;
   for (const u of theirs) {
-    if (NEGATIVE.test(u.text)) score -= 1.5;
-    else if (POSITIVE.test(u.text)) score += 1;
+    if (NEGATIVE.test(u.said)) score -= 1.5;
+    else if (POSITIVE.test(u.said)) score += 1;
   }
   if (score >= 2) return 'positive';
   if (score <= -1) return 'negative';
@@ -305,6 +316,8 @@ interface Concern {
   /** A short noun phrase for a subject line: "15 hours a week copying call notes", "manual data entry". */
   phrase: string;
   kind: PainKind;
+  /** What the time goes on, when the prospect put a number on it: "copying call notes into Salesforce". */
+  activity?: string;
 }
 
 const STOP_AT = /^(and|but|because|which|so|that|when|while|just|every|each|then|or|since|to)$/i;
@@ -340,18 +353,43 @@ const KIND_PHRASES: Record<PainKind, string> = {
   cost: 'the cost of the current process',
   visibility: 'the lack of visibility',
   slow: 'slow turnaround',
-  other: 'what you raised on our call',
+  other: 'what you shared on our call',
 };
 
-export function concernOf(pain: string | undefined): Concern {
+const TOPIC_PHRASES: Record<ObjectionTopic, string> = {
+  price: 'budget',
+  timing: 'timing',
+  security: 'the security review',
+  incumbent: 'your current setup',
+  effort: 'the effort to get started',
+  authority: 'getting sign-off',
+};
+
+/** The concern the e-mail is about: the strongest pain point, else the first objection. */
+function mainConcern(analysis: AnalysisOutput): Concern {
+  const pain = analysis.painPoints[0];
+  if (pain) return concernOf(pain);
+  const topic = analysis.objections.map(objectionTopic).find((t): t is ObjectionTopic => t !== null);
+  return topic ? { phrase: TOPIC_PHRASES[topic], kind: 'other' } : { phrase: KIND_PHRASES.other, kind: 'other' };
+}
+
+function concernOf(pain: string | undefined): Concern {
   if (!pain) return { phrase: KIND_PHRASES.other, kind: 'other' };
   const kind = kindOf(pain);
 
-  const quantity =
+  const hours =
     /(?:about |around |roughly |over |nearly |almost |at least )?(\d[\d,.]*\+?\s*(?:hours?|hrs|days?|minutes?|mins)(?:\s+(?:a|per|each|every)\s+(?:week|day|month|rep|person|head))?)\s*(.*)$/i.exec(pain);
-  if (quantity) {
-    const activity = firstWords(quantity[2]!.replace(/^(on|doing|spent|just|of|in)\s+/i, ''), 5);
-    return { phrase: activity ? `${quantity[1]} ${/^\w+ing\b/i.test(activity) ? '' : 'on '}${activity}` : quantity[1]!, kind: 'time' };
+  if (hours) {
+    const activity = firstWords(hours[2]!.replace(/^(on|doing|spent|just|of|in)\s+/i, ''), 5);
+    if (!activity) return { phrase: hours[1]!, kind: 'time' };
+    const gerund = /^\w+ing\b/i.test(activity);
+    return { phrase: `${hours[1]} ${gerund ? '' : 'on '}${activity}`, kind: 'time', activity: gerund ? activity : `on ${activity}` };
+  }
+
+  const money = /((?:[$€£]\s?\d[\d,.]*\s?k?|\d[\d,.]*\s?k? (?:dollars|euros|pounds))(?:\s+(?:a|per|each|every)\s+(?:week|month|year|quarter))?)\s*(.*)$/i.exec(pain);
+  if (money && kind === 'cost') {
+    const on = /^on\s+/i.test(money[2]!) ? firstWords(money[2]!.replace(/^on\s+/i, ''), 4) : '';
+    return { phrase: on ? `${money[1]} on ${on}` : `${money[1]} in cost`, kind: 'cost' };
   }
 
   const struggle = /\bstruggl\w* (?:with|to) (.+)$/i.exec(pain);
@@ -372,11 +410,12 @@ export function concernOf(pain: string | undefined): Concern {
     const thing = state[1]!.toLowerCase();
     const adjective = state[2]!.toLowerCase();
     const phrase = /^(slow|manual|broken|clunky|outdated|unreliable)$/.test(adjective)
-      ? `${adjective} ${thing}`
+      ? `the ${adjective} ${thing}`
       : adjective === 'out of date'
-        ? `out-of-date ${thing}`
-        : thing;
-    return { phrase, kind };
+        ? `the out-of-date ${thing}`
+        : `the ${thing}`;
+    const stateKind: PainKind = adjective === 'slow' ? 'slow' : adjective === 'manual' ? 'manual' : /date|outdated|unreliable/.test(adjective) ? 'errors' : kind;
+    return { phrase, kind: stateKind };
   }
 
   return { phrase: KIND_PHRASES[kind], kind };
@@ -440,13 +479,13 @@ function chooseStrategy(ctx: StrategiseContext): StrategyOutput {
   const company = companyOf(ctx);
   const firstName = firstNameOf(ctx.lead.name) ?? ctx.lead.name;
   const pain = ctx.analysis.painPoints[0];
-  const concern = concernOf(pain ?? ctx.analysis.objections[0]);
+  const concern = mainConcern(ctx.analysis);
   const fact = relevantFacts(ctx.research.facts, ctx.analysis, 1)[0];
   const pilot = mentionsPilot(ctx);
 
   const angle = [
-    pain ? `Lead with ${concern.phrase}, in ${firstName}'s own words ("${pain}")` : `Build on the call with ${company}`,
-    fact ? `and connect it to what ${company}'s site says ("${fact.text}")` : null,
+    pain ? `Lead with ${concern.phrase}, in ${firstName}’s own words (“${pain}”)` : `Build on the call with ${company}`,
+    fact ? `and connect it to what ${possessive(company)} site says (“${fact.text}”)` : null,
     pilot ? 'then propose a short pilot' : 'then propose a short follow-up call',
   ]
     .filter(Boolean)
@@ -460,7 +499,7 @@ function chooseStrategy(ctx: StrategiseContext): StrategyOutput {
     kinds.add(c.kind);
     propositions.push(proposition(c));
   }
-  const topics = new Set(ctx.analysis.objections.map(objectionTopic).filter((t): t is ObjectionTopic => t !== null));
+  const topics = new Set(ctx.analysis.objections.flatMap(objectionTopics));
   if (topics.has('price')) propositions.push('Prove the value in a small first step before any larger commitment');
   if (topics.has('security')) propositions.push('Answer the security questions early so the review does not hold things up');
   if (topics.has('incumbent')) propositions.push('Start without replacing the tools the team already uses');
@@ -483,6 +522,10 @@ function chooseStrategy(ctx: StrategiseContext): StrategyOutput {
   };
 }
 
+function possessive(name: string): string {
+  return /s$/i.test(name) ? `${name}’` : `${name}’s`;
+}
+
 function proposition(concern: Concern): string {
   switch (concern.kind) {
     case 'time':
@@ -490,32 +533,40 @@ function proposition(concern: Concern): string {
     case 'manual':
       return `Take ${concern.phrase.startsWith('the ') ? concern.phrase : `the ${concern.phrase}`} off the team’s plate`;
     case 'errors':
-      return `Cut down on ${concern.phrase}`;
+    case 'visibility':
+      return concern.phrase.startsWith('the ') ? `Fix ${concern.phrase}` : `Cut down on ${concern.phrase}`;
     case 'morale':
       return 'Take the grind off the team so they can focus on the work that matters';
     case 'cost':
-      return `Bring down ${concern.phrase.startsWith('the ') ? concern.phrase : `the cost behind ${concern.phrase}`}`;
-    case 'visibility':
-      return `Fix ${concern.phrase}`;
+      return /^[$€£\d]/.test(concern.phrase) ? `Bring the ${concern.phrase.replace(/ in cost$/, '')} down` : `Bring down ${concern.phrase}`;
     case 'slow':
-      return `Speed up ${concern.phrase.replace(/^slow /, '')}`;
+      return `Speed up ${concern.phrase.replace(/^(the )?slow /, 'the ')}`;
     default:
       return `Solve ${concern.phrase}`;
   }
 }
 
 function callToAction(ctx: StrategiseContext, company: string, concern: Concern, pilot: boolean): string {
+  const notNow = ctx.analysis.objections.some((o) => objectionTopics(o).includes('timing')) || ctx.analysis.sentiment === 'negative';
+  if (notNow && !pilot) {
+    return 'Would it help if I checked back in a couple of months? Until then, I’m happy to send anything that would be useful when the timing is right.';
+  }
   const resultsCondition = ctx.analysis.buyingSignals.some((s) => /\bif\b.{0,80}\b(shows?|proves?|works?|results?)\b/i.test(s));
   if (pilot) {
     const length = /\b(one|two|three|four|six|\d{1,2})[- ]week (pilot|trial)\b/i.exec(ctx.call.transcript)?.[1];
     const pilotName = length ? `a ${length.toLowerCase()}-week pilot` : 'a short pilot';
-    const focus = concern.kind === 'other' ? '' : `, measured on ${concern.phrase},`;
+    const focus = concern.activity
+      ? `, measured on the time spent ${concern.activity},`
+      : concern.kind === 'other'
+        ? ''
+        : `, focused on ${concern.phrase},`;
     return `Would ${pilotName} with a few people on your team${focus} work for you? ${
       resultsCondition ? 'If it shows results, we can plan the rollout from there.' : 'I can send a one-page plan this week.'
     }`;
   }
   if (ctx.analysis.nextSteps.some((s) => /\b(demo|meet|call|calendar|schedule|book)\b/i.test(s))) {
-    return 'Does 30 minutes next week work to go through it in detail? Send me a time that suits you and I will confirm.';
+    const demo = ctx.analysis.nextSteps.some((s) => /\bdemo\b/i.test(s));
+    return `Does 30 minutes next week work ${demo ? 'for the demo' : 'to go through the details'}? Send me a time that suits you and I’ll confirm.`;
   }
   return `Would you have 20 minutes next week to go through how this could work for ${company}?`;
 }
@@ -535,7 +586,7 @@ interface Style {
 }
 
 /** Reads a reviewer's feedback for the requests a rule can honour. */
-export function readFeedback(feedback: string | null | undefined): Style {
+function readFeedback(feedback: string | null | undefined): Style {
   const text = (feedback ?? '').trim();
   const style: Style = { formal: false, casual: false, short: false, long: false, reworded: false, mentions: [], omissions: [] };
   if (!text) return style;
@@ -581,29 +632,56 @@ const PRONOUNS: Array<[RegExp, string]> = [
   [/\bourselves\b/g, 'yourselves'],
 ];
 
-/** "We spend hours on it." → "you spend hours on it", or null when a faithful rewording is not safe. */
-function inSecondPerson(sentence: string): string | null {
+const THIRD_PERSON_VERBS: Record<string, string> = { is: 'are', was: 'were', has: 'have', does: 'do', "'s": "'re", '’s': '’re' };
+
+/**
+ * "We spend hours on it." → "you spend hours on it"; from call notes, "She is frustrated…" → "you are
+ * frustrated…". Null when a faithful rewording is not safe.
+ */
+function inSecondPerson(sentence: string, leadFirstName: string | null): string | null {
   if (/\b(you|your|yours|let me|let us)\b/i.test(sentence) || /["“”]/.test(sentence)) return null;
   let text = sentence.replace(/[.!…]+$/, '');
-  text = text.replace(/^They\b/, 'you').replace(/^Their\b/, 'your');
+  const subject = leadFirstName ? `She|He|${escapeRegExp(leadFirstName)}` : 'She|He';
+  const third = new RegExp(String.raw`^(?:${subject})(['’]s)?\s+((?:also|really|still|often|usually|never|always|just)\s+)?(\w+)`).exec(text);
+  if (third) {
+    const [whole, contraction, adverb = '', verb = ''] = third;
+    const agreed = contraction
+      ? `you${THIRD_PERSON_VERBS[contraction]} ${adverb}${verb}`
+      : `you ${adverb}${THIRD_PERSON_VERBS[verb] ?? verb.replace(/(?<![su])s$/, '').replace(/ie$/, 'y')}`;
+    text = agreed + text.slice(whole.length);
+    text = text.replace(/\b(her|his)\b/g, 'your').replace(/\b(him)\b/g, 'you').replace(/\b(herself|himself)\b/g, 'yourself');
+  }
+  text = text.replace(/^They(['’]re)\b/, 'you$1').replace(/^They\b/, 'you').replace(/^Their\b/, 'your');
   for (const [pattern, replacement] of PRONOUNS) text = text.replace(pattern, replacement);
-  return lowerFirst(text);
+  return lowerCommonStart(text);
+}
+
+/** Lower-cases the first word when it is an ordinary word, so "Salesforce is slow" keeps its capital. */
+function lowerCommonStart(text: string): string {
+  const first = text.split(/\s+/)[0]?.toLowerCase().replace(/[^a-z’']/g, '') ?? '';
+  return COMMON_STARTS.has(first) ? text.charAt(0).toLowerCase() + text.slice(1) : text;
 }
 
 /** A research fact put into a sentence that says where it came from, never reworded beyond pronouns. */
-function factSentence(fact: Fact, formal: boolean): string {
-  const opener = formal ? 'I also noted on your website that' : 'I also saw on your site that';
+function factSentence(fact: Fact, formal: boolean, another: boolean): string {
+  const opener = another ? 'It also says that' : formal ? 'I also noted on your website that' : 'I also saw on your site that';
   const text = fact.text.replace(/[.!…]+$/, '');
-  const reworded = /\b(you|your)\b/i.test(text) || !/^[A-Z0-9]/.test(text) ? null : inSecondPerson(text);
+  const reworded = /\b(you|your)\b/i.test(text) || !/^[A-Z0-9]/.test(text) ? null : inSecondPerson(text, null);
   if (reworded && /^(you|your)\b/.test(reworded)) return `${opener} ${reworded}.`;
   if (!/\b(you|your)\b/i.test(text)) {
-    const first = text.split(/\s+/)[0]!.toLowerCase();
-    return `${opener} ${COMMON_STARTS.has(first) ? lowerFirst(text) : text}.`;
+    return `${opener} ${lowerCommonStart(text)}.`;
   }
   return `${formal ? 'Your website says' : 'Your site says'}: “${fact.text.replace(/\s+$/, '')}”`;
 }
 
-const COMMON_STARTS = new Set(['more', 'over', 'the', 'a', 'an', 'today', 'since', 'every', 'each', 'all', 'most', 'customers', 'teams', 'in', 'with', 'from', 'founded', 'nearly', 'almost', 'about', 'around', 'plans', 'pricing', 'thousands', 'hundreds', 'millions', 'some', 'many']);
+const COMMON_STARTS = new Set([
+  'a', 'about', 'after', 'all', 'almost', 'also', 'an', 'around', 'at', 'because', 'before', 'customers', 'during', 'each',
+  'even', 'every', 'everyone', 'everything', 'for', 'founded', 'from', 'getting', 'half', 'hundreds', 'if', 'in', 'it',
+  'it’s', "it's", 'its', 'just', 'keeping', 'last', 'many', 'millions', 'more', 'most', 'nearly', 'no', 'nobody', 'none',
+  'now', 'often', 'on', 'once', 'one', 'only', 'over', 'plans', 'pricing', 'right', 'since', 'so', 'some', 'sometimes',
+  'still', 'teams', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'those', 'thousands', 'today',
+  'too', 'two', 'three', 'usually', 'we', 'when', 'with', 'you', 'you’re', 'you’ve', 'you’d', 'you’ll', 'your',
+]);
 
 function objectionSentence(topic: ObjectionTopic, pilot: boolean): string {
   switch (topic) {
@@ -624,10 +702,17 @@ function objectionSentence(topic: ObjectionTopic, pilot: boolean): string {
   }
 }
 
-function valueSentence(concern: Concern, proposition: string | undefined): string {
-  if (proposition) return `The aim would be simple: ${lowerFirst(proposition.replace(/[.!]+$/, ''))}.`;
-  return `I’d like to help you with ${concern.phrase}.`;
-}
+/** Why the concern is worth solving, said without repeating it and without a claim about their company. */
+const WORTH_SOLVING: Record<PainKind, string> = {
+  time: 'That’s time your team could spend on more valuable work, and it’s the first thing I’d want to give back.',
+  manual: 'Nobody should have to do that by hand, and it’s the first thing I’d want to take off your team’s plate.',
+  errors: 'Getting that right at the source would save a lot of rework further down the line.',
+  morale: 'That kind of grind wears a team down, and it’s the part I’d most like to take away.',
+  cost: 'That adds up quickly, so it’s worth seeing what a better setup would save.',
+  visibility: 'It’s hard to plan well without that view, so it’s the first thing I’d want to fix.',
+  slow: 'Speeding that up is where I think we could help most.',
+  other: 'That’s where I think we could help most.',
+};
 
 function callDate(occurredAt: Date | null): string {
   if (!occurredAt || Number.isNaN(occurredAt.getTime())) return '';
@@ -639,23 +724,32 @@ const CONTRACTIONS: Array<[RegExp, string]> = [
   [/\bI’d\b|\bI'd\b/g, 'I would'],
   [/\bI’ll\b|\bI'll\b/g, 'I will'],
   [/\bI’ve\b|\bI've\b/g, 'I have'],
-  [/\byou’re\b|\byou're\b/g, 'you are'],
-  [/\byou’ve\b|\byou've\b/g, 'you have'],
-  [/\byou’ll\b|\byou'll\b/g, 'you will'],
-  [/\byou’d\b|\byou'd\b/g, 'you would'],
-  [/\bdoesn’t\b|\bdoesn't\b/g, 'does not'],
-  [/\bdon’t\b|\bdon't\b/g, 'do not'],
-  [/\bwon’t\b|\bwon't\b/g, 'will not'],
-  [/\bcan’t\b|\bcan't\b/g, 'cannot'],
-  [/\bit’s\b|\bit's\b/g, 'it is'],
-  [/\bthat’s\b|\bthat's\b/g, 'that is'],
+  [/\byou’re\b|\byou're\b/gi, 'you are'],
+  [/\byou’ve\b|\byou've\b/gi, 'you have'],
+  [/\byou’ll\b|\byou'll\b/gi, 'you will'],
+  [/\byou’d\b|\byou'd\b/gi, 'you would'],
+  [/\bdoesn’t\b|\bdoesn't\b/gi, 'does not'],
+  [/\bdon’t\b|\bdon't\b/gi, 'do not'],
+  [/\bwon’t\b|\bwon't\b/gi, 'will not'],
+  [/\bcan’t\b|\bcan't\b/gi, 'cannot'],
+  [/\bit’s\b|\bit's\b/gi, 'it is'],
+  [/\bthat’s\b|\bthat's\b/gi, 'that is'],
+  [/\bthere’s\b|\bthere's\b/gi, 'there is'],
+  [/\blet’s\b|\blet's\b/gi, 'let us'],
+  [/\bwe’re\b|\bwe're\b/gi, 'we are'],
+  [/\bwe’ll\b|\bwe'll\b/gi, 'we will'],
 ];
 
 /** Expands contractions in the writer's own words; quoted words stay as they were said. */
 function formalise(text: string): string {
+  const expand = (part: string): string =>
+    CONTRACTIONS.reduce(
+      (t, [pattern, full]) => t.replace(pattern, (found) => (/^[A-Z]/.test(found) ? sentenceCase(full) : full)),
+      part,
+    );
   return text
     .split(/(“[^”]*”|"[^"]*")/)
-    .map((part, i) => (i % 2 === 1 ? part : CONTRACTIONS.reduce((t, [pattern, full]) => t.replace(pattern, full), part)))
+    .map((part, i) => (i % 2 === 1 ? part : expand(part)))
     .join('');
 }
 
@@ -676,6 +770,7 @@ function subjectLine(company: string, concern: Concern, style: Style): string {
       : style.reworded || style.casual
         ? (c: string) => `${shortCompany}: about ${c}`
         : (c: string) => `Following up: ${c} at ${shortCompany}`;
+  if (concern.phrase === KIND_PHRASES.other) return `${shortCompany}: following up on our call`.slice(0, 80);
   return fit(make) ?? fit((c) => `${shortCompany}: ${c}`) ?? `Following up with ${shortCompany}`.slice(0, 80);
 }
 
@@ -684,7 +779,7 @@ function writeDraft(ctx: WriteContext): WriterOutput {
   const company = companyOf(ctx);
   const firstName = firstNameOf(ctx.lead.name);
   const pain = ctx.analysis.painPoints[0];
-  const concern = concernOf(pain ?? ctx.analysis.objections[0]);
+  const concern = mainConcern(ctx.analysis);
   const pilot = mentionsPilot(ctx);
 
   const greeting = style.formal
@@ -695,37 +790,48 @@ function writeDraft(ctx: WriteContext): WriterOutput {
   const opening = style.formal
     ? `Thank you for taking the time to speak with me${date}.`
     : style.reworded
-      ? `I’ve been thinking about our conversation${date} and what you said about ${concern.phrase}.`
+      ? `I’ve been thinking some more about our conversation${date}.`
       : style.short
         ? `Thanks for the call${date}.`
         : `Thanks again for your time on our call${date}.`;
 
   const concernParagraph: string[] = [];
   if (pain) {
-    const reworded = inSecondPerson(pain);
+    const reworded = inSecondPerson(pain, firstName);
+    const mentionsCompany = pain.toLowerCase().includes(company.toLowerCase());
     concernParagraph.push(
       reworded
-        ? `You mentioned that ${reworded} at ${company}.`.replace(/ at (.+) at \1\.$/, ' at $1.')
-        : `You put it this way when we spoke about ${company}: “${pain}”`,
+        ? `You mentioned that ${mentionsCompany ? '' : `at ${company}, `}${reworded}.`
+        : `When we spoke about ${company}, you put it this way: “${pain}”`,
     );
+    if (!style.short) concernParagraph.push(WORTH_SOLVING[concern.kind]);
     if (style.long && ctx.analysis.painPoints[1]) {
-      const second = inSecondPerson(ctx.analysis.painPoints[1]);
+      const second = inSecondPerson(ctx.analysis.painPoints[1], firstName);
       if (second) concernParagraph.push(`You also said that ${second}.`);
     }
-    if (!style.short) concernParagraph.push(valueSentence(concern, ctx.strategy.valuePropositions[0]));
+  } else if (ctx.analysis.objections[0]) {
+    const reworded = inSecondPerson(ctx.analysis.objections[0], firstName);
+    concernParagraph.push(
+      reworded
+        ? `You were clear that ${reworded}. I appreciate the candour about where ${company} stands.`
+        : `I appreciated your candour about where ${company} stands: “${ctx.analysis.objections[0]}”`,
+    );
   } else {
-    concernParagraph.push(`I’ve been thinking about ${concern.phrase} for ${company}.`);
+    concernParagraph.push(`It was good to hear how things work at ${company}.`);
   }
 
   const facts = style.short ? [] : relevantFacts(ctx.research.facts, ctx.analysis, style.long ? 2 : 1);
-  const factParagraph = facts.map((fact) => factSentence(fact, style.formal)).join(' ');
+  const factParagraph = facts.map((fact, i) => factSentence(fact, style.formal, i > 0)).join(' ');
 
-  const topic = ctx.analysis.objections.map(objectionTopic).find((t): t is ObjectionTopic => t !== null);
-  const objectionParagraph = topic && !style.short ? objectionSentence(topic, pilot) : '';
+  const topics = [...new Set(ctx.analysis.objections.flatMap(objectionTopics))];
+  const objectionParagraph = style.short ? '' : topics.slice(0, 2).map((t) => objectionSentence(t, pilot)).join(' ');
 
   const mentionParagraph = style.mentions.map((m) => `I also wanted to mention ${m.replace(/[.!]+$/, '')}.`).join(' ');
 
-  const nextStep = style.long ? ctx.analysis.nextSteps.find((s) => /^(I’ll|I'll|I will)\b/.test(s)) : undefined;
+  // Only a promise that reads on its own: "I'll send it over" would leave the reader guessing what "it" is.
+  const nextStep = style.long
+    ? ctx.analysis.nextSteps.find((s) => /^(I’ll|I'll|I will)\b/.test(s) && !/\b(it|that|this|them)\b/i.test(s))
+    : undefined;
   const cta = [nextStep ? `As promised, ${lowerFirst(nextStep)}` : '', ensureStop(ctx.strategy.callToAction)].filter(Boolean).join(' ');
 
   const closing = style.formal ? 'Kind regards,' : style.casual ? 'Cheers,' : 'Best,';

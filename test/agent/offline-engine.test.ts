@@ -1,0 +1,242 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { RunContext } from '../../src/agent/engine.ts';
+import { offlineEngine } from '../../src/agent/engines/offline.ts';
+import { assertStepOutput, type AnalysisOutput, type ResearchOutput, type StrategyOutput, type WriterOutput } from '../../src/agent/outputs.ts';
+
+const DISCOVERY_CALL = `[00:00:04] Grace: Thanks for making the time, Ada. How are things going with the sales team?
+[00:00:11] Ada: Honestly, um, not great. My reps spend about 15 hours a week copying call notes into Salesforce.
+[00:00:25] Grace: That's a lot. A lot of teams struggle with manual data entry, and it's frustrating.
+[00:00:31] Ada: Yeah, and they're exhausted, half of them update the pipeline report on Sunday evenings.
+[00:00:40] Ada: And the CRM is always out of date, so our forecast is basically a guess.
+[00:00:52] Grace: What have you tried so far?
+[00:00:58] Ada: We tried a virtual assistant agency but it cost us $4,000 a month and the notes were full of mistakes.
+[00:01:15] Grace: Got it. How do you think about budget for this?
+[00:01:19] Ada: We have budget approved for Q3. But honestly, price is my main worry after the agency.
+[00:01:30] Ada: Security will also be a question, our IT team needs SOC 2 before anything touches customer data.
+[00:01:41] Grace: Understood, we can share our SOC 2 report.
+[00:01:47] Ada: If a pilot shows results with the Leeds team, I can sign off on a rollout to all 40 reps by the end of September.
+[00:02:02] Grace: Great. How about a two-week pilot with the Leeds team?
+[00:02:06] Ada: That sounds good. Can you send me the security documentation first?
+[00:02:12] Grace: I'll send it over today, and I'll put together a pilot plan by Friday.
+[00:02:20] Ada: Perfect, I'll loop in our CFO, Tom, for the kickoff.`;
+
+const FACTS = [
+  { text: 'Kestrel is a route-planning platform for regional carriers.', source: 'https://kestrel.example/' },
+  { text: 'More than 340 carriers in 11 countries plan their deliveries with Kestrel.', source: 'https://kestrel.example/' },
+  { text: 'We raised a Series B of €30 million in 2023, led by Northzone.', source: 'https://kestrel.example/about' },
+];
+
+function researched(facts = FACTS, title: string | null = 'Kestrel Logistics | Route planning for regional carriers'): ResearchOutput {
+  return {
+    engine: 'offline',
+    website: { url: 'https://www.kestrel.example', fetched: facts.length > 0, status: 200, error: null, title, description: null, summary: null },
+    facts,
+    sources: facts.length > 0 ? ['https://kestrel.example/'] : [],
+  };
+}
+
+function context(overrides: { transcript?: string; companyName?: string | null; senderName?: string | null; research?: ResearchOutput } = {}): RunContext & { research: ResearchOutput } {
+  return {
+    runId: '6a0c6c1e-5a3e-4b8e-9b57-2f1c1a7d9e10',
+    lead: {
+      id: 'lead-1',
+      name: 'Ada Lovelace',
+      email: 'ada@kestrel.example',
+      companyName: overrides.companyName === undefined ? 'Kestrel Logistics' : overrides.companyName,
+      companyWebsite: 'https://www.kestrel.example',
+    },
+    call: { id: 'call-1', title: 'Discovery', transcript: overrides.transcript ?? DISCOVERY_CALL, occurredAt: new Date('2025-03-03T10:00:00Z') },
+    senderName: overrides.senderName === undefined ? 'Grace Hopper' : overrides.senderName,
+    research: overrides.research ?? researched(),
+  };
+}
+
+async function pipeline(ctx: RunContext & { research: ResearchOutput }, feedback?: string) {
+  const analysis: AnalysisOutput = await offlineEngine.analyse(ctx);
+  assertStepOutput('ANALYSIS', analysis);
+  const strategy: StrategyOutput = await offlineEngine.strategise({ ...ctx, analysis });
+  assertStepOutput('STRATEGY', strategy);
+  const draft: WriterOutput = await offlineEngine.write({ ...ctx, analysis, strategy, feedback: feedback ?? null });
+  assertStepOutput('WRITER', draft);
+  return { analysis, strategy, draft };
+}
+
+describe('offline engine: analyse', () => {
+  it('keeps the prospect’s own words, cleaned up, one sentence each', async () => {
+    const { analysis } = await pipeline(context());
+    assert.equal(analysis.engine, 'offline');
+    assert.equal(analysis.painPoints[0], 'My reps spend about 15 hours a week copying call notes into Salesforce.');
+    assert.ok(analysis.painPoints.includes('The CRM is always out of date, so our forecast is basically a guess.'));
+    assert.ok(analysis.painPoints.some((p) => p.includes('exhausted')));
+    for (const list of [analysis.painPoints, analysis.objections, analysis.buyingSignals, analysis.nextSteps]) {
+      for (const sentence of list) {
+        assert.doesNotMatch(sentence, /\bum\b|^\[|^(Ada|Grace):/, sentence);
+        assert.match(sentence, /^[A-Z].*[.!?]$/, sentence);
+      }
+    }
+  });
+
+  it('takes pain points from the prospect, not from the rep', async () => {
+    const { analysis } = await pipeline(context());
+    assert.ok(!analysis.painPoints.some((p) => /struggle with manual data entry/.test(p)), 'the rep’s line is not a pain point');
+  });
+
+  it('finds objections, buying signals, next steps and the sentiment', async () => {
+    const { analysis } = await pipeline(context());
+    assert.deepEqual(analysis.objections, [
+      'Price is my main worry after the agency.',
+      'Security will also be a question, our IT team needs SOC 2 before anything touches customer data.',
+    ]);
+    assert.ok(analysis.buyingSignals.includes('We have budget approved for Q3.'));
+    assert.ok(analysis.buyingSignals.some((s) => s.startsWith('If a pilot shows results')));
+    assert.ok(analysis.nextSteps.includes('Send me the security documentation first.'));
+    assert.ok(analysis.nextSteps.some((s) => s.includes('pilot plan by Friday')));
+    assert.equal(analysis.sentiment, 'positive');
+  });
+
+  it('reads call notes in plain prose', async () => {
+    const notes =
+      'Call notes, 12 May. Ada said their team loses about two days a month reconciling invoices by hand. ' +
+      'She is frustrated that the finance system is slow and that errors slip through to customers. ' +
+      'They already use NetSuite and are worried about another integration. She would like to see a demo next week with her controller.';
+    const { analysis, draft } = await pipeline(context({ transcript: notes }));
+    assert.ok(analysis.painPoints.includes('Their team loses about two days a month reconciling invoices by hand.'));
+    assert.ok(analysis.painPoints.some((p) => p.includes('finance system is slow')));
+    assert.deepEqual(analysis.objections, ['They already use NetSuite and are worried about another integration.']);
+    assert.ok(analysis.nextSteps.some((s) => s.includes('demo next week')));
+    assert.match(draft.body, /you are frustrated that the finance system is slow/);
+    assert.doesNotMatch(draft.body, /\bShe\b/);
+  });
+
+  it('tells the rep apart by the sender’s name, and a hesitant prospect reads as negative', async () => {
+    const call = [
+      'Grace: A lot of teams tell me their reporting is a nightmare and completely manual.',
+      'Ada: We are not convinced we need this, to be honest.',
+      'Ada: It sounds too expensive for a team our size, and we already use HubSpot.',
+      'Grace: Understood.',
+    ].join('\n');
+    const { analysis, strategy } = await pipeline(context({ transcript: call }));
+    assert.deepEqual(analysis.painPoints, []);
+    assert.equal(analysis.objections[0], 'It sounds too expensive for a team our size, and we already use HubSpot.');
+    assert.equal(analysis.sentiment, 'negative');
+    assert.match(strategy.tone, /low-pressure/);
+  });
+
+  it('gives empty lists for an empty transcript', async () => {
+    const { analysis, draft } = await pipeline(context({ transcript: '   ' }));
+    assert.deepEqual(
+      { painPoints: analysis.painPoints, objections: analysis.objections, buyingSignals: analysis.buyingSignals, nextSteps: analysis.nextSteps },
+      { painPoints: [], objections: [], buyingSignals: [], nextSteps: [] },
+    );
+    assert.equal(analysis.sentiment, 'neutral');
+    assert.match(draft.subject, /Kestrel Logistics/);
+  });
+});
+
+describe('offline engine: strategise', () => {
+  it('builds the angle on the strongest pain and a research fact, and offers the pilot that was discussed', async () => {
+    const { strategy } = await pipeline(context());
+    assert.equal(strategy.engine, 'offline');
+    assert.match(strategy.angle, /15 hours a week copying call notes/);
+    assert.match(strategy.angle, /More than 340 carriers/);
+    assert.match(strategy.callToAction, /two-week pilot/);
+    assert.match(strategy.callToAction, /If it shows results/);
+    assert.ok(strategy.valuePropositions.length >= 2);
+    assert.ok(strategy.valuePropositions.some((v) => /small first step/.test(v)), 'answers the price objection');
+    assert.match(strategy.tone, /security/);
+  });
+
+  it('offers a short call when no pilot was mentioned', async () => {
+    const call = 'Ada: Our invoicing is completely manual and it takes us days every month.\nGrace: Thanks, that helps.';
+    const { strategy } = await pipeline(context({ transcript: call }));
+    assert.doesNotMatch(strategy.callToAction, /pilot/);
+    assert.match(strategy.callToAction, /20 minutes next week/);
+  });
+});
+
+describe('offline engine: write', () => {
+  it('writes an e-mail that names the company and the concern, greets by first name and is signed', async () => {
+    const { draft } = await pipeline(context());
+    assert.equal(draft.engine, 'offline');
+    assert.ok(draft.subject.length <= 80);
+    assert.equal(draft.subject, 'Following up: 15 hours a week copying call notes at Kestrel Logistics');
+    assert.ok(draft.body.startsWith('Hi Ada,\n\n'));
+    assert.match(draft.body, /our call on 3 March/);
+    assert.match(draft.body, /Kestrel Logistics/);
+    assert.match(draft.body, /15 hours a week copying call notes into Salesforce/);
+    assert.match(draft.body, /two-week pilot/);
+    assert.ok(draft.body.endsWith('Best,\nGrace Hopper'));
+    assert.doesNotMatch(draft.body, /undefined|null|\[object|\{|\}/);
+  });
+
+  it('states only research facts that are in RESEARCH, at most two', async () => {
+    const { draft } = await pipeline(context());
+    const sentences = draft.body.split(/\n+/).filter((line) => /on your (site|website)|It also says/.test(line));
+    assert.equal(sentences.length, 1);
+    assert.match(sentences[0]!, /more than 340 carriers in 11 countries plan their deliveries with Kestrel/);
+    for (const claim of ['Series B', 'Northzone', 'route-planning platform']) assert.ok(!draft.body.includes(claim), claim);
+
+    const { draft: bare } = await pipeline(context({ research: researched([]) }));
+    assert.doesNotMatch(bare.body, /your site|your website/);
+  });
+
+  it('falls back to the website title, then the host, for the company name', async () => {
+    const { draft: fromTitle } = await pipeline(context({ companyName: null }));
+    assert.match(fromTitle.subject, /Kestrel Logistics/);
+    assert.match(fromTitle.body, /Kestrel Logistics/);
+
+    const { draft: fromHost } = await pipeline(context({ companyName: null, research: researched([], null) }));
+    assert.match(fromHost.subject, /kestrel\.example/);
+    assert.match(fromHost.body, /kestrel\.example/);
+  });
+
+  it('ends without a name when there is no sender', async () => {
+    const { draft } = await pipeline(context({ senderName: null }));
+    assert.ok(draft.body.endsWith('\n\nBest,'));
+  });
+
+  it('is deterministic', async () => {
+    const first = await pipeline(context());
+    const second = await pipeline(context());
+    assert.deepEqual(first, second);
+  });
+
+  describe('with a reviewer’s feedback', () => {
+    it('makes it shorter', async () => {
+      const { draft: before } = await pipeline(context());
+      const { draft } = await pipeline(context(), 'Too long, make it shorter.');
+      assert.ok(draft.body.length < before.body.length * 0.75, `${draft.body.length} vs ${before.body.length}`);
+      assert.match(draft.body, /Kestrel Logistics/);
+      assert.match(draft.body, /15 hours a week/);
+      assert.match(draft.body, /pilot/);
+    });
+
+    it('makes it more formal', async () => {
+      const { draft } = await pipeline(context(), 'Please make it more formal.');
+      assert.ok(draft.body.startsWith('Dear Ada Lovelace,'));
+      assert.match(draft.body, /Kind regards,\nGrace Hopper$/);
+      assert.doesNotMatch(draft.body, /\b(I’m|I’d|it’s|doesn’t|That’s)\b/);
+      assert.match(draft.subject, /^Follow-up to our call/);
+    });
+
+    it('mentions what it is asked to mention', async () => {
+      const { draft } = await pipeline(context(), 'Mention our SOC 2 report.');
+      assert.match(draft.body, /I also wanted to mention our SOC 2 report\./);
+    });
+
+    it('leaves out what it is asked to leave out', async () => {
+      const { draft } = await pipeline(context(), "Don't mention cost.");
+      assert.doesNotMatch(draft.body, /\bcost\b/i);
+      assert.match(draft.body, /On security/);
+    });
+
+    it('changes the draft visibly for feedback it cannot act on', async () => {
+      const { draft: before } = await pipeline(context());
+      const { draft } = await pipeline(context(), 'Hmm, not quite there yet.');
+      assert.notEqual(draft.subject, before.subject);
+      assert.notEqual(draft.body, before.body);
+      assert.match(draft.subject, /Kestrel Logistics/);
+    });
+  });
+});
