@@ -3,14 +3,14 @@
 // A site that cannot be read never fails the step: the output says so and has no facts.
 import * as cheerio from 'cheerio';
 import type { AnyNode } from 'domhandler';
-import type { RunContext } from './engine.ts';
+import type { EngineName, RunContext } from './engine.ts';
 import type { Fact, ResearchOutput } from './outputs.ts';
 import { fetchPage as guardedFetchPage, type FetchPageOptions } from './website.ts';
 
 export interface ResearchOptions {
   fetchPage?: typeof guardedFetchPage;
   allowPrivateHosts: boolean;
-  engine: 'offline' | 'model';
+  engine: EngineName;
 }
 
 const MAX_FACTS = 12;
@@ -122,7 +122,9 @@ export function parsePage(html: string, url: string): ParsedPage {
   });
 
   $(REMOVED).remove();
-  const main = $('main, [role="main"], article').first();
+  // A page of article cards has no one article to prefer; then the whole body is read.
+  let main = $('main, [role="main"]').first();
+  if (main.length === 0 && $('article').length === 1) main = $('article');
   const container = main.length > 0 ? main : $('body');
   container.find(CHROME).remove();
   // Without a <main>, the page's own header (logo, menu) is chrome too; a header inside <main> is content.

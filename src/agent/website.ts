@@ -116,8 +116,8 @@ const systemResolve: ResolveHost = (hostname) =>
 function guardedLookup(options: FetchPageOptions): LookupFunction {
   const resolveHost = options.resolveHost ?? systemResolve;
   return (hostname, lookupOptions, callback) => {
-    resolveHost(hostname).then(
-      (resolved) => {
+    resolveHost(hostname)
+      .then((resolved) => {
         const wanted = lookupOptions.family === 4 || lookupOptions.family === 6 ? lookupOptions.family : 0;
         const addresses = resolved.filter((a) => wanted === 0 || a.family === wanted);
         if (addresses.length === 0) throw new PageError(`${hostname} has no address to connect to.`);
@@ -127,11 +127,15 @@ function guardedLookup(options: FetchPageOptions): LookupFunction {
             if (reason) throw refuseAddress(hostname, a.address, reason);
           }
         }
-        const dialled = options.dialAddress ? addresses.map(options.dialAddress) : addresses;
-        if (lookupOptions.all) callback(null, dialled);
-        else callback(null, dialled[0]!.address, dialled[0]!.family);
-      },
-    ).catch((error: NodeJS.ErrnoException) => callback(error, ''));
+        return options.dialAddress ? addresses.map(options.dialAddress) : addresses;
+      })
+      .then(
+        (addresses) => {
+          if (lookupOptions.all) callback(null, addresses);
+          else callback(null, addresses[0]!.address, addresses[0]!.family);
+        },
+        (error: NodeJS.ErrnoException) => callback(error, ''),
+      );
   };
 }
 
@@ -309,7 +313,7 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
       if (status !== null && REDIRECT_STATUSES.has(status) && location) {
         response.destroy();
         if (redirects >= maxRedirects) throw new PageError(`More than ${maxRedirects} redirects; gave up.`, status);
-        current = new URL(location, target).href;
+        current = redirectTarget(location, target, status);
         continue;
       }
       if (status === null || status < 200 || status > 299) {
@@ -335,6 +339,14 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
     else if (options.signal?.aborted) message = 'The fetch was cancelled.';
     else message = describeFailure(error, host);
     return { ok: false, url: current, status: error instanceof PageError ? error.status ?? status : status, error: message };
+  }
+}
+
+function redirectTarget(location: string, from: URL, status: number): string {
+  try {
+    return new URL(location, from).href;
+  } catch {
+    throw new PageError(`The site redirected to an invalid address: ${location.slice(0, 200)}`, status);
   }
 }
 

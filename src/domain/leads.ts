@@ -1,6 +1,6 @@
 // Leads: the people a workspace sells to. Every query is bounded by the workspace id.
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { DB, LeadsTable, LeadStatus } from '../db/schema.ts';
 import { invalid, notFound } from './errors.ts';
@@ -87,7 +87,8 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
     ...(input.assignedToUserId !== undefined ? { assigned_to_user_id: input.assignedToUserId } : {}),
   };
   const row = await db.updateTable('leads')
-    .set({ ...changes, updated_at: clock.now() })
+    // Never backwards: another process's clock may lag this one's, and updatedAt must not fall before what it was.
+    .set({ ...changes, updated_at: sql<Date>`GREATEST(updated_at, ${clock.now()}::timestamptz)` })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', leadId)
     .returningAll()

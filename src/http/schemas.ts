@@ -137,12 +137,23 @@ export const IdParam = Type.Object({ id: Type.String({ description: 'Identifier 
 export const dataOf = <T extends TSchema>(schema: T) => Type.Object({ data: schema });
 export const listOf = <T extends TSchema>(schema: T) => Type.Object({ data: Type.Array(schema) });
 
+/** An error answer in the OpenAPI document: an RFC 9457 problem, sent as application/problem+json. */
+export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemRef } } });
+
 /** The error answers every authenticated route can give. */
 export const authProblems = {
-  400: ProblemRef,
-  401: ProblemRef,
-  403: ProblemRef,
-  404: ProblemRef,
-  429: ProblemRef,
-  503: ProblemRef,
+  400: problem('The request is invalid; `errors` names each field.'),
+  401: problem('No API key, or a malformed, unknown or revoked one.'),
+  403: problem('The key lacks the scope this endpoint needs; `requiredScope` names it.'),
+  404: problem('No such resource in this workspace.'),
+  429: problem('Too many requests for this key; see `Retry-After`.'),
+  503: problem('The database cannot be reached; see `Retry-After`.'),
+};
+
+/** The further error answers of a POST or PATCH with a JSON body. */
+export const writeProblems = {
+  409: problem('A request with this Idempotency-Key is still in flight.'),
+  413: problem('The body is over 1 MiB.'),
+  415: problem('The body is not application/json.'),
+  422: problem('This Idempotency-Key was used for a different request.'),
 };

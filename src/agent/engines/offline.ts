@@ -386,7 +386,7 @@ function concernOf(pain: string | undefined): Concern {
     return { phrase: `${hours[1]} ${gerund ? '' : 'on '}${activity}`, kind: 'time', activity: gerund ? activity : `on ${activity}` };
   }
 
-  const money = /((?:[$€£]\s?\d[\d,.]*\s?k?|\d[\d,.]*\s?k? (?:dollars|euros|pounds))(?:\s+(?:a|per|each|every)\s+(?:week|month|year|quarter))?)\s*(.*)$/i.exec(pain);
+  const money = /((?:[$€£]\s?\d[\d,.]*(?:\s?k\b)?|\d[\d,.]*(?:\s?k)? (?:dollars|euros|pounds))(?:\s+(?:a|per|each|every)\s+(?:week|month|year|quarter))?)\s*(.*)$/i.exec(pain);
   if (money && kind === 'cost') {
     const on = /^on\s+/i.test(money[2]!) ? firstWords(money[2]!.replace(/^on\s+/i, ''), 4) : '';
     return { phrase: on ? `${money[1]} on ${on}` : `${money[1]} in cost`, kind: 'cost' };
@@ -405,10 +405,10 @@ function concernOf(pain: string | undefined): Concern {
   }
 
   const state =
-    /\b(?:the |our |my |their )?((?:[a-z]+ ){0,2}[a-z]+) (?:is|are) (?:so |really |always |too |completely |just )*(slow|manual|broken|clunky|outdated|unreliable|out of date|a nightmare|a mess|painful|a pain)\b/i.exec(pain);
-  if (state && !/^(it|this|that|there|which|what|everything|everyone|he|she|they|we|i)$/i.test(state[1]!)) {
-    const thing = state[1]!.toLowerCase();
-    const adjective = state[2]!.toLowerCase();
+    /\b(?:is|are) (?:so |really |always |too |completely |just )*(slow|manual|broken|clunky|outdated|unreliable|out of date|a nightmare|a mess|painful|a pain|a problem|an issue|a challenge|a headache|hard|difficult)\b/i.exec(pain);
+  const thing = state ? subjectOf(pain.slice(0, state.index)) : null;
+  if (state && thing) {
+    const adjective = state[1]!.toLowerCase();
     const phrase = /^(slow|manual|broken|clunky|outdated|unreliable)$/.test(adjective)
       ? `the ${adjective} ${thing}`
       : adjective === 'out of date'
@@ -419,6 +419,22 @@ function concernOf(pain: string | undefined): Concern {
   }
 
   return { phrase: KIND_PHRASES[kind], kind };
+}
+
+/**
+ * The thing a clause is about, from the words before its verb: "the dashboard you saw earlier" → "dashboard",
+ * "honestly our CRM" → "crm". Null for a pronoun ("it is slow" names nothing).
+ */
+function subjectOf(before: string): string | null {
+  const clause = before.split(/,|;|\b(?:and|but|because|so|that|since|when)\b/i).at(-1) ?? '';
+  const words = clause.trim().split(/\s+/).filter(Boolean);
+  const start = words.findIndex((w) => !/^(the|our|my|their|your|this|that|these|those|honestly|really|just|also|a|an)$/i.test(w));
+  const noun: string[] = [];
+  for (const word of start < 0 ? [] : words.slice(start)) {
+    if (/^(i|you|we|they|he|she|it|which|who|there|everything|everyone)$/i.test(word)) break;
+    noun.push(word.toLowerCase());
+  }
+  return noun.length > 0 && noun.length <= 3 ? noun.join(' ') : null;
 }
 
 function lowerFirst(text: string): string {
@@ -542,7 +558,8 @@ function proposition(concern: Concern): string {
     case 'slow':
       return `Speed up ${concern.phrase.replace(/^(the )?slow /, 'the ')}`;
     default:
-      return `Solve ${concern.phrase}`;
+      if (concern.phrase === KIND_PHRASES.other) return 'Follow through on what was discussed on the call';
+      return concern.phrase.startsWith('the ') ? `Fix ${concern.phrase}` : `Solve ${concern.phrase}`;
   }
 }
 
@@ -642,7 +659,7 @@ function inSecondPerson(sentence: string, leadFirstName: string | null): string 
   if (/\b(you|your|yours|let me|let us)\b/i.test(sentence) || /["“”]/.test(sentence)) return null;
   let text = sentence.replace(/[.!…]+$/, '');
   const subject = leadFirstName ? `She|He|${escapeRegExp(leadFirstName)}` : 'She|He';
-  const third = new RegExp(String.raw`^(?:${subject})(['’]s)?\s+((?:also|really|still|often|usually|never|always|just)\s+)?(\w+)`).exec(text);
+  const third = new RegExp(String.raw`^(?:${subject})(['’]s)?\s+((?:also|really|still|often|usually|never|always|just)\s+)?([a-z]\w*)`).exec(text);
   if (third) {
     const [whole, contraction, adverb = '', verb = ''] = third;
     const agreed = contraction
@@ -662,16 +679,16 @@ function lowerCommonStart(text: string): string {
   return COMMON_STARTS.has(first) ? text.charAt(0).toLowerCase() + text.slice(1) : text;
 }
 
-/** A research fact put into a sentence that says where it came from, never reworded beyond pronouns. */
+/**
+ * A research fact in a sentence that says where it came from, reworded no further than its pronouns: the site's
+ * "we" is the lead's company, never the sender's. Copy that speaks to the reader ("cut your costs") is quoted.
+ */
 function factSentence(fact: Fact, formal: boolean, another: boolean): string {
   const opener = another ? 'It also says that' : formal ? 'I also noted on your website that' : 'I also saw on your site that';
-  const text = fact.text.replace(/[.!…]+$/, '');
-  const reworded = /\b(you|your)\b/i.test(text) || !/^[A-Z0-9]/.test(text) ? null : inSecondPerson(text, null);
-  if (reworded && /^(you|your)\b/.test(reworded)) return `${opener} ${reworded}.`;
-  if (!/\b(you|your)\b/i.test(text)) {
-    return `${opener} ${lowerCommonStart(text)}.`;
-  }
-  return `${formal ? 'Your website says' : 'Your site says'}: “${fact.text.replace(/\s+$/, '')}”`;
+  const text = fact.text.trim().replace(/[.!…]+$/, '');
+  const reworded = /\b(we|our|ours|us|I|my)\b/.test(text) || /^(We|Our)\b/.test(text) ? inSecondPerson(text, null) : lowerCommonStart(text);
+  if (reworded && !/["“”]/.test(text) && !/\b(you|your)\b/i.test(text)) return `${opener} ${reworded}.`;
+  return `${formal ? 'Your website says' : 'Your site says'}: “${fact.text.trim()}”`;
 }
 
 const COMMON_STARTS = new Set([
@@ -776,6 +793,15 @@ function subjectLine(company: string, concern: Concern, style: Style): string {
 
 function writeDraft(ctx: WriteContext): WriterOutput {
   const style = readFeedback(ctx.feedback);
+  const draft = composeDraft(ctx, style);
+  if (!ctx.feedback?.trim() || style.reworded) return draft;
+  // A request that changed nothing ("leave out the pricing" when there was none) still deserves a new draft.
+  const unchanged = composeDraft(ctx, readFeedback(null));
+  const same = draft.subject === unchanged.subject && draft.body === unchanged.body;
+  return same ? composeDraft(ctx, { ...style, reworded: true }) : draft;
+}
+
+function composeDraft(ctx: WriteContext, style: Style): WriterOutput {
   const company = companyOf(ctx);
   const firstName = firstNameOf(ctx.lead.name);
   const pain = ctx.analysis.painPoints[0];
@@ -843,7 +869,7 @@ function writeDraft(ctx: WriteContext): WriterOutput {
 
   const body = [greeting, ...paragraphs, signature].join('\n\n').slice(0, 5000);
   let subject = subjectLine(company, concern, style);
-  if (style.omissions.some((o) => subject.toLowerCase().includes(o.toLowerCase()))) subject = `Following up with ${company}`.slice(0, 80);
+  if (omit([subject], style.omissions).length === 0) subject = `Following up with ${company}`.slice(0, 80);
   return { engine: 'offline', subject, body };
 }
 
@@ -857,16 +883,16 @@ function omit(paragraphs: string[], omissions: string[]): string[] {
   if (omissions.length === 0) return paragraphs;
   const terms = omissions.flatMap((o) =>
     o
-      .toLowerCase()
-      .replace(/^(the|a|an|any|our|their|your)\s+/, '')
+      .replace(/^(the|a|an|any|our|their|your)\s+/i, '')
       .split(/\s+(?:and|or)\s+|,\s*/)
       .map((t) => t.trim())
-      .filter((t) => t.length >= 3),
+      .filter((t) => t.length >= 3)
+      .map((t) => new RegExp(String.raw`\b${escapeRegExp(t)}`, 'i')),
   );
   return paragraphs
     .map((paragraph) =>
       splitSpoken(paragraph)
-        .filter((sentence) => !terms.some((term) => sentence.toLowerCase().includes(term)))
+        .filter((sentence) => !terms.some((term) => term.test(sentence)))
         .join(' '),
     )
     .filter(Boolean);

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { AppInstance } from '../app.ts';
 import { AppError } from '../../domain/errors.ts';
-import { ProblemRef } from '../schemas.ts';
+import { problem } from '../schemas.ts';
 
 const READY_TIMEOUT_MS = 2_000;
 
@@ -18,7 +18,7 @@ export default async function serviceRoutes(app: AppInstance): Promise<void> {
     schema: {
       summary: 'Readiness: the database answers',
       tags: ['Service'],
-      response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.String() }), 503: ProblemRef },
+      response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.String() }), 503: problem('The database does not answer.') },
     },
   }, async () => {
     let timer: NodeJS.Timeout | undefined;

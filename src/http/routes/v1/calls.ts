@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, Call, CallCreate, Limit, listOf, ProblemRef } from '../../schemas.ts';
+import { authProblems, writeProblems, Call, CallCreate, Limit, listOf } from '../../schemas.ts';
 import { createCall, listCalls } from '../../../domain/calls.ts';
 import { notFound } from '../../../domain/errors.ts';
 
@@ -19,7 +19,7 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
       tags: ['Calls'],
       params: LeadParam,
       body: CallCreate,
-      response: { 201: Call, 409: ProblemRef, 413: ProblemRef, 415: ProblemRef, 422: ProblemRef, ...authProblems },
+      response: { 201: Call, ...writeProblems, ...authProblems },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const call = await createCall(trx, principalOf(request).workspaceId, request.params.leadId, request.body, clock);

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, Cursor, dataOf, IdParam, Lead, LeadCreate, LeadStatus, LeadUpdate, Limit, listOf, ProblemRef } from '../../schemas.ts';
+import { authProblems, writeProblems, Cursor, dataOf, IdParam, Lead, LeadCreate, LeadStatus, LeadUpdate, Limit, listOf } from '../../schemas.ts';
 import { createLead, decodeCursor, encodeCursor, getLead, listLeads, updateLead } from '../../../domain/leads.ts';
 import { notFound } from '../../../domain/errors.ts';
 
@@ -36,7 +36,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
       summary: 'Create a lead',
       tags: ['Leads'],
       body: LeadCreate,
-      response: { 201: Lead, 409: ProblemRef, 413: ProblemRef, 415: ProblemRef, 422: ProblemRef, ...authProblems },
+      response: { 201: Lead, ...writeProblems, ...authProblems },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const lead = await createLead(trx, principalOf(request).workspaceId, request.body, clock);
@@ -60,7 +60,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
       tags: ['Leads'],
       params: IdParam,
       body: LeadUpdate,
-      response: { 200: dataOf(Lead), 413: ProblemRef, 415: ProblemRef, ...authProblems },
+      response: { 200: dataOf(Lead), ...writeProblems, ...authProblems },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const lead = await updateLead(trx, principalOf(request).workspaceId, request.params.id, request.body, clock);

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, Cursor, dataOf, IdParam, Limit, listOf, ProblemRef, Run, RunCreate, RunStatus } from '../../schemas.ts';
+import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunCreate, RunStatus } from '../../schemas.ts';
 import { decodeRunCursor, encodeRunCursor, getRun, listRuns, startRun, type Run as RunRecord } from '../../../domain/runs.ts';
 import { notFound } from '../../../domain/errors.ts';
 
@@ -26,7 +26,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
         + 'A Free-plan workspace that has used its monthly runs gets 402.',
       tags: ['Runs'],
       body: RunCreate,
-      response: { 202: Run, 402: ProblemRef, 409: ProblemRef, 413: ProblemRef, 415: ProblemRef, 422: ProblemRef, ...authProblems },
+      response: { 202: Run, 402: problem('A Free workspace has used its runs this month; adds `limit`, `used`, `resetsAt`.'), ...writeProblems, ...authProblems },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const principal = principalOf(request);
