@@ -119,13 +119,13 @@ function humanResult(command: AdminCommand, result: unknown): string {
   }
 }
 
-async function open(config: Config, logger: Logger): Promise<Database> {
+async function open(config: Config, logger: Logger, migrate = true): Promise<Database> {
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     onPoolError: (error) => logger.warn({ err: error }, 'a database connection was lost'),
   });
-  await database.migrate();
+  if (migrate) await database.migrate();
   return database;
 }
 
@@ -143,8 +143,10 @@ async function claimOrWait(config: Config, logger: Logger): Promise<DataDirClaim
 
 async function runAdmin(config: Config, logger: Logger, command: AdminCommand, json: boolean): Promise<void> {
   let result: unknown;
+  // The migrate command applies the migrations itself, so that it can say which it applied.
+  const migrateFirst = command.command !== 'migrate';
   if (config.databaseUrl) {
-    const database = await open(config, logger);
+    const database = await open(config, logger, migrateFirst);
     try {
       result = await runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate() }, command);
     } finally {
@@ -161,11 +163,13 @@ async function runAdmin(config: Config, logger: Logger, command: AdminCommand, j
         break;
       }
       try {
-        const database = await open(config, logger);
+        const database = await open(config, logger, migrateFirst);
         try {
           const deps = { db: database.db, clock: systemClock, migrate: () => database.migrate() };
+          // Commands sent to us by others are served only once the schema is in place.
+          if (!migrateFirst) result = await runAdminCommand(deps, command);
           claim.serve((next) => runAdminCommand(deps, next));
-          result = await runAdminCommand(deps, command);
+          if (migrateFirst) result = await runAdminCommand(deps, command);
         } finally {
           await database.close();
         }
@@ -255,7 +259,8 @@ async function main(argv: string[]): Promise<void> {
     }
   } catch (error) {
     if (error instanceof AppError) fail(error.message);
-    logger.fatal({ err: error }, 'leadrun stopped');
+    // A service logs the failure with its stack; an admin command says it in one line, like every other error.
+    if (isService) logger.fatal({ err: error }, 'leadrun stopped');
     fail(error instanceof Error ? error.message : String(error));
   }
 }

@@ -102,6 +102,9 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
     async close() {
       for (const client of listeners) await client.end().catch(() => {});
       await db.destroy();
+      // Kysely ends the pool only if it ever used it; `migrate` alone does not, and an idle pooled client keeps
+      // the process alive for pg's idle timeout (10 s).
+      if (!pool.ending) await pool.end();
     },
   };
 }

@@ -123,6 +123,20 @@ describe('offline engine: analyse', () => {
     assert.match(strategy.tone, /low-pressure/);
   });
 
+  it('tells the speakers apart without names: the one asking questions is selling', async () => {
+    const call = [
+      'Speaker 1: How do you handle renewals today? Who owns them?',
+      'Speaker 2: Our renewals live in a spreadsheet and we miss about one in ten of them.',
+      'Speaker 1: What does a missed renewal cost you? And how often does it happen?',
+      'Speaker 2: It is painful, we lost two big customers last quarter.',
+    ].join('\n');
+    const { analysis } = await pipeline(context({ transcript: call }));
+    assert.deepEqual(analysis.painPoints.toSorted(), [
+      'It is painful, we lost two big customers last quarter.',
+      'Our renewals live in a spreadsheet and we miss about one in ten of them.',
+    ]);
+  });
+
   it('gives empty lists for an empty transcript', async () => {
     const { analysis, draft } = await pipeline(context({ transcript: '   ' }));
     assert.deepEqual(
@@ -229,6 +243,12 @@ describe('offline engine: write', () => {
       const { draft } = await pipeline(context(), "Don't mention cost.");
       assert.doesNotMatch(draft.body, /\bcost\b/i);
       assert.match(draft.body, /On security/);
+    });
+
+    it('changes the draft visibly when a request changes nothing', async () => {
+      const { draft: before } = await pipeline(context());
+      const { draft } = await pipeline(context(), 'Leave out the bit about licences.');
+      assert.notEqual(draft.body, before.body);
     });
 
     it('changes the draft visibly for feedback it cannot act on', async () => {

@@ -1,6 +1,8 @@
 // Shortcuts for the worker tests: a lead with a call, runs started through the API, and reads of the run's rows
 // straight from the database (what the worker wrote, not what the API renders).
 import assert from 'node:assert/strict';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Kysely } from 'kysely';
 import type { Engine } from '../../src/agent/engine.ts';
 import { offlineEngine } from '../../src/agent/engines/offline.ts';
@@ -128,4 +130,56 @@ export async function assertFinishedOnce(db: Kysely<DB>, runId: string, attempts
     assert.equal(step.error, null, `${step.node} keeps no error`);
   }
   assert.equal(await draftCount(db, runId), 1, 'exactly one draft');
+}
+
+export interface Website {
+  url: string;
+  /** From now on the home page hangs until release(). */
+  hold(): void;
+  /** Answers every held request and stops holding. */
+  release(): void;
+  /** Requests waiting on hold right now. */
+  held(): number;
+  /** Requests received so far. */
+  requests(): number;
+  close(): Promise<void>;
+}
+
+/** A company website on 127.0.0.1 whose home page can be made to hang, for RESEARCH to be caught in the middle. */
+export async function startWebsite(html: string): Promise<Website> {
+  let holding = false;
+  let received = 0;
+  const waiting = new Set<ServerResponse>();
+  const answer = (res: ServerResponse) => {
+    if (res.destroyed) return;
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+  };
+  const server = createServer((req, res) => {
+    received += 1;
+    if (req.url !== '/') {
+      res.writeHead(404).end();
+      return;
+    }
+    if (!holding) return answer(res);
+    waiting.add(res);
+    res.once('close', () => waiting.delete(res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    hold: () => { holding = true; },
+    release() {
+      holding = false;
+      for (const res of waiting) answer(res);
+      waiting.clear();
+    },
+    held: () => waiting.size,
+    requests: () => received,
+    close: () => new Promise<void>((resolve) => {
+      for (const res of waiting) res.destroy();
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
 }

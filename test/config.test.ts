@@ -1,0 +1,122 @@
+// Configuration (DESIGN §6): the environment becomes a typed Config; a bad value stops the program at start with
+// one clear line naming the variable.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { runLeadrun, tempDir } from './cli/support.ts';
+
+describe('loadConfig', () => {
+  it('has the documented defaults for an empty environment', () => {
+    const config = loadConfig({}, '/srv/leadrun');
+    assert.equal(config.port, 3000);
+    assert.equal(config.freePlanMonthlyRuns, 100);
+    assert.equal(config.rateLimitPerMinute, 600);
+    assert.equal(config.databaseUrl, null, 'no DATABASE_URL: the embedded database');
+    assert.equal(config.dataDir, path.resolve('/srv/leadrun', '.leadrun'));
+    assert.equal(config.llm, null, 'no model settings: the offline engine');
+    assert.equal(config.traceUrlTemplate, null);
+    assert.equal(config.researchAllowPrivateHosts, false);
+    assert.equal(config.logLevel, 'info');
+    assert.match(config.publicUrl, /^http:\/\/[^/]+:3000$/);
+    assert.ok(config.runLeaseMs > 0 && config.runLeaseMs <= 30_000, 'a dead worker\'s run is taken over within 30 s');
+  });
+
+  it('reads every documented variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      PUBLIC_URL: 'https://leads.example.com/',
+      DATABASE_URL: 'postgres://app@db.internal:5432/leadrun',
+      DATA_DIR: 'var/data',
+      FREE_PLAN_MONTHLY_RUNS: '0',
+      RATE_LIMIT_PER_MINUTE: '1200',
+      LLM_BASE_URL: 'http://127.0.0.1:11434/v1',
+      LLM_API_KEY: 'secret',
+      LLM_MODEL: 'llama3.1',
+      TRACE_URL_TEMPLATE: 'https://cloud.langfuse.com/trace/{traceId}',
+      LOG_LEVEL: 'DEBUG',
+      RESEARCH_ALLOW_PRIVATE_HOSTS: 'true',
+    }, '/srv/leadrun');
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.publicUrl, 'https://leads.example.com', 'without the trailing slash');
+    assert.equal(config.databaseUrl, 'postgres://app@db.internal:5432/leadrun');
+    assert.equal(config.dataDir, '/srv/leadrun/var/data');
+    assert.equal(config.freePlanMonthlyRuns, 0);
+    assert.equal(config.rateLimitPerMinute, 1200);
+    assert.deepEqual(config.llm, { baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'secret', model: 'llama3.1' });
+    assert.equal(config.traceUrlTemplate, 'https://cloud.langfuse.com/trace/{traceId}');
+    assert.equal(config.logLevel, 'debug');
+    assert.equal(config.researchAllowPrivateHosts, true);
+  });
+
+  it('treats an empty value as unset', () => {
+    const config = loadConfig({ PORT: '', DATABASE_URL: '  ', FREE_PLAN_MONTHLY_RUNS: '' }, '/x');
+    assert.equal(config.port, 3000);
+    assert.equal(config.databaseUrl, null);
+    assert.equal(config.freePlanMonthlyRuns, 100);
+  });
+
+  it('takes postgresql:// as well as postgres://', () => {
+    assert.equal(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).databaseUrl, 'postgresql://u@h/db');
+  });
+
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ PORT: '80.5' }, 'PORT'],
+    [{ FREE_PLAN_MONTHLY_RUNS: '-1' }, 'FREE_PLAN_MONTHLY_RUNS'],
+    [{ FREE_PLAN_MONTHLY_RUNS: 'lots' }, 'FREE_PLAN_MONTHLY_RUNS'],
+    [{ RATE_LIMIT_PER_MINUTE: '0' }, 'RATE_LIMIT_PER_MINUTE'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ PUBLIC_URL: 'ftp://example.com' }, 'PUBLIC_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ TRACE_URL_TEMPLATE: 'https://trace.example.com/run' }, 'TRACE_URL_TEMPLATE'],
+    [{ TRACE_URL_TEMPLATE: 'not a url {traceId}' }, 'TRACE_URL_TEMPLATE'],
+    [{ LLM_BASE_URL: 'http://127.0.0.1:11434/v1' }, 'LLM_MODEL'],
+    [{ LLM_MODEL: 'llama3.1' }, 'LLM_BASE_URL'],
+    [{ LLM_BASE_URL: 'localhost:11434', LLM_MODEL: 'llama3.1' }, 'LLM_BASE_URL'],
+    [{ RESEARCH_ALLOW_PRIVATE_HOSTS: 'maybe' }, 'RESEARCH_ALLOW_PRIVATE_HOSTS'],
+  ];
+  for (const [env, variable] of bad) {
+    it(`refuses ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}, naming ${variable}`, () => {
+      assert.throws(() => loadConfig(env, '/x'), (error: unknown) => {
+        assert.ok(error instanceof ConfigError, `a ConfigError, not ${String(error)}`);
+        assert.equal(error.variable, variable);
+        assert.ok(error.message.includes(variable), error.message);
+        assert.doesNotMatch(error.message, /\n/, 'one line');
+        return true;
+      });
+    });
+  }
+});
+
+describe('the program with a bad configuration', () => {
+  it('PORT=abc leadrun serve exits non-zero with exactly one line that names PORT', async () => {
+    const dataDir = await tempDir();
+    try {
+      const result = await runLeadrun(['serve'], { PORT: 'abc', DATA_DIR: dataDir.path }, { timeoutMs: 30_000 });
+      assert.notEqual(result.code, 0);
+      assert.equal(result.signal, null);
+      const lines = result.stderr.split('\n').filter((line) => line !== '');
+      assert.equal(lines.length, 1, `stderr: ${result.stderr}`);
+      assert.match(lines[0]!, /PORT/);
+      assert.doesNotMatch(result.stderr, /^\s+at /m);
+      assert.equal(result.stdout, '');
+    } finally {
+      await dataDir.remove();
+    }
+  });
+
+  it('names the variable for the worker and the admin commands as well', async () => {
+    for (const args of [['worker'], ['migrate'], ['workspace', 'create', '--name', 'x']]) {
+      const result = await runLeadrun(args, { DATABASE_URL: 'mysql://db/leadrun' }, { timeoutMs: 30_000 });
+      assert.notEqual(result.code, 0);
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1, `stderr: ${result.stderr}`);
+      assert.match(result.stderr, /DATABASE_URL/);
+    }
+  });
+});

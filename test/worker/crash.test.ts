@@ -1,0 +1,147 @@
+// A real worker process killed with SIGKILL (DESIGN §2): its run is taken over by another `leadrun worker` once the
+// lease runs out, resumes at the step that was in progress, never repeats a completed step and yields one draft.
+// PostgreSQL only: several processes share one database only there.
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
+import { spawnLeadrun, type LeadrunProcess } from '../cli/support.ts';
+import { assertFinishedOnce, createProspect, eventually, runRow, startRunViaApi, startWebsite, stepOf, type Website } from './support.ts';
+
+const TITLE = 'Analytical Engines | Computing for the finance team';
+
+describe('postgres: a worker process killed mid-run', { skip: !BACKENDS.includes('postgres') && 'PostgreSQL is not among TEST_BACKENDS' }, () => {
+  let t: TestApp;
+  let site: Website;
+  let key: string;
+  const children: LeadrunProcess[] = [];
+
+  function worker(): LeadrunProcess {
+    const child = spawnLeadrun(['worker'], {
+      DATABASE_URL: t.databaseUrl!,
+      RESEARCH_ALLOW_PRIVATE_HOSTS: 'true',
+      RUN_LEASE_SECONDS: '1',
+      LOG_LEVEL: 'info',
+      STEP_RETRY_BASE_MS: '10',
+    });
+    children.push(child);
+    return child;
+  }
+
+  before(async () => {
+    t = await startTestApp('postgres');
+    site = await startWebsite(`<!doctype html><html><head><title>${TITLE}</title>
+      <meta name="description" content="Analytical Engines builds month-end reporting tools for finance teams."></head>
+      <body><main><h1>Month-end close in one day</h1>
+      <p>Analytical Engines helps finance teams close the books in one day instead of four.</p></main></body></html>`);
+    const workspace = await t.workspace('pro');
+    key = (await t.key(workspace.id)).key;
+  });
+  afterEach(async () => {
+    for (const child of children.splice(0)) await child.kill('SIGKILL');
+  });
+  after(async () => {
+    for (const child of children.splice(0)) await child.kill('SIGKILL');
+    await site?.close();
+    await t?.close();
+  });
+
+  it('is taken over within the lease: the run finishes with four completed steps and one draft', async (ctx) => {
+    site.hold();
+    const prospect = await createProspect(t, key, site.url);
+    const runId = await startRunViaApi(t, key, prospect);
+    const db = t.database.db;
+
+    const first = worker();
+    await eventually('the first worker to start RESEARCH and ask the website', async () => {
+      first.assertAlive();
+      return site.held() > 0 && (await stepOf(db, runId, 'RESEARCH')).status === 'RUNNING';
+    }, 30_000);
+    await first.kill('SIGKILL');
+    const killedAt = Date.now();
+    assert.equal(first.signal, 'SIGKILL');
+    site.release();
+
+    const interrupted = await runRow(db, runId);
+    assert.equal(interrupted.status, 'RUNNING');
+    assert.ok(interrupted.lease_owner, 'the dead worker still holds the lease');
+
+    const second = worker();
+    await eventually('the second worker to finish the run', async () => {
+      second.assertAlive();
+      return (await runRow(db, runId)).status === 'AWAITING_APPROVAL';
+    }, 20_000, 50);
+    const tookMs = Date.now() - killedAt;
+    assert.ok(tookMs < 15_000, `taken over and finished ${tookMs} ms after the kill`);
+    ctx.diagnostic(`run finished ${tookMs} ms after the kill (lease 1 s, new process start included)`);
+
+    // The interrupted RESEARCH attempt counts; the steps after it ran once.
+    await assertFinishedOnce(db, runId, { RESEARCH: 2 });
+    const research = await stepOf(db, runId, 'RESEARCH');
+    assert.equal(research.output.website.fetched, true);
+    assert.equal(research.output.website.title, TITLE);
+    assert.notEqual((await runRow(db, runId)).lease_owner, interrupted.lease_owner);
+    assert.match(second.output(), /"msg":"step completed"/);
+  });
+
+  it('several worker processes share one queue: each run is processed exactly once', async () => {
+    site.release();
+    const runIds: string[] = [];
+    for (let i = 0; i < 12; i++) runIds.push(await startRunViaApi(t, key, await createProspect(t, key, i % 2 ? site.url : null)));
+    const workers = [worker(), worker(), worker()];
+    for (const runId of runIds) {
+      await eventually(`run ${runId} to finish`, async () => {
+        for (const w of workers) w.assertAlive();
+        return (await runRow(t.database.db, runId)).status === 'AWAITING_APPROVAL';
+      }, 30_000, 50);
+    }
+    for (const runId of runIds) await assertFinishedOnce(t.database.db, runId);
+  });
+
+  it('a worker killed right after RESEARCH completed: the next one resumes at ANALYSIS, RESEARCH is not repeated', async () => {
+    site.release();
+    const prospect = await createProspect(t, key, site.url);
+    const runId = await startRunViaApi(t, key, prospect);
+    const db = t.database.db;
+    const requestsBefore = site.requests();
+
+    // Hold ANALYSIS's step row: the worker commits RESEARCH, then waits on this lock as it starts ANALYSIS.
+    const blocker = new pg.Client({ connectionString: t.databaseUrl! });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT 1 FROM run_steps WHERE run_id = $1 AND node = 'ANALYSIS' FOR UPDATE`, [runId]);
+
+      const first = worker();
+      const research = await eventually('RESEARCH to be committed', async () => {
+        first.assertAlive();
+        const step = await stepOf(db, runId, 'RESEARCH');
+        return step.status === 'COMPLETED' ? step : undefined;
+      }, 30_000);
+      await eventually('the worker to wait on ANALYSIS', async () => {
+        const waiting = await blocker.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        return waiting.rows[0].n > 0;
+      });
+      await first.kill('SIGKILL');
+      await blocker.query('ROLLBACK');
+      const fetchesByFirst = site.requests() - requestsBefore;
+      assert.ok(fetchesByFirst >= 1);
+
+      const second = worker();
+      await eventually('the second worker to finish the run', async () => {
+        second.assertAlive();
+        return (await runRow(db, runId)).status === 'AWAITING_APPROVAL';
+      }, 20_000, 50);
+
+      await assertFinishedOnce(db, runId);
+      const after = await stepOf(db, runId, 'RESEARCH');
+      assert.equal(after.attempts, 1);
+      assert.deepEqual(after.output, research.output, 'RESEARCH kept its first output');
+      assert.deepEqual(after.completed_at, research.completed_at);
+      assert.equal(site.requests() - requestsBefore, fetchesByFirst, 'the website was not read again');
+    } finally {
+      await blocker.end().catch(() => {});
+    }
+  });
+});

@@ -1,0 +1,401 @@
+// The run worker (DESIGN §2, §3): claim → steps → AWAITING_APPROVAL or FAILED, under a lease. Each step's output
+// is committed as it completes, so a run is never processed twice, a dead worker's run is taken over at the next
+// step, and a worker that lost its lease cannot write.
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { offlineEngine } from '../../src/agent/engines/offline.ts';
+import type { ResearchOutput } from '../../src/agent/outputs.ts';
+import { claimNextRun, completeStep, LeaseLost, loadSteps, renewLease, startStep } from '../../src/worker/queue.ts';
+import { MAX_ATTEMPTS } from '../../src/worker/worker.ts';
+import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
+import {
+  assertFinishedOnce, createProspect, draftCount, engineWith, eventually, runReaches, runRow, setUp, startRunViaApi, stepOf, stepsOf,
+} from './support.ts';
+
+/** A RESEARCH output no real RESEARCH would write, so a test can tell whether the step was ever run again. */
+const MARKED_RESEARCH: ResearchOutput = {
+  engine: 'offline',
+  website: { url: null, fetched: false, status: null, error: 'written by the dead worker', title: null, description: null, summary: null },
+  facts: [{ text: 'The dead worker wrote this fact.', source: 'https://dead-worker.example/' }],
+  sources: [],
+};
+
+for (const kind of BACKENDS) {
+  describe(`${kind}: worker`, () => {
+    let t: TestApp;
+
+    before(async () => {
+      t = await startTestApp(kind);
+    });
+    after(async () => {
+      await t?.close();
+    });
+    // Tests share the database: a run a test leaves unfinished must not be picked up by the next test's worker.
+    afterEach(async () => {
+      await t.database.db.updateTable('runs').set({ status: 'CANCELLED', lease_owner: null, lease_expires_at: null })
+        .where('status', 'in', ['QUEUED', 'RUNNING']).execute();
+    });
+
+    it('takes a run to AWAITING_APPROVAL: four steps completed once, one draft', async () => {
+      const { key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      const worker = await t.startWorker();
+      try {
+        const run = await waitForRun(t, key, runId, (r) => r.status !== 'QUEUED' && r.status !== 'RUNNING', 15_000);
+        assert.equal(run.status, 'AWAITING_APPROVAL', JSON.stringify(run));
+        assert.deepEqual(run.steps.map((s: any) => [s.node, s.status, s.attempts]), [
+          ['RESEARCH', 'COMPLETED', 1], ['ANALYSIS', 'COMPLETED', 1], ['STRATEGY', 'COMPLETED', 1], ['WRITER', 'COMPLETED', 1],
+        ]);
+        for (const step of run.steps) {
+          assert.ok(step.startedAt && step.completedAt, `${step.node} has its times`);
+          assert.ok(step.output, `${step.node} has its output`);
+        }
+        assert.ok(run.completedAt);
+        assert.equal(run.emailDraft.status, 'DRAFT');
+        assert.equal(run.emailDraft.to, 'ada@example.com');
+        await assertFinishedOnce(t.database.db, runId);
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    it('processes each of 20 runs exactly once with two workers in one process', async () => {
+      const { key, prospect } = await setUp(t);
+      const runIds: string[] = [];
+      for (let i = 0; i < 20; i++) runIds.push(await startRunViaApi(t, key, prospect));
+      const workers = [await t.startWorker({ concurrency: 3 }), await t.startWorker({ concurrency: 3 })];
+      try {
+        for (const runId of runIds) await runReaches(t.database.db, runId, 'AWAITING_APPROVAL', 30_000);
+        for (const runId of runIds) await assertFinishedOnce(t.database.db, runId);
+      } finally {
+        for (const worker of workers) await worker.stop();
+      }
+    });
+
+    it('takes over the run of a worker that died mid-run, after its lease, without repeating a completed step', async () => {
+      const { key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      const db = t.database.db;
+      const job = { runId, workspaceId: '', workerId: 'dead-worker' };
+
+      // The dead worker: claims with a short lease, completes RESEARCH, starts ANALYSIS and is never heard of again.
+      const claimed = await claimNextRun(db, 'dead-worker', new Date(), 300);
+      assert.equal(claimed?.id, runId);
+      job.workspaceId = claimed.workspaceId;
+      assert.equal(await startStep(db, runId, 'RESEARCH', 'dead-worker', new Date()), 1);
+      await completeStep(db, job, 'RESEARCH', MARKED_RESEARCH, new Date());
+      assert.equal(await startStep(db, runId, 'ANALYSIS', 'dead-worker', new Date()), 1);
+      const abandonedAt = Date.now();
+
+      const worker = await t.startWorker({ leaseMs: 300 });
+      try {
+        await runReaches(db, runId, 'AWAITING_APPROVAL', 10_000);
+        const takenOverAfter = Date.now() - abandonedAt;
+        assert.ok(takenOverAfter >= 250, `took over only after the lease ran out (${takenOverAfter} ms)`);
+        await assertFinishedOnce(db, runId, { ANALYSIS: 2 });
+        const research = await stepOf(db, runId, 'RESEARCH');
+        assert.deepEqual(research.output, MARKED_RESEARCH, 'RESEARCH kept the output its first worker committed');
+        const row = await runRow(db, runId);
+        assert.notEqual(row.lease_owner, 'dead-worker');
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    it('a worker whose lease was taken cannot start or complete a step, and writes nothing', async () => {
+      const { key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      const db = t.database.db;
+      const now = new Date();
+      const old = await claimNextRun(db, 'old-owner', now, 1_000);
+      assert.equal(old?.id, runId);
+      await startStep(db, runId, 'RESEARCH', 'old-owner', now);
+
+      // Two seconds later (as the new owner's clock says) the old owner's lease has run out.
+      const stolen = await claimNextRun(db, 'new-owner', new Date(now.getTime() + 2_000), 60_000);
+      assert.equal(stolen?.id, runId);
+      const before = await stepsOf(db, runId);
+
+      const job = { runId, workspaceId: old.workspaceId, workerId: 'old-owner' };
+      await assert.rejects(completeStep(db, job, 'RESEARCH', MARKED_RESEARCH, new Date()), LeaseLost);
+      await assert.rejects(startStep(db, runId, 'ANALYSIS', 'old-owner', new Date()), LeaseLost);
+      await assert.rejects(
+        completeStep(db, job, 'WRITER', { engine: 'offline', subject: 'Hi', body: 'Hello' }, new Date(), { subject: 'Hi', body: 'Hello', to: null }),
+        LeaseLost,
+      );
+      assert.equal(await renewLease(db, runId, 'old-owner', new Date(), 60_000), false);
+
+      assert.deepEqual(await stepsOf(db, runId), before, 'the old owner changed no step');
+      assert.equal(await draftCount(db, runId), 0);
+      const row = await runRow(db, runId);
+      assert.equal(row.lease_owner, 'new-owner');
+      assert.equal(row.status, 'RUNNING');
+
+      // The new owner carries on from where the run is.
+      assert.equal(await startStep(db, runId, 'RESEARCH', 'new-owner', new Date()), 2);
+      await completeStep(db, { ...job, workerId: 'new-owner' }, 'RESEARCH', MARKED_RESEARCH, new Date());
+      assert.equal((await loadSteps(db, runId))[0]?.status, 'COMPLETED');
+    });
+
+    it('does not let a second worker claim a run whose lease is live', async () => {
+      const { key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      const db = t.database.db;
+      const now = new Date();
+      assert.equal((await claimNextRun(db, 'first', now, 60_000))?.id, runId);
+      assert.equal(await claimNextRun(db, 'second', new Date(now.getTime() + 59_000), 60_000), null);
+      assert.equal((await runRow(db, runId)).lease_owner, 'first');
+    });
+
+    it('retries a step that throws, with backoff, and completes the run', async () => {
+      const { key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      const calls: number[] = [];
+      const engine = engineWith({
+        analyse: async (ctx) => {
+          calls.push(Date.now());
+          if (calls.length === 1) throw new Error('the model is overloaded');
+          return offlineEngine.analyse(ctx);
+        },
+      });
+      const worker = await t.startWorker({ engine, retryBaseMs: 150 });
+      try {
+        await runReaches(t.database.db, runId, 'AWAITING_APPROVAL');
+        await assertFinishedOnce(t.database.db, runId, { ANALYSIS: 2 });
+        assert.equal(calls.length, 2);
+        const gap = calls[1]! - calls[0]!;
+        assert.ok(gap >= 140, `the retry waited for its backoff (${gap} ms)`);
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    it('fails the run after three attempts of a step that always throws; the later steps are SKIPPED', async () => {
+      const { key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      const calls: number[] = [];
+      const engine = engineWith({
+        analyse: async () => {
+          calls.push(Date.now());
+          throw new Error('the model is unreachable');
+        },
+      });
+      const worker = await t.startWorker({ engine, retryBaseMs: 40 });
+      try {
+        const run = await waitForRun(t, key, runId, (r) => r.status === 'FAILED', 15_000);
+        assert.equal(calls.length, MAX_ATTEMPTS);
+        assert.equal(MAX_ATTEMPTS, 3);
+        // Exponential backoff: 40 ms before the second attempt, 80 ms before the third.
+        assert.ok(calls[1]! - calls[0]! >= 35, `first backoff ${calls[1]! - calls[0]!} ms`);
+        assert.ok(calls[2]! - calls[1]! >= 75, `second backoff ${calls[2]! - calls[1]!} ms`);
+
+        assert.ok(run.completedAt, 'a FAILED run has completedAt');
+        assert.equal(run.emailDraft, null);
+        const [research, analysis, strategy, writer] = run.steps;
+        assert.equal(research.status, 'COMPLETED');
+        assert.equal(research.attempts, 1);
+        assert.equal(analysis.status, 'FAILED');
+        assert.equal(analysis.attempts, 3);
+        assert.equal(analysis.output, null);
+        assert.match(analysis.error, /the model is unreachable/);
+        assert.ok(analysis.completedAt);
+        for (const step of [strategy, writer]) {
+          assert.equal(step.status, 'SKIPPED');
+          assert.equal(step.attempts, 0);
+          assert.equal(step.output, null);
+        }
+        const row = await runRow(t.database.db, runId);
+        assert.equal(row.lease_owner, null);
+        assert.match(row.error ?? '', /ANALYSIS/);
+        assert.equal(await draftCount(t.database.db, runId), 0);
+
+        // A FAILED run is never picked up again.
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        assert.equal(calls.length, 3);
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    it('treats an output that fails its schema as a failed attempt and never stores it', async () => {
+      const { key, prospect } = await setUp(t);
+      const good = await startRunViaApi(t, key, prospect);
+      let strategyCalls = 0;
+      const once = engineWith({
+        strategise: async (ctx) => {
+          strategyCalls += 1;
+          if (strategyCalls === 1) return {} as never;
+          return offlineEngine.strategise(ctx);
+        },
+      });
+      const first = await t.startWorker({ engine: once });
+      try {
+        await runReaches(t.database.db, good, 'AWAITING_APPROVAL');
+        await assertFinishedOnce(t.database.db, good, { STRATEGY: 2 });
+        const strategy = await stepOf(t.database.db, good, 'STRATEGY');
+        assert.equal(typeof strategy.output.angle, 'string', 'the stored output is the valid one');
+      } finally {
+        await first.stop();
+      }
+
+      const bad = await startRunViaApi(t, key, prospect);
+      const always = engineWith({ strategise: async () => ({}) as never });
+      const second = await t.startWorker({ engine: always });
+      try {
+        await runReaches(t.database.db, bad, 'FAILED');
+        const strategy = await stepOf(t.database.db, bad, 'STRATEGY');
+        assert.equal(strategy.status, 'FAILED');
+        assert.equal(strategy.attempts, 3);
+        assert.equal(strategy.output, null, 'an invalid output is never stored');
+        assert.match(strategy.error ?? '', /STRATEGY output does not match its schema/);
+        assert.equal((await stepOf(t.database.db, bad, 'WRITER')).status, 'SKIPPED');
+        assert.equal(await draftCount(t.database.db, bad), 0);
+      } finally {
+        await second.stop();
+      }
+    });
+
+    it('gives up on a step whose three attempts all died with their workers, instead of looping forever', async () => {
+      const { key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      const db = t.database.db;
+      // Three workers in turn: each claims the run once the last one's lease is over, starts ANALYSIS and dies.
+      let at = Date.now();
+      for (let i = 1; i <= 3; i++) {
+        const worker = `dead-${i}`;
+        const claimed = await claimNextRun(db, worker, new Date(at), 100);
+        assert.equal(claimed?.id, runId);
+        if (i === 1) {
+          await startStep(db, runId, 'RESEARCH', worker, new Date(at));
+          await completeStep(db, { runId, workspaceId: claimed.workspaceId, workerId: worker }, 'RESEARCH', MARKED_RESEARCH, new Date(at));
+        }
+        assert.equal(await startStep(db, runId, 'ANALYSIS', worker, new Date(at)), i);
+        at += 200;
+      }
+      // The last lease ran out (its clock said so); a real worker finds three spent attempts.
+      await eventually('the last lease to run out', async () => Date.now() > at);
+      const calls: string[] = [];
+      const worker = await t.startWorker({ engine: engineWith({ analyse: async (ctx) => { calls.push(ctx.runId); throw new Error('unreachable'); } }) });
+      try {
+        const row = await runReaches(db, runId, 'FAILED');
+        assert.deepEqual(calls, [], 'no fourth attempt');
+        assert.ok(row.completed_at);
+        assert.match(row.error ?? '', /ANALYSIS/);
+        const analysis = await stepOf(db, runId, 'ANALYSIS');
+        assert.equal(analysis.status, 'FAILED');
+        assert.equal(analysis.attempts, 3);
+        assert.match(analysis.error ?? '', /3 attempts/);
+        assert.deepEqual((await stepsOf(db, runId)).map((s) => s.status), ['COMPLETED', 'FAILED', 'SKIPPED', 'SKIPPED']);
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    it('stop() hands an in-progress run back at once, and another worker finishes it', async () => {
+      const { key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      let entered!: () => void;
+      const inAnalysis = new Promise<void>((resolve) => { entered = resolve; });
+      // ANALYSIS that only ends when the worker aborts it, as a model call would.
+      const stuck = engineWith({
+        analyse: (ctx) => new Promise((_resolve, reject) => {
+          entered();
+          ctx.signal?.addEventListener('abort', () => reject(ctx.signal?.reason), { once: true });
+        }),
+      });
+      const first = await t.startWorker({ engine: stuck, leaseMs: 60_000, drainMs: 100 });
+      await inAnalysis;
+      assert.equal((await runRow(t.database.db, runId)).lease_owner, first.id);
+      await first.stop();
+
+      const released = await runRow(t.database.db, runId);
+      assert.equal(released.status, 'RUNNING');
+      assert.equal(released.lease_owner, null, 'the lease is cleared');
+      assert.equal(released.lease_expires_at, null);
+
+      // The lease was 60 s: only the hand-back lets a second worker take the run this soon.
+      const second = await t.startWorker({ leaseMs: 60_000 });
+      try {
+        await runReaches(t.database.db, runId, 'AWAITING_APPROVAL', 5_000);
+        await assertFinishedOnce(t.database.db, runId, { ANALYSIS: 2 });
+      } finally {
+        await second.stop();
+      }
+    });
+
+    it('renews its lease while a step runs longer than the lease, so nobody takes the run over', async () => {
+      const { key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => { release = resolve; });
+      let entered = 0;
+      const slow = engineWith({
+        analyse: async (ctx) => {
+          entered += 1;
+          await gate;
+          return offlineEngine.analyse(ctx);
+        },
+      });
+      const holder = await t.startWorker({ engine: slow, leaseMs: 600 });
+      const rival = await t.startWorker({ leaseMs: 600 });
+      try {
+        await eventually('ANALYSIS to start', async () => (await stepOf(t.database.db, runId, 'ANALYSIS')).status === 'RUNNING');
+        // Several lease lengths pass while ANALYSIS runs; the rival polls every 50 ms all the while.
+        const firstOwner = (await runRow(t.database.db, runId)).lease_owner;
+        const until = Date.now() + 1_500;
+        while (Date.now() < until) {
+          assert.equal((await runRow(t.database.db, runId)).lease_owner, firstOwner);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        release();
+        await runReaches(t.database.db, runId, 'AWAITING_APPROVAL');
+        assert.equal(entered, 1);
+        await assertFinishedOnce(t.database.db, runId);
+      } finally {
+        release();
+        await holder.stop();
+        await rival.stop();
+      }
+    });
+
+    it('wakes an idle worker with NOTIFY instead of waiting for its next poll', async () => {
+      const { key, prospect } = await setUp(t);
+      const worker = await t.startWorker({ pollMs: 60_000 });
+      try {
+        // Let the worker find the queue empty and go to sleep for its (long) poll.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const runId = await startRunViaApi(t, key, prospect);
+        await runReaches(t.database.db, runId, 'AWAITING_APPROVAL', 5_000);
+      } finally {
+        await worker.stop();
+      }
+    });
+  });
+}
+
+// Lead with a website on a private address and allowPrivateHosts false: RESEARCH says it could not read it and the
+// run goes on (DESIGN §5), so a site problem is never a failed step.
+for (const kind of BACKENDS) {
+  describe(`${kind}: a website that cannot be read`, () => {
+    let t: TestApp;
+    before(async () => { t = await startTestApp(kind); });
+    after(async () => { await t?.close(); });
+
+    it('does not fail the run', async () => {
+      const workspace = await t.workspace('pro');
+      const { key } = await t.key(workspace.id);
+      const prospect = await createProspect(t, key, 'http://127.0.0.1:9/');
+      const runId = await startRunViaApi(t, key, prospect);
+      const worker = await t.startWorker();
+      try {
+        await runReaches(t.database.db, runId, 'AWAITING_APPROVAL');
+        await assertFinishedOnce(t.database.db, runId);
+        const research = await stepOf(t.database.db, runId, 'RESEARCH');
+        assert.equal(research.output.website.fetched, false);
+        assert.equal(typeof research.output.website.error, 'string');
+      } finally {
+        await worker.stop();
+      }
+    });
+  });
+}
