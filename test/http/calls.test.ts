@@ -1,0 +1,148 @@
+// /api/v1/leads/{leadId}/calls: the calls held with a lead.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../../src/clock.ts';
+import { BACKENDS, startTestApp, TRANSCRIPT, type TestApp } from '../helpers.ts';
+import { assertInvalid, assertProblem, CALL_FIELDS, countRows, createCall, createLead, ISO_MS, UUID } from './support.ts';
+
+for (const kind of BACKENDS) {
+  describe(kind, () => {
+    const clock = new ManualClock('2026-04-01T09:00:00.000Z');
+    let t: TestApp;
+    let A: { id: string };
+    let key: string;
+    let keyB: string;
+    let lead: any;
+
+    before(async () => {
+      t = await startTestApp(kind, { clock });
+      A = await t.workspace('pro');
+      const B = await t.workspace('pro');
+      key = (await t.key(A.id)).key;
+      keyB = (await t.key(B.id)).key;
+      lead = await createLead(t, key, { name: 'Ada Lovelace', companyName: 'Analytical Engines Ltd' });
+    });
+    after(() => t?.close());
+
+    const post = (body: unknown, leadId = lead.id, k = key) => t.api('POST', `/api/v1/leads/${leadId}/calls`, { key: k, body });
+
+    it('creates a call with every field and answers 201 with exactly the call fields', async () => {
+      clock.advance(1000);
+      const res = await post({ transcript: TRANSCRIPT, title: 'Discovery call', occurredAt: '2026-03-31T14:30:00.000Z', durationSeconds: 1800 });
+      assert.equal(res.status, 201, res.text);
+      const call = res.json;
+      assert.deepEqual(Object.keys(call).sort(), CALL_FIELDS);
+      assert.match(call.id, UUID);
+      assert.equal(call.leadId, lead.id);
+      assert.equal(call.title, 'Discovery call');
+      assert.equal(call.occurredAt, '2026-03-31T14:30:00.000Z');
+      assert.equal(call.durationSeconds, 1800);
+      assert.equal(call.transcript, TRANSCRIPT);
+      assert.equal(call.createdAt, clock.now().toISOString());
+      assert.match(call.createdAt, ISO_MS);
+    });
+
+    it('answers null for the optional fields left out or sent as null', async () => {
+      for (const body of [{ transcript: 'Ada: hello there, nice to meet you.' }, { transcript: 'x', title: null, occurredAt: null, durationSeconds: null }]) {
+        const call = await createCall(t, key, lead.id, body);
+        assert.deepEqual(Object.keys(call).sort(), CALL_FIELDS);
+        assert.equal(call.title, null);
+        assert.equal(call.occurredAt, null);
+        assert.equal(call.durationSeconds, null);
+      }
+    });
+
+    it('writes occurredAt back in UTC with milliseconds, whatever offset it was sent with', async () => {
+      const call = await createCall(t, key, lead.id, { transcript: 'x', occurredAt: '2026-03-31T16:30:00+02:00' });
+      assert.equal(call.occurredAt, '2026-03-31T14:30:00.000Z');
+    });
+
+    it('keeps a transcript of exactly 200,000 characters, and zero as a duration', async () => {
+      const transcript = 'Ada: ' + 'a'.repeat(200_000 - 5);
+      const call = await createCall(t, key, lead.id, { transcript, durationSeconds: 0 });
+      assert.equal(call.transcript.length, 200_000);
+      assert.equal(call.durationSeconds, 0);
+    });
+
+    const invalid: Array<[string, unknown, string[]]> = [
+      ['no transcript', {}, ['transcript']],
+      ['a title but no transcript', { title: 'Call' }, ['transcript']],
+      ['an empty transcript', { transcript: '' }, ['transcript']],
+      ['a null transcript', { transcript: null }, ['transcript']],
+      ['a transcript over 200,000 characters', { transcript: 'a'.repeat(200_001) }, ['transcript']],
+      ['a transcript that is not a string', { transcript: ['Ada: hi'] }, ['transcript']],
+      ['an occurredAt that is not a date', { transcript: 'x', occurredAt: 'yesterday' }, ['occurredAt']],
+      ['an occurredAt without a time', { transcript: 'x', occurredAt: '2026-03-31' }, ['occurredAt']],
+      ['an impossible occurredAt', { transcript: 'x', occurredAt: '2026-13-45T25:61:00Z' }, ['occurredAt']],
+      ['a numeric occurredAt', { transcript: 'x', occurredAt: 1_700_000_000_000 }, ['occurredAt']],
+      ['a negative duration', { transcript: 'x', durationSeconds: -1 }, ['durationSeconds']],
+      ['a fractional duration', { transcript: 'x', durationSeconds: 1.5 }, ['durationSeconds']],
+      ['a duration as text', { transcript: 'x', durationSeconds: '60' }, ['durationSeconds']],
+      ['a title over 200 characters', { transcript: 'x', title: 't'.repeat(201) }, ['title']],
+      ['an unknown field', { transcript: 'x', leadId: randomUUID() }, ['leadId']],
+      ['an array body', [], []],
+    ];
+    for (const [what, body, fields] of invalid) {
+      it(`refuses ${what} with 400`, async () => {
+        assertInvalid(await post(body), fields, what);
+      });
+    }
+
+    it('refuses a non-JSON body with 415', async () => {
+      const res = await t.api('POST', `/api/v1/leads/${lead.id}/calls`, { key, raw: 'Ada: hello', headers: { 'content-type': 'text/plain' } });
+      assertProblem(res, 415, 'unsupported_media_type');
+    });
+
+    it('creates nothing for a refused request', async () => {
+      const before = await countRows(t, 'calls', A.id);
+      for (const [, body] of invalid) await post(body);
+      assert.equal(await countRows(t, 'calls', A.id), before);
+    });
+
+    it('answers 404 for an unknown or malformed lead, and for a lead of another workspace', async () => {
+      assertProblem(await post({ transcript: 'x' }, randomUUID()), 404, 'not_found');
+      assertProblem(await post({ transcript: 'x' }, 'not-a-lead'), 404, 'not_found');
+      const before = await countRows(t, 'calls');
+      const res = await post({ transcript: 'x' }, lead.id, keyB);
+      assertProblem(res, 404, 'not_found');
+      assert.ok(!res.text.includes('Analytical'));
+      assert.equal(await countRows(t, 'calls'), before, 'no call was added to the other workspace\'s lead');
+    });
+
+    describe('GET /api/v1/leads/{leadId}/calls', () => {
+      it("lists the lead's calls newest first, and only that lead's", async () => {
+        const fresh = await createLead(t, key, { name: 'Listed' });
+        const other = await createLead(t, key, { name: 'Other' });
+        const made = [];
+        for (let i = 0; i < 4; i++) {
+          clock.advance(1000);
+          made.push(await createCall(t, key, fresh.id, { transcript: `Call ${i}`, title: `Call ${i}` }));
+          await createCall(t, key, other.id, { transcript: `Other ${i}` });
+        }
+        const res = await t.api('GET', `/api/v1/leads/${fresh.id}/calls`, { key });
+        assert.equal(res.status, 200, res.text);
+        assert.deepEqual(Object.keys(res.json), ['data']);
+        assert.deepEqual(res.json.data, [...made].reverse(), 'the same objects as created, newest first');
+        const limited = await t.api('GET', `/api/v1/leads/${fresh.id}/calls?limit=2`, { key });
+        assert.deepEqual(limited.json.data.map((c: any) => c.id), [made[3].id, made[2].id]);
+      });
+
+      it('answers {data: []} for a lead without calls', async () => {
+        const quiet = await createLead(t, key, { name: 'Quiet' });
+        assert.deepEqual((await t.api('GET', `/api/v1/leads/${quiet.id}/calls`, { key })).json, { data: [] });
+      });
+
+      it("answers 404 for an unknown lead and another workspace's lead", async () => {
+        assertProblem(await t.api('GET', `/api/v1/leads/${randomUUID()}/calls`, { key }), 404, 'not_found');
+        assertProblem(await t.api('GET', `/api/v1/leads/${lead.id}/calls`, { key: keyB }), 404, 'not_found');
+      });
+
+      for (const bad of ['0', '101', 'abc']) {
+        it(`refuses limit=${bad} with 400`, async () => {
+          assertInvalid(await t.api('GET', `/api/v1/leads/${lead.id}/calls?limit=${bad}`, { key }), ['limit']);
+        });
+      }
+    });
+  });
+}

@@ -1,0 +1,190 @@
+// Shared pieces of the HTTP suites: problem-document checks, small request shortcuts, Link-header paging, polling,
+// and database probes (audit rows, triggers that count or refuse writes) used where the API cannot say enough.
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../src/db/schema.ts';
+import { TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export const LEAD_FIELDS = ['assignedToUserId', 'companyName', 'companyWebsite', 'createdAt', 'email', 'id', 'name', 'status', 'updatedAt'];
+export const CALL_FIELDS = ['createdAt', 'durationSeconds', 'id', 'leadId', 'occurredAt', 'title', 'transcript'];
+export const STEP_ORDER = ['RESEARCH', 'ANALYSIS', 'STRATEGY', 'WRITER'];
+export const LEAD_STATUSES = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'];
+
+/**
+ * The routes that need no key. Anything else the app serves must name a scope: a route added without one fails
+ * the route-access suite instead of being silently public.
+ */
+export const PUBLIC_ROUTES: ReadonlyArray<{ method: string; url: RegExp }> = [
+  { method: 'GET', url: /^\/healthz$/ },
+  { method: 'GET', url: /^\/readyz$/ },
+  { method: 'GET', url: /^\/metrics$/ },
+  { method: 'GET', url: /^\/api\/v1\/openapi\.json$/ },
+  { method: 'GET', url: /^\/docs(\/.*)?$/ },
+];
+
+export function isPublicRoute(route: { method: string; url: string }): boolean {
+  return PUBLIC_ROUTES.some((p) => p.method === route.method && p.url.test(route.url));
+}
+
+/** Asserts an RFC 9457 problem document with the given status and code, whose requestId is the X-Request-Id. */
+export function assertProblem(res: ApiResponse, status: number, code?: string, context = ''): void {
+  const where = `${context ? `${context}: ` : ''}${res.text.slice(0, 500)}`;
+  assert.equal(res.status, status, `expected ${status}, got ${res.status} — ${where}`);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/, `content type — ${where}`);
+  const body = res.json;
+  assert.ok(body && typeof body === 'object' && !Array.isArray(body), `a JSON object — ${where}`);
+  for (const field of ['type', 'title', 'detail', 'code', 'requestId']) {
+    assert.equal(typeof body[field], 'string', `problem.${field} — ${where}`);
+    assert.ok(body[field].length > 0, `problem.${field} is not empty — ${where}`);
+  }
+  assert.equal(body.status, status, `problem.status — ${where}`);
+  assert.doesNotThrow(() => new URL(body.type), `problem.type is a URI — ${where}`);
+  if (code) assert.equal(body.code, code, `problem.code — ${where}`);
+  assert.match(body.code, /^[a-z]+(_[a-z]+)*$/, 'code is snake_case');
+  const requestId = res.headers.get('x-request-id');
+  assert.ok(requestId, 'X-Request-Id header');
+  assert.equal(body.requestId, requestId, 'problem.requestId is the X-Request-Id');
+  assertNoStackTrace(res);
+}
+
+/** Asserts a 400 invalid_request whose `errors` names each of `fields`. */
+export function assertInvalid(res: ApiResponse, fields: string[], context = ''): void {
+  assertProblem(res, 400, 'invalid_request', context);
+  const errors = res.json.errors;
+  assert.ok(Array.isArray(errors) && errors.length > 0, `errors[] — ${context} ${res.text}`);
+  for (const e of errors) {
+    assert.equal(typeof e.field, 'string');
+    assert.equal(typeof e.message, 'string');
+  }
+  const named = new Set(errors.map((e: { field: string }) => e.field));
+  for (const field of fields) assert.ok(named.has(field), `errors name ${field} (got ${[...named].join(', ')}) — ${context}`);
+}
+
+export function assertNoStackTrace(res: ApiResponse): void {
+  assert.doesNotMatch(res.text, /\n\s+at\s|\bat [\w.<>]+ \(|node_modules|\.ts:\d+|file:\/\//, `no stack trace in ${res.text.slice(0, 300)}`);
+}
+
+export async function createLead(t: TestApp, key: string, body: Record<string, unknown> = { name: 'Ada Lovelace' }): Promise<any> {
+  const res = await t.api('POST', '/api/v1/leads', { key, body });
+  assert.equal(res.status, 201, res.text);
+  return res.json;
+}
+
+export async function createCall(t: TestApp, key: string, leadId: string, body: Record<string, unknown> = { transcript: TRANSCRIPT }): Promise<any> {
+  const res = await t.api('POST', `/api/v1/leads/${leadId}/calls`, { key, body });
+  assert.equal(res.status, 201, res.text);
+  return res.json;
+}
+
+export async function startRun(t: TestApp, key: string, leadId: string, callId: string): Promise<any> {
+  const res = await t.api('POST', '/api/v1/runs', { key, body: { leadId, callId } });
+  assert.equal(res.status, 202, res.text);
+  return res.json;
+}
+
+/** The path and query of the `rel="next"` link, or null when there is none. */
+export function nextLink(res: ApiResponse): string | null {
+  const link = res.headers.get('link');
+  if (!link) return null;
+  const match = /<([^>]+)>\s*;\s*rel="?next"?/.exec(link);
+  assert.ok(match?.[1], `a rel="next" link in ${link}`);
+  const url = new URL(match[1], 'http://placeholder');
+  return url.pathname + url.search;
+}
+
+/** Follows `Link: rel="next"` from `first` and returns every page's items in order. */
+export async function walkPages(t: TestApp, key: string, first: string, options: { maxPages?: number; onPage?: (page: number) => Promise<void> } = {}) {
+  const items: any[] = [];
+  const pageSizes: number[] = [];
+  let next: string | null = first;
+  for (let page = 0; next; page++) {
+    assert.ok(page < (options.maxPages ?? 100), 'pagination ends');
+    const res: ApiResponse = await t.api('GET', next, { key });
+    assert.equal(res.status, 200, res.text);
+    items.push(...res.json.data);
+    pageSizes.push(res.json.data.length);
+    next = nextLink(res);
+    await options.onPage?.(page);
+  }
+  return { items, pageSizes };
+}
+
+/** Polls `probe` until `done` holds; fails after `timeoutMs`. No fixed sleeps in the tests themselves. */
+export async function pollUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 5_000);
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) assert.fail(`${options.what ?? 'condition'} did not hold within ${options.timeoutMs ?? 5_000} ms (last: ${JSON.stringify(value)})`);
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 10));
+  }
+}
+
+export function db(t: TestApp): Kysely<DB> {
+  return t.database.db;
+}
+
+export async function auditRows(t: TestApp, filter: { workspaceId?: string; requestId?: string } = {}) {
+  let query = db(t).selectFrom('audit_log').selectAll();
+  if (filter.workspaceId) query = query.where('workspace_id', '=', filter.workspaceId);
+  if (filter.requestId) query = query.where('request_id', '=', filter.requestId);
+  return query.orderBy('occurred_at').orderBy('id').execute();
+}
+
+export async function countRows(t: TestApp, table: 'leads' | 'calls' | 'runs' | 'audit_log' | 'email_drafts', workspaceId?: string): Promise<number> {
+  let query = db(t).selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n'));
+  if (workspaceId) query = query.where('workspace_id', '=', workspaceId);
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Makes every audit insert whose user agent is `userAgent` fail inside the database, so that a request can be
+ * made to fail after its change was written (to see the transaction roll back, and the error answered as a 500).
+ */
+export async function refuseAuditFor(t: TestApp, userAgent: string): Promise<void> {
+  await sql.raw(`CREATE OR REPLACE FUNCTION test_refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.user_agent = ${quote(userAgent)} THEN RAISE EXCEPTION 'audit refused by the test (secret detail 7f3a)'; END IF;
+      RETURN NEW;
+    END $$`).execute(db(t));
+  await sql.raw('DROP TRIGGER IF EXISTS test_refuse_audit ON audit_log').execute(db(t));
+  await sql.raw('CREATE TRIGGER test_refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION test_refuse_audit()').execute(db(t));
+}
+
+/** Records every write of api_keys.last_used_at in `test_last_used_writes`, so tests can count them. */
+export async function countLastUsedWrites(t: TestApp): Promise<(keyId: string) => Promise<Array<{ value: Date; writtenAt: Date }>>> {
+  await sql.raw(`CREATE TABLE IF NOT EXISTS test_last_used_writes (
+    key_id uuid NOT NULL, value timestamptz, written_at timestamptz NOT NULL DEFAULT clock_timestamp(), seq bigserial PRIMARY KEY)`).execute(db(t));
+  await sql.raw(`CREATE OR REPLACE FUNCTION test_record_last_used() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.last_used_at IS DISTINCT FROM OLD.last_used_at THEN
+        INSERT INTO test_last_used_writes (key_id, value) VALUES (NEW.id, NEW.last_used_at);
+      END IF;
+      RETURN NEW;
+    END $$`).execute(db(t));
+  await sql.raw('DROP TRIGGER IF EXISTS test_record_last_used ON api_keys').execute(db(t));
+  await sql.raw('CREATE TRIGGER test_record_last_used AFTER UPDATE ON api_keys FOR EACH ROW EXECUTE FUNCTION test_record_last_used()').execute(db(t));
+  return async (keyId) => {
+    const result = await sql<{ value: Date; written_at: Date }>`
+      SELECT value, written_at FROM test_last_used_writes WHERE key_id = ${keyId} ORDER BY seq`.execute(db(t));
+    return result.rows.map((r) => ({ value: new Date(r.value), writtenAt: new Date(r.written_at) }));
+  };
+}
+
+function quote(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/** Newest first, as the API orders leads and runs: by time descending, then id descending. */
+export function newestFirst<T>(items: T[], time: (item: T) => string, id: (item: T) => string): T[] {
+  return [...items].sort((a, b) => {
+    const ta = Date.parse(time(a));
+    const tb = Date.parse(time(b));
+    if (ta !== tb) return tb - ta;
+    return id(a) < id(b) ? 1 : id(a) > id(b) ? -1 : 0;
+  });
+}
