@@ -9,7 +9,6 @@ import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { AppError } from './domain/errors.ts';
-import { KEY_REVOKED_CHANNEL } from './domain/keys.ts';
 import { buildApp, createDeps } from './http/app.ts';
 import { Worker } from './worker/worker.ts';
 
@@ -187,7 +186,6 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
   const database = await open(config, logger);
   if (config.llm) logger.warn('LLM_BASE_URL is set, but this build runs the offline engine');
   const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'));
-  const unlistenKeys = await database.listen(KEY_REVOKED_CHANNEL, (digest) => deps.keys.forget(digest));
   claim?.serve((command) => runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate() }, command));
 
   const worker = mode.worker
@@ -220,7 +218,6 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     await app?.close();
     await worker?.stop();
     await deps.lastUsed.flush();
-    await unlistenKeys();
     await database.close();
     await claim?.release();
     process.exit(0);

@@ -6,7 +6,7 @@ export type RunStatus = 'QUEUED' | 'RUNNING' | 'AWAITING_APPROVAL' | 'COMPLETED'
 export type StepStatus = 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'SKIPPED';
 export type DraftStatus = 'DRAFT' | 'APPROVED' | 'REJECTED' | 'SUPERSEDED';
 export type AuditSource = 'api' | 'ui' | 'cli' | 'system';
-export type AuditOutcome = 'success' | 'failure' | 'denied';
+export type AuditOutcome = 'success' | 'failure' | 'denied' | 'replayed';
 
 export interface WorkspacesTable {
   id: string;
@@ -136,6 +136,8 @@ export interface IdempotencyKeysTable {
   response_status: number | null;
   response_body: unknown;
   response_location: string | null;
+  target_type: string | null;
+  target_id: string | null;
   created_at: Date;
 }
 

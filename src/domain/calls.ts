@@ -5,6 +5,7 @@ import type { Clock } from '../clock.ts';
 import type { CallsTable, DB } from '../db/schema.ts';
 import { notFound } from './errors.ts';
 import { getLead } from './leads.ts';
+import { pageOf, type Cursor } from './pagination.ts';
 import { isUuid } from './validation.ts';
 
 export interface Call {
@@ -52,15 +53,18 @@ export async function createCall(db: Kysely<DB>, workspaceId: string, leadId: st
 }
 
 /** The calls of a lead, newest first; null when the lead is not one of the workspace's. */
-export async function listCalls(db: Kysely<DB>, workspaceId: string, leadId: string, options: { limit: number }): Promise<Call[] | null> {
+export async function listCalls(
+  db: Kysely<DB>,
+  workspaceId: string,
+  leadId: string,
+  options: { limit: number; cursor?: Cursor | null },
+): Promise<{ items: Call[]; next: Cursor | null } | null> {
   if (!(await getLead(db, workspaceId, leadId))) return null;
-  const rows = await db.selectFrom('calls').selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('lead_id', '=', leadId)
-    .orderBy('created_at', 'desc').orderBy('id', 'desc')
-    .limit(options.limit)
-    .execute();
-  return rows.map(toCall);
+  let query = db.selectFrom('calls').selectAll().where('workspace_id', '=', workspaceId).where('lead_id', '=', leadId);
+  const cursor = options.cursor;
+  if (cursor) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit + 1).execute();
+  return pageOf(rows.map(toCall), options.limit, (call) => ({ at: call.createdAt, id: call.id }));
 }
 
 export async function getCall(db: Kysely<DB>, workspaceId: string, callId: string): Promise<Call | null> {

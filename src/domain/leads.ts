@@ -4,6 +4,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { DB, LeadsTable, LeadStatus } from '../db/schema.ts';
 import { invalid, notFound } from './errors.ts';
+import { pageOf, type Cursor } from './pagination.ts';
 import { isUuid } from './validation.ts';
 import { isUserOfWorkspace } from './workspaces.ts';
 
@@ -97,36 +98,17 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
   return toLead(row);
 }
 
-/** A position in the newest-first order: the createdAt and id of the last lead of a page. */
-export interface LeadCursor {
-  createdAt: Date;
-  id: string;
-}
-
-export function encodeCursor(cursor: LeadCursor): string {
-  return Buffer.from(`${cursor.createdAt.toISOString()}|${cursor.id}`).toString('base64url');
-}
-
-export function decodeCursor(text: string): LeadCursor {
-  const [at, id, ...rest] = Buffer.from(text, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(at ?? '');
-  if (rest.length > 0 || !id || !isUuid(id) || Number.isNaN(createdAt.getTime())) throw invalid('cursor', 'is not a cursor this service gave out');
-  return { createdAt, id };
-}
-
 export async function listLeads(
   db: Kysely<DB>,
   workspaceId: string,
-  options: { limit: number; cursor?: LeadCursor | null; status?: LeadStatus | null },
-): Promise<{ leads: Lead[]; next: LeadCursor | null }> {
+  options: { limit: number; cursor?: Cursor | null; status?: LeadStatus | null },
+): Promise<{ items: Lead[]; next: Cursor | null }> {
   let query = db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId);
   if (options.status) query = query.where('status', '=', options.status);
   const cursor = options.cursor;
   if (cursor) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.createdAt, cursor.id)));
+    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
   }
   const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit + 1).execute();
-  const page = rows.slice(0, options.limit).map(toLead);
-  const last = page.at(-1);
-  return { leads: page, next: rows.length > options.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+  return pageOf(rows.map(toLead), options.limit, (lead) => ({ at: lead.createdAt, id: lead.id }));
 }

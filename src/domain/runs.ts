@@ -6,6 +6,7 @@ import { STEP_NODES, type StepNode } from '../agent/outputs.ts';
 import type { Clock } from '../clock.ts';
 import type { DB, DraftStatus, RunStatus, StepStatus } from '../db/schema.ts';
 import { AppError, notFound } from './errors.ts';
+import { pageOf, type Cursor } from './pagination.ts';
 import { isUuid } from './validation.ts';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED'] as const;
@@ -191,38 +192,19 @@ export async function getRun(db: Kysely<DB>, workspaceId: string, runId: string)
   return row ? toRun(row) : null;
 }
 
-export interface RunCursor {
-  startedAt: string;
-  id: string;
-}
-
-export function encodeRunCursor(cursor: RunCursor): string {
-  return Buffer.from(`${cursor.startedAt}|${cursor.id}`).toString('base64url');
-}
-
-export function decodeRunCursor(text: string): RunCursor {
-  const [startedAt, id, ...rest] = Buffer.from(text, 'base64url').toString('utf8').split('|');
-  if (rest.length > 0 || !id || !isUuid(id) || !startedAt || Number.isNaN(new Date(startedAt).getTime())) {
-    throw new AppError('invalid_request', 'The cursor is not one this service gave out.', { errors: [{ field: 'cursor', message: 'is not a cursor this service gave out' }] });
-  }
-  return { startedAt, id };
-}
-
 /** The workspace's runs, newest first. */
 export async function listRuns(
   db: Kysely<DB>,
   workspaceId: string,
-  options: { limit: number; cursor?: RunCursor | null; leadId?: string | null; status?: RunStatus | null },
-): Promise<{ runs: Run[]; next: RunCursor | null }> {
-  if (options.leadId && !isUuid(options.leadId)) return { runs: [], next: null };
+  options: { limit: number; cursor?: Cursor | null; leadId?: string | null; status?: RunStatus | null },
+): Promise<{ items: Run[]; next: Cursor | null }> {
+  if (options.leadId && !isUuid(options.leadId)) return { items: [], next: null };
   const filters = [sql`r.workspace_id = ${workspaceId}`];
   if (options.leadId) filters.push(sql`r.lead_id = ${options.leadId}`);
   if (options.status) filters.push(sql`r.status = ${options.status}`);
-  if (options.cursor) filters.push(sql`(r.started_at, r.id) < (${new Date(options.cursor.startedAt)}, ${options.cursor.id})`);
+  if (options.cursor) filters.push(sql`(r.started_at, r.id) < (${options.cursor.at}, ${options.cursor.id})`);
   const result = await sql<RunRow>`
     SELECT ${RUN_COLUMNS} FROM runs r WHERE ${sql.join(filters, sql` AND `)}
     ORDER BY r.started_at DESC, r.id DESC LIMIT ${options.limit + 1}`.execute(db);
-  const runs = result.rows.slice(0, options.limit).map(toRun);
-  const last = runs.at(-1);
-  return { runs, next: result.rows.length > options.limit && last ? { startedAt: last.startedAt, id: last.id } : null };
+  return pageOf(result.rows.map(toRun), options.limit, (run) => ({ at: new Date(run.startedAt), id: run.id }));
 }

@@ -11,7 +11,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
-import { KeyVerifier, LastUsedRecorder } from '../domain/keys.ts';
+import { KEY_REVOKED_CHANNEL, KeyVerifier, LastUsedRecorder } from '../domain/keys.ts';
 import { authenticate } from './auth.ts';
 import { Metrics } from './metrics.ts';
 import { auditRefusals, idempotency } from './mutation.ts';
@@ -140,6 +140,15 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   });
   app.setNotFoundHandler((request, reply) =>
     sendProblem(request, reply, new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]} endpoint.`)));
+
+  // A key revoked by any process is forgotten by this one's cache as soon as the revocation commits.
+  let stopListening: (() => Promise<void>) | null = null;
+  app.addHook('onReady', async () => {
+    stopListening = await deps.database.listen(KEY_REVOKED_CHANNEL, (digest) => deps.keys.forget(digest));
+  });
+  app.addHook('onClose', async () => {
+    await stopListening?.();
+  });
 
   await app.register(apiDocs);
   await app.register(serviceRoutes);

@@ -71,6 +71,8 @@ export async function mutate<T>(
         response_status: result.status,
         response_body: sql`${JSON.stringify(result.body)}::jsonb`,
         response_location: result.location ?? null,
+        target_type: result.target.type,
+        target_id: result.target.id,
       }).where('key_id', '=', principal.keyId).where('idempotency_key', '=', request.idempotency.key).execute();
     }
     return result;
@@ -97,12 +99,13 @@ export function idempotency(deps: MutationDeps) {
     const principal = principalOf(request);
     const hash = createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
     const now = deps.clock.now();
-    const lockedUntil = new Date(now.getTime() + IN_FLIGHT_MS);
+    const unclaimed = {
+      request_hash: hash, locked_until: new Date(now.getTime() + IN_FLIGHT_MS), created_at: now,
+      response_status: null, response_body: null, response_location: null, target_type: null, target_id: null,
+    };
     const claimed = await deps.db.insertInto('idempotency_keys')
-      .values({ key_id: principal.keyId, idempotency_key: key, request_hash: hash, locked_until: lockedUntil, response_status: null, response_body: null, response_location: null, created_at: now })
-      .onConflict((oc) => oc.columns(['key_id', 'idempotency_key']).doUpdateSet({
-        request_hash: hash, locked_until: lockedUntil, response_status: null, response_body: null, response_location: null, created_at: now,
-      }).where((eb) => eb.or([
+      .values({ key_id: principal.keyId, idempotency_key: key, ...unclaimed })
+      .onConflict((oc) => oc.columns(['key_id', 'idempotency_key']).doUpdateSet(unclaimed).where((eb) => eb.or([
         // An expired record is forgotten; a first request that died in flight is taken over.
         eb('idempotency_keys.created_at', '<', new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)),
         eb.and([eb('idempotency_keys.response_status', 'is', null), eb('idempotency_keys.locked_until', '<', now), eb('idempotency_keys.request_hash', '=', hash)]),
@@ -128,8 +131,8 @@ export function idempotency(deps: MutationDeps) {
       source: 'api',
       keyId: principal.keyId,
       action: request.routeOptions.config.auditAction ?? request.method,
-      target: null,
-      outcome: 'success',
+      target: existing.target_type && existing.target_id ? { type: existing.target_type, id: existing.target_id } : null,
+      outcome: 'replayed',
       status: existing.response_status,
       occurredAt: deps.clock.now(),
       ...auditContext(request),
@@ -140,9 +143,11 @@ export function idempotency(deps: MutationDeps) {
   };
 }
 
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /**
- * onSend of every route: a POST made with a valid key that did not commit its audit entry (it was refused or
- * failed) records one now; a failed request gives its Idempotency-Key back, so it can be retried.
+ * onSend of every route: a mutating request made with a valid key that did not commit its audit entry (it was
+ * refused or failed) records one now; a failed request gives its Idempotency-Key back, so it can be retried.
  */
 export function auditRefusals(deps: MutationDeps) {
   return async function onSend(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -153,7 +158,7 @@ export function auditRefusals(deps: MutationDeps) {
         .where('key_id', '=', principalOf(request).keyId).where('idempotency_key', '=', key).where('response_status', 'is', null)
         .execute().catch((error: unknown) => request.log.warn({ err: error }, 'could not release an idempotency key'));
     }
-    if (request.method !== 'POST' || request.audited || !request.principal) return;
+    if (!MUTATING.has(request.method) || request.audited || !request.principal) return;
     request.audited = true;
     const status = reply.statusCode;
     await writeAudit(deps.db, {

@@ -85,13 +85,13 @@ for (const kind of BACKENDS) {
         assertEntry(entries, res, { workspaceId: A.id, keyId: keyA.id, action: 'lead.updated', outcome: 'success', target: { type: 'lead', id: lead.id } });
       });
 
-      it('an idempotent replay is a POST of its own: one entry, with the replayed status', async () => {
+      it('an idempotent replay is a POST of its own: one replayed entry, naming what the first request created', async () => {
         const idem = randomUUID();
         const first = await audited('POST', '/api/v1/leads', { key: keyA.key, body: { name: 'Replayed' }, headers: { 'idempotency-key': idem } });
         const replay = await audited('POST', '/api/v1/leads', { key: keyA.key, body: { name: 'Replayed' }, headers: { 'idempotency-key': idem } });
         assert.equal(replay.res.headers.get('idempotent-replayed'), 'true');
         assertEntry(first.entries, first.res, { workspaceId: A.id, keyId: keyA.id, action: 'lead.created', outcome: 'success' });
-        assertEntry(replay.entries, replay.res, { workspaceId: A.id, keyId: keyA.id, action: 'lead.created', outcome: 'success' });
+        assertEntry(replay.entries, replay.res, { workspaceId: A.id, keyId: keyA.id, action: 'lead.created', outcome: 'replayed', target: { type: 'lead', id: first.res.json.id } });
       });
     });
 
@@ -120,6 +120,15 @@ for (const kind of BACKENDS) {
         const { res, entries } = await audited('POST', '/api/v1/runs', { key: keyF.key, body: { leadId: fLead.id, callId: fCall.id } });
         assertProblem(res, 402, 'run_limit_reached');
         assertEntry(entries, res, { workspaceId: F.id, keyId: keyF.id, action: 'run.created', outcome: 'failure', target: null });
+      });
+
+      it('a refused PATCH writes one entry too (404 for an unknown lead, 400 for a bad body)', async () => {
+        const missing = await audited('PATCH', `/api/v1/leads/${randomUUID()}`, { key: keyA.key, body: { name: 'Nobody' } });
+        assertProblem(missing.res, 404);
+        assertEntry(missing.entries, missing.res, { workspaceId: A.id, keyId: keyA.id, action: 'lead.updated', outcome: 'failure', target: null });
+        const bad = await audited('PATCH', `/api/v1/leads/${lead.id}`, { key: keyA.key, body: { status: 'BOGUS' } });
+        assertProblem(bad.res, 400);
+        assertEntry(bad.entries, bad.res, { workspaceId: A.id, keyId: keyA.id, action: 'lead.updated', outcome: 'failure', target: null });
       });
 
       it('422 for a reused Idempotency-Key writes one failure entry', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
-import { BACKENDS, startTestApp, TRANSCRIPT, type TestApp } from '../helpers.ts';
+import { BACKENDS, startTestApp, TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
 import { assertInvalid, assertProblem, CALL_FIELDS, countRows, createCall, createLead, ISO_MS, UUID } from './support.ts';
 
 for (const kind of BACKENDS) {
@@ -126,6 +126,27 @@ for (const kind of BACKENDS) {
         assert.deepEqual(res.json.data, [...made].reverse(), 'the same objects as created, newest first');
         const limited = await t.api('GET', `/api/v1/leads/${fresh.id}/calls?limit=2`, { key });
         assert.deepEqual(limited.json.data.map((c: any) => c.id), [made[3].id, made[2].id]);
+      });
+
+      it('pages through every call once with the Link header', async () => {
+        const busy = await createLead(t, key, { name: 'Busy' });
+        const made: string[] = [];
+        for (let i = 0; i < 7; i++) {
+          clock.advance(1000);
+          made.push((await createCall(t, key, busy.id, { transcript: `Call ${i}` })).id);
+        }
+        const seen: string[] = [];
+        let next: string | null = `/api/v1/leads/${busy.id}/calls?limit=3`;
+        while (next) {
+          const res: ApiResponse = await t.api('GET', next, { key });
+          assert.equal(res.status, 200, res.text);
+          seen.push(...res.json.data.map((c: any) => c.id));
+          const link = res.headers.get('link');
+          next = link ? /<([^>]+)>;\s*rel="next"/.exec(link)?.[1] ?? null : null;
+          if (next) assert.match(next, /limit=3/, 'the next link keeps the page size');
+        }
+        assert.deepEqual(seen, [...made].reverse());
+        assertInvalid(await t.api('GET', `/api/v1/leads/${busy.id}/calls?cursor=bm9wZQ`, { key }), ['cursor']);
       });
 
       it('answers {data: []} for a lead without calls', async () => {

@@ -6,7 +6,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ManualClock } from '../../src/clock.ts';
-import { KEY_REVOKED_CHANNEL } from '../../src/domain/keys.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { assertProblem, countLastUsedWrites, createCall, createLead, db, pollUntil } from './support.ts';
 
@@ -99,25 +98,26 @@ for (const kind of BACKENDS) {
         assertProblem(await t.api('GET', '/api/v1/leads', { key: k.key }), 401, 'unauthorized');
       });
 
-      it('refuses a key in use on the very next request once the revocation notice arrives, as `serve` listens for it', async () => {
+      it('refuses a key in use on the very next request once the revocation notice reaches the app', async () => {
         const k = await t.key(A.id);
         const digest = createHash('sha256').update(k.key).digest('hex');
         assert.equal((await t.api('GET', '/api/v1/leads', { key: k.key })).status, 200, 'the key is in use (and cached)');
-        let noticed!: () => void;
-        const notice = new Promise<void>((resolve) => { noticed = resolve; });
-        // The same wiring as src/main.ts: every revocation's NOTIFY makes the process forget the key.
-        const unlisten = await t.database.listen(KEY_REVOKED_CHANNEL, (payload) => {
-          t.deps.keys.forget(payload);
-          if (payload === digest) noticed();
-        });
+        // The app listens for revocations itself (buildApp's onReady); wait for it to forget this key.
+        const forget = t.deps.keys.forget.bind(t.deps.keys);
+        let forgotten!: () => void;
+        const noticed = new Promise<void>((resolve) => { forgotten = resolve; });
+        t.deps.keys.forget = (d: string) => {
+          forget(d);
+          if (d === digest) forgotten();
+        };
         try {
           await t.revoke(k.id);
-          await notice;
+          await noticed;
           const res = await t.api('GET', '/api/v1/leads', { key: k.key });
           assertProblem(res, 401, 'unauthorized');
           assert.equal(res.json.detail.includes(k.key), false);
         } finally {
-          await unlisten();
+          t.deps.keys.forget = forget;
         }
       });
 

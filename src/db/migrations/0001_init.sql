@@ -125,7 +125,8 @@ CREATE TABLE audit_log (
   action      text NOT NULL,
   target_type text,
   target_id   text,
-  outcome     text NOT NULL CHECK (outcome IN ('success', 'failure', 'denied')),
+  -- replayed: an Idempotency-Key repeat, answered with the first response; it changed nothing.
+  outcome     text NOT NULL CHECK (outcome IN ('success', 'failure', 'denied', 'replayed')),
   status      integer,
   request_id  text,
   ip          text,
@@ -152,6 +153,9 @@ CREATE TABLE idempotency_keys (
   response_status integer,
   response_body   jsonb,
   response_location text,
+  -- What the first request created, so that the audit entry of a replay names it too.
+  target_type     text,
+  target_id       text,
   created_at      timestamptz NOT NULL,
   PRIMARY KEY (key_id, idempotency_key)
 );

@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, writeProblems, Call, CallCreate, Limit, listOf } from '../../schemas.ts';
+import { authProblems, writeProblems, Call, CallCreate, Cursor, Limit, listOf } from '../../schemas.ts';
+import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { createCall, listCalls } from '../../../domain/calls.ts';
 import { notFound } from '../../../domain/errors.ts';
 
@@ -30,15 +31,17 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'leads:read' },
     schema: {
       summary: "List a lead's calls",
-      description: 'Newest first.',
+      description: 'Newest first. The next page is linked by a `Link: <…>; rel="next"` header.',
       tags: ['Calls'],
       params: LeadParam,
-      querystring: Type.Object({ limit: Limit(50, 100) }),
+      querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor) }),
       response: { 200: listOf(Call), ...authProblems },
     },
-  }, async (request) => {
-    const calls = await listCalls(db, principalOf(request).workspaceId, request.params.leadId, { limit: request.query.limit });
-    if (!calls) throw notFound('Lead');
-    return { data: calls };
+  }, async (request, reply) => {
+    const { leadId } = request.params;
+    const page = await listCalls(db, principalOf(request).workspaceId, leadId, { limit: request.query.limit, cursor: cursorParam(request.query.cursor) });
+    if (!page) throw notFound('Lead');
+    linkNextPage(reply, `/api/v1/leads/${leadId}/calls`, page.next, request.query);
+    return { data: page.items };
   });
 }

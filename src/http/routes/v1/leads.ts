@@ -4,7 +4,8 @@ import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { authProblems, writeProblems, Cursor, dataOf, IdParam, Lead, LeadCreate, LeadStatus, LeadUpdate, Limit, listOf } from '../../schemas.ts';
-import { createLead, decodeCursor, encodeCursor, getLead, listLeads, updateLead } from '../../../domain/leads.ts';
+import { createLead, getLead, listLeads, updateLead } from '../../../domain/leads.ts';
+import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
 
 export default async function leadRoutes(app: AppInstance): Promise<void> {
@@ -22,12 +23,9 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
   }, async (request, reply) => {
     const { workspaceId } = principalOf(request);
     const { limit, cursor, status } = request.query;
-    const page = await listLeads(db, workspaceId, { limit, cursor: cursor ? decodeCursor(cursor) : null, status: status ?? null });
-    if (page.next) {
-      const next = new URLSearchParams({ limit: String(limit), cursor: encodeCursor(page.next), ...(status ? { status } : {}) });
-      reply.header('link', `</api/v1/leads?${next}>; rel="next"`);
-    }
-    return { data: page.leads };
+    const page = await listLeads(db, workspaceId, { limit, cursor: cursorParam(cursor), status: status ?? null });
+    linkNextPage(reply, '/api/v1/leads', page.next, request.query);
+    return { data: page.items };
   });
 
   app.post('/api/v1/leads', {

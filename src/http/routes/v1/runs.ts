@@ -4,7 +4,8 @@ import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunCreate, RunStatus } from '../../schemas.ts';
-import { decodeRunCursor, encodeRunCursor, getRun, listRuns, startRun, type Run as RunRecord } from '../../../domain/runs.ts';
+import { getRun, listRuns, startRun, type Run as RunRecord } from '../../../domain/runs.ts';
+import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
 
 export default async function runRoutes(app: AppInstance): Promise<void> {
@@ -66,12 +67,9 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
   }, async (request, reply) => {
     const { limit, cursor, leadId, status } = request.query;
     const page = await listRuns(db, principalOf(request).workspaceId, {
-      limit, cursor: cursor ? decodeRunCursor(cursor) : null, leadId: leadId ?? null, status: status ?? null,
+      limit, cursor: cursorParam(cursor), leadId: leadId ?? null, status: status ?? null,
     });
-    if (page.next) {
-      const next = new URLSearchParams({ limit: String(limit), cursor: encodeRunCursor(page.next), ...(leadId ? { leadId } : {}), ...(status ? { status } : {}) });
-      reply.header('link', `</api/v1/runs?${next}>; rel="next"`);
-    }
-    return { data: page.runs.map(render) };
+    linkNextPage(reply, '/api/v1/runs', page.next, request.query);
+    return { data: page.items.map(render) };
   });
 }
