@@ -9,11 +9,15 @@ export interface Config {
   dataDir: string;
   freePlanMonthlyRuns: number;
   rateLimitPerMinute: number;
-  llm: { baseUrl: string; apiKey: string | null; model: string } | null;
+  llm: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
+  /** Tokens one run may spend on model calls, over all its steps and attempts. */
+  runTokenBudget: number;
   traceUrlTemplate: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   researchAllowPrivateHosts: boolean;
   redisUrl: string | null;
+  /** OTLP/HTTP base address for traces; none sent when unset. */
+  otelEndpoint: string | null;
   workerConcurrency: number;
   /** How long a worker holds a run without renewing its lease; a dead worker's run is taken over after it. */
   runLeaseMs: number;
@@ -102,11 +106,15 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     dataDir: path.resolve(cwd, text(env, 'DATA_DIR') ?? '.leadrun'),
     freePlanMonthlyRuns: integer(env, 'FREE_PLAN_MONTHLY_RUNS', 100, 0, 1_000_000_000),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000_000),
-    llm: llmBaseUrl && llmModel ? { baseUrl: llmBaseUrl, apiKey: llmApiKey, model: llmModel } : null,
+    llm: llmBaseUrl && llmModel
+      ? { baseUrl: llmBaseUrl, apiKey: llmApiKey, model: llmModel, timeoutMs: integer(env, 'LLM_TIMEOUT_SECONDS', 60, 1, 3600) * 1000 }
+      : null,
+    runTokenBudget: integer(env, 'RUN_TOKEN_BUDGET', 100_000, 1, 100_000_000),
     traceUrlTemplate,
     logLevel: logLevel as Config['logLevel'],
     researchAllowPrivateHosts: boolean(env, 'RESEARCH_ALLOW_PRIVATE_HOSTS'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    otelEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 4, 1, 256),
     runLeaseMs: integer(env, 'RUN_LEASE_SECONDS', 15, 1, 3600) * 1000,
     stepRetryBaseMs: integer(env, 'STEP_RETRY_BASE_MS', 1000, 0, 600_000),

@@ -4,12 +4,14 @@ import { parseArgs } from 'node:util';
 import { pino, type Logger } from 'pino';
 import { runAdminCommand, type AdminCommand } from './admin/commands.ts';
 import { claimDataDir, sendControlCommand, type DataDirClaim } from './admin/control.ts';
+import { createModelEngine } from './agent/engines/model.ts';
 import { offlineEngine } from './agent/engines/offline.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { AppError } from './domain/errors.ts';
 import { buildApp, createDeps } from './http/app.ts';
+import { startTelemetry } from './telemetry.ts';
 import { Worker } from './worker/worker.ts';
 
 const USAGE = `leadrun: leads, calls and agent runs that draft sales e-mails
@@ -184,7 +186,10 @@ async function runAdmin(config: Config, logger: Logger, command: AdminCommand, j
 async function runService(config: Config, logger: Logger, mode: { http: boolean; worker: boolean }): Promise<void> {
   const claim = config.databaseUrl ? null : await claimOrWait(config, logger);
   const database = await open(config, logger);
-  if (config.llm) logger.warn('LLM_BASE_URL is set, but this build runs the offline engine');
+  const telemetry = startTelemetry(config.otelEndpoint);
+  const engine = config.llm
+    ? createModelEngine({ baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, model: config.llm.model, timeoutMs: config.llm.timeoutMs })
+    : offlineEngine;
   const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'));
   claim?.serve((command) => runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate() }, command));
 
@@ -192,12 +197,14 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     ? new Worker({
       database,
       clock: systemClock,
-      engine: offlineEngine,
+      engine,
       logger,
       metrics: deps.metrics,
       concurrency: config.workerConcurrency,
       leaseMs: config.runLeaseMs,
       retryBaseMs: config.stepRetryBaseMs,
+      tokenBudget: config.runTokenBudget,
+      requestModel: config.llm?.model ?? null,
       allowPrivateHosts: config.researchAllowPrivateHosts,
     })
     : null;
@@ -206,7 +213,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
   const app = mode.http ? await buildApp(deps, { logger }) : null;
   if (app) {
     await app.listen({ port: config.port, host: config.host });
-    logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker) }, 'leadrun is serving');
+    logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker), engine: engine.name }, 'leadrun is serving');
   }
 
   let stopping = false;
@@ -218,6 +225,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     await app?.close();
     await worker?.stop();
     await deps.lastUsed.flush();
+    await telemetry.shutdown();
     await database.close();
     await claim?.release();
     process.exit(0);

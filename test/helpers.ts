@@ -146,6 +146,7 @@ export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock;
         concurrency: 2,
         leaseMs: 2_000,
         retryBaseMs: 10,
+        tokenBudget: 100_000,
         allowPrivateHosts: false,
         pollMs: 50,
         drainMs: 2_000,

@@ -28,15 +28,57 @@ export interface RunContext {
   strategy?: StrategyOutput;
   /** A reviewer's feedback on an earlier draft, when WRITER runs again. */
   feedback?: string | null;
+  /** Tokens the run may still spend on model calls; engines without a model ignore it. */
+  tokensLeft?: number;
   signal?: AbortSignal;
 }
 
 export type EngineName = 'offline' | 'model';
 
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** A step's output with what it took to make it, recorded on the step and in its events. */
+export interface EngineResult<T> {
+  output: T;
+  /** The model that answered; null for the offline engine. */
+  model: string | null;
+  /** The version of the prompt (or of the rules) that produced the output. */
+  promptVersion: string;
+  usage: TokenUsage | null;
+}
+
 /** ANALYSIS, STRATEGY and WRITER go through an engine; RESEARCH is the same for every engine. */
 export interface Engine {
   readonly name: EngineName;
-  analyse(ctx: RunContext & { research: ResearchOutput }): Promise<AnalysisOutput>;
-  strategise(ctx: RunContext & { research: ResearchOutput; analysis: AnalysisOutput }): Promise<StrategyOutput>;
-  write(ctx: RunContext & { research: ResearchOutput; analysis: AnalysisOutput; strategy: StrategyOutput }): Promise<WriterOutput>;
+  analyse(ctx: RunContext & { research: ResearchOutput }): Promise<EngineResult<AnalysisOutput>>;
+  strategise(ctx: RunContext & { research: ResearchOutput; analysis: AnalysisOutput }): Promise<EngineResult<StrategyOutput>>;
+  write(ctx: RunContext & { research: ResearchOutput; analysis: AnalysisOutput; strategy: StrategyOutput }): Promise<EngineResult<WriterOutput>>;
+}
+
+/**
+ * A step failure that another attempt cannot mend (the run's token budget is spent, the model endpoint refuses
+ * the credentials): the step fails at once instead of being retried. Any other error is retried with backoff.
+ */
+export class PermanentStepError extends Error {
+  /** Tokens spent before failing, when known, so the run's total stays right. */
+  readonly usage: TokenUsage | null;
+  constructor(message: string, usage: TokenUsage | null = null) {
+    super(message);
+    this.name = 'PermanentStepError';
+    this.usage = usage;
+  }
+}
+
+/** A failed attempt that spent tokens (a model answered, but not usably): retried, and its tokens counted. */
+export class StepAttemptError extends Error {
+  readonly usage: TokenUsage | null;
+  constructor(message: string, usage: TokenUsage | null, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StepAttemptError';
+    this.usage = usage;
+  }
 }

@@ -50,6 +50,17 @@ export const WriterOutput = Type.Object({
   engine: Engine,
   subject: Type.String({ minLength: 1, maxLength: 80 }),
   body: Type.String({ minLength: 1, maxLength: 5000 }),
+  // Optional so an engine's own answer validates; the pipeline's WRITER step always sets it.
+  grounding: Type.Optional(
+    Type.Object(
+      {
+        grounded: Type.Boolean({ description: 'Whether every specific claim in the draft is backed by RESEARCH, ANALYSIS, STRATEGY or the call.' }),
+        rewritten: Type.Boolean({ description: 'Whether the first draft made unsupported claims and was written again.' }),
+        unsupported: Type.Array(Type.String(), { description: 'The claims still unsupported in the kept draft, each with its sentence.' }),
+      },
+      { description: 'The grounding check of the draft (DESIGN §3).' },
+    ),
+  ),
 });
 
 export type Fact = Static<typeof Fact>;

@@ -1,9 +1,13 @@
 // The pipeline: four steps, in run order. Each step reads the run context (the lead, the call and the outputs of
-// the steps before it) and returns its output; the worker stores every output as the step completes.
-import type { Engine, RunContext } from './engine.ts';
+// the steps before it) and returns its output with what it took; the worker stores each as the step completes.
+import type { Engine, EngineResult, RunContext } from './engine.ts';
+import { writeGroundedDraft } from './grounding.ts';
 import type { AnalysisOutput, ResearchOutput, StepNode, StrategyOutput } from './outputs.ts';
 import { research } from './research.ts';
 import type { fetchPage } from './website.ts';
+
+/** The version of the research rules (pages chosen, facts kept), recorded on every RESEARCH step. */
+export const RESEARCH_VERSION = 'research-1';
 
 export interface PipelineDeps {
   engine: Engine;
@@ -14,7 +18,7 @@ export interface PipelineDeps {
 
 export interface PipelineStep {
   node: StepNode;
-  run(ctx: RunContext, deps: PipelineDeps): Promise<object>;
+  run(ctx: RunContext, deps: PipelineDeps): Promise<EngineResult<object>>;
   /** Puts the step's stored output back into the context, for the steps after it. */
   remember(ctx: RunContext, output: unknown): void;
 }
@@ -27,7 +31,12 @@ function need<T>(value: T | undefined, what: string): T {
 export const PIPELINE: readonly PipelineStep[] = [
   {
     node: 'RESEARCH',
-    run: (ctx, deps) => research(ctx, { allowPrivateHosts: deps.allowPrivateHosts, engine: deps.engine.name, ...(deps.fetchPage ? { fetchPage: deps.fetchPage } : {}) }),
+    run: async (ctx, deps) => ({
+      output: await research(ctx, { allowPrivateHosts: deps.allowPrivateHosts, engine: deps.engine.name, ...(deps.fetchPage ? { fetchPage: deps.fetchPage } : {}) }),
+      model: null,
+      promptVersion: RESEARCH_VERSION,
+      usage: null,
+    }),
     remember: (ctx, output) => { ctx.research = output as ResearchOutput; },
   },
   {
@@ -42,7 +51,8 @@ export const PIPELINE: readonly PipelineStep[] = [
   },
   {
     node: 'WRITER',
-    run: (ctx, deps) => deps.engine.write({
+    // Any engine's draft goes through the grounding guard: written once more if it claims what the run never found.
+    run: (ctx, deps) => writeGroundedDraft(deps.engine, {
       ...ctx, research: need(ctx.research, 'RESEARCH'), analysis: need(ctx.analysis, 'ANALYSIS'), strategy: need(ctx.strategy, 'STRATEGY'),
     }),
     remember: () => {},

@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ConnectionQueue, PGliteDialect } from './pglite-dialect.ts';
+import { PgListener } from './pg-listener.ts';
 import { migrate, type MigrationSession } from './migrate.ts';
 import type { DB } from './schema.ts';
 
@@ -42,51 +43,12 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5_000 });
   pool.on('error', (error) => options.onPoolError?.(error));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  const listeners = new Set<pg.Client>();
+  const listener = new PgListener(url);
 
   return {
     kind: 'postgres',
     db,
-    async listen(channel, onMessage) {
-      let client: pg.Client | null = null;
-      let stopped = false;
-      let retry: NodeJS.Timeout | undefined;
-      const connect = async (): Promise<void> => {
-        const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
-        next.on('notification', (message) => {
-          if (message.channel === channel) onMessage(message.payload ?? '');
-        });
-        // A lost listening connection is reconnected; the worker's polling covers the gap.
-        next.on('error', () => reconnect(next));
-        next.on('end', () => reconnect(next));
-        try {
-          await next.connect();
-          await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-          client = next;
-          listeners.add(next);
-        } catch {
-          reconnect(next);
-        }
-      };
-      const reconnect = (old: pg.Client): void => {
-        listeners.delete(old);
-        old.removeAllListeners('end');
-        old.end().catch(() => {});
-        if (stopped || retry) return;
-        retry = setTimeout(() => { retry = undefined; void connect(); }, 1_000);
-        retry.unref();
-      };
-      await connect();
-      return async () => {
-        stopped = true;
-        clearTimeout(retry);
-        if (client) {
-          listeners.delete(client);
-          client.removeAllListeners('end');
-          await client.end().catch(() => {});
-        }
-      };
-    },
+    listen: (channel, onMessage) => listener.listen(channel, onMessage),
     async migrate() {
       const client = await pool.connect();
       try {
@@ -100,7 +62,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
       }
     },
     async close() {
-      for (const client of listeners) await client.end().catch(() => {});
+      await listener.close();
       await db.destroy();
       // Kysely ends the pool only if it ever used it; `migrate` alone does not, and an idle pooled client keeps
       // the process alive for pg's idle timeout (10 s).

@@ -1,4 +1,6 @@
 // Kysely's view of the tables in migrations/. Column names stay snake_case as in SQL.
+import type { Generated } from 'kysely';
+
 export type Plan = 'FREE' | 'PRO';
 export type Role = 'ADMIN' | 'MEMBER';
 export type LeadStatus = 'DISCOVERY' | 'CONTACTED' | 'QUALIFIED' | 'PROPOSAL' | 'WON' | 'LOST';
@@ -79,6 +81,8 @@ export interface RunsTable {
   started_at: Date;
   completed_at: Date | null;
   updated_at: Date;
+  tokens_used: Generated<number>;
+  feedback: string | null;
 }
 
 export interface RunStepsTable {
@@ -91,6 +95,12 @@ export interface RunStepsTable {
   error: string | null;
   started_at: Date | null;
   completed_at: Date | null;
+  engine: string | null;
+  model: string | null;
+  prompt_version: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  duration_ms: number | null;
 }
 
 export interface EmailDraftsTable {
@@ -103,6 +113,10 @@ export interface EmailDraftsTable {
   subject: string;
   body: string;
   created_at: Date;
+  feedback: string | null;
+  decided_at: Date | null;
+  decided_by_key_id: string | null;
+  decided_by_user_id: string | null;
 }
 
 export interface AuditLogTable {
@@ -119,6 +133,35 @@ export interface AuditLogTable {
   request_id: string | null;
   ip: string | null;
   user_agent: string | null;
+  occurred_at: Date;
+}
+
+export type RunEventType =
+  | 'run.queued'
+  | 'step.started'
+  | 'step.retrying'
+  | 'step.completed'
+  | 'step.failed'
+  | 'run.awaiting_approval'
+  | 'run.failed'
+  | 'run.cancelled'
+  | 'run.approved'
+  | 'run.rejected'
+  | 'run.regenerating';
+
+export interface RunEventsTable {
+  id: Generated<string>;
+  run_id: string;
+  workspace_id: string;
+  type: RunEventType;
+  node: string | null;
+  attempt: number | null;
+  duration_ms: number | null;
+  engine: string | null;
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  error: string | null;
   occurred_at: Date;
 }
 
@@ -153,4 +196,5 @@ export interface DB {
   audit_log: AuditLogTable;
   run_usage: RunUsageTable;
   idempotency_keys: IdempotencyKeysTable;
+  run_events: RunEventsTable;
 }

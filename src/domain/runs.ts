@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts';
 import type { DB, DraftStatus, RunStatus, StepStatus } from '../db/schema.ts';
 import { AppError, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
+import { recordEvent } from './run-events.ts';
 import { isUuid } from './validation.ts';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED'] as const;
@@ -21,6 +22,11 @@ export interface Step {
   startedAt: string | null;
   completedAt: string | null;
   error: string | null;
+  engine: string | null;
+  model: string | null;
+  promptVersion: string | null;
+  durationMs: number | null;
+  usage: { inputTokens: number; outputTokens: number; totalTokens: number } | null;
 }
 
 export interface EmailDraft {
@@ -41,6 +47,7 @@ export interface Run {
   startedAt: string;
   completedAt: string | null;
   error: string | null;
+  tokensUsed: number;
   steps: Step[];
   emailDraft: EmailDraft | null;
 }
@@ -110,6 +117,7 @@ export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: Sta
   await trx.insertInto('run_steps')
     .values(STEP_NODES.map((node, position) => ({ run_id: runId, position, node, status: 'PENDING' as const, output: null, attempts: 0 })))
     .execute();
+  await recordEvent(trx, { runId, workspaceId, type: 'run.queued', at: now });
   await sql`SELECT pg_notify(${RUNS_CHANNEL}, ${runId})`.execute(trx);
   const run = await getRun(trx, workspaceId, runId);
   if (!run) throw new Error('a run just created could not be read back');
@@ -153,18 +161,23 @@ interface RunRow {
   started_at: string;
   completed_at: string | null;
   error: string | null;
+  tokens_used: number;
   steps: Step[];
   email_draft: EmailDraft | null;
 }
 
 // One query per run: PostgreSQL assembles the steps and the current draft as JSON.
 const RUN_COLUMNS = sql`
-  r.id, r.status, r.lead_id, r.call_id, r.trace_id, r.error,
+  r.id, r.status, r.lead_id, r.call_id, r.trace_id, r.error, r.tokens_used,
   leadrun_iso(r.started_at) AS started_at,
   leadrun_iso(r.completed_at) AS completed_at,
   (SELECT json_agg(json_build_object(
       'node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts,
-      'startedAt', leadrun_iso(s.started_at), 'completedAt', leadrun_iso(s.completed_at), 'error', s.error)
+      'startedAt', leadrun_iso(s.started_at), 'completedAt', leadrun_iso(s.completed_at), 'error', s.error,
+      'engine', s.engine, 'model', s.model, 'promptVersion', s.prompt_version, 'durationMs', s.duration_ms,
+      'usage', CASE WHEN s.input_tokens IS NULL AND s.output_tokens IS NULL THEN NULL ELSE json_build_object(
+        'inputTokens', coalesce(s.input_tokens, 0), 'outputTokens', coalesce(s.output_tokens, 0),
+        'totalTokens', coalesce(s.input_tokens, 0) + coalesce(s.output_tokens, 0)) END)
     ORDER BY s.position)
    FROM run_steps s WHERE s.run_id = r.id) AS steps,
   (SELECT json_build_object('id', d.id, 'status', d.status, 'subject', d.subject, 'body', d.body, 'to', d.to_address, 'version', d.version)
@@ -180,6 +193,7 @@ function toRun(row: RunRow): Run {
     startedAt: row.started_at,
     completedAt: row.completed_at,
     error: row.error,
+    tokensUsed: row.tokens_used,
     steps: row.steps,
     emailDraft: row.email_draft,
   };

@@ -21,7 +21,9 @@ import apiDocs from './routes/docs.ts';
 import serviceRoutes from './routes/service.ts';
 import callRoutes from './routes/v1/calls.ts';
 import leadRoutes from './routes/v1/leads.ts';
+import runEventRoutes, { RunEvent } from './routes/v1/run-events.ts';
 import runRoutes from './routes/v1/runs.ts';
+import { RunEventHub } from './run-event-hub.ts';
 
 export interface AppDeps {
   config: Config;
@@ -31,6 +33,7 @@ export interface AppDeps {
   keys: KeyVerifier;
   lastUsed: LastUsedRecorder;
   metrics: Metrics;
+  runEvents: RunEventHub;
 }
 
 export type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider> & {
@@ -76,6 +79,7 @@ export function createDeps(config: Config, database: Database, clock: Clock, onE
     keys: new KeyVerifier(database.db),
     lastUsed: new LastUsedRecorder(database.db, { onError }),
     metrics: new Metrics(),
+    runEvents: new RunEventHub(),
   };
 }
 
@@ -106,9 +110,23 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   app.decorateRequest('idempotency', null);
 
   const ajv = validators();
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.text).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart !== 'body') return ajv.text.compile(schema);
+    const validate = ajv.body.compile(schema);
+    const required = (schema as { required?: unknown[] }).required;
+    if (required && required.length > 0) return validate;
+    // A body whose fields are all optional may be left out altogether (POST …/approve, …/cancel).
+    const optional = (data: unknown) => {
+      const ok = validate(data === undefined || data === null ? {} : data);
+      optional.errors = validate.errors;
+      return ok;
+    };
+    optional.errors = validate.errors;
+    return optional;
+  });
   app.removeContentTypeParser('text/plain');
   app.addSchema(Problem);
+  app.addSchema(RunEvent);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -145,6 +163,11 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   let stopListening: (() => Promise<void>) | null = null;
   app.addHook('onReady', async () => {
     stopListening = await deps.database.listen(KEY_REVOKED_CHANNEL, (digest) => deps.keys.forget(digest));
+    await deps.runEvents.start(deps.database);
+  });
+  app.addHook('preClose', async () => {
+    // Open event streams end now, so that closing does not wait for them.
+    await deps.runEvents.close();
   });
   app.addHook('onClose', async () => {
     await stopListening?.();
@@ -155,5 +178,6 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(leadRoutes);
   await app.register(callRoutes);
   await app.register(runRoutes);
+  await app.register(runEventRoutes);
   return app;
 }

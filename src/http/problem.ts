@@ -48,7 +48,9 @@ export interface Problem {
 }
 
 export function problemOf(error: AppError, requestId: string): Problem {
+  // Extra members come first, so that none of them can replace a standard member.
   return {
+    ...error.extra,
     type: `${PROBLEM_TYPE_BASE}${error.code.replaceAll('_', '-')}`,
     title: TITLE_OF[error.code],
     status: STATUS_OF[error.code],
@@ -56,7 +58,6 @@ export function problemOf(error: AppError, requestId: string): Problem {
     code: error.code,
     requestId,
     ...(error.errors ? { errors: error.errors } : {}),
-    ...error.extra,
   };
 }
 

@@ -22,6 +22,7 @@ export const Problem = Type.Object({
   limit: Type.Optional(Type.Integer()),
   used: Type.Optional(Type.Integer()),
   resetsAt: Type.Optional(Type.String({ format: 'date-time' })),
+  runStatus: Type.Optional(Type.String({ description: 'For invalid_state: the status the run is in.' })),
 }, { $id: 'Problem', description: 'An RFC 9457 problem document (application/problem+json).' });
 
 export const ProblemRef = Type.Ref('Problem');
@@ -96,6 +97,13 @@ export const Step = Type.Object({
   startedAt: Nullable(Timestamp()),
   completedAt: Nullable(Timestamp()),
   error: Nullable(Type.String({ description: 'Why the step failed, when it did.' })),
+  engine: Nullable(Type.String({ description: 'The engine that produced the output: offline or model.' })),
+  model: Nullable(Type.String({ description: 'The model that answered, for the model engine.' })),
+  promptVersion: Nullable(Type.String({ description: 'The version of the prompt (or rules) that produced the output.' })),
+  durationMs: Nullable(Type.Integer({ description: 'How long the completing attempt took.' })),
+  usage: Nullable(Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer(), totalTokens: Type.Integer() }, {
+    description: 'Tokens the completing attempt spent, for the model engine.',
+  })),
 });
 
 export const EmailDraft = Type.Object({
@@ -117,7 +125,8 @@ export const Run = Type.Object({
   startedAt: Timestamp('When the run was accepted.'),
   completedAt: Nullable(Timestamp('When the pipeline ended (AWAITING_APPROVAL, FAILED or CANCELLED).')),
   traceUrl: Type.String({ format: 'uri', description: 'Where the trace of the run can be seen.' }),
-  error: Nullable(Type.String()),
+  error: Nullable(Type.String({ description: 'Why the run failed, when it did.' })),
+  tokensUsed: Type.Integer({ description: 'Tokens the run has spent on model calls, over every step and attempt.' }),
   steps: Type.Array(Step, { description: 'Always four, in the order RESEARCH, ANALYSIS, STRATEGY, WRITER.' }),
   emailDraft: Nullable(EmailDraft),
 }, { $id: 'Run' });
@@ -125,6 +134,11 @@ export const Run = Type.Object({
 export const RunCreate = Type.Object({
   leadId: Type.String({ format: 'uuid', description: 'The lead the run is for.' }),
   callId: Type.String({ format: 'uuid', description: 'A call of that lead.' }),
+}, { additionalProperties: false });
+
+export const RunReject = Type.Object({
+  feedback: Type.Optional(Type.Union([Type.String({ maxLength: 2000, description: 'What should change; WRITER reads it when regenerating.' }), Type.Null()])),
+  regenerate: Type.Optional(Type.Boolean({ default: false, description: 'Queue the run again for WRITER to write the next version.' })),
 }, { additionalProperties: false });
 
 export const Limit = (fallback: number, max: number) =>

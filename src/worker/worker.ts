@@ -4,7 +4,8 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Engine, RunContext } from '../agent/engine.ts';
+import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../agent/engine.ts';
+import { ModelEndpointError } from '../agent/engines/model.ts';
 import { assertStepOutput, type WriterOutput } from '../agent/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
 import type { Clock } from '../clock.ts';
@@ -12,11 +13,14 @@ import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { RUNS_CHANNEL } from '../domain/runs.ts';
 import type { Metrics } from '../http/metrics.ts';
+import { traceStep } from '../telemetry.ts';
 import {
-  claimNextRun, completeStep, failRun, LeaseLost, loadSteps, releaseRun, renewLease, retryStepLater, startStep, type ClaimedRun,
+  claimNextRun, completeStep, failRun, LeaseLost, loadSteps, releaseRun, renewLease, retryStepLater, startStep, type AttemptCost, type ClaimedRun,
 } from './queue.ts';
 
 export const MAX_ATTEMPTS = 3;
+/** The longest a Retry-After from a model endpoint may hold a run back. */
+const MAX_RETRY_AFTER_MS = 120_000;
 const STEP_TIMEOUT_MS = 120_000;
 
 export interface WorkerOptions {
@@ -28,6 +32,10 @@ export interface WorkerOptions {
   concurrency: number;
   leaseMs: number;
   retryBaseMs: number;
+  /** Tokens one run may spend on model calls, over all its steps and attempts. */
+  tokenBudget: number;
+  /** The configured model, for trace attributes. */
+  requestModel?: string | null;
   allowPrivateHosts: boolean;
   pollMs?: number;
   /** How long stop() lets a step in progress finish before handing its run back. */
@@ -129,9 +137,11 @@ export class Worker {
   }
 
   async #runSteps(run: ClaimedRun, signal: AbortSignal, log: Logger): Promise<void> {
-    const { clock, engine } = this.#options;
+    const { clock, engine, metrics } = this.#options;
     const ctx = await this.#loadContext(run);
     ctx.signal = signal;
+    ctx.feedback = run.feedback;
+    let tokensUsed = run.tokensUsed;
     const stored = new Map((await loadSteps(this.#db, run.id)).map((s) => [s.node, s]));
     const job = { runId: run.id, workspaceId: run.workspaceId, workerId: this.id };
     const deps: PipelineDeps = {
@@ -147,43 +157,58 @@ export class Worker {
         continue;
       }
       if (signal.aborted) throw signal.reason;
-      if ((previous?.attempts ?? 0) >= MAX_ATTEMPTS) {
+      const previousAttempts = previous?.attempts ?? 0;
+      if (previousAttempts >= MAX_ATTEMPTS) {
         // The last attempts ended with their worker (a crash): give up rather than loop forever.
-        await failRun(this.#db, job, step.node, `gave up after ${MAX_ATTEMPTS} attempts`, clock.now());
-        this.#options.metrics?.runsFinished.inc({ status: 'FAILED' });
+        await failRun(this.#db, job, step.node, previousAttempts, `gave up after ${MAX_ATTEMPTS} attempts`, null, clock.now());
+        metrics?.runsFinished.inc({ status: 'FAILED' });
         return;
       }
-      const attempt = await startStep(this.#db, run.id, step.node, this.id, clock.now());
+      const attempt = await startStep(this.#db, job, step.node, engine.name, clock.now());
+      ctx.tokensLeft = this.#options.tokenBudget - tokensUsed;
       const began = performance.now();
-      let output: object;
+      const cost = (usage: TokenUsage | null, model: string | null = null): AttemptCost => ({
+        engine: engine.name, model, usage, durationMs: performance.now() - began,
+      });
+      let result: EngineResult<object>;
       try {
-        output = await withTimeout(step.run(ctx, deps), STEP_TIMEOUT_MS, signal);
-        assertStepOutput(step.node, output);
+        const trace = {
+          traceId: run.traceId, runId: run.id, workspaceId: run.workspaceId, node: step.node, attempt,
+          engine: engine.name, requestModel: this.#options.requestModel ?? null,
+        };
+        result = await traceStep(trace, () => withTimeout(step.run(ctx, deps), STEP_TIMEOUT_MS, signal));
+        assertStepOutput(step.node, result.output);
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         const message = describe(error);
-        if (attempt < MAX_ATTEMPTS) {
-          const delay = this.#options.retryBaseMs * 2 ** (attempt - 1);
+        const spent = cost(error instanceof PermanentStepError || error instanceof StepAttemptError ? error.usage : null);
+        tokensUsed += spent.usage?.totalTokens ?? 0;
+        if (attempt < MAX_ATTEMPTS && !(error instanceof PermanentStepError)) {
+          // Exponential backoff, or longer when the model endpoint said how long to wait (Retry-After).
+          const hinted = error instanceof ModelEndpointError ? error.retryAfterMs ?? 0 : 0;
+          const delay = Math.max(this.#options.retryBaseMs * 2 ** (attempt - 1), Math.min(hinted, MAX_RETRY_AFTER_MS));
           log.warn({ node: step.node, attempt, delayMs: delay, error: message }, 'step failed; will retry');
-          this.#options.metrics?.stepsFinished.inc({ node: step.node, outcome: 'retried' });
-          await retryStepLater(this.#db, job, step.node, message, clock.now(), new Date(clock.now().getTime() + delay));
+          metrics?.stepsFinished.inc({ node: step.node, outcome: 'retried' });
+          await retryStepLater(this.#db, job, step.node, attempt, message, spent, clock.now(), new Date(clock.now().getTime() + delay));
         } else {
           log.warn({ node: step.node, attempt, error: message }, 'step failed for good; the run has failed');
-          this.#options.metrics?.stepsFinished.inc({ node: step.node, outcome: 'failed' });
-          this.#options.metrics?.runsFinished.inc({ status: 'FAILED' });
-          await failRun(this.#db, job, step.node, message, clock.now());
+          metrics?.stepsFinished.inc({ node: step.node, outcome: 'failed' });
+          metrics?.runsFinished.inc({ status: 'FAILED' });
+          await failRun(this.#db, job, step.node, attempt, message, spent, clock.now());
         }
         return;
       }
+      const spent = cost(result.usage, result.model);
+      tokensUsed += spent.usage?.totalTokens ?? 0;
       const draft = step.node === 'WRITER'
-        ? { subject: (output as WriterOutput).subject, body: (output as WriterOutput).body, to: ctx.lead.email }
+        ? { subject: (result.output as WriterOutput).subject, body: (result.output as WriterOutput).body, to: ctx.lead.email }
         : undefined;
-      await completeStep(this.#db, job, step.node, output, clock.now(), draft);
-      step.remember(ctx, output);
-      this.#options.metrics?.stepsFinished.inc({ node: step.node, outcome: 'completed' });
-      log.info({ node: step.node, attempt, ms: Math.round(performance.now() - began) }, 'step completed');
+      await completeStep(this.#db, job, step.node, { output: result.output, promptVersion: result.promptVersion, ...spent }, attempt, clock.now(), draft);
+      step.remember(ctx, result.output);
+      metrics?.stepsFinished.inc({ node: step.node, outcome: 'completed' });
+      log.info({ node: step.node, attempt, ms: Math.round(spent.durationMs), model: result.model, tokens: result.usage?.totalTokens }, 'step completed');
     }
-    this.#options.metrics?.runsFinished.inc({ status: 'AWAITING_APPROVAL' });
+    metrics?.runsFinished.inc({ status: 'AWAITING_APPROVAL' });
   }
 
   async #loadContext(run: ClaimedRun): Promise<RunContext> {

@@ -53,11 +53,11 @@ function context(overrides: { transcript?: string; companyName?: string | null; 
 }
 
 async function pipeline(ctx: RunContext & { research: ResearchOutput }, feedback?: string) {
-  const analysis: AnalysisOutput = await offlineEngine.analyse(ctx);
+  const analysis: AnalysisOutput = (await offlineEngine.analyse(ctx)).output;
   assertStepOutput('ANALYSIS', analysis);
-  const strategy: StrategyOutput = await offlineEngine.strategise({ ...ctx, analysis });
+  const strategy: StrategyOutput = (await offlineEngine.strategise({ ...ctx, analysis })).output;
   assertStepOutput('STRATEGY', strategy);
-  const draft: WriterOutput = await offlineEngine.write({ ...ctx, analysis, strategy, feedback: feedback ?? null });
+  const draft: WriterOutput = (await offlineEngine.write({ ...ctx, analysis, strategy, feedback: feedback ?? null })).output;
   assertStepOutput('WRITER', draft);
   return { analysis, strategy, draft };
 }

@@ -11,8 +11,8 @@ import {
   assertInvalid, assertProblem, countRows, createCall, createLead, db, ISO_MS, newestFirst, nextLink, startRun, STEP_ORDER, UUID, walkPages,
 } from './support.ts';
 
-const RUN_FIELDS = ['callId', 'completedAt', 'emailDraft', 'error', 'id', 'leadId', 'startedAt', 'status', 'steps', 'traceUrl'];
-const STEP_FIELDS = ['attempts', 'completedAt', 'error', 'node', 'output', 'startedAt', 'status'];
+const RUN_FIELDS = ['callId', 'completedAt', 'emailDraft', 'error', 'id', 'leadId', 'startedAt', 'status', 'steps', 'tokensUsed', 'traceUrl'];
+const STEP_FIELDS = ['attempts', 'completedAt', 'durationMs', 'engine', 'error', 'model', 'node', 'output', 'promptVersion', 'startedAt', 'status', 'usage'];
 const TERMINAL = ['AWAITING_APPROVAL', 'FAILED', 'CANCELLED', 'COMPLETED', 'REJECTED'];
 
 const COMPANY_PAGE = `<!doctype html>

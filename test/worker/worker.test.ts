@@ -20,6 +20,9 @@ const MARKED_RESEARCH: ResearchOutput = {
   sources: [],
 };
 
+/** A step result as a worker would complete it with the offline engine. */
+const completed = (output: object) => ({ output, promptVersion: 'test', engine: 'offline' as const, model: null, usage: null, durationMs: 1 });
+
 for (const kind of BACKENDS) {
   describe(`${kind}: worker`, () => {
     let t: TestApp;
@@ -82,9 +85,9 @@ for (const kind of BACKENDS) {
       const claimed = await claimNextRun(db, 'dead-worker', new Date(), 300);
       assert.equal(claimed?.id, runId);
       job.workspaceId = claimed.workspaceId;
-      assert.equal(await startStep(db, runId, 'RESEARCH', 'dead-worker', new Date()), 1);
-      await completeStep(db, job, 'RESEARCH', MARKED_RESEARCH, new Date());
-      assert.equal(await startStep(db, runId, 'ANALYSIS', 'dead-worker', new Date()), 1);
+      assert.equal(await startStep(db, job, 'RESEARCH', 'offline', new Date()), 1);
+      await completeStep(db, job, 'RESEARCH', completed(MARKED_RESEARCH), 1, new Date());
+      assert.equal(await startStep(db, job, 'ANALYSIS', 'offline', new Date()), 1);
       const abandonedAt = Date.now();
 
       const worker = await t.startWorker({ leaseMs: 300 });
@@ -109,18 +112,18 @@ for (const kind of BACKENDS) {
       const now = new Date();
       const old = await claimNextRun(db, 'old-owner', now, 1_000);
       assert.equal(old?.id, runId);
-      await startStep(db, runId, 'RESEARCH', 'old-owner', now);
+      const job = { runId, workspaceId: old.workspaceId, workerId: 'old-owner' };
+      await startStep(db, job, 'RESEARCH', 'offline', now);
 
       // Two seconds later (as the new owner's clock says) the old owner's lease has run out.
       const stolen = await claimNextRun(db, 'new-owner', new Date(now.getTime() + 2_000), 60_000);
       assert.equal(stolen?.id, runId);
       const before = await stepsOf(db, runId);
 
-      const job = { runId, workspaceId: old.workspaceId, workerId: 'old-owner' };
-      await assert.rejects(completeStep(db, job, 'RESEARCH', MARKED_RESEARCH, new Date()), LeaseLost);
-      await assert.rejects(startStep(db, runId, 'ANALYSIS', 'old-owner', new Date()), LeaseLost);
+      await assert.rejects(completeStep(db, job, 'RESEARCH', completed(MARKED_RESEARCH), 1, new Date()), LeaseLost);
+      await assert.rejects(startStep(db, job, 'ANALYSIS', 'offline', new Date()), LeaseLost);
       await assert.rejects(
-        completeStep(db, job, 'WRITER', { engine: 'offline', subject: 'Hi', body: 'Hello' }, new Date(), { subject: 'Hi', body: 'Hello', to: null }),
+        completeStep(db, job, 'WRITER', completed({ engine: 'offline', subject: 'Hi', body: 'Hello' }), 1, new Date(), { subject: 'Hi', body: 'Hello', to: null }),
         LeaseLost,
       );
       assert.equal(await renewLease(db, runId, 'old-owner', new Date(), 60_000), false);
@@ -132,8 +135,8 @@ for (const kind of BACKENDS) {
       assert.equal(row.status, 'RUNNING');
 
       // The new owner carries on from where the run is.
-      assert.equal(await startStep(db, runId, 'RESEARCH', 'new-owner', new Date()), 2);
-      await completeStep(db, { ...job, workerId: 'new-owner' }, 'RESEARCH', MARKED_RESEARCH, new Date());
+      assert.equal(await startStep(db, { ...job, workerId: 'new-owner' }, 'RESEARCH', 'offline', new Date()), 2);
+      await completeStep(db, { ...job, workerId: 'new-owner' }, 'RESEARCH', completed(MARKED_RESEARCH), 2, new Date());
       assert.equal((await loadSteps(db, runId))[0]?.status, 'COMPLETED');
     });
 
@@ -265,11 +268,12 @@ for (const kind of BACKENDS) {
         const worker = `dead-${i}`;
         const claimed = await claimNextRun(db, worker, new Date(at), 100);
         assert.equal(claimed?.id, runId);
+        const job = { runId, workspaceId: claimed.workspaceId, workerId: worker };
         if (i === 1) {
-          await startStep(db, runId, 'RESEARCH', worker, new Date(at));
-          await completeStep(db, { runId, workspaceId: claimed.workspaceId, workerId: worker }, 'RESEARCH', MARKED_RESEARCH, new Date(at));
+          await startStep(db, job, 'RESEARCH', 'offline', new Date(at));
+          await completeStep(db, job, 'RESEARCH', completed(MARKED_RESEARCH), 1, new Date(at));
         }
-        assert.equal(await startStep(db, runId, 'ANALYSIS', worker, new Date(at)), i);
+        assert.equal(await startStep(db, job, 'ANALYSIS', 'offline', new Date(at)), i);
         at += 200;
       }
       // The last lease ran out (its clock said so); a real worker finds three spent attempts.

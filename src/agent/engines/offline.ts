@@ -7,16 +7,21 @@ type AnalyseContext = Parameters<Engine['analyse']>[0];
 type StrategiseContext = Parameters<Engine['strategise']>[0];
 type WriteContext = Parameters<Engine['write']>[0];
 
+/** The version of these rules, recorded on every step they produce, as a prompt's version is for a model. */
+export const OFFLINE_RULES_VERSION = 'offline-1';
+
+const result = <T>(output: T) => ({ output, model: null, promptVersion: OFFLINE_RULES_VERSION, usage: null });
+
 export const offlineEngine: Engine = {
   name: 'offline',
   async analyse(ctx) {
-    return analyseCall(ctx);
+    return result(analyseCall(ctx));
   },
   async strategise(ctx) {
-    return chooseStrategy(ctx);
+    return result(chooseStrategy(ctx));
   },
   async write(ctx) {
-    return writeDraft(ctx);
+    return result(writeDraft(ctx));
   },
 };
 

@@ -1,10 +1,12 @@
 // /api/v1/runs: start agent runs and follow them.
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunCreate, RunStatus } from '../../schemas.ts';
+import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunCreate, RunReject, RunStatus } from '../../schemas.ts';
 import { getRun, listRuns, startRun, type Run as RunRecord } from '../../../domain/runs.ts';
+import { approveRun, cancelRun, rejectRun } from '../../../domain/run-decisions.ts';
+import type { FastifyRequest } from 'fastify';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
 
@@ -39,6 +41,48 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       clock,
     }, request.body);
     return { status: 202, body: render(run), location: `/api/v1/runs/${run.id}`, target: { type: 'run', id: run.id } };
+  }));
+
+  const decision = <B extends TSchema>(summary: string, description: string, body: B) => ({
+    summary,
+    description,
+    tags: ['Runs'],
+    params: IdParam,
+    body,
+    response: {
+      200: dataOf(Run),
+      ...writeProblems,
+      ...authProblems,
+      409: problem('`invalid_state`: the run is not in a state this decision can be made from, and nothing changed; '
+        + 'or `idempotency_conflict`: a request with this Idempotency-Key is in flight.'),
+    },
+  });
+  const NoBody = Type.Object({}, { additionalProperties: false, description: 'No body is needed; `{}` is accepted.' });
+  const decider = (request: FastifyRequest) => ({ keyId: principalOf(request).keyId, userId: null });
+
+  app.post('/api/v1/runs/:id/approve', {
+    config: { scope: 'runs:write', auditAction: 'run.approved' },
+    schema: decision('Approve the draft', 'From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED.', NoBody),
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const run = await approveRun(trx, principalOf(request).workspaceId, request.params.id, decider(request), clock);
+    return { status: 200, body: { data: render(run) }, target: { type: 'run', id: run.id } };
+  }));
+
+  app.post('/api/v1/runs/:id/reject', {
+    config: { scope: 'runs:write', auditAction: 'run.rejected' },
+    schema: decision('Reject the draft', 'From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is '
+      + 'queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED.', RunReject),
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const run = await rejectRun(trx, principalOf(request).workspaceId, request.params.id, request.body, decider(request), clock);
+    return { status: 200, body: { data: render(run) }, target: { type: 'run', id: run.id } };
+  }));
+
+  app.post('/api/v1/runs/:id/cancel', {
+    config: { scope: 'runs:write', auditAction: 'run.cancelled' },
+    schema: decision('Cancel a run', 'From QUEUED or RUNNING: the run becomes CANCELLED and its unfinished steps SKIPPED.', NoBody),
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const run = await cancelRun(trx, principalOf(request).workspaceId, request.params.id, clock);
+    return { status: 200, body: { data: render(run) }, target: { type: 'run', id: run.id } };
   }));
 
   app.get('/api/v1/runs/:id', {

@@ -1,0 +1,251 @@
+// The model engine: ANALYSIS, STRATEGY and WRITER through any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM,
+// LM Studio), with structured output described by the step schemas of outputs.ts and validated against them.
+// It makes exactly one request per call: retries, with backoff, belong to the worker.
+import { STATUS_CODES } from 'node:http';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7, type LanguageModelUsage } from 'ai';
+import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../engine.ts';
+import { fitDraft } from '../grounding.ts';
+import { AnalysisOutput, assertStepOutput, StrategyOutput, WriterOutput, type StepNode } from '../outputs.ts';
+import * as analysisPrompt from '../prompts/analysis.ts';
+import * as strategyPrompt from '../prompts/strategy.ts';
+import * as writerPrompt from '../prompts/writer.ts';
+
+export interface ModelEngineOptions {
+  /** The endpoint's base URL, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer …`; null for a local server that needs none. */
+  apiKey: string | null;
+  model: string;
+  /** How long one request may take; default 60 s. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** A failed request to the model endpoint, with what the worker may want for its backoff. */
+export class ModelEndpointError extends Error {
+  readonly status: number | null;
+  readonly retryAfterMs: number | null;
+  constructor(message: string, status: number | null, retryAfterMs: number | null = null) {
+    super(message);
+    this.name = 'ModelEndpointError';
+    this.status = status;
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** Answers another attempt cannot change: a malformed request, refused credentials, an unknown model or path. */
+const PERMANENT_STATUSES = new Set([400, 401, 403, 404]);
+const DEFAULT_TIMEOUT_MS = 60_000;
+/** Fields the pipeline sets itself; the model is not asked for them. */
+const NOT_FROM_MODEL = new Set(['engine', 'grounding']);
+
+type ModelNode = Exclude<StepNode, 'RESEARCH'>;
+
+/**
+ * The step schema as the model is asked for it: without the fields the pipeline sets, every property required and
+ * no other allowed (what strict structured output demands), literal unions as enums, and no length bounds (not
+ * accepted by every strict mode; the WRITER's are enforced after the answer, by fitDraft).
+ */
+export function schemaForModel(schema: unknown): JSONSchema7 {
+  const convert = (node: any, top: boolean): any => {
+    if (Array.isArray(node)) return node.map((n) => convert(n, false));
+    if (node === null || typeof node !== 'object') return node;
+    if (Array.isArray(node.anyOf) && node.anyOf.length > 0 && node.anyOf.every((n: any) => typeof n?.const === 'string')) {
+      return { type: 'string', enum: node.anyOf.map((n: any) => n.const), ...(node.description ? { description: node.description } : {}) };
+    }
+    const out: any = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'minLength' || key === 'maxLength') continue;
+      if (key === 'properties') {
+        out.properties = Object.fromEntries(
+          Object.entries(value as object).filter(([name]) => !(top && NOT_FROM_MODEL.has(name))).map(([name, sub]) => [name, convert(sub, false)]),
+        );
+      } else if (key !== 'required') {
+        out[key] = convert(value, false);
+      }
+    }
+    if (out.type === 'object' && out.properties) {
+      out.required = Object.keys(out.properties);
+      out.additionalProperties = false;
+    }
+    return out;
+  };
+  return convert(JSON.parse(JSON.stringify(schema)), true) as JSONSchema7;
+}
+
+const SHAPES: Record<ModelNode, JSONSchema7> = {
+  ANALYSIS: schemaForModel(AnalysisOutput),
+  STRATEGY: schemaForModel(StrategyOutput),
+  WRITER: schemaForModel(WriterOutput),
+};
+
+interface Prompt {
+  version: string;
+  system: string;
+}
+
+export function createModelEngine(options: ModelEngineOptions): Engine {
+  const provider = createOpenAICompatible({
+    name: 'leadrun',
+    baseURL: options.baseUrl.replace(/\/+$/, ''),
+    ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+    // Sends `response_format: {type: "json_schema"}` with the step's schema, which OpenAI, Ollama, vLLM and
+    // LM Studio all accept; the schema is repeated in the system prompt for servers that ignore it.
+    supportsStructuredOutputs: true,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const languageModel = provider.chatModel(options.model);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // Some endpoints echo the key they refused (in full or masked) in their error message.
+  const redact = (text: string): string =>
+    (options.apiKey && options.apiKey.length >= 4 ? text.split(options.apiKey).join('***') : text).replace(/\b(?:sk|pk|rk|key)[-_][\w*.-]{6,}/gi, '***');
+
+  async function ask(node: ModelNode, prompt: Prompt, user: string, ctx: RunContext): Promise<{ answer: unknown; usage: TokenUsage | null; model: string }> {
+    if (ctx.tokensLeft !== undefined && ctx.tokensLeft <= 0) {
+      throw new PermanentStepError(`the run's token budget is spent (${ctx.tokensLeft} tokens left), so ${node} was not sent to the model`);
+    }
+    if (ctx.signal?.aborted) throw cancelled(ctx.signal);
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
+    const schema = SHAPES[node];
+    try {
+      const result = await generateText({
+        model: languageModel,
+        system: `${prompt.system}\n\nAnswer with one JSON object and nothing else, matching this JSON schema:\n${JSON.stringify(schema)}`,
+        prompt: user,
+        output: Output.object({ schema: jsonSchema<Record<string, unknown>>(schema), name: node.toLowerCase() }),
+        maxRetries: 0,
+        abortSignal: signal,
+      });
+      return { answer: result.output, usage: usageOf(result.usage), model: result.response.modelId || options.model };
+    } catch (error) {
+      if (NoObjectGeneratedError.isInstance(error)) {
+        const usage = usageOf(error.usage);
+        // A model without structured output may still wrap its JSON in a code fence or a sentence.
+        const answer = salvageJson(error.text);
+        if (answer !== undefined) return { answer, usage, model: error.response?.modelId || options.model };
+        const reason =
+          error.finishReason === 'length' ? 'it was cut off at the token limit' : !error.text?.trim() ? 'it is empty' : 'it is not JSON';
+        throw new StepAttemptError(`the model's answer did not match the ${node} schema: ${reason}`, usage);
+      }
+      if (ctx.signal?.aborted) throw cancelled(ctx.signal);
+      if (timeout.aborted) throw new ModelEndpointError(`the model endpoint did not answer within ${seconds(timeoutMs)}`, null);
+      throw endpointError(error);
+    }
+  }
+
+  function endpointError(error: unknown): Error {
+    if (APICallError.isInstance(error)) {
+      const status = error.statusCode;
+      if (status === undefined) {
+        const cause = error.cause as { code?: string; message?: string } | undefined;
+        const why = cause?.code ?? cause?.message ?? error.message;
+        return new ModelEndpointError(redact(`could not reach the model endpoint at ${originOf(options.baseUrl)}: ${why}`), null);
+      }
+      if (status >= 200 && status < 300) {
+        return new ModelEndpointError(redact(`the model endpoint's answer is not a chat completion: ${error.message.split('\n')[0]!.slice(0, 200)}`), status);
+      }
+      const retryAfterMs = retryAfter(error.responseHeaders?.['retry-after']);
+      const detail = detailOf(error.responseBody);
+      const message = redact(
+        `the model endpoint answered ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}` +
+          (detail ? `: ${detail}` : '') +
+          (retryAfterMs !== null ? ` (retry after ${seconds(retryAfterMs)})` : ''),
+      );
+      return PERMANENT_STATUSES.has(status) ? new PermanentStepError(message) : new ModelEndpointError(message, status, retryAfterMs);
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return new ModelEndpointError(redact(`the model call failed: ${message.split('\n')[0]!.slice(0, 300)}`), null);
+  }
+
+  /** Keeps the fields of the step's schema, adds `engine`, and validates; a mismatch fails the attempt. */
+  function accept<T>(node: ModelNode, answer: unknown, usage: TokenUsage | null): T {
+    const fields = Object.keys(SHAPES[node].properties ?? {});
+    const object = answer !== null && typeof answer === 'object' && !Array.isArray(answer) ? (answer as Record<string, unknown>) : {};
+    let output: Record<string, unknown> = { ...Object.fromEntries(fields.filter((f) => f in object).map((f) => [f, object[f]])), engine: 'model' };
+    if (node === 'WRITER' && typeof output.subject === 'string' && typeof output.body === 'string') {
+      output = { ...output, ...fitDraft({ subject: output.subject, body: output.body }, usage) };
+    }
+    try {
+      assertStepOutput(node, output);
+    } catch (error) {
+      const where = (error as Error).message.replace(/^\w+ output does not match its schema /, '');
+      throw new StepAttemptError(`the model's answer did not match the ${node} schema: ${where}`, usage);
+    }
+    return output as T;
+  }
+
+  async function step<T>(node: ModelNode, prompt: Prompt, user: string, ctx: RunContext): Promise<EngineResult<T>> {
+    const { answer, usage, model } = await ask(node, prompt, user, ctx);
+    return { output: accept<T>(node, answer, usage), model, promptVersion: prompt.version, usage };
+  }
+
+  return {
+    name: 'model',
+    analyse: (ctx) => step<AnalysisOutput>('ANALYSIS', analysisPrompt, analysisPrompt.render(ctx), ctx),
+    strategise: (ctx) => step<StrategyOutput>('STRATEGY', strategyPrompt, strategyPrompt.render(ctx), ctx),
+    write: (ctx) => step<WriterOutput>('WRITER', writerPrompt, writerPrompt.render(ctx), ctx),
+  };
+}
+
+function usageOf(usage: LanguageModelUsage | undefined): TokenUsage | null {
+  if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined && usage.totalTokens === undefined)) return null;
+  const inputTokens = usage.inputTokens ?? 0;
+  const outputTokens = usage.outputTokens ?? 0;
+  return { inputTokens, outputTokens, totalTokens: usage.totalTokens ?? inputTokens + outputTokens };
+}
+
+/** The JSON object in an answer that wrapped it in a code fence or in prose; undefined when there is none. */
+function salvageJson(text: string | undefined): unknown {
+  if (!text) return undefined;
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(text)?.[1];
+  const candidate = fenced ?? text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1);
+  if (!candidate.trim()) return undefined;
+  try {
+    const value: unknown = JSON.parse(candidate);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function cancelled(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('the model call was cancelled');
+}
+
+function seconds(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${ms} ms`;
+}
+
+function originOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).origin;
+  } catch {
+    return '(an invalid URL)';
+  }
+}
+
+function retryAfter(value: string | undefined): number | null {
+  if (!value) return null;
+  const secondsValue = Number(value);
+  if (Number.isFinite(secondsValue) && secondsValue >= 0) return secondsValue * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
+}
+
+/** The endpoint's own one-line explanation (`{"error":{"message":…}}`), when it gave one. */
+function detailOf(body: string | undefined): string | null {
+  if (!body) return null;
+  let text: unknown = body;
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
+    text = typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? parsed.message ?? null);
+  } catch {
+    // Not JSON: a short plain-text body is still worth showing.
+    if (/<html/i.test(body)) return null;
+  }
+  if (typeof text !== 'string' || !text.trim()) return null;
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}

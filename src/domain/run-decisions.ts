@@ -1,0 +1,94 @@
+// What a person decides about a run: approve its draft, reject it (optionally asking WRITER for a new version
+// with feedback), or cancel a run still in the pipeline. Each is valid only from the states DESIGN §3 names and
+// changes nothing otherwise (409 invalid_state). Call each inside a transaction.
+import { sql, type Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { DB, RunStatus } from '../db/schema.ts';
+import { AppError, notFound } from './errors.ts';
+import { recordEvent } from './run-events.ts';
+import { getRun, RUNS_CHANNEL, type Run } from './runs.ts';
+import { isUuid } from './validation.ts';
+
+/** Who decided: a key through the API, or a user through the UI. */
+export interface Decider {
+  keyId: string | null;
+  userId: string | null;
+}
+
+/** Locks the run row for the transaction and checks its state. */
+async function lockRun(trx: Kysely<DB>, workspaceId: string, runId: string, allowed: readonly RunStatus[], verb: string) {
+  const run = isUuid(runId)
+    ? await trx.selectFrom('runs').select(['id', 'status']).where('workspace_id', '=', workspaceId).where('id', '=', runId).forUpdate().executeTakeFirst()
+    : undefined;
+  if (!run) throw notFound('Run');
+  if (!allowed.includes(run.status)) {
+    throw new AppError('invalid_state', `The run is ${run.status}; it can be ${verb} only while ${allowed.join(' or ')}.`, {
+      extra: { runStatus: run.status },
+    });
+  }
+  return run;
+}
+
+async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Promise<Run> {
+  const run = await getRun(trx, workspaceId, runId);
+  if (!run) throw new Error(`run ${runId} vanished inside its transaction`);
+  return run;
+}
+
+async function decideDraft(trx: Kysely<DB>, runId: string, status: 'APPROVED' | 'REJECTED', by: Decider, now: Date, feedback: string | null) {
+  await trx.updateTable('email_drafts')
+    .set({ status, decided_at: now, decided_by_key_id: by.keyId, decided_by_user_id: by.userId, feedback })
+    .where('run_id', '=', runId).where('status', '=', 'DRAFT')
+    .execute();
+}
+
+export async function approveRun(trx: Kysely<DB>, workspaceId: string, runId: string, by: Decider, clock: Clock): Promise<Run> {
+  await lockRun(trx, workspaceId, runId, ['AWAITING_APPROVAL'], 'approved');
+  const now = clock.now();
+  await decideDraft(trx, runId, 'APPROVED', by, now, null);
+  await trx.updateTable('runs').set({ status: 'COMPLETED', updated_at: now }).where('id', '=', runId).execute();
+  await recordEvent(trx, { runId, workspaceId, type: 'run.approved', at: now });
+  return readBack(trx, workspaceId, runId);
+}
+
+/**
+ * Rejects the draft. With `regenerate`, the run goes back to the queue for WRITER alone, which writes the next
+ * version of the draft with the feedback; without it, the run ends REJECTED.
+ */
+export async function rejectRun(
+  trx: Kysely<DB>, workspaceId: string, runId: string, input: { feedback?: string | null; regenerate?: boolean }, by: Decider, clock: Clock,
+): Promise<Run> {
+  await lockRun(trx, workspaceId, runId, ['AWAITING_APPROVAL'], 'rejected');
+  const now = clock.now();
+  const feedback = input.feedback?.trim() || null;
+  await decideDraft(trx, runId, 'REJECTED', by, now, feedback);
+  if (!input.regenerate) {
+    await trx.updateTable('runs').set({ status: 'REJECTED', updated_at: now }).where('id', '=', runId).execute();
+    await recordEvent(trx, { runId, workspaceId, type: 'run.rejected', error: feedback, at: now });
+    return readBack(trx, workspaceId, runId);
+  }
+  await trx.updateTable('run_steps').set({
+    status: 'PENDING', output: null, attempts: 0, error: null, started_at: null, completed_at: null,
+    engine: null, model: null, prompt_version: null, input_tokens: null, output_tokens: null, duration_ms: null,
+  }).where('run_id', '=', runId).where('node', '=', 'WRITER').execute();
+  await trx.updateTable('runs').set({
+    status: 'QUEUED', completed_at: null, available_at: now, updated_at: now, feedback, error: null, lease_owner: null, lease_expires_at: null,
+  }).where('id', '=', runId).execute();
+  await recordEvent(trx, { runId, workspaceId, type: 'run.regenerating', node: 'WRITER', error: feedback, at: now });
+  await sql`SELECT pg_notify(${RUNS_CHANNEL}, ${runId})`.execute(trx);
+  return readBack(trx, workspaceId, runId);
+}
+
+/** Stops a run still in the pipeline: its unfinished steps are SKIPPED, and its worker lets go at its next write. */
+export async function cancelRun(trx: Kysely<DB>, workspaceId: string, runId: string, clock: Clock): Promise<Run> {
+  await lockRun(trx, workspaceId, runId, ['QUEUED', 'RUNNING'], 'cancelled');
+  const now = clock.now();
+  await trx.updateTable('run_steps').set({ status: 'SKIPPED', error: 'the run was cancelled' })
+    .where('run_id', '=', runId).where('status', '=', 'RUNNING').execute();
+  await trx.updateTable('run_steps').set({ status: 'SKIPPED' })
+    .where('run_id', '=', runId).where('status', '=', 'PENDING').execute();
+  await trx.updateTable('runs').set({ status: 'CANCELLED', completed_at: now, updated_at: now, lease_owner: null, lease_expires_at: null })
+    .where('id', '=', runId).execute();
+  await recordEvent(trx, { runId, workspaceId, type: 'run.cancelled', at: now });
+  return readBack(trx, workspaceId, runId);
+}

@@ -1,0 +1,358 @@
+// The grounding guard: what a draft may claim about the lead's company, and the WRITER step that enforces it.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../../src/agent/engine.ts';
+import { offlineEngine } from '../../src/agent/engines/offline.ts';
+import { checkGrounding, fitDraft, type Draft } from '../../src/agent/grounding.ts';
+import { assertStepOutput, type AnalysisOutput, type Fact, type ResearchOutput, type StrategyOutput, type WriterOutput } from '../../src/agent/outputs.ts';
+import { PIPELINE, type PipelineDeps } from '../../src/agent/pipeline.ts';
+
+const DISCOVERY_CALL = `[00:00:04] Grace: Thanks for making the time, Ada. How are things going with the sales team?
+[00:00:11] Ada: Honestly, um, not great. My reps spend about 15 hours a week copying call notes into Salesforce.
+[00:00:31] Ada: Yeah, and they're exhausted, half of them update the pipeline report on Sunday evenings.
+[00:00:40] Ada: And the CRM is always out of date, so our forecast is basically a guess.
+[00:00:58] Ada: We tried a virtual assistant agency but it cost us $4,000 a month and the notes were full of mistakes.
+[00:01:19] Ada: We have budget approved for Q3. But honestly, price is my main worry after the agency.
+[00:01:30] Ada: Security will also be a question, our IT team needs SOC 2 before anything touches customer data.
+[00:01:47] Ada: If a pilot shows results with the Leeds team, I can sign off on a rollout to all 40 reps by the end of September.
+[00:02:02] Grace: Great. How about a two-week pilot with the Leeds team?
+[00:02:06] Ada: That sounds good. Can you send me the security documentation first?
+[00:02:12] Grace: I'll send it over today, and I'll put together a pilot plan by Friday.
+[00:02:20] Ada: Perfect, I'll loop in our CFO, Tom, for the kickoff.`;
+
+const TRANSCRIPTS: Record<string, string> = {
+  discovery: DISCOVERY_CALL,
+  notes:
+    'Call notes, 12 May. Ada said their team loses about two days a month reconciling invoices by hand. ' +
+    'She is frustrated that the finance system is slow and that errors slip through to customers. ' +
+    'They already use NetSuite and are worried about another integration. She would like to see a demo next week with her controller.',
+  hesitant: [
+    'Grace: A lot of teams tell me their reporting is a nightmare and completely manual.',
+    'Ada: We are not convinced we need this, to be honest.',
+    'Ada: It sounds too expensive for a team our size, and we already use HubSpot.',
+    'Grace: Understood.',
+  ].join('\n'),
+  unnamed: [
+    'Speaker 1: How do you handle renewals today? Who owns them?',
+    'Speaker 2: Our renewals live in a spreadsheet and we miss about one in ten of them.',
+    'Speaker 1: What does a missed renewal cost you? And how often does it happen?',
+    'Speaker 2: It is painful, we lost two big customers last quarter, about €120k in ARR.',
+  ].join('\n'),
+  numbers: [
+    'Rep: What does onboarding look like for you?',
+    'Ada: We hire 25 drivers a month across Rotterdam and Antwerp, and onboarding takes 3 weeks per driver.',
+    'Ada: Our dispatchers re-type every route from Excel into Kestrel Dispatch, it is a nightmare.',
+    'Ada: We would love to start a trial in June if the numbers work; our COO Priya has the final say.',
+    'Rep: I will send a proposal by Thursday.',
+  ].join('\n'),
+  empty: '   ',
+};
+
+const FACT_SETS: Record<string, Fact[]> = {
+  concrete: [
+    { text: 'Kestrel is a route-planning platform for regional carriers.', source: 'https://kestrel.example/' },
+    { text: 'More than 340 carriers in 11 countries plan their deliveries with Kestrel.', source: 'https://kestrel.example/' },
+    { text: 'We raised a Series B of €30 million in 2023, led by Northzone.', source: 'https://kestrel.example/about' },
+  ],
+  marketing: [
+    { text: 'Cut your planning time in half with Kestrel Autopilot™.', source: 'https://kestrel.example/' },
+    { text: 'Our team in Utrecht has built routing software since 2011.', source: 'https://kestrel.example/about' },
+  ],
+  none: [],
+};
+
+function researched(facts: Fact[], title: string | null = 'Kestrel Logistics | Route planning for regional carriers'): ResearchOutput {
+  return {
+    engine: 'offline',
+    website: { url: 'https://www.kestrel.example', fetched: facts.length > 0, status: 200, error: null, title, description: null, summary: null },
+    facts,
+    sources: facts.length > 0 ? ['https://kestrel.example/'] : [],
+  };
+}
+
+type WriteContext = RunContext & { research: ResearchOutput; analysis: AnalysisOutput; strategy: StrategyOutput };
+
+interface ContextOptions {
+  transcript?: string;
+  facts?: Fact[];
+  companyName?: string | null;
+  leadName?: string;
+  senderName?: string | null;
+  title?: string | null;
+}
+
+function baseContext(options: ContextOptions = {}): RunContext & { research: ResearchOutput } {
+  return {
+    runId: '6a0c6c1e-5a3e-4b8e-9b57-2f1c1a7d9e10',
+    lead: {
+      id: 'lead-1',
+      name: options.leadName ?? 'Ada Lovelace',
+      email: 'ada@kestrel.example',
+      companyName: options.companyName === undefined ? 'Kestrel Logistics' : options.companyName,
+      companyWebsite: 'https://www.kestrel.example',
+    },
+    call: { id: 'call-1', title: 'Discovery', transcript: options.transcript ?? DISCOVERY_CALL, occurredAt: new Date('2025-03-03T10:00:00Z') },
+    senderName: options.senderName === undefined ? 'Grace Hopper' : options.senderName,
+    research: researched(options.facts ?? FACT_SETS.concrete!, options.title === undefined ? undefined : options.title),
+  };
+}
+
+async function offlineContext(options: ContextOptions = {}): Promise<WriteContext> {
+  const ctx = baseContext(options);
+  const analysis = (await offlineEngine.analyse(ctx)).output;
+  const strategy = (await offlineEngine.strategise({ ...ctx, analysis })).output;
+  return { ...ctx, analysis, strategy };
+}
+
+const FEEDBACK = [
+  null,
+  'Too long, make it shorter.',
+  'Please make it more formal.',
+  'Make it more casual and friendly.',
+  'Add more detail, make it longer.',
+  'Mention our SOC 2 Type II report and the Zapier integration.',
+  "Don't mention cost.",
+  'Hmm, not quite there yet.',
+];
+
+describe('checkGrounding: the offline engine’s drafts', () => {
+  it('always pass, over varied calls, research, companies, senders and feedback', async () => {
+    let drafts = 0;
+    for (const [callName, transcript] of Object.entries(TRANSCRIPTS)) {
+      for (const [factsName, facts] of Object.entries(FACT_SETS)) {
+        for (const variant of [
+          {},
+          { companyName: null },
+          { companyName: null, title: null },
+          { senderName: null, leadName: 'Dr. María-José O’Neill' },
+          { companyName: 'Internationale Speditions- und Handelsgesellschaft Nordrhein-Westfalen GmbH' },
+        ] satisfies ContextOptions[]) {
+          const ctx = await offlineContext({ transcript, facts, ...variant });
+          for (const feedback of FEEDBACK) {
+            const draft = (await offlineEngine.write({ ...ctx, feedback })).output;
+            const report = checkGrounding(draft, { ...ctx, feedback });
+            const where = `${callName} / ${factsName} / ${JSON.stringify(variant)} / ${feedback}`;
+            assert.deepEqual(report, { grounded: true, unsupported: [] }, `${where}\n${draft.subject}\n${draft.body}`);
+            drafts++;
+          }
+        }
+      }
+    }
+    assert.equal(drafts, Object.keys(TRANSCRIPTS).length * Object.keys(FACT_SETS).length * 5 * FEEDBACK.length);
+  });
+});
+
+describe('checkGrounding: invented claims', () => {
+  const draft = (body: string, subject = 'Following up: Kestrel Logistics'): Draft => ({ subject, body: `Hi Ada,\n\n${body}\n\nBest,\nGrace Hopper` });
+
+  it('flags an invented team size and an invented office', async () => {
+    const ctx = await offlineContext();
+    const report = checkGrounding(draft('I know your 300-person team is growing fast. How is your Berlin office handling the rollout?'), ctx);
+    assert.equal(report.grounded, false);
+    assert.deepEqual(report.unsupported, [
+      '“300” in “I know your 300-person team is growing fast.”',
+      '“Berlin” in “How is your Berlin office handling the rollout?”',
+    ]);
+  });
+
+  it('flags invented amounts, percentages, years and product names, and names each term', async () => {
+    const ctx = await offlineContext();
+    const cases: Array<[string, string]> = [
+      ['Your $2 million budget for this year is impressive.', '$2 million'],
+      ['I read that you cut delivery costs by 18% last year.', '18%'],
+      ['Congratulations on ten years since you were founded in 2015.', '2015'],
+      ['I saw you just launched Kestrel Fleet for larger carriers.', 'Fleet'],
+      ['Many teams using Gong see faster ramp-up.', 'Gong'],
+      ['Your recent partnership with DHL caught my eye.', 'DHL'],
+      // The call has "40 reps" and "15 hours": the same numbers as money or a share are new claims.
+      ['That would save you $40 per seat.', '$40'],
+      ['That is 15% of the working week.', '15%'],
+    ];
+    for (const [sentence, term] of cases) {
+      const report = checkGrounding(draft(sentence), ctx);
+      assert.equal(report.grounded, false, sentence);
+      assert.ok(report.unsupported.some((u) => u.startsWith(`“${term}”`) && u.includes(sentence)), `${sentence}: ${report.unsupported.join(' | ')}`);
+    }
+  });
+
+  it('checks the subject line too', async () => {
+    const ctx = await offlineContext();
+    const report = checkGrounding(draft('Thanks for the call.', 'Kestrel Logistics and your Berlin expansion'), ctx);
+    assert.deepEqual(report.unsupported, ['“Berlin” in “Kestrel Logistics and your Berlin expansion”']);
+  });
+});
+
+describe('checkGrounding: supported claims', () => {
+  it('passes what research, the analysis, the call, the lead and the sender support', async () => {
+    const ctx = await offlineContext();
+    const body = [
+      'Hi Ada,',
+      'Thanks again for our call on 3 March. You said your reps spend about 15 hours a week copying notes into Salesforce.',
+      'I also saw that more than 340 carriers in 11 countries plan their deliveries with Kestrel, and that Northzone led your €30 million Series B in 2023.',
+      'The agency cost you $4k a month, and you need SOC 2 before anything touches customer data.',
+      'Would a two-week pilot with the Leeds team work, before a rollout to all 40 reps? I could loop in Tom as well.',
+      'Best,\nGrace Hopper',
+    ].join('\n\n');
+    assert.deepEqual(checkGrounding({ subject: 'Kestrel Logistics: 15 hours a week on call notes', body }, ctx), { grounded: true, unsupported: [] });
+  });
+
+  it('passes meeting times, days, months, generic acronyms and a Title Case subject', async () => {
+    const ctx = await offlineContext();
+    const body = 'Hi Ada,\n\nCould we take 20 minutes on Thursday at 10am, or 14:30 in June? I can share the ROI numbers with your CFO.\n\nBest,\nGrace Hopper';
+    const report = checkGrounding({ subject: 'Streamlining Your Weekly Pipeline Reporting at Kestrel', body }, ctx);
+    assert.deepEqual(report, { grounded: true, unsupported: [] });
+  });
+
+  it('passes what the reviewer asked the draft to mention', async () => {
+    const ctx = await offlineContext();
+    const draft = { subject: 'Kestrel Logistics: our SOC 2 Type II report', body: 'Hi Ada,\n\nI also wanted to mention our Zapier integration.\n\nBest,\nGrace Hopper' };
+    assert.equal(checkGrounding(draft, ctx).grounded, false);
+    assert.equal(checkGrounding(draft, { ...ctx, feedback: 'Mention our SOC 2 Type II report and the Zapier integration.' }).grounded, true);
+  });
+});
+
+describe('fitDraft', () => {
+  const usage: TokenUsage = { inputTokens: 10, outputTokens: 5, totalTokens: 15 };
+
+  it('leaves a draft within bounds as it is, whitespace tidied', () => {
+    assert.deepEqual(fitDraft({ subject: '  Hello\nthere ', body: 'Hi Ada,\r\n\r\n\r\nThanks.  \n' }, usage), { subject: 'Hello there', body: 'Hi Ada,\n\nThanks.' });
+  });
+
+  it('trims a small overrun at a word or a paragraph', () => {
+    const subject = fitDraft({ subject: 'word '.repeat(20).trim(), body: 'x' }, usage).subject;
+    assert.ok(subject.length <= 80, String(subject.length));
+    assert.match(subject, /word…$/);
+    const paragraphs = Array.from({ length: 12 }, (_, i) => `Paragraph ${i}. ${'Lorem ipsum dolor sit amet. '.repeat(15).trim()}`);
+    const body = fitDraft({ subject: 's', body: paragraphs.join('\n\n') }, usage).body;
+    assert.ok(body.length <= 5000, String(body.length));
+    assert.match(body, /amet\.$/);
+  });
+
+  it('fails the attempt, with its tokens, for an empty or far too long answer', () => {
+    for (const draft of [{ subject: ' ', body: 'x' }, { subject: 's', body: '\n \n' }, { subject: 's'.repeat(200), body: 'x' }, { subject: 's', body: 'x'.repeat(9000) }]) {
+      assert.throws(() => fitDraft(draft, usage), (error: unknown) => error instanceof StepAttemptError && error.usage === usage);
+    }
+  });
+});
+
+// ===============================================================================================================
+// The WRITER step of the pipeline
+
+const WRITER = PIPELINE.find((step) => step.node === 'WRITER')!;
+
+/** An engine whose WRITER answers are scripted; every call's context is recorded. */
+function scriptedWriter(answers: Array<Draft | Error>): Engine & { calls: WriteContext[] } {
+  const calls: WriteContext[] = [];
+  return {
+    name: 'model',
+    calls,
+    analyse: offlineEngine.analyse,
+    strategise: offlineEngine.strategise,
+    async write(ctx): Promise<EngineResult<WriterOutput>> {
+      calls.push(ctx);
+      const answer = answers[calls.length - 1];
+      if (!answer) throw new Error('no answer scripted');
+      if (answer instanceof Error) throw answer;
+      return { output: { engine: 'model', ...answer }, model: 'test-model', promptVersion: 'writer-v1', usage: { inputTokens: 1000, outputTokens: 200, totalTokens: 1200 } };
+    },
+  };
+}
+
+const deps = (engine: Engine): PipelineDeps => ({ engine, allowPrivateHosts: false });
+
+const GROUNDED: Draft = {
+  subject: 'Kestrel Logistics: 15 hours a week on call notes',
+  body: 'Hi Ada,\n\nYou said your reps spend about 15 hours a week copying call notes into Salesforce.\n\nWould a two-week pilot with the Leeds team work for you?\n\nBest,\nGrace Hopper',
+};
+const INVENTED: Draft = { ...GROUNDED, body: GROUNDED.body.replace('Would a', 'Your Berlin office could join too. Would a') };
+
+describe('the WRITER step with the grounding guard', () => {
+  it('keeps a grounded first draft, with one call', async () => {
+    const ctx = await offlineContext();
+    const engine = scriptedWriter([GROUNDED]);
+    const result = await WRITER.run(ctx, deps(engine));
+    assert.equal(engine.calls.length, 1);
+    assert.deepEqual(result.output, { engine: 'model', ...GROUNDED, grounding: { grounded: true, rewritten: false, unsupported: [] } });
+    assert.deepEqual(result.usage, { inputTokens: 1000, outputTokens: 200, totalTokens: 1200 });
+    assertStepOutput('WRITER', result.output);
+  });
+
+  it('rewrites an invented claim once, with feedback naming it and the reviewer’s feedback kept', async () => {
+    const ctx = { ...(await offlineContext()), feedback: 'Please keep it short.' };
+    const engine = scriptedWriter([INVENTED, GROUNDED]);
+    const result = await WRITER.run(ctx, deps(engine));
+    assert.equal(engine.calls.length, 2);
+    const feedback = engine.calls[1]!.feedback ?? '';
+    assert.match(feedback, /“Berlin” in “Your Berlin office could join too\.”/);
+    assert.match(feedback, /Please keep it short\./);
+    assert.deepEqual(result.output, { engine: 'model', ...GROUNDED, grounding: { grounded: true, rewritten: true, unsupported: [] } });
+    assert.deepEqual(result.usage, { inputTokens: 2000, outputTokens: 400, totalTokens: 2400 });
+    assert.equal(result.model, 'test-model');
+    assert.equal(result.promptVersion, 'writer-v1');
+    assertStepOutput('WRITER', result.output);
+  });
+
+  it('keeps the second draft, flagged, when it still invents', async () => {
+    const ctx = await offlineContext();
+    const stubborn = { ...INVENTED, subject: 'Kestrel Logistics and your 300-person team' };
+    const engine = scriptedWriter([INVENTED, stubborn]);
+    const result = await WRITER.run(ctx, deps(engine));
+    assert.equal(engine.calls.length, 2, 'one rewrite only');
+    const output = result.output as WriterOutput;
+    assert.equal(output.subject, stubborn.subject);
+    assert.deepEqual(output.grounding, {
+      grounded: false,
+      rewritten: true,
+      unsupported: ['“300” in “Kestrel Logistics and your 300-person team”', '“Berlin” in “Your Berlin office could join too.”'],
+    });
+    assert.deepEqual(result.usage, { inputTokens: 2000, outputTokens: 400, totalTokens: 2400 });
+    assertStepOutput('WRITER', result.output);
+  });
+
+  it('flags the first draft instead of rewriting when the token budget is spent', async () => {
+    const ctx = { ...(await offlineContext()), tokensLeft: 1000 };
+    const engine = scriptedWriter([INVENTED, GROUNDED]);
+    const result = await WRITER.run(ctx, deps(engine));
+    assert.equal(engine.calls.length, 1);
+    assert.deepEqual((result.output as WriterOutput).grounding?.rewritten, false);
+    assert.deepEqual((result.output as WriterOutput).grounding?.grounded, false);
+  });
+
+  it('passes the remaining budget to the rewrite', async () => {
+    const ctx = { ...(await offlineContext()), tokensLeft: 5000 };
+    const engine = scriptedWriter([INVENTED, GROUNDED]);
+    await WRITER.run(ctx, deps(engine));
+    assert.equal(engine.calls[1]!.tokensLeft, 3800);
+  });
+
+  it('counts the first call’s tokens when the rewrite fails', async () => {
+    const ctx = await offlineContext();
+    await assert.rejects(WRITER.run(ctx, deps(scriptedWriter([INVENTED, new Error('the model endpoint answered 503 Service Unavailable')]))), (error: unknown) => {
+      assert.ok(error instanceof StepAttemptError);
+      assert.equal(error.message, 'the model endpoint answered 503 Service Unavailable');
+      assert.deepEqual(error.usage, { inputTokens: 1000, outputTokens: 200, totalTokens: 1200 });
+      return true;
+    });
+    await assert.rejects(WRITER.run(ctx, deps(scriptedWriter([INVENTED, new PermanentStepError('the model endpoint answered 401 Unauthorized')]))), (error: unknown) => {
+      assert.ok(error instanceof PermanentStepError);
+      assert.deepEqual(error.usage, { inputTokens: 1000, outputTokens: 200, totalTokens: 1200 });
+      return true;
+    });
+  });
+
+  it('trims an overlong subject from any engine', async () => {
+    const ctx = await offlineContext();
+    const long = { ...GROUNDED, subject: `${GROUNDED.subject} and the two-week pilot with the Leeds team we discussed` };
+    const result = await WRITER.run(ctx, deps(scriptedWriter([long])));
+    assert.ok((result.output as WriterOutput).subject.length <= 80);
+    assertStepOutput('WRITER', result.output);
+  });
+
+  it('records the check on the offline engine’s draft', async () => {
+    const ctx = await offlineContext();
+    const result = await WRITER.run(ctx, deps(offlineEngine));
+    assert.deepEqual((result.output as WriterOutput).grounding, { grounded: true, rewritten: false, unsupported: [] });
+    assert.equal(result.usage, null);
+    assertStepOutput('WRITER', result.output);
+  });
+});

@@ -1,0 +1,295 @@
+// The model engine through the real AI SDK client, over loopback, against a scripted OpenAI-compatible endpoint.
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { PermanentStepError, StepAttemptError, type RunContext } from '../../src/agent/engine.ts';
+import { createModelEngine, ModelEndpointError, type ModelEngineOptions } from '../../src/agent/engines/model.ts';
+import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../src/agent/outputs.ts';
+import { chat, hang, messageText, rateLimited, startOpenAIServer, status, type OpenAIServer } from '../support/openai-server.ts';
+
+const API_KEY = 'sk-test-Zq8v1LmN4pRt7XyK2wBc';
+
+const RESEARCH: ResearchOutput = {
+  engine: 'offline',
+  website: {
+    url: 'https://www.kestrel.example', fetched: true, status: 200, error: null,
+    title: 'Kestrel Logistics | Route planning for regional carriers', description: 'Route planning for regional carriers.', summary: null,
+  },
+  facts: [
+    { text: 'More than 340 carriers in 11 countries plan their deliveries with Kestrel.', source: 'https://kestrel.example/' },
+    { text: 'We raised a Series B of €30 million in 2023, led by Northzone.', source: 'https://kestrel.example/about' },
+  ],
+  sources: ['https://kestrel.example/', 'https://kestrel.example/about'],
+};
+
+const TRANSCRIPT = `Grace: How are things going with the sales team?
+Ada: My reps spend about 15 hours a week copying call notes into Salesforce.
+Ada: Price is my main worry. If a pilot shows results with the Leeds team, I can sign off on a rollout.
+Grace: How about a two-week pilot?`;
+
+const ANALYSIS = {
+  painPoints: ['My reps spend about 15 hours a week copying call notes into Salesforce.'],
+  objections: ['Price is my main worry.'],
+  buyingSignals: ['If a pilot shows results with the Leeds team, I can sign off on a rollout.'],
+  nextSteps: ['Grace will send a pilot plan.'],
+  sentiment: 'positive',
+} as const;
+
+const STRATEGY = {
+  angle: 'Lead with the 15 hours a week spent copying call notes, then propose the two-week pilot.',
+  valuePropositions: ['Give the reps back the hours spent copying notes', 'Prove the value in a small pilot first'],
+  callToAction: 'Would a two-week pilot with the Leeds team work for you?',
+  tone: 'warm and direct',
+};
+
+const DRAFT = {
+  subject: 'Kestrel Logistics: the 15 hours a week of call notes',
+  body: 'Hi Ada,\n\nThanks for the call. You mentioned your reps spend about 15 hours a week copying call notes into Salesforce.\n\nWould a two-week pilot with the Leeds team work for you?\n\nBest,\nGrace Hopper',
+};
+
+function context(overrides: Partial<RunContext> = {}): RunContext & { research: ResearchOutput; analysis: AnalysisOutput; strategy: StrategyOutput } {
+  return {
+    runId: '6a0c6c1e-5a3e-4b8e-9b57-2f1c1a7d9e10',
+    lead: { id: 'lead-1', name: 'Ada Lovelace', email: 'ada@kestrel.example', companyName: 'Kestrel Logistics', companyWebsite: 'https://www.kestrel.example' },
+    call: { id: 'call-1', title: 'Discovery', transcript: TRANSCRIPT, occurredAt: new Date('2025-03-03T10:00:00Z') },
+    senderName: 'Grace Hopper',
+    research: RESEARCH,
+    analysis: { engine: 'model', ...ANALYSIS, painPoints: [...ANALYSIS.painPoints], objections: [...ANALYSIS.objections], buyingSignals: [...ANALYSIS.buyingSignals], nextSteps: [...ANALYSIS.nextSteps] },
+    strategy: { engine: 'model', ...STRATEGY },
+    ...overrides,
+  };
+}
+
+let server: OpenAIServer;
+beforeEach(async () => { server = await startOpenAIServer(); });
+afterEach(async () => { await server.close(); });
+
+function engine(options: Partial<ModelEngineOptions> = {}) {
+  return createModelEngine({ baseUrl: server.baseUrl, apiKey: API_KEY, model: 'test-model', ...options });
+}
+
+/** The rejection of a promise, asserted to be one. */
+async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof Error, `not an Error: ${String(error)}`);
+    assert.doesNotMatch(error.message, new RegExp(API_KEY), 'the API key leaked into an error message');
+    assert.doesNotMatch(error.message, /Zq8v1LmN/, 'part of the API key leaked into an error message');
+    return error;
+  }
+  assert.fail('expected the call to fail');
+}
+
+function assertRetryable(error: Error): void {
+  assert.ok(!(error instanceof PermanentStepError), `${error.name} should be retryable: ${error.message}`);
+}
+
+describe('model engine: a full sequence', () => {
+  it('runs ANALYSIS, STRATEGY and WRITER with structured output, and reports model, prompt version and usage', async () => {
+    server.reply(
+      chat(ANALYSIS, { usage: { prompt_tokens: 812, completion_tokens: 95 }, model: 'test-model-2025-01' }),
+      chat(STRATEGY, { usage: { prompt_tokens: 640, completion_tokens: 80 }, model: 'test-model-2025-01' }),
+      chat(DRAFT, { usage: { prompt_tokens: 900, completion_tokens: 150 } }),
+    );
+    const model = engine();
+    assert.equal(model.name, 'model');
+    const ctx = context();
+
+    const analysis = await model.analyse(ctx);
+    assert.deepEqual(analysis.output, { ...ANALYSIS, engine: 'model' });
+    assert.equal(analysis.model, 'test-model-2025-01', 'the model id the endpoint answered with');
+    assert.equal(analysis.promptVersion, 'analysis-v1');
+    assert.deepEqual(analysis.usage, { inputTokens: 812, outputTokens: 95, totalTokens: 907 });
+
+    const strategy = await model.strategise({ ...ctx, analysis: analysis.output });
+    assert.deepEqual(strategy.output, { ...STRATEGY, engine: 'model' });
+    assert.equal(strategy.promptVersion, 'strategy-v1');
+    assert.deepEqual(strategy.usage, { inputTokens: 640, outputTokens: 80, totalTokens: 720 });
+
+    const draft = await model.write({ ...ctx, analysis: analysis.output, strategy: strategy.output });
+    assert.deepEqual(draft.output, { ...DRAFT, engine: 'model' });
+    assert.equal(draft.model, 'test-model');
+    assert.equal(draft.promptVersion, 'writer-v1');
+    assert.deepEqual(draft.usage, { inputTokens: 900, outputTokens: 150, totalTokens: 1050 });
+
+    assert.equal(server.requests.length, 3);
+    const [a, s, w] = server.requests;
+    for (const request of [a!, s!, w!]) {
+      assert.equal(request.path, '/v1/chat/completions');
+      assert.equal(request.body.model, 'test-model');
+      assert.equal(request.headers.authorization, `Bearer ${API_KEY}`);
+      assert.equal(request.body.response_format.type, 'json_schema');
+      assert.equal(request.body.response_format.json_schema.strict, true);
+      const schema = request.body.response_format.json_schema.schema;
+      assert.equal(schema.additionalProperties, false);
+      assert.ok(!('engine' in schema.properties), 'the model is not asked for the engine');
+      assert.deepEqual(schema.required, Object.keys(schema.properties));
+    }
+    assert.deepEqual(Object.keys(a!.body.response_format.json_schema.schema.properties), ['painPoints', 'objections', 'buyingSignals', 'nextSteps', 'sentiment']);
+    assert.deepEqual(a!.body.response_format.json_schema.schema.properties.sentiment.enum, ['positive', 'neutral', 'negative']);
+    assert.deepEqual(Object.keys(w!.body.response_format.json_schema.schema.properties), ['subject', 'body']);
+
+    assert.match(messageText(a!, 'system'), /Quote the prospect's own words/);
+    assert.match(messageText(a!, 'user'), /15 hours a week copying call notes into Salesforce/);
+    assert.match(messageText(s!, 'system'), /exactly ONE angle/);
+    assert.match(messageText(s!, 'user'), /Price is my main worry/);
+    assert.match(messageText(w!, 'system'), /State nothing about the prospect's company/);
+    assert.match(messageText(w!, 'user'), /Greet Ada by first name/);
+    assert.match(messageText(w!, 'user'), /Sign as Grace Hopper/);
+  });
+
+  it('puts the research facts and the reviewer’s feedback in the writer prompt', async () => {
+    server.reply(chat(DRAFT));
+    await engine().write(context({ feedback: 'Make it shorter and do not mention pricing.' }));
+    const user = messageText(server.requests[0]!, 'user');
+    for (const fact of RESEARCH.facts) assert.ok(user.includes(fact.text), fact.text);
+    assert.match(user, /<feedback>\nMake it shorter and do not mention pricing\.\n<\/feedback>/);
+    assert.match(user, /Angle: Lead with the 15 hours a week/);
+  });
+
+  it('keeps a fact-free prompt honest when the website could not be read, and sends no key when there is none', async () => {
+    server.reply(chat(DRAFT));
+    const research: ResearchOutput = { ...RESEARCH, website: { ...RESEARCH.website, fetched: false, error: 'timed out', title: null, description: null }, facts: [], sources: [] };
+    await engine({ apiKey: null }).write(context({ research, senderName: null }));
+    const request = server.requests[0]!;
+    assert.equal(request.headers.authorization, undefined);
+    assert.match(messageText(request, 'user'), /There are no research facts/);
+    assert.match(messageText(request, 'user'), /No sender name is known/);
+  });
+});
+
+describe('model engine: answers that are not usable', () => {
+  it('fails the attempt on a malformed answer, with its tokens counted, and succeeds on the next call', async () => {
+    server.reply(chat('Sure! Here is the analysis: painPoints are ...', { usage: { prompt_tokens: 700, completion_tokens: 40 } }), chat(ANALYSIS));
+    const model = engine();
+    const error = await failure(model.analyse(context()));
+    assert.ok(error instanceof StepAttemptError, error.name);
+    assert.match(error.message, /^the model's answer did not match the ANALYSIS schema: it is not JSON$/);
+    assert.deepEqual(error.usage, { inputTokens: 700, outputTokens: 40, totalTokens: 740 });
+
+    const retried = await model.analyse(context());
+    assert.deepEqual(retried.output, { ...ANALYSIS, engine: 'model' });
+    assert.equal(server.requests.length, 2, 'the engine itself never retries');
+  });
+
+  it('fails the attempt on JSON of the wrong shape, naming the field', async () => {
+    server.reply(chat({ ...ANALYSIS, sentiment: 'ecstatic' }, { usage: { prompt_tokens: 10, completion_tokens: 5 } }));
+    const error = await failure(engine().analyse(context()));
+    assert.ok(error instanceof StepAttemptError);
+    assert.match(error.message, /^the model's answer did not match the ANALYSIS schema: at \/sentiment/);
+    assert.deepEqual(error.usage, { inputTokens: 10, outputTokens: 5, totalTokens: 15 });
+  });
+
+  it('fails the attempt on an answer cut off at the token limit', async () => {
+    server.reply(chat('{"painPoints": ["My reps spend about', { finishReason: 'length', usage: { prompt_tokens: 900, completion_tokens: 4096 } }));
+    const error = await failure(engine().analyse(context()));
+    assert.ok(error instanceof StepAttemptError);
+    assert.equal(error.message, "the model's answer did not match the ANALYSIS schema: it was cut off at the token limit");
+    assert.deepEqual(error.usage, { inputTokens: 900, outputTokens: 4096, totalTokens: 4996 });
+  });
+
+  it('takes JSON wrapped in a code fence, and drops fields the schema does not have', async () => {
+    server.reply(chat(`\`\`\`json\n${JSON.stringify({ ...STRATEGY, confidence: 0.9 })}\n\`\`\``));
+    const result = await engine().strategise(context());
+    assert.deepEqual(result.output, { ...STRATEGY, engine: 'model' });
+  });
+
+  it('trims a subject that runs a little over 80 characters, and fails an empty draft', async () => {
+    const long = 'Kestrel Logistics: giving your reps back the 15 hours a week they spend copying call notes';
+    server.reply(chat({ ...DRAFT, subject: long }), chat({ subject: 'Hello', body: '   ' }, { usage: { prompt_tokens: 5, completion_tokens: 1 } }));
+    const model = engine();
+    const trimmed = await model.write(context());
+    assert.ok(trimmed.output.subject.length <= 80, trimmed.output.subject);
+    assert.match(trimmed.output.subject, /^Kestrel Logistics: giving your reps back the 15 hours a week they spend\S*…$/);
+
+    const error = await failure(model.write(context()));
+    assert.ok(error instanceof StepAttemptError);
+    assert.match(error.message, /empty body/);
+    assert.deepEqual(error.usage, { inputTokens: 5, outputTokens: 1, totalTokens: 6 });
+  });
+});
+
+describe('model engine: endpoint failures', () => {
+  it('surfaces 429 as a retryable error with a readable message, after one request', async () => {
+    server.reply(rateLimited(3));
+    const error = await failure(engine().analyse(context()));
+    assertRetryable(error);
+    assert.ok(!(error instanceof StepAttemptError));
+    assert.match(error.message, /^the model endpoint answered 429 Too Many Requests: Rate limit reached, please retry later\. \(retry after 3 s\)$/);
+    assert.ok(error instanceof ModelEndpointError);
+    assert.equal(error.status, 429);
+    assert.equal(error.retryAfterMs, 3000);
+    assert.equal(server.requests.length, 1, 'maxRetries is 0: the worker retries');
+  });
+
+  it('surfaces 500 as a retryable error', async () => {
+    server.reply(status(500, { message: 'upstream exploded' }));
+    const error = await failure(engine().strategise(context()));
+    assertRetryable(error);
+    assert.equal(error.message, 'the model endpoint answered 500 Internal Server Error: upstream exploded');
+    assert.equal(server.requests.length, 1);
+  });
+
+  it('gives up after timeoutMs with a retryable, readable error', async () => {
+    server.reply(hang());
+    const error = await failure(engine({ timeoutMs: 150 }).write(context()));
+    assertRetryable(error);
+    assert.equal(error.message, 'the model endpoint did not answer within 150 ms');
+    await server.requests[0]!.aborted; // the client closed the request
+  });
+
+  it('names a timeout of a second or more in seconds', async () => {
+    server.reply(hang());
+    const error = await failure(engine({ timeoutMs: 1000 }).analyse(context()));
+    assert.equal(error.message, 'the model endpoint did not answer within 1 s');
+  });
+
+  it('stops when the run’s signal is aborted, with the signal’s reason', async () => {
+    server.reply(hang());
+    const controller = new AbortController();
+    const pending = engine().analyse(context({ signal: controller.signal }));
+    await server.request(0);
+    controller.abort(new Error('the run was cancelled'));
+    const error = await failure(pending);
+    assert.equal(error.message, 'the run was cancelled');
+  });
+
+  it('treats 401 as permanent, without leaking the key the endpoint echoes', async () => {
+    server.reply(status(401, { message: `Incorrect API key provided: ${API_KEY}. You can find your API key at https://platform.example/keys.` }));
+    const error = await failure(engine().analyse(context()));
+    assert.ok(error instanceof PermanentStepError, error.name);
+    assert.match(error.message, /^the model endpoint answered 401 Unauthorized: Incorrect API key provided: \*\*\*/);
+  });
+
+  it('treats 400, 403 and 404 as permanent, and a masked key in the answer stays out too', async () => {
+    for (const code of [400, 403, 404]) {
+      server.reply(status(code, { message: `key sk-test-Zq8v****wBc refused for model test-model` }));
+      const error = await failure(engine().analyse(context()));
+      assert.ok(error instanceof PermanentStepError, `${code}: ${error.name}`);
+      assert.match(error.message, new RegExp(`^the model endpoint answered ${code} `));
+      assert.doesNotMatch(error.message, /sk-test/);
+    }
+  });
+
+  it('reports an endpoint it cannot reach as retryable', async () => {
+    const closed = await startOpenAIServer();
+    const baseUrl = closed.baseUrl;
+    await closed.close();
+    const error = await failure(createModelEngine({ baseUrl, apiKey: API_KEY, model: 'test-model' }).analyse(context()));
+    assertRetryable(error);
+    assert.match(error.message, /^could not reach the model endpoint at http:\/\/127\.0\.0\.1:\d+: /);
+  });
+
+  it('refuses without a request when the run’s token budget is spent', async () => {
+    for (const tokensLeft of [0, -120]) {
+      const error = await failure(engine().write(context({ tokensLeft })));
+      assert.ok(error instanceof PermanentStepError, error.name);
+      assert.match(error.message, /token budget is spent/);
+    }
+    assert.equal(server.requests.length, 0);
+
+    server.reply(chat(ANALYSIS));
+    await engine().analyse(context({ tokensLeft: 1 }));
+    assert.equal(server.requests.length, 1, 'a budget with tokens left is used');
+  });
+});

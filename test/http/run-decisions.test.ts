@@ -1,0 +1,167 @@
+// Approve, reject (with and without regeneration) and cancel: valid only from the states DESIGN §3 names,
+// 409 invalid_state otherwise with nothing changed, each audited.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
+import { assertInvalid, assertProblem, auditRows, createCall, createLead, db, startRun } from './support.ts';
+
+const atRest = (r: any) => ['AWAITING_APPROVAL', 'FAILED', 'CANCELLED'].includes(r.status);
+
+for (const kind of BACKENDS) {
+  describe(kind, () => {
+    let t: TestApp;
+    let key: string;
+    let keyId: string;
+    let readOnly: string;
+    let otherKey: string;
+    let lead: any;
+    let call: any;
+
+    before(async () => {
+      t = await startTestApp(kind);
+      const A = await t.workspace('pro');
+      const B = await t.workspace('pro');
+      const k = await t.key(A.id);
+      key = k.key;
+      keyId = k.id;
+      readOnly = (await t.key(A.id, ['runs:read', 'leads:read'])).key;
+      otherKey = (await t.key(B.id)).key;
+      lead = await createLead(t, key, { name: 'Ada Lovelace', email: 'ada@example.com', companyName: 'Analytical Engines' });
+      call = await createCall(t, key, lead.id);
+      await t.startWorker();
+    });
+    after(() => t?.close());
+
+    async function awaitingApproval(): Promise<any> {
+      const run = await startRun(t, key, lead.id, call.id);
+      const done = await waitForRun(t, key, run.id, atRest);
+      assert.equal(done.status, 'AWAITING_APPROVAL');
+      return done;
+    }
+
+    const decide = (runId: string, what: 'approve' | 'reject' | 'cancel', body?: unknown, k = key) =>
+      t.api('POST', `/api/v1/runs/${runId}/${what}`, { key: k, ...(body === undefined ? {} : { body }) });
+
+    it('approve: the draft becomes APPROVED and the run COMPLETED, with or without an empty body', async () => {
+      for (const body of [undefined, {}]) {
+        const run = await awaitingApproval();
+        const res = await decide(run.id, 'approve', body);
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.json.data.status, 'COMPLETED');
+        assert.equal(res.json.data.emailDraft.status, 'APPROVED');
+        assert.equal(res.json.data.emailDraft.id, run.emailDraft.id);
+        assert.equal(res.json.data.completedAt, run.completedAt, 'completedAt stays the end of the pipeline');
+        const draft = await db(t).selectFrom('email_drafts').selectAll().where('id', '=', run.emailDraft.id).executeTakeFirstOrThrow();
+        assert.equal(draft.decided_by_key_id, keyId);
+        assert.ok(draft.decided_at);
+      }
+    });
+
+    it('reject without regenerate ends the run REJECTED and keeps the feedback on the draft', async () => {
+      const run = await awaitingApproval();
+      const res = await decide(run.id, 'reject', { feedback: 'Not the right angle.' });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.json.data.status, 'REJECTED');
+      assert.equal(res.json.data.emailDraft.status, 'REJECTED');
+      const draft = await db(t).selectFrom('email_drafts').selectAll().where('id', '=', run.emailDraft.id).executeTakeFirstOrThrow();
+      assert.equal(draft.feedback, 'Not the right angle.');
+    });
+
+    it('reject with regenerate runs WRITER alone again with the feedback and makes the next draft version', async () => {
+      const run = await awaitingApproval();
+      const before = Object.fromEntries(run.steps.map((s: any) => [s.node, s]));
+      const res = await decide(run.id, 'reject', { feedback: 'Shorter, and more formal please.', regenerate: true });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.json.data.status, 'QUEUED');
+      assert.equal(res.json.data.completedAt, null);
+      assert.deepEqual(res.json.data.steps.map((s: any) => s.status), ['COMPLETED', 'COMPLETED', 'COMPLETED', 'PENDING']);
+      const again = await waitForRun(t, key, run.id, atRest);
+      assert.equal(again.status, 'AWAITING_APPROVAL');
+      assert.equal(again.emailDraft.version, 2);
+      assert.equal(again.emailDraft.status, 'DRAFT');
+      assert.notEqual(again.emailDraft.id, run.emailDraft.id);
+      assert.notEqual(again.emailDraft.body, run.emailDraft.body, 'the feedback changed the draft');
+      for (const node of ['RESEARCH', 'ANALYSIS', 'STRATEGY']) {
+        const step = again.steps.find((s: any) => s.node === node);
+        assert.deepEqual(step.output, before[node].output, `${node} was not run again`);
+        assert.equal(step.attempts, 1);
+      }
+      const drafts = await db(t).selectFrom('email_drafts').select(['version', 'status']).where('run_id', '=', run.id).orderBy('version').execute();
+      assert.deepEqual(drafts, [{ version: 1, status: 'REJECTED' }, { version: 2, status: 'DRAFT' }]);
+      const feedback = await db(t).selectFrom('runs').select('feedback').where('id', '=', run.id).executeTakeFirstOrThrow();
+      assert.equal(feedback.feedback, null, 'the feedback is used once');
+      assert.equal((await decide(run.id, 'approve')).json.data.emailDraft.version, 2);
+    });
+
+    it('cancel stops a queued run: CANCELLED, completedAt set, every step SKIPPED, no draft', async () => {
+      const idle = await startTestApp(kind); // no worker: the run stays QUEUED
+      try {
+        const A = await idle.workspace('pro');
+        const k = (await idle.key(A.id)).key;
+        const l = await createLead(idle, k);
+        const c = await createCall(idle, k, l.id);
+        const run = await startRun(idle, k, l.id, c.id);
+        const res = await idle.api('POST', `/api/v1/runs/${run.id}/cancel`, { key: k });
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.json.data.status, 'CANCELLED');
+        assert.ok(res.json.data.completedAt);
+        assert.deepEqual(res.json.data.steps.map((s: any) => s.status), ['SKIPPED', 'SKIPPED', 'SKIPPED', 'SKIPPED']);
+        assert.equal(res.json.data.emailDraft, null);
+        const worker = await idle.startWorker();
+        await worker.stop();
+        const after = await idle.api('GET', `/api/v1/runs/${run.id}`, { key: k });
+        assert.equal(after.json.data.status, 'CANCELLED', 'a worker never picks a cancelled run up');
+      } finally {
+        await idle.close();
+      }
+    });
+
+    it('answers 409 invalid_state from any other state and changes nothing', async () => {
+      const approved = await awaitingApproval();
+      await decide(approved.id, 'approve');
+      const snapshot = (await t.api('GET', `/api/v1/runs/${approved.id}`, { key })).json;
+      for (const [what, body] of [['approve', undefined], ['reject', { feedback: 'x' }], ['reject', { regenerate: true }], ['cancel', undefined]] as const) {
+        const res = await decide(approved.id, what, body);
+        assertProblem(res, 409, 'invalid_state', what);
+        assert.equal(res.json.runStatus, 'COMPLETED');
+        assert.match(res.json.detail, /COMPLETED/);
+      }
+      assert.deepEqual((await t.api('GET', `/api/v1/runs/${approved.id}`, { key })).json, snapshot);
+      const waiting = await awaitingApproval();
+      assertProblem(await decide(waiting.id, 'cancel'), 409, 'invalid_state');
+    });
+
+    it('refuses bad bodies, unknown and foreign runs, and keys without runs:write', async () => {
+      const run = await awaitingApproval();
+      assertInvalid(await decide(run.id, 'approve', { note: 'x' }), ['note']);
+      assertInvalid(await decide(run.id, 'reject', { feedback: 'x'.repeat(2001) }), ['feedback']);
+      assertInvalid(await decide(run.id, 'reject', { regenerate: 'yes' }), ['regenerate']);
+      assertProblem(await decide(randomUUID(), 'approve'), 404, 'not_found');
+      assertProblem(await decide('not-a-run', 'approve'), 404, 'not_found');
+      assertProblem(await decide(run.id, 'approve', undefined, otherKey), 404, 'not_found');
+      assertProblem(await decide(run.id, 'approve', undefined, readOnly), 403, 'insufficient_scope');
+      assert.equal((await t.api('GET', `/api/v1/runs/${run.id}`, { key })).json.data.status, 'AWAITING_APPROVAL');
+    });
+
+    it('audits every decision with its action, and a refused one as a failure', async () => {
+      const run = await awaitingApproval();
+      await decide(run.id, 'approve');
+      await decide(run.id, 'cancel');
+      const entries = (await auditRows(t)).filter((e) => e.target_id === run.id || (e.action === 'run.cancelled' && e.key_id === keyId));
+      assert.ok(entries.some((e) => e.action === 'run.approved' && e.outcome === 'success' && e.target_id === run.id && e.status === 200));
+      assert.ok(entries.some((e) => e.action === 'run.cancelled' && e.outcome === 'failure' && e.status === 409));
+    });
+
+    it('records every decision in the run events', async () => {
+      const run = await awaitingApproval();
+      await decide(run.id, 'reject', { feedback: 'Mention the pilot.', regenerate: true });
+      await waitForRun(t, key, run.id, atRest);
+      await decide(run.id, 'approve');
+      const events = (await t.api('GET', `/api/v1/runs/${run.id}/events`, { key })).json.data.map((e: any) => e.type);
+      assert.deepEqual(events.filter((e: string) => e.startsWith('run.')), [
+        'run.queued', 'run.awaiting_approval', 'run.regenerating', 'run.awaiting_approval', 'run.approved',
+      ]);
+    });
+  });
+}
