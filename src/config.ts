@@ -16,6 +16,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   researchAllowPrivateHosts: boolean;
   redisUrl: string | null;
+  /** Prefix of every key leadrun writes to Redis, so that several deployments (or test runs) can share one. */
+  redisKeyPrefix: string;
   /** OTLP/HTTP base address for traces; none sent when unset. */
   otelEndpoint: string | null;
   workerConcurrency: number;
@@ -71,6 +73,12 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+function redisKeyPrefix(env: Env): string {
+  const raw = text(env, 'REDIS_KEY_PREFIX') ?? 'leadrun:';
+  if (!/^[\x21-\x7e]{1,64}$/.test(raw)) throw new ConfigError('REDIS_KEY_PREFIX', `must be 1 to 64 visible ASCII characters (got "${raw}")`);
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
@@ -114,6 +122,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     logLevel: logLevel as Config['logLevel'],
     researchAllowPrivateHosts: boolean(env, 'RESEARCH_ALLOW_PRIVATE_HOSTS'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix: redisKeyPrefix(env),
     otelEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 4, 1, 256),
     runLeaseMs: integer(env, 'RUN_LEASE_SECONDS', 15, 1, 3600) * 1000,

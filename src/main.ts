@@ -1,5 +1,6 @@
 // The process entry of `leadrun`: read the configuration, open the database, then serve, work or run one admin
 // command, and shut down cleanly on SIGTERM or SIGINT.
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino, type Logger } from 'pino';
 import { runAdminCommand, type AdminCommand } from './admin/commands.ts';
@@ -24,6 +25,7 @@ Usage:
   leadrun key create --workspace ID --name N --scopes a,b [--json]
   leadrun key revoke KEY_ID
   leadrun audit list --workspace ID [--limit N] [--json]
+  leadrun user password --email E    set a user's web UI password, read from standard input
 
 Scopes: leads:read, leads:write, runs:read, runs:write.
 Configuration comes from the environment; see README.md.`;
@@ -45,7 +47,7 @@ function requireText(value: string | boolean | undefined, flag: string): string 
 }
 
 /** Parses the words after `leadrun` into an admin command, or null for serve/worker. */
-function parseCommand(argv: string[]): { command: AdminCommand; json: boolean } | { run: 'serve' | 'worker'; worker: boolean } {
+function parseCommand(argv: string[], stdin: () => string): { command: AdminCommand; json: boolean } | { run: 'serve' | 'worker'; worker: boolean } {
   const [first, second, ...rest] = argv;
   const options = {
     name: { type: 'string' },
@@ -54,6 +56,7 @@ function parseCommand(argv: string[]): { command: AdminCommand; json: boolean } 
     workspace: { type: 'string' },
     scopes: { type: 'string' },
     limit: { type: 'string' },
+    email: { type: 'string' },
     json: { type: 'boolean', default: false },
     'no-worker': { type: 'boolean', default: false },
   } as const;
@@ -96,6 +99,13 @@ function parseCommand(argv: string[]): { command: AdminCommand; json: boolean } 
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
       return { command: { command: 'audit.list', workspaceId: requireText(values.workspace, '--workspace'), limit }, json };
     }
+    case 'user password': {
+      const email = requireText(values.email, '--email');
+      // From standard input, never from the command line, where other users could read it in the process list.
+      const password = stdin().replace(/\r?\n$/, '');
+      if (!password) throw new UsageError('give the password on standard input, e.g. leadrun user password --email E < file');
+      return { command: { command: 'user.password', email, password }, json };
+    }
     default:
       throw new UsageError(first ? `unknown command "${argv.join(' ')}"` : 'no command given');
   }
@@ -113,6 +123,8 @@ function humanResult(command: AdminCommand, result: unknown): string {
     case 'audit.list':
       return (result as Record<string, unknown>[]).map((e) =>
         `${e.occurredAt}  ${String(e.source).padEnd(3)}  ${String(e.outcome).padEnd(7)}  ${e.status ?? '-'}  ${e.action}${e.target ? `  ${(e.target as { type: string; id: string }).type}:${(e.target as { id: string }).id}` : ''}`).join('\n') || '(no entries)';
+    case 'user.password':
+      return `Set the password of ${r.email}; they can sign in to the web UI now.`;
     case 'migrate': {
       const applied = (r.applied as string[]);
       return applied.length ? `Applied ${applied.join(', ')}` : 'The database is up to date.';
@@ -242,7 +254,7 @@ async function main(argv: string[]): Promise<void> {
   }
   let parsed: ReturnType<typeof parseCommand>;
   try {
-    parsed = parseCommand(argv);
+    parsed = parseCommand(argv, () => readFileSync(0, 'utf8'));
   } catch (error) {
     if (error instanceof UsageError) fail(`${error.message}\n\n${USAGE}`, 2);
     throw error;

@@ -8,6 +8,7 @@ import { listAudit, writeAudit } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { createKey, revokeKey } from '../domain/keys.ts';
 import { isUuid } from '../domain/validation.ts';
+import { setPassword } from '../domain/users.ts';
 import { createWorkspace, getWorkspace } from '../domain/workspaces.ts';
 
 export type AdminCommand =
@@ -15,6 +16,7 @@ export type AdminCommand =
   | { command: 'key.create'; workspaceId: string; name: string; scopes: string[] }
   | { command: 'key.revoke'; keyId: string }
   | { command: 'audit.list'; workspaceId: string; limit: number }
+  | { command: 'user.password'; email: string; password: string }
   | { command: 'migrate' };
 
 export interface AdminDeps {
@@ -62,7 +64,13 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
 
     case 'audit.list': {
       await requireWorkspace(db, input.workspaceId);
-      return listAudit(db, input.workspaceId, { limit: input.limit });
+      return (await listAudit(db, input.workspaceId, { limit: input.limit })).items;
+    }
+
+    case 'user.password': {
+      const user = await setPassword(db, input.email, input.password);
+      if (!user) throw new AppError('not_found', `There is no user with the e-mail ${input.email}.`);
+      return { id: user.id, email: user.email, passwordSet: true };
     }
 
     case 'migrate':

@@ -2,7 +2,8 @@
 // Both speak the same SQL and share one set of migrations; the rest of the program sees only `Database`.
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect } from 'kysely';
+import { createHash } from 'node:crypto';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ConnectionQueue, PGliteDialect } from './pglite-dialect.ts';
 import { PgListener } from './pg-listener.ts';
@@ -24,6 +25,39 @@ export interface Database {
 // A DATE column is a calendar day, not an instant: keep it as 'YYYY-MM-DD' text.
 pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
 
+const PREPARE_MARK = '/* leadrun:prepare */';
+
+/**
+ * Put first in a hot statement (sql`${prepare}SELECT …`) to have PostgreSQL parse and plan it once per connection
+ * instead of at every execution (docs/PERFORMANCE.md). Only for statements with a fixed text and with named result
+ * columns, never `*`: a migration that adds a column must not change the row type of a statement already prepared.
+ * On PGlite it is a comment and nothing else.
+ */
+export const prepare = sql.raw(`${PREPARE_MARK} `);
+
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `leadrun_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** A pg client that sends statements marked with `prepare` as named (prepared) statements. */
+class PreparingClient extends pg.Client {
+  // pg's query() has a dozen overloads; only (text, values) from Kysely is rewritten, the rest pass through.
+  override query(...args: any[]): any {
+    const [text, values] = args;
+    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && text.startsWith(PREPARE_MARK)) {
+      return super.query({ name: statementName(text), text, values });
+    }
+    return (super.query as (...rest: unknown[]) => unknown)(...args);
+  }
+}
+
 export interface OpenOptions {
   databaseUrl: string | null;
   dataDir?: string;
@@ -40,7 +74,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 }
 
 async function openPostgres(url: string, options: OpenOptions): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5_000, Client: PreparingClient });
   pool.on('error', (error) => options.onPoolError?.(error));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const listener = new PgListener(url);

@@ -165,6 +165,27 @@ export interface RunEventsTable {
   occurred_at: Date;
 }
 
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  workspace_id: string;
+  csrf_token: string;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface SignInAttemptsTable {
+  id: Generated<string>;
+  email: string;
+  ip: string;
+  succeeded: boolean;
+  attempted_at: Date;
+}
+
 export interface RunUsageTable {
   workspace_id: string;
   month: string;
@@ -197,4 +218,6 @@ export interface DB {
   run_usage: RunUsageTable;
   idempotency_keys: IdempotencyKeysTable;
   run_events: RunEventsTable;
+  sessions: SessionsTable;
+  sign_in_attempts: SignInAttemptsTable;
 }

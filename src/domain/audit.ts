@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { AuditOutcome, AuditSource, DB } from '../db/schema.ts';
+import { pageOf, type Cursor } from './pagination.ts';
+import { isUuid } from './validation.ts';
 
 export interface AuditEntryInput {
   workspaceId: string;
@@ -42,7 +44,9 @@ export interface AuditEntry {
   workspaceId: string;
   source: AuditSource;
   keyId: string | null;
+  key: { name: string; prefix: string } | null;
   userId: string | null;
+  user: { name: string | null; email: string | null } | null;
   action: string;
   target: { type: string; id: string } | null;
   outcome: AuditOutcome;
@@ -53,22 +57,43 @@ export interface AuditEntry {
   occurredAt: string;
 }
 
-/** The newest entries of a workspace, newest first. */
-export async function listAudit(db: Kysely<DB>, workspaceId: string, options: { limit: number }): Promise<AuditEntry[]> {
-  const rows = await db
-    .selectFrom('audit_log')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('occurred_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(options.limit)
-    .execute();
-  return rows.map((r) => ({
+export interface AuditFilter {
+  limit: number;
+  cursor?: Cursor | null;
+  source?: AuditSource | null;
+  /** A key id or a user id. */
+  actor?: string | null;
+  action?: string | null;
+  outcome?: AuditOutcome | null;
+}
+
+/** The workspace's entries, newest first, filtered. */
+export async function listAudit(db: Kysely<DB>, workspaceId: string, filter: AuditFilter): Promise<{ items: AuditEntry[]; next: Cursor | null }> {
+  let query = db.selectFrom('audit_log as a')
+    .leftJoin('api_keys as k', 'k.id', 'a.key_id')
+    .leftJoin('users as u', 'u.id', 'a.user_id')
+    .selectAll('a')
+    .select(['k.name as key_name', 'k.prefix as key_prefix', 'u.name as user_name', 'u.email as user_email'])
+    .where('a.workspace_id', '=', workspaceId);
+  if (filter.source) query = query.where('a.source', '=', filter.source);
+  if (filter.outcome) query = query.where('a.outcome', '=', filter.outcome);
+  if (filter.action) query = query.where('a.action', '=', filter.action);
+  const actor = filter.actor;
+  if (actor) {
+    if (!isUuid(actor)) return { items: [], next: null };
+    query = query.where((eb) => eb.or([eb('a.key_id', '=', actor), eb('a.user_id', '=', actor)]));
+  }
+  const cursor = filter.cursor;
+  if (cursor) query = query.where((eb) => eb(eb.refTuple('a.occurred_at', 'a.id'), '<', eb.tuple(cursor.at, cursor.id)));
+  const rows = await query.orderBy('a.occurred_at', 'desc').orderBy('a.id', 'desc').limit(filter.limit + 1).execute();
+  const entries = rows.map((r): AuditEntry => ({
     id: r.id,
     workspaceId: r.workspace_id,
     source: r.source,
     keyId: r.key_id,
+    key: r.key_name && r.key_prefix ? { name: r.key_name, prefix: r.key_prefix } : null,
     userId: r.user_id,
+    user: r.user_id ? { name: r.user_name, email: r.user_email } : null,
     action: r.action,
     target: r.target_type && r.target_id ? { type: r.target_type, id: r.target_id } : null,
     outcome: r.outcome,
@@ -78,4 +103,5 @@ export async function listAudit(db: Kysely<DB>, workspaceId: string, options: { 
     userAgent: r.user_agent,
     occurredAt: r.occurred_at.toISOString(),
   }));
+  return pageOf(entries, filter.limit, (e) => ({ at: new Date(e.occurredAt), id: e.id }));
 }

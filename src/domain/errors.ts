@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'run_limit_reached'
   | 'insufficient_scope'
+  | 'forbidden'
   | 'not_found'
   | 'idempotency_conflict'
   | 'invalid_state'

@@ -241,3 +241,36 @@ export class LastUsedRecorder {
     await Promise.all(this.#inFlight);
   }
 }
+
+export interface KeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  createdBy: { id: string; name: string | null; email: string | null } | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  state: 'active' | 'revoked';
+}
+
+/** The workspace's keys for Settings / API keys, newest first; never the digest. */
+export async function listKeys(db: Kysely<DB>, workspaceId: string, keyId?: string): Promise<KeyView[]> {
+  let query = db.selectFrom('api_keys as k')
+    .leftJoin('users as u', 'u.id', 'k.created_by_user_id')
+    .select(['k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.created_at', 'k.last_used_at', 'k.revoked_at', 'u.id as user_id', 'u.name as user_name', 'u.email'])
+    .where('k.workspace_id', '=', workspaceId);
+  if (keyId) query = query.where('k.id', '=', keyId);
+  const rows = await query.orderBy('k.created_at', 'desc').orderBy('k.id', 'desc').execute();
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    prefix: r.prefix,
+    scopes: r.scopes,
+    createdBy: r.user_id ? { id: r.user_id, name: r.user_name, email: r.email } : null,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+    revokedAt: r.revoked_at,
+    state: r.revoked_at ? 'revoked' : 'active',
+  }));
+}

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.ts';
 import type { DB, Plan } from '../db/schema.ts';
 import { AppError } from './errors.ts';
 import { isEmail } from './validation.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export interface CreatedWorkspace {
   id: string;
@@ -35,7 +36,7 @@ export async function createWorkspace(
   const now = clock.now();
   const workspaceId = randomUUID();
   const adminUserId = randomUUID();
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     if (adminEmail !== null) {
       const taken = await trx.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', adminEmail)).executeTakeFirst();
       if (taken) {

@@ -12,6 +12,7 @@ import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
 import { KEY_REVOKED_CHANNEL, KeyVerifier, LastUsedRecorder } from '../domain/keys.ts';
+import cookie from '@fastify/cookie';
 import { authenticate } from './auth.ts';
 import { Metrics } from './metrics.ts';
 import { auditRefusals, idempotency } from './mutation.ts';
@@ -24,6 +25,9 @@ import leadRoutes from './routes/v1/leads.ts';
 import runEventRoutes, { RunEvent } from './routes/v1/run-events.ts';
 import runRoutes from './routes/v1/runs.ts';
 import { RunEventHub } from './run-event-hub.ts';
+import security from './security.ts';
+import uiRoutes from './ui/routes.ts';
+import webApp from './ui/web-app.ts';
 
 export interface AppDeps {
   config: Config;
@@ -44,6 +48,8 @@ export interface RouteEntry {
   method: string;
   url: string;
   scope: string | null;
+  /** For the web UI's routes: who may use them (a session). */
+  access: 'signed-in' | 'admin' | null;
 }
 
 declare module 'fastify' {
@@ -102,7 +108,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
-      app.routeTable.push({ method, url: route.url, scope: route.config?.scope ?? null });
+      app.routeTable.push({ method, url: route.url, scope: route.config?.scope ?? null, access: route.config?.access ?? null });
     }
   });
   app.decorateRequest('principal', null);
@@ -131,6 +137,9 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // Cookies are read before authentication: a signed-in person's session is one.
+  await app.register(cookie, { hook: 'onRequest' });
+  await app.register(security); // before authentication, so its headers are on a 401 too; it limits after it
   app.addHook('onRequest', authenticate(deps));
   const claimIdempotencyKey = idempotency(deps);
   app.addHook('preHandler', async (request, reply) => {
@@ -179,5 +188,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(callRoutes);
   await app.register(runRoutes);
   await app.register(runEventRoutes);
+  await app.register(uiRoutes);
+  await app.register(webApp);
   return app;
 }

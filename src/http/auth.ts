@@ -1,44 +1,128 @@
-// Bearer-key authentication and scopes. Runs in onRequest, before the body is read, so the order of checks is
-// always: authenticate (401) → scope (403) → validate (400) → the handler.
+// Who is asking: a bearer API key (the REST API) or a person signed in to the web UI (a session cookie). Runs in
+// onRequest, before the body is read, so the order of checks is always: authenticate (401) → scope or role (403)
+// → validate (400) → the handler.
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../domain/errors.ts';
-import type { KeyPrincipal, KeyVerifier, LastUsedRecorder, Scope } from '../domain/keys.ts';
 import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Plan, Role } from '../db/schema.ts';
+import { AppError } from '../domain/errors.ts';
+import { SCOPES, type KeyVerifier, type LastUsedRecorder, type Scope } from '../domain/keys.ts';
+import { findSession } from '../domain/sessions.ts';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
+
+/** Who is making a request: an API key (`source: 'api'`) or a person signed in to the UI (`source: 'ui'`). */
+export interface Principal {
+  source: 'api' | 'ui';
+  workspaceId: string;
+  scopes: readonly Scope[];
+  plan: Plan;
+  /** The workspace's admin: runs started with a key are attributed to this user. */
+  adminUserId: string | null;
+  /** The API key, for `source: 'api'`. */
+  keyId: string | null;
+  /** The signed-in user, for `source: 'ui'`. */
+  userId: string | null;
+  role: Role | null;
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope a key needs for this route; routes without one need no key. */
+    /** The scope a key needs for this route. A signed-in person holds every scope of their workspace. */
     scope?: Scope;
+    /** A route of the web UI: who may use it. Only a session reaches these; API keys do not. */
+    access?: 'signed-in' | 'admin';
     /** The audit action of a mutating route, e.g. `lead.created`. */
     auditAction?: string;
   }
   interface FastifyRequest {
-    principal: KeyPrincipal | null;
+    principal: Principal | null;
   }
 }
 
+export const SESSION_COOKIE = 'leadrun_session';
 const BEARER = /^Bearer ([^\s]+)$/;
+const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-export function authenticate(deps: { keys: KeyVerifier; lastUsed: LastUsedRecorder; clock: Clock }) {
+export interface AuthDeps {
+  db: Kysely<DB>;
+  keys: KeyVerifier;
+  lastUsed: LastUsedRecorder;
+  clock: Clock;
+  config: Config;
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * A change asked for with a cookie must come from leadrun's own pages: the Origin (when the browser sends one)
+ * is ours. Browsers send Origin on every cross-site POST, so a form on another site is refused here.
+ */
+export function assertSameOrigin(request: FastifyRequest, config: Config): void {
+  const origin = request.headers.origin;
+  if (origin === undefined) return;
+  const ours = new Set([new URL(config.publicUrl).origin, `${request.protocol}://${request.host}`]);
+  if (!ours.has(origin)) throw new AppError('forbidden', 'This request came from another site and was refused.');
+}
+
+async function sessionPrincipal(request: FastifyRequest, deps: AuthDeps): Promise<Principal> {
+  const token = request.cookies[SESSION_COOKIE];
+  const session = token ? await findSession(deps.db, token, deps.clock) : null;
+  if (!session) throw new AppError('unauthorized', 'Sign in to continue.');
+  if (CHANGES.has(request.method)) {
+    assertSameOrigin(request, deps.config);
+    const csrf = request.headers['x-csrf-token'];
+    if (typeof csrf !== 'string' || !sameText(csrf, session.csrfToken)) {
+      throw new AppError('forbidden', 'The request is missing its CSRF token; reload the page and try again.');
+    }
+  }
+  return {
+    source: 'ui',
+    workspaceId: session.workspace.id,
+    scopes: SCOPES,
+    plan: session.workspace.plan,
+    adminUserId: session.workspace.adminUserId,
+    keyId: null,
+    userId: session.user.id,
+    role: session.user.role,
+  };
+}
+
+async function keyPrincipal(request: FastifyRequest, deps: AuthDeps): Promise<Principal> {
+  const header = request.headers.authorization;
+  if (!header) throw new AppError('unauthorized', 'This endpoint needs an API key: send Authorization: Bearer sk_…');
+  const match = BEARER.exec(header);
+  if (!match?.[1]) throw new AppError('unauthorized', 'The Authorization header must be "Bearer" followed by an API key.');
+  const key = await deps.keys.verify(match[1]);
+  if (!key) throw new AppError('unauthorized', 'The API key is malformed, unknown or revoked.');
+  deps.lastUsed.record(key.keyId, deps.clock.now());
+  return { source: 'api', ...key, userId: null, role: null };
+}
+
+export function authenticate(deps: AuthDeps) {
   return async function onRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const scope = request.routeOptions.config.scope;
-    if (!scope) return;
-    const header = request.headers.authorization;
-    if (!header) throw new AppError('unauthorized', 'This endpoint needs an API key: send Authorization: Bearer sk_…');
-    const match = BEARER.exec(header);
-    if (!match?.[1]) throw new AppError('unauthorized', 'The Authorization header must be "Bearer" followed by an API key.');
-    const principal = await deps.keys.verify(match[1]);
-    if (!principal) throw new AppError('unauthorized', 'The API key is malformed, unknown or revoked.');
+    const { scope, access } = request.routeOptions.config;
+    if (!scope && !access) return;
+    // An Authorization header always means a key, even with a cookie present; the UI's own routes take only sessions.
+    const useSession = access !== undefined || (request.headers.authorization === undefined && request.cookies[SESSION_COOKIE] !== undefined);
+    const principal = useSession ? await sessionPrincipal(request, deps) : await keyPrincipal(request, deps);
     request.principal = principal;
-    deps.lastUsed.record(principal.keyId, deps.clock.now());
-    if (!principal.scopes.includes(scope)) {
+    if (access === 'admin' && principal.role !== 'ADMIN') {
+      throw new AppError('forbidden', 'Only workspace admins can do this.');
+    }
+    if (scope && !principal.scopes.includes(scope)) {
       throw new AppError('insufficient_scope', `This endpoint needs a key with the ${scope} scope.`, { extra: { requiredScope: scope } });
     }
   };
 }
 
 /** The principal of an authenticated route; the onRequest hook has made sure there is one. */
-export function principalOf(request: FastifyRequest): KeyPrincipal {
+export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new AppError('unauthorized', 'This endpoint needs an API key.');
   return request.principal;
 }

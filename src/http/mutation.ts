@@ -55,9 +55,9 @@ export async function mutate<T>(
     const result = await change(trx);
     await writeAudit(trx, {
       workspaceId: principal.workspaceId,
-      source: 'api',
+      source: principal.source,
       keyId: principal.keyId,
-      userId: null,
+      userId: principal.userId,
       action,
       target: result.target,
       outcome: 'success',
@@ -65,7 +65,7 @@ export async function mutate<T>(
       occurredAt: deps.clock.now(),
       ...auditContext(request),
     });
-    if (request.idempotency) {
+    if (request.idempotency && principal.keyId) {
       await trx.updateTable('idempotency_keys').set({
         locked_until: null,
         response_status: result.status,
@@ -97,6 +97,8 @@ export function idempotency(deps: MutationDeps) {
       });
     }
     const principal = principalOf(request);
+    // Idempotency keys belong to API keys; the UI does not send them.
+    if (!principal.keyId) return;
     const hash = createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
     const now = deps.clock.now();
     const unclaimed = {
@@ -128,8 +130,9 @@ export function idempotency(deps: MutationDeps) {
     request.audited = true;
     await writeAudit(deps.db, {
       workspaceId: principal.workspaceId,
-      source: 'api',
+      source: principal.source,
       keyId: principal.keyId,
+      userId: principal.userId,
       action: request.routeOptions.config.auditAction ?? request.method,
       target: existing.target_type && existing.target_id ? { type: existing.target_type, id: existing.target_id } : null,
       outcome: 'replayed',
@@ -155,7 +158,7 @@ export function auditRefusals(deps: MutationDeps) {
       const { key } = request.idempotency;
       request.idempotency = null;
       await deps.db.deleteFrom('idempotency_keys')
-        .where('key_id', '=', principalOf(request).keyId).where('idempotency_key', '=', key).where('response_status', 'is', null)
+        .where('key_id', '=', principalOf(request).keyId ?? '').where('idempotency_key', '=', key).where('response_status', 'is', null)
         .execute().catch((error: unknown) => request.log.warn({ err: error }, 'could not release an idempotency key'));
     }
     if (!MUTATING.has(request.method) || request.audited || !request.principal) return;
@@ -163,8 +166,9 @@ export function auditRefusals(deps: MutationDeps) {
     const status = reply.statusCode;
     await writeAudit(deps.db, {
       workspaceId: request.principal.workspaceId,
-      source: 'api',
+      source: request.principal.source,
       keyId: request.principal.keyId,
+      userId: request.principal.userId,
       action: request.routeOptions.config.auditAction ?? `${request.method} ${request.routeOptions.url ?? request.url}`,
       target: null,
       outcome: status === 401 || status === 403 ? 'denied' : 'failure',

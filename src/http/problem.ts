@@ -7,6 +7,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   unauthorized: 401,
   run_limit_reached: 402,
   insufficient_scope: 403,
+  forbidden: 403,
   not_found: 404,
   idempotency_conflict: 409,
   invalid_state: 409,
@@ -23,6 +24,7 @@ const TITLE_OF: Record<ErrorCode, string> = {
   unauthorized: 'Unauthorized',
   run_limit_reached: 'Monthly run limit reached',
   insufficient_scope: 'Insufficient scope',
+  forbidden: 'Forbidden',
   not_found: 'Not found',
   idempotency_conflict: 'Request in progress',
   invalid_state: 'Invalid state',
@@ -65,6 +67,8 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
   const problem = problemOf(error, request.id);
   if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="leadrun"');
   if (error.code === 'unavailable' && !reply.hasHeader('retry-after')) reply.header('retry-after', '5');
+  const retryAfter = error.extra?.retryAfterSeconds;
+  if (error.code === 'rate_limited' && typeof retryAfter === 'number' && !reply.hasHeader('retry-after')) reply.header('retry-after', String(retryAfter));
   return reply.code(problem.status).type('application/problem+json; charset=utf-8').serializer(JSON.stringify).send(problem);
 }
 

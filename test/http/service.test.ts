@@ -128,7 +128,7 @@ for (const kind of BACKENDS) {
     });
 
     it('answers an unknown route or method with a 404 problem, with or without a key', async () => {
-      for (const [method, path] of [['GET', '/api/v1/nothing-here'], ['GET', '/api/v2/leads'], ['DELETE', `/api/v1/leads/${lead.id}`], ['PUT', '/api/v1/runs'], ['GET', '/']]) {
+      for (const [method, path] of [['GET', '/api/v1/nothing-here'], ['GET', '/api/v2/leads'], ['DELETE', `/api/v1/leads/${lead.id}`], ['PUT', '/api/v1/runs'], ['GET', '/nothing-here'], ['POST', '/']]) {
         for (const k of [undefined, key]) {
           const res = await t.api(method!, path!, k ? { key: k } : {});
           assertProblem(res, 404, 'not_found', `${method} ${path}`);

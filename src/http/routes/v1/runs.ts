@@ -35,7 +35,8 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     const principal = principalOf(request);
     const run = await startRun(trx, {
       workspaceId: principal.workspaceId,
-      userId: principal.adminUserId,
+      // A person starting a run in the UI is its author; a key's runs are attributed to the workspace's admin.
+      userId: principal.userId ?? principal.adminUserId,
       keyId: principal.keyId,
       freePlanMonthlyRuns: config.freePlanMonthlyRuns,
       clock,
@@ -58,7 +59,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     },
   });
   const NoBody = Type.Object({}, { additionalProperties: false, description: 'No body is needed; `{}` is accepted.' });
-  const decider = (request: FastifyRequest) => ({ keyId: principalOf(request).keyId, userId: null });
+  const decider = (request: FastifyRequest) => ({ keyId: principalOf(request).keyId, userId: principalOf(request).userId });
 
   app.post('/api/v1/runs/:id/approve', {
     config: { scope: 'runs:write', auditAction: 'run.approved' },

@@ -1,0 +1,105 @@
+// Web UI sessions. The session token (256 random bits) lives only in the user's HttpOnly cookie; the database
+// keeps its SHA-256 digest, so a copy of the database signs nobody in. Each session has its own CSRF token.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { DB, Plan, Role } from '../db/schema.ts';
+import { AppError } from './errors.ts';
+import { verifyPassword } from './users.ts';
+
+export const SESSION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
+/** A session unused for this long ends early. */
+export const SESSION_IDLE_MS = 24 * 60 * 60 * 1000;
+// Failed sign-ins allowed per e-mail, and per address, in the window; then 429 until the window moves on.
+const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+const FAILURES_PER_EMAIL = 5;
+const FAILURES_PER_IP = 20;
+
+const digest = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export interface SessionView {
+  user: { id: string; name: string | null; email: string | null; role: Role };
+  workspace: { id: string; name: string; plan: Plan; adminUserId: string | null };
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+export async function createSession(
+  db: Kysely<DB>, userId: string, clock: Clock, client: { ip: string | null; userAgent: string | null },
+): Promise<{ token: string; session: SessionView }> {
+  const token = randomBytes(32).toString('base64url');
+  const now = clock.now();
+  const user = await db.selectFrom('users').select(['workspace_id']).where('id', '=', userId).executeTakeFirstOrThrow();
+  await db.insertInto('sessions').values({
+    id: digest(token),
+    user_id: userId,
+    workspace_id: user.workspace_id,
+    csrf_token: randomBytes(24).toString('base64url'),
+    created_at: now,
+    last_seen_at: now,
+    expires_at: new Date(now.getTime() + SESSION_LIFETIME_MS),
+    revoked_at: null,
+    ip: client.ip,
+    user_agent: client.userAgent?.slice(0, 512) ?? null,
+  }).execute();
+  const session = await findSession(db, token, clock);
+  if (!session) throw new Error('a session just created could not be read back');
+  return { token, session };
+}
+
+/** The live session of a token; null when unknown, signed out, expired or idle too long. */
+export async function findSession(db: Kysely<DB>, token: string, clock: Clock): Promise<SessionView | null> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+  const now = clock.now();
+  const row = await db.selectFrom('sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .innerJoin('workspaces as w', 'w.id', 's.workspace_id')
+    .select(['s.id', 's.csrf_token', 's.expires_at', 's.last_seen_at', 'u.id as user_id', 'u.name as user_name', 'u.email', 'u.role',
+      'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'w.admin_user_id'])
+    .where('s.id', '=', digest(token)).where('s.revoked_at', 'is', null).where('s.expires_at', '>', now)
+    .where('s.last_seen_at', '>', new Date(now.getTime() - SESSION_IDLE_MS))
+    .executeTakeFirst();
+  if (!row) return null;
+  // Note the use at most once a minute, which keeps a busy session from writing on every request.
+  if (now.getTime() - row.last_seen_at.getTime() > 60_000) {
+    await db.updateTable('sessions').set({ last_seen_at: now }).where('id', '=', row.id).execute();
+  }
+  return {
+    user: { id: row.user_id, name: row.user_name, email: row.email, role: row.role },
+    workspace: { id: row.workspace_id, name: row.workspace_name, plan: row.plan, adminUserId: row.admin_user_id },
+    csrfToken: row.csrf_token,
+    expiresAt: row.expires_at,
+  };
+}
+
+export async function endSession(db: Kysely<DB>, token: string, clock: Clock): Promise<void> {
+  await db.updateTable('sessions').set({ revoked_at: clock.now() }).where('id', '=', digest(token)).where('revoked_at', 'is', null).execute();
+}
+
+/**
+ * Checks an e-mail and password, counting failures: after too many for the e-mail or the address in the window,
+ * every attempt is refused (429) without looking at the password. The answer never says which part was wrong.
+ */
+export async function signIn(
+  db: Kysely<DB>, input: { email: string; password: string }, clock: Clock, client: { ip: string; userAgent: string | null },
+): Promise<{ token: string; session: SessionView }> {
+  const email = input.email.trim().toLowerCase().slice(0, 254);
+  const now = clock.now();
+  const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
+  const failures = await db.selectFrom('sign_in_attempts')
+    .select((eb) => [
+      eb.fn.count<string>('id').filterWhere('email', '=', email).as('by_email'),
+      eb.fn.count<string>('id').filterWhere('ip', '=', client.ip).as('by_ip'),
+    ])
+    .where('succeeded', '=', false).where('attempted_at', '>', since)
+    .where((eb) => eb.or([eb('email', '=', email), eb('ip', '=', client.ip)]))
+    .executeTakeFirstOrThrow();
+  if (Number(failures.by_email) >= FAILURES_PER_EMAIL || Number(failures.by_ip) >= FAILURES_PER_IP) {
+    throw new AppError('rate_limited', 'Too many failed sign-ins; wait a few minutes and try again.', { extra: { retryAfterSeconds: SIGN_IN_WINDOW_MS / 1000 } });
+  }
+  const user = await db.selectFrom('users').select(['id', 'password_hash']).where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst();
+  const ok = await verifyPassword(input.password, user?.password_hash ?? null);
+  await db.insertInto('sign_in_attempts').values({ email, ip: client.ip, succeeded: ok, attempted_at: now }).execute();
+  if (!ok || !user) throw new AppError('unauthorized', 'The e-mail or password is not right.');
+  return createSession(db, user.id, clock, client);
+}
