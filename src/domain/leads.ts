@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Clock } from '../clock.ts';
+import { prepare } from '../db/database.ts';
 import type { DB, LeadsTable, LeadStatus } from '../db/schema.ts';
 import { invalid, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
@@ -103,6 +104,8 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
  * leadrun_iso, as toISOString writes them), with the cursor of the next page. The API sends the text on as it is:
  * no row is parsed, mapped or serialised in Node, which is most of what a page would otherwise cost.
  */
+const LEAD_COLUMNS = sql.raw('l.id, l.name, l.email, l.company_name, l.company_website, l.status, l.assigned_to_user_id, l.created_at, l.updated_at');
+
 export async function listLeadsJson(
   db: Kysely<DB>,
   workspaceId: string,
@@ -113,12 +116,12 @@ export async function listLeadsJson(
   if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
   // limit + 1 rows tell whether there is a next page; row_to_json of the aliased columns writes compact JSON.
   const result = await sql<{ data: string; rows: number; last: string | null }>`
-    SELECT '[' || coalesce(string_agg(p.json, ',' ORDER BY p.n) FILTER (WHERE p.n <= ${options.limit}), '') || ']' AS data,
+    ${prepare}SELECT '[' || coalesce(string_agg(p.json, ',' ORDER BY p.n) FILTER (WHERE p.n <= ${options.limit}), '') || ']' AS data,
            count(*)::int AS rows,
            min(leadrun_iso(p.created_at) || '|' || p.id) FILTER (WHERE p.n = ${options.limit}) AS last
     FROM (
       SELECT row_number() OVER (ORDER BY l.created_at DESC, l.id DESC) AS n, row_to_json(x)::text AS json, l.created_at, l.id
-      FROM (SELECT * FROM leads l WHERE ${sql.join(filters, sql` AND `)} ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}) l
+      FROM (SELECT ${LEAD_COLUMNS} FROM leads l WHERE ${sql.join(filters, sql` AND `)} ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}) l
       CROSS JOIN LATERAL (SELECT l.id, l.name, l.email, l.company_name AS "companyName", l.company_website AS "companyWebsite",
         l.status, l.assigned_to_user_id AS "assignedToUserId", leadrun_iso(l.created_at) AS "createdAt",
         leadrun_iso(l.updated_at) AS "updatedAt") x) p`.execute(db);
