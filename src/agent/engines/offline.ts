@@ -678,10 +678,15 @@ function inSecondPerson(sentence: string, leadFirstName: string | null): string 
   return lowerCommonStart(text);
 }
 
-/** Lower-cases the first word when it is an ordinary word, so "Salesforce is slow" keeps its capital. */
+/**
+ * Lower-cases the first word when it is an ordinary word, so "Salesforce is slow" keeps its capital while
+ * "Planning the loads takes days" reads on mid-sentence: a capitalised gerund is hardly ever a name.
+ */
 function lowerCommonStart(text: string): string {
-  const first = text.split(/\s+/)[0]?.toLowerCase().replace(/[^a-z’']/g, '') ?? '';
-  return COMMON_STARTS.has(first) ? text.charAt(0).toLowerCase() + text.slice(1) : text;
+  const word = text.split(/\s+/)[0] ?? '';
+  const first = word.toLowerCase().replace(/[^a-z’']/g, '');
+  const ordinary = COMMON_STARTS.has(first) || /^[A-Z][a-z]{2,}ing$/.test(word);
+  return ordinary ? text.charAt(0).toLowerCase() + text.slice(1) : text;
 }
 
 /**

@@ -1,0 +1,204 @@
+// `npm run screenshots`: pictures of every main page of the web UI, for the README, taken from a real
+// `leadrun serve` on a fresh embedded database filled the way a team would fill it (through the UI's own API),
+// with a local company website for RESEARCH. Writes docs/screenshots/*.png: a laptop (1440×900) view of each page
+// and a phone (390×844) view of the run page.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import {
+  ADMIN, launchBrowser, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, type Leadrun, type Site,
+} from '../test/web/support.ts';
+
+const OUT = path.resolve(import.meta.dirname, '../docs/screenshots');
+const LAPTOP = { width: 1440, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+const LEADS = [
+  { name: 'Tomás Herrera', email: 'tomas@brightlane.io', companyName: 'Brightlane', status: 'WON' },
+  { name: 'Hannah Okafor', email: 'h.okafor@fennel.health', companyName: 'Fennel Health', status: 'LOST' },
+  { name: 'Lukas Weber', email: 'lukas.weber@kiefer-bau.de', companyName: 'Kiefer Bau', status: 'PROPOSAL' },
+  { name: 'Aiko Tanaka', email: 'aiko@harborline.jp', companyName: 'Harborline', status: 'CONTACTED' },
+  { name: 'Chloé Martin', email: 'chloe.martin@atelier-nord.fr', companyName: 'Atelier Nord', status: 'QUALIFIED' },
+  { name: 'Daniel Kim', email: 'daniel@quartzpay.com', companyName: 'QuartzPay', status: 'DISCOVERY' },
+  { name: 'Elena Rossi', email: 'elena.rossi@verdemobility.it', companyName: 'Verde Mobility', status: 'PROPOSAL' },
+  { name: 'Marcus Webb', email: 'marcus@oakridge-analytics.com', companyName: 'Oakridge Analytics', status: 'CONTACTED' },
+] as const;
+
+async function shoot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  // Let fonts settle and animations (dialog, toast) finish.
+  await page.evaluate('document.fonts.ready');
+  await page.waitForTimeout(350);
+  await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: options.fullPage ?? false, animations: 'disabled' });
+  process.stdout.write(`  docs/screenshots/${name}.png\n`);
+}
+
+async function waitForRun(client: SessionClient, id: string, status: string): Promise<any> {
+  return waitFor(async () => {
+    const run = (await client.ok('GET', `/api/v1/runs/${id}`)).data;
+    return run.status === status ? run : null;
+  }, `run ${id} to be ${status}`, 30_000);
+}
+
+async function main(): Promise<void> {
+  await mkdir(OUT, { recursive: true });
+  let server: Leadrun | null = null;
+  let site: Site | null = null;
+  let slowSite: Site | null = null;
+  let browser: Browser | null = null;
+  try {
+    site = await startCompanySite();
+    server = await startLeadrun();
+    browser = await launchBrowser();
+    const base = server.url;
+    const newContext = (viewport = LAPTOP): Promise<BrowserContext> =>
+      browser!.newContext({ viewport, deviceScaleFactor: 1, locale: 'en-GB', timezoneId: 'Europe/London', colorScheme: 'light' });
+
+    process.stdout.write('Taking screenshots:\n');
+    // First run, before anything exists.
+    const visitor = await newContext();
+    const first = await visitor.newPage();
+    await first.goto(`${base}/`);
+    await first.getByRole('heading', { name: 'Set up your workspace' }).waitFor();
+    await first.getByLabel('Workspace name').fill(ADMIN.workspaceName);
+    await first.getByLabel('Your name').fill(ADMIN.name);
+    await first.getByLabel('Work e-mail').fill(ADMIN.email);
+    await shoot(first, 'setup');
+    await visitor.close();
+
+    // The team's data, made through the UI's API as the admin.
+    const context = await newContext();
+    const admin = await SessionClient.setUp(context, base);
+    await admin.ok('POST', '/ui/api/members', { name: 'Jordan Lee', email: 'jordan@acme.test', role: 'MEMBER', password: 'a long member password' });
+    await admin.ok('POST', '/ui/api/members', { name: 'Sam Ortiz', email: 'sam@acme.test', role: 'ADMIN', password: 'a long admin password' });
+    for (const lead of LEADS) await admin.ok('POST', '/api/v1/leads', lead);
+
+    const hubspot = await admin.ok('POST', '/ui/api/keys', { name: 'HubSpot sync', scopes: ['leads:read', 'leads:write'] });
+    const zapier = await admin.ok('POST', '/ui/api/keys', { name: 'Zapier', scopes: ['leads:write', 'runs:write'] });
+    await admin.ok('POST', '/ui/api/keys', { name: 'Reporting (read-only)', scopes: ['leads:read', 'runs:read'] });
+    await admin.ok('POST', `/ui/api/keys/${zapier.id}/revoke`);
+    // HubSpot pushes a lead with its key, as an integration would.
+    const pushed = await fetch(`${base}/api/v1/leads`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hubspot.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Grace Liu', email: 'grace.liu@polaris-labs.com', companyName: 'Polaris Labs' }),
+    });
+    if (pushed.status !== 201) throw new Error(`the key could not create a lead: ${pushed.status}`);
+
+    // An approved run for one lead, and the run to show: Priya at Northwind Freight, awaiting approval.
+    const tomas = (await admin.ok('GET', '/api/v1/leads?limit=100')).data.find((l: any) => l.name === 'Tomás Herrera');
+    const tomasCall = await admin.ok('POST', `/api/v1/leads/${tomas.id}/calls`, {
+      title: 'Renewal check-in',
+      transcript: 'Tomás: The rollout went well and the team likes it.\nTomás: We want to add the Lisbon office next quarter.',
+    });
+    const tomasRun = await admin.ok('POST', '/api/v1/runs', { leadId: tomas.id, callId: tomasCall.id });
+    await waitForRun(admin, tomasRun.id, 'AWAITING_APPROVAL');
+    await admin.ok('POST', `/api/v1/runs/${tomasRun.id}/approve`);
+
+    const priya = await admin.ok('POST', '/api/v1/leads', {
+      name: 'Priya Raman', email: 'priya.raman@northwind-freight.com', companyName: 'Northwind Freight', companyWebsite: site.url, status: 'QUALIFIED',
+    });
+    await admin.ok('POST', `/api/v1/leads/${priya.id}/calls`, {
+      title: 'Intro call', occurredAt: new Date(Date.now() - 6 * 86_400_000).toISOString(), durationSeconds: 900,
+      transcript: 'Sam (Acme): Thanks for taking the call.\nPriya: We are growing fast and dispatch is struggling to keep up.\nPriya: Let us talk again once I have numbers.',
+    });
+    const call = await admin.ok('POST', `/api/v1/leads/${priya.id}/calls`, {
+      title: 'Discovery call', occurredAt: new Date(Date.now() - 86_400_000).toISOString(), durationSeconds: 1860, transcript: TRANSCRIPT,
+    });
+    const run = await admin.ok('POST', '/api/v1/runs', { leadId: priya.id, callId: call.id });
+    await waitForRun(admin, run.id, 'AWAITING_APPROVAL');
+
+    const page = await context.newPage();
+    await page.goto(`${base}/leads`);
+    await page.getByRole('link', { name: 'Priya Raman' }).waitFor();
+    await shoot(page, 'leads');
+
+    await page.getByRole('button', { name: 'New lead' }).click();
+    await page.getByLabel('Name').fill('Noah Fischer');
+    await page.getByLabel('E-mail').fill('noah@');
+    await page.getByLabel('Company website').fill('fischer-logistik.de');
+    await page.getByRole('button', { name: 'Create lead' }).click();
+    await page.getByText('Enter an e-mail address like name@company.com.').waitFor();
+    await shoot(page, 'lead-form-errors');
+    await page.keyboard.press('Escape');
+
+    await page.goto(`${base}/leads/${priya.id}`);
+    await page.getByRole('heading', { name: 'Discovery call' }).waitFor();
+    await shoot(page, 'lead');
+
+    await page.goto(`${base}/runs/${run.id}`);
+    await page.getByRole('button', { name: 'Approve' }).waitFor();
+    await shoot(page, 'run');
+    await shoot(page, 'run-full', { fullPage: true });
+
+    await page.goto(`${base}/runs/${run.id}/trace`);
+    await page.getByRole('heading', { name: 'Run trace' }).waitFor();
+    await shoot(page, 'trace');
+
+    await page.goto(`${base}/settings/keys`);
+    await page.getByRole('rowheader', { name: 'HubSpot sync' }).waitFor();
+    await shoot(page, 'keys');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByLabel('Name').fill('Salesforce export');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: 'Your new API key' }).waitFor();
+    await shoot(page, 'key-created');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+
+    await page.goto(`${base}/settings/members`);
+    await page.getByRole('rowheader', { name: /Jordan Lee/ }).waitFor();
+    await shoot(page, 'members');
+
+    await page.goto(`${base}/settings/audit`);
+    await page.getByRole('table').waitFor();
+    await shoot(page, 'audit');
+
+    await page.goto(`${base}/settings/usage`);
+    await page.getByText('Runs this month', { exact: true }).waitFor();
+    await shoot(page, 'usage');
+
+    const phone = await newContext(PHONE);
+    await phone.addCookies(await context.cookies());
+    const mobile = await phone.newPage();
+    await mobile.goto(`${base}/runs/${run.id}`);
+    await mobile.getByRole('button', { name: 'Approve' }).waitFor();
+    await shoot(mobile, 'run-phone');
+    await mobile.getByRole('button', { name: 'Open menu' }).click();
+    await shoot(mobile, 'menu-phone');
+    await phone.close();
+
+    // A run in progress: the company site answers slowly, so RESEARCH is still reading it.
+    slowSite = await startCompanySite({ delayMs: 6000 });
+    const elena = (await admin.ok('GET', '/api/v1/leads?limit=100')).data.find((l: any) => l.name === 'Elena Rossi');
+    await admin.ok('PATCH', `/api/v1/leads/${elena.id}`, { companyWebsite: slowSite.url });
+    const elenaCall = await admin.ok('POST', `/api/v1/leads/${elena.id}/calls`, { title: 'Pricing call', transcript: TRANSCRIPT });
+    const live = await admin.ok('POST', '/api/v1/runs', { leadId: elena.id, callId: elenaCall.id });
+    await page.goto(`${base}/runs/${live.id}`);
+    await page.locator('.stepper-step.step-running').waitFor();
+    await page.getByText('Live', { exact: true }).waitFor();
+    await shoot(page, 'run-live');
+    await waitForRun(admin, live.id, 'AWAITING_APPROVAL');
+
+    // A member on an admins-only page.
+    const memberContext = await newContext();
+    await SessionClient.signIn(memberContext, base, 'jordan@acme.test', 'a long member password');
+    const memberPage = await memberContext.newPage();
+    await memberPage.goto(`${base}/settings/keys`);
+    await memberPage.getByRole('heading', { name: 'Admins only' }).waitFor();
+    await shoot(memberPage, 'keys-member');
+    await memberContext.close();
+
+    // Signed out: the sign-in page.
+    await page.goto(`${base}/leads`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await shoot(page, 'signin');
+    await context.close();
+  } finally {
+    await browser?.close();
+    await server?.stop();
+    await site?.close();
+    await slowSite?.close();
+  }
+}
+
+await main();

@@ -1,0 +1,258 @@
+// What the browser tests (and scripts/screenshots.ts) share: a real `leadrun serve` on a fresh embedded DATA_DIR
+// and a free port, the web UI built when it is missing or older than its sources, a local company website for
+// RESEARCH to read, Chromium, and a signed-in session usable from the test itself.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { freePort, PROJECT_ROOT, spawnLeadrun, tempDir, waitForReady, type LeadrunProcess } from '../cli/support.ts';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const WEB_ROOT = path.join(PROJECT_ROOT, 'web');
+const DIST_INDEX = path.join(WEB_ROOT, 'dist', 'index.html');
+
+/** Why the browser tests cannot run here, or null when they can. */
+export function browserUnavailable(): string | null {
+  return existsSync(CHROMIUM) ? null : `no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`;
+}
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'dist' || entry.name === 'node_modules') continue;
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Builds web/dist when it is missing or older than a file of web/. Test files run in parallel processes, so the
+ * build is made under a lock directory; the others wait for it.
+ */
+export async function ensureWebBuild(): Promise<void> {
+  const fresh = () => existsSync(DIST_INDEX) && statSync(DIST_INDEX).mtimeMs >= newestSource(WEB_ROOT);
+  if (fresh()) return;
+  const lock = path.join(PROJECT_ROOT, 'node_modules', '.leadrun-web-build.lock');
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // Someone else is building; a lock older than two minutes was left by a killed process.
+      if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error('timed out waiting for another web build');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      if (fresh()) return;
+    }
+  }
+  try {
+    if (fresh()) return;
+    const vite = path.join(PROJECT_ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
+    await new Promise<void>((resolve, reject) => {
+      execFile(process.execPath, [vite, 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'], { cwd: PROJECT_ROOT }, (error, _stdout, stderr) => {
+        if (error) reject(new Error(`web build failed:\n${stderr}`));
+        else resolve();
+      });
+    });
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export interface Leadrun {
+  /** http://127.0.0.1:PORT */
+  readonly url: string;
+  readonly process: LeadrunProcess;
+  stop(): Promise<void>;
+}
+
+/** `leadrun serve` on a fresh embedded database, with RESEARCH allowed to read the local company site. */
+export async function startLeadrun(env: Record<string, string> = {}): Promise<Leadrun> {
+  await ensureWebBuild();
+  const dir = await tempDir('leadrun-web-');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const server = spawnLeadrun(['serve'], {
+    DATA_DIR: dir.path,
+    PORT: String(port),
+    PUBLIC_URL: url,
+    LOG_LEVEL: 'warn',
+    RESEARCH_ALLOW_PRIVATE_HOSTS: 'true',
+    STEP_RETRY_BASE_MS: '50',
+    ...env,
+  });
+  try {
+    await waitForReady(server, `${url}/readyz`);
+  } catch (error) {
+    await server.kill('SIGKILL');
+    await dir.remove();
+    throw error;
+  }
+  return {
+    url,
+    process: server,
+    async stop() {
+      await server.kill('SIGTERM');
+      await dir.remove();
+    },
+  };
+}
+
+export interface Site {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+const page = (title: string, body: string, description = '') => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${title}</title><meta name="description" content="${description}"></head>
+<body><nav><a href="/">Home</a> <a href="/about">About</a> <a href="/customers">Customers</a> <a href="/pricing">Pricing</a></nav>
+<main>${body}</main><footer>© Northwind Freight</footer></body></html>`;
+
+const SITE: Record<string, string> = {
+  '/': page('Northwind Freight — freight planning for mid-size carriers', `
+    <h1>Plan every load in minutes, not days</h1>
+    <p>Northwind Freight builds route and load planning software for mid-size carriers in Europe.</p>
+    <p>More than 340 carriers plan their weekly loads with Northwind.</p>
+    <p>Dispatchers cut planning time by 60% in their first quarter.</p>`,
+  'Route and load planning software for mid-size European carriers.'),
+  '/about': page('About Northwind Freight', `
+    <h1>About us</h1>
+    <p>Northwind Freight was founded in 2014 in Rotterdam.</p>
+    <p>Our team of 85 people works from Rotterdam and Hamburg.</p>`),
+  '/customers': page('Customers | Northwind Freight', `
+    <h1>Customers</h1>
+    <p>Carriers such as Van Dijk Transport and Baltic Haulage run their dispatch on Northwind.</p>`),
+  '/pricing': page('Pricing | Northwind Freight', `
+    <h1>Pricing</h1><p>Plans start at €49 per truck per month, billed annually.</p>`),
+};
+
+/** A small company website on loopback; `delayMs` holds each page back, so a run's RESEARCH step can be watched. */
+export async function startCompanySite(options: { delayMs?: number } = {}): Promise<Site> {
+  const server: Server = createServer((req, res) => {
+    const body = SITE[(req.url ?? '/').split('?')[0] ?? '/'];
+    setTimeout(() => {
+      if (!body) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+    }, options.delayMs ?? 0);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+/** A page served from another origin (another port, or `localhost` instead of 127.0.0.1: another site). */
+export async function startOtherOrigin(html: (path: string) => string | null): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const body = html(req.url ?? '/');
+    if (body === null) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+export const ADMIN = { workspaceName: 'Acme Sales', name: 'Maya Brooks', email: 'maya@acme.test', password: 'correct horse battery' };
+
+export interface SessionBody {
+  user: { id: string; name: string | null; email: string | null; role: 'ADMIN' | 'MEMBER' };
+  workspace: { id: string; name: string; plan: 'FREE' | 'PRO' };
+  csrfToken: string;
+}
+
+/**
+ * Requests made with a browser context's cookies (its APIRequestContext): what the UI would send, with the CSRF
+ * token of the session. Used to prepare data quickly and to check what the server holds.
+ */
+export class SessionClient {
+  readonly context: BrowserContext;
+  readonly base: string;
+  session: SessionBody | null;
+
+  constructor(context: BrowserContext, base: string, session: SessionBody | null = null) {
+    this.context = context;
+    this.base = base;
+    this.session = session;
+  }
+
+  static async setUp(context: BrowserContext, base: string, admin = ADMIN): Promise<SessionClient> {
+    const res = await context.request.post(`${base}/ui/api/setup`, { data: admin, headers: { origin: base } });
+    assert.equal(res.status(), 201, `setup: ${await res.text()}`);
+    return new SessionClient(context, base, await res.json());
+  }
+
+  static async signIn(context: BrowserContext, base: string, email: string, password: string): Promise<SessionClient> {
+    const res = await context.request.post(`${base}/ui/api/session`, { data: { email, password }, headers: { origin: base } });
+    assert.equal(res.status(), 200, `sign-in: ${await res.text()}`);
+    return new SessionClient(context, base, await res.json());
+  }
+
+  async call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: any; headers: Record<string, string> }> {
+    const headers: Record<string, string> = { origin: this.base };
+    if (method !== 'GET' && this.session) headers['x-csrf-token'] = this.session.csrfToken;
+    const res = await this.context.request.fetch(`${this.base}${path}`, { method, headers, data: method === 'GET' || method === 'DELETE' ? undefined : (body ?? {}) });
+    const text = await res.text();
+    let json: any = null;
+    try { json = text ? JSON.parse(text) : null; } catch { json = text; }
+    return { status: res.status(), json, headers: res.headers() };
+  }
+
+  async ok(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<any> {
+    const res = await this.call(method, path, body);
+    assert.ok(res.status >= 200 && res.status < 300, `${method} ${path} answered ${res.status}: ${JSON.stringify(res.json)}`);
+    return res.json;
+  }
+}
+
+export const TRANSCRIPT = [
+  'Sam (Acme): Thanks for making the time today, Priya.',
+  'Priya: Happy to. Honestly, planning the weekly loads takes our dispatchers two full days, and they are exhausted by Friday.',
+  'Sam (Acme): What have you tried so far?',
+  'Priya: Spreadsheets, mostly. We looked at a tool last year but the price was too high for a team our size.',
+  'Priya: If a pilot shows results, budget is approved for Q3.',
+  'Sam (Acme): Shall I send a short pilot plan?',
+  'Priya: Yes, send it next week and include our operations lead.',
+].join('\n');
+
+/** Collects what the page logs as errors, so a test can show them when it fails and assert there were none. */
+export function watchConsole(pageToWatch: Page): string[] {
+  const problems: string[] = [];
+  pageToWatch.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  pageToWatch.on('console', (message) => {
+    if (message.type() !== 'error') return;
+    // A failed request logs a console error too; tests that provoke one (401, 403, 400) assert on it themselves.
+    if (/Failed to load resource/.test(message.text())) return;
+    problems.push(`console: ${message.text()}`);
+  });
+  return problems;
+}
+
+export async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

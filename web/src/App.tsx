@@ -1,0 +1,71 @@
+// Which page a path shows, and who may see it: a first run sees only setup, a signed-out person only sign-in
+// (then comes back to where they were going), a signed-in person the app.
+import type { ReactNode } from 'react';
+import { AppShell, AuthLayout } from './components/Layout';
+import { Button, EmptyState, ErrorAlert, LoadingBlock } from './components/ui';
+import { matchPath, Redirect, useRouter } from './lib/router';
+import { useSession } from './lib/session';
+import { LeadPage } from './pages/LeadPage';
+import { LeadsPage } from './pages/LeadsPage';
+import { RunPage } from './pages/RunPage';
+import { RunsPage } from './pages/RunsPage';
+import { SetupPage } from './pages/SetupPage';
+import { SignInPage } from './pages/SignInPage';
+import { TracePage } from './pages/TracePage';
+import { AuditPage } from './pages/settings/AuditPage';
+import { KeysPage } from './pages/settings/KeysPage';
+import { MembersPage } from './pages/settings/MembersPage';
+import { UsagePage } from './pages/settings/UsagePage';
+
+const ROUTES: { pattern: string; render(params: Record<string, string>): ReactNode }[] = [
+  { pattern: '/leads', render: () => <LeadsPage /> },
+  { pattern: '/leads/:id', render: ({ id }) => <LeadPage key={id} id={id!} /> },
+  { pattern: '/runs', render: () => <RunsPage /> },
+  { pattern: '/runs/:id', render: ({ id }) => <RunPage key={id} id={id!} /> },
+  { pattern: '/runs/:id/trace', render: ({ id }) => <TracePage key={id} id={id!} /> },
+  { pattern: '/settings/keys', render: () => <KeysPage /> },
+  { pattern: '/settings/members', render: () => <MembersPage /> },
+  { pattern: '/settings/audit', render: () => <AuditPage /> },
+  { pattern: '/settings/usage', render: () => <UsagePage /> },
+];
+
+function NotFound() {
+  return (
+    <EmptyState icon="search" title="This page does not exist" action={<Button variant="primary" onClick={() => window.location.assign('/leads')}>Go to leads</Button>}>
+      The address may be mistyped, or the page was moved.
+    </EmptyState>
+  );
+}
+
+/** Where to go after signing in: the page asked for, if it is one of ours. */
+function returnPath(search: string): string {
+  const next = new URLSearchParams(search).get('next');
+  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/signin') && !next.startsWith('/setup') ? next : '/leads';
+}
+
+export function App() {
+  const { state, retry } = useSession();
+  const { pathname, search } = useRouter();
+
+  if (state.status === 'loading') {
+    return <div className="boot"><LoadingBlock label="Opening leadrun" /></div>;
+  }
+  if (state.status === 'error') {
+    return <AuthLayout><div className="auth-card"><ErrorAlert error={state.error} retry={retry} /></div></AuthLayout>;
+  }
+  if (state.status === 'setup') {
+    return pathname === '/setup' ? <AuthLayout><SetupPage /></AuthLayout> : <Redirect to="/setup" />;
+  }
+  if (state.status === 'signed-out') {
+    if (pathname === '/signin') return <AuthLayout><SignInPage expired={state.expired} next={returnPath(search)} /></AuthLayout>;
+    const here = `${pathname}${search}`;
+    return <Redirect to={pathname === '/' || pathname === '/setup' ? '/signin' : `/signin?next=${encodeURIComponent(here)}`} />;
+  }
+  if (pathname === '/' || pathname === '/signin' || pathname === '/setup') return <Redirect to={returnPath(search)} />;
+
+  for (const route of ROUTES) {
+    const params = matchPath(route.pattern, pathname);
+    if (params) return <AppShell>{route.render(params)}</AppShell>;
+  }
+  return <AppShell><NotFound /></AppShell>;
+}

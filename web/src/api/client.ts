@@ -1,0 +1,188 @@
+// The UI's one way to talk to leadrun. Paths, parameters, bodies and answers are typed from schema.d.ts, which
+// `npm run gen:api` writes from the server's own OpenAPI document, so a changed route breaks the build here.
+// Every non-GET request carries the session's CSRF token; every error answer becomes an ApiError.
+import type { paths } from './schema';
+
+export type Paths = paths;
+export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
+
+type OpOf<P extends keyof Paths, M extends HttpMethod> = M extends keyof Paths[P] ? NonNullable<Paths[P][M]> : never;
+/** The paths that answer method M. */
+export type PathsWith<M extends HttpMethod> = { [P in keyof Paths]: [OpOf<P, M>] extends [never] ? never : P }[keyof Paths];
+
+type JsonContent<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+type BodyOf<O> = O extends { requestBody?: infer R } ? JsonContent<NonNullable<R>> : never;
+type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+type PathParamsOf<O> = O extends { parameters: { path: infer P } } ? ([P] extends [undefined] ? never : NonNullable<P>) : never;
+type SuccessOf<O> = O extends { responses: infer R }
+  ? (200 extends keyof R ? JsonContent<R[200]> : never)
+  | (201 extends keyof R ? JsonContent<R[201]> : never)
+  | (202 extends keyof R ? JsonContent<R[202]> : never)
+  | (204 extends keyof R ? undefined : never)
+  : never;
+
+/** The JSON body of a successful answer to `M P`. */
+export type ResponseOf<M extends HttpMethod, P extends PathsWith<M>> = SuccessOf<OpOf<P, M>>;
+/** The JSON body that `M P` takes. */
+export type RequestOf<M extends HttpMethod, P extends PathsWith<M>> = BodyOf<OpOf<P, M>>;
+
+type Options<O> = {
+  /** Query parameters; those with a server-side default may be left out. */
+  query?: [QueryOf<O>] extends [never] ? never : { [K in keyof QueryOf<O>]?: QueryOf<O>[K] | null };
+  body?: BodyOf<O>;
+  signal?: AbortSignal;
+  /** Do not treat a 401 as the end of the session (signing in, checking for one). */
+  quietUnauthorized?: boolean;
+} & ([PathParamsOf<O>] extends [never] ? { params?: never } : { params: PathParamsOf<O> });
+
+export interface ApiResult<T> {
+  body: T;
+  status: number;
+  headers: Headers;
+  /** The `cursor` of the page linked as rel="next", or null on the last page. */
+  next: string | null;
+}
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** An RFC 9457 problem answered by the server, or a request that never got an answer (code `network`). */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly title: string;
+  readonly detail: string;
+  readonly errors: FieldError[];
+  readonly requestId: string | null;
+  /** Seconds, from Retry-After, when the server gave one. */
+  readonly retryAfter: number | null;
+  /** The whole problem document, for its extension members (`limit`, `resetsAt`, `runStatus`, …). */
+  readonly problem: Record<string, unknown>;
+
+  constructor(status: number, problem: Record<string, unknown>, retryAfter: number | null = null) {
+    const detail = typeof problem.detail === 'string' ? problem.detail : 'Something went wrong.';
+    super(detail);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = typeof problem.code === 'string' ? problem.code : 'internal';
+    this.title = typeof problem.title === 'string' ? problem.title : 'Error';
+    this.detail = detail;
+    this.errors = Array.isArray(problem.errors)
+      ? problem.errors.filter((e): e is FieldError => typeof e?.field === 'string' && typeof e?.message === 'string')
+      : [];
+    this.requestId = typeof problem.requestId === 'string' ? problem.requestId : null;
+    this.retryAfter = retryAfter;
+    this.problem = problem;
+  }
+
+  /** The message for one form field, matching `email`, `/email` or `body/email`. */
+  fieldError(field: string): string | undefined {
+    return this.errors.find((e) => normaliseField(e.field) === field)?.message;
+  }
+}
+
+export function normaliseField(field: string): string {
+  return field.replace(/^(body)?[/.]?/, '').replace(/^\//, '').split(/[/.]/)[0] ?? field;
+}
+
+let csrfToken: string | null = null;
+const unauthorizedListeners = new Set<() => void>();
+
+/** The token every non-GET request must carry; set from the Session when signed in, cleared on sign-out. */
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+/** Called when a request answers 401: the session has ended (expired, or signed out in another tab). */
+export function onUnauthorized(listener: () => void): () => void {
+  unauthorizedListeners.add(listener);
+  return () => unauthorizedListeners.delete(listener);
+}
+
+function buildUrl(path: string, params: Record<string, string> | undefined, query: Record<string, unknown> | undefined): string {
+  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params?.[name];
+    if (value === undefined) throw new Error(`${path}: no value for {${name}}`);
+    return encodeURIComponent(value);
+  });
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  }
+  const text = search.toString();
+  return text ? `${filled}?${text}` : filled;
+}
+
+/** The `cursor` parameter of the rel="next" link in a Link header. */
+export function nextCursor(link: string | null): string | null {
+  if (!link) return null;
+  for (const part of link.split(',')) {
+    const match = /<([^>]*)>\s*;\s*rel="?next"?/i.exec(part);
+    if (match?.[1]) return new URL(match[1], 'http://x').searchParams.get('cursor');
+  }
+  return null;
+}
+
+async function request<T>(method: HttpMethod, path: string, options: {
+  params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown; signal?: AbortSignal; quietUnauthorized?: boolean;
+}): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  let body: string | undefined;
+  if (method !== 'get' && method !== 'delete') {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.body ?? {});
+  }
+  if (method !== 'get' && csrfToken) headers['x-csrf-token'] = csrfToken;
+
+  let response: Response;
+  try {
+    response = await fetch(buildUrl(path, options.params, options.query), {
+      method: method.toUpperCase(),
+      headers,
+      body,
+      credentials: 'same-origin',
+      signal: options.signal,
+    });
+  } catch (error) {
+    if (error instanceof DOMException && error.name === 'AbortError') throw error;
+    throw new ApiError(0, {
+      code: 'network',
+      title: 'No connection',
+      detail: 'leadrun could not be reached. Check your connection and try again.',
+    });
+  }
+
+  const type = response.headers.get('content-type') ?? '';
+  const parsed: unknown = response.status === 204 || !type.includes('json') ? undefined : await response.json().catch(() => undefined);
+  if (!response.ok) {
+    const retry = Number(response.headers.get('retry-after'));
+    const problem = parsed && typeof parsed === 'object'
+      ? parsed as Record<string, unknown>
+      : { code: response.status >= 500 ? 'internal' : 'error', detail: `The server answered ${response.status} ${response.statusText}.` };
+    if (response.status === 401 && !options.quietUnauthorized) for (const listener of unauthorizedListeners) listener();
+    throw new ApiError(response.status, problem, Number.isFinite(retry) && retry > 0 ? retry : null);
+  }
+  return { body: parsed as T, status: response.status, headers: response.headers, next: nextCursor(response.headers.get('link')) };
+}
+
+function method<M extends HttpMethod>(m: M) {
+  return <P extends PathsWith<M>>(path: P, ...rest: {} extends Options<OpOf<P, M>> ? [options?: Options<OpOf<P, M>>] : [options: Options<OpOf<P, M>>]) =>
+    request<ResponseOf<M, P>>(m, path as string, (rest[0] ?? {}) as Parameters<typeof request>[2]);
+}
+
+/** `api.get('/api/v1/leads/{id}', { params: { id } })` and so on, for every path of the API. */
+export const api = {
+  get: method('get'),
+  post: method('post'),
+  patch: method('patch'),
+  delete: method('delete'),
+};
+
+/** A readable sentence for any error, for places that show one line. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) return error.detail;
+  if (error instanceof Error) return error.message;
+  return 'Something went wrong.';
+}

@@ -1,0 +1,67 @@
+// Form errors: the server's per-field messages (`errors[]` of a 400 problem) next to their fields, anything
+// else above the form, and a few checks made before sending so a person hears about them at once.
+import { useCallback, useState } from 'react';
+import { ApiError, normaliseField } from '../api/client';
+
+export interface FormErrors {
+  /** Messages by field name. */
+  fields: Record<string, string>;
+  /** A message for the whole form, when the error is not about one field. */
+  form: string | null;
+  /** The error itself, for its code and request id. */
+  error: unknown;
+}
+
+const NONE: FormErrors = { fields: {}, form: null, error: null };
+
+export function useFormErrors(known: readonly string[]) {
+  const [errors, setErrors] = useState<FormErrors>(NONE);
+
+  const fromError = useCallback((error: unknown) => {
+    if (error instanceof ApiError && error.errors.length > 0) {
+      const fields: Record<string, string> = {};
+      const rest: string[] = [];
+      for (const e of error.errors) {
+        const name = normaliseField(e.field);
+        if (known.includes(name)) fields[name] ??= sentence(e.message);
+        else rest.push(`${e.field}: ${e.message}`);
+      }
+      setErrors({ fields, form: rest.length ? rest.join('; ') : Object.keys(fields).length ? null : error.detail, error });
+    } else {
+      setErrors({ fields: {}, form: error instanceof Error ? error.message : 'Something went wrong.', error });
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [known.join()]);
+
+  const setFields = useCallback((fields: Record<string, string>) => setErrors({ fields, form: null, error: null }), []);
+  const clear = useCallback(() => setErrors(NONE), []);
+  return { errors, fromError, setFields, clear };
+}
+
+/** "must match format \"email\"" → "Must match format "email"." */
+function sentence(message: string): string {
+  const text = message.replace(/\\"/g, '"');
+  const friendly = FRIENDLY.find(([pattern]) => pattern.test(text));
+  if (friendly) return friendly[1];
+  const first = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(first) ? first : `${first}.`;
+}
+
+const FRIENDLY: [RegExp, string][] = [
+  [/format "email"/, 'Enter an e-mail address like name@company.com.'],
+  [/format "uri"|pattern "\^\[Hh\]/, 'Enter a full web address starting with http:// or https://.'],
+  [/fewer than 1 characters|must not be empty/, 'This field is required.'],
+  [/must have required property/, 'This field is required.'],
+];
+
+/** Focuses the first invalid control of a form, so a keyboard or screen-reader user lands on it. */
+export function focusFirstInvalid(form: HTMLFormElement | null): void {
+  window.requestAnimationFrame(() => {
+    const invalid = form?.querySelector<HTMLElement>('[aria-invalid="true"]');
+    invalid?.focus();
+  });
+}
+
+export function isEmail(value: string): boolean {
+  return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value);
+}

@@ -1,0 +1,89 @@
+// Adding a call: paste its transcript; a title, when it took place and how long it lasted are optional.
+import { useRef, useState, type FormEvent } from 'react';
+import { api } from '../api/client';
+import type { Call } from '../api/types';
+import { Dialog } from '../components/Dialog';
+import { Alert, Button, Field } from '../components/ui';
+import { formatNumber } from '../lib/format';
+import { focusFirstInvalid, useFormErrors } from '../lib/forms';
+
+const FIELDS = ['transcript', 'title', 'occurredAt', 'durationSeconds'] as const;
+const MAX_TRANSCRIPT = 200_000;
+
+export function AddCallDialog({ leadId, leadName, onClose, onAdded }: { leadId: string; leadName: string; onClose(): void; onAdded(call: Call): void }) {
+  const form = useRef<HTMLFormElement>(null);
+  const [values, setValues] = useState({ title: '', occurredAt: '', minutes: '', transcript: '' });
+  const [busy, setBusy] = useState(false);
+  const { errors, fromError, setFields, clear } = useFormErrors(FIELDS);
+  const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const local: Record<string, string> = {};
+    if (!values.transcript.trim()) local.transcript = 'Paste the transcript of the call.';
+    else if (values.transcript.length > MAX_TRANSCRIPT) local.transcript = `A transcript can be at most ${formatNumber(MAX_TRANSCRIPT)} characters.`;
+    const minutes = values.minutes.trim() ? Number(values.minutes) : null;
+    if (minutes !== null && (!Number.isFinite(minutes) || minutes < 0 || minutes > 1440)) local.durationSeconds = 'Enter the length in minutes, from 0 to 1440.';
+    if (Object.keys(local).length) {
+      setFields(local);
+      focusFirstInvalid(form.current);
+      return;
+    }
+    clear();
+    setBusy(true);
+    try {
+      const { body } = await api.post('/api/v1/leads/{leadId}/calls', {
+        params: { leadId },
+        body: {
+          transcript: values.transcript,
+          title: values.title.trim() || undefined,
+          occurredAt: values.occurredAt ? new Date(values.occurredAt).toISOString() : undefined,
+          durationSeconds: minutes === null ? undefined : Math.round(minutes * 60),
+        },
+      });
+      onAdded(body);
+    } catch (error) {
+      fromError(error);
+      focusFirstInvalid(form.current);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Dialog
+      title="Add a call"
+      description={`Paste what was said with ${leadName}. The analysis picks out pains, objections and buying signals.`}
+      onClose={onClose}
+      busy={busy}
+      size="large"
+      footer={<>
+        <Button onClick={onClose} disabled={busy}>Cancel</Button>
+        <Button type="submit" form="add-call" variant="primary" busy={busy}>Add call</Button>
+      </>}
+    >
+      <form id="add-call" ref={form} onSubmit={submit} noValidate className="form">
+        {errors.form && <Alert tone="error">{errors.form}</Alert>}
+        <div className="form-row form-row-3">
+          <Field label="Title" error={errors.fields.title} optional>
+            {(p) => <input {...p} className="input" value={values.title} onChange={change('title')} placeholder="Discovery call" autoComplete="off" />}
+          </Field>
+          <Field label="When" error={errors.fields.occurredAt} optional>
+            {(p) => <input {...p} className="input" type="datetime-local" value={values.occurredAt} onChange={change('occurredAt')} />}
+          </Field>
+          <Field label="Length in minutes" error={errors.fields.durationSeconds} optional>
+            {(p) => <input {...p} className="input" type="number" min={0} max={1440} inputMode="numeric" value={values.minutes} onChange={change('minutes')} />}
+          </Field>
+        </div>
+        <Field
+          label="Transcript"
+          error={errors.fields.transcript}
+          required
+          hint={`One speaker turn per line reads best, e.g. “Ada: Our reporting takes four days.” ${formatNumber(values.transcript.length)} / ${formatNumber(MAX_TRANSCRIPT)} characters.`}
+        >
+          {(p) => <textarea {...p} className="input textarea transcript-input" rows={12} value={values.transcript} onChange={change('transcript')} autoFocus spellCheck={false} />}
+        </Field>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,183 @@
+// One lead: who they are, the calls held with them (add one by pasting its transcript, start a run from one)
+// and the runs made for them.
+import { useState } from 'react';
+import { api, ApiError } from '../api/client';
+import { LEAD_STATUSES, type Call, type LeadStatus } from '../api/types';
+import { Icon } from '../components/Icon';
+import { useToast } from '../components/Toast';
+import { Alert, Button, Card, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
+import { formatDate, formatDateTime, hostOf, LEAD_STATUS_LABEL, plural } from '../lib/format';
+import { Link, useRouter } from '../lib/router';
+import { useAsync, useTitle } from '../lib/useAsync';
+import { AddCallDialog } from './CallForm';
+
+function callTitle(call: Call): string {
+  return call.title || `Call on ${formatDate(call.occurredAt ?? call.createdAt)}`;
+}
+
+function minutes(seconds: number | null): string | null {
+  if (seconds === null) return null;
+  return seconds < 60 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
+}
+
+export function LeadPage({ id }: { id: string }) {
+  const { navigate } = useRouter();
+  const toast = useToast();
+  const lead = useAsync((signal) => api.get('/api/v1/leads/{id}', { params: { id }, signal }).then((r) => r.body.data), [id]);
+  const calls = useAsync((signal) => api.get('/api/v1/leads/{leadId}/calls', { params: { leadId: id }, query: { limit: 50 }, signal }).then((r) => r.body.data), [id]);
+  const runs = useAsync((signal) => api.get('/api/v1/runs', { query: { leadId: id, limit: 20 }, signal }).then((r) => r.body.data), [id]);
+  useTitle(lead.data?.name ?? 'Lead');
+  const [adding, setAdding] = useState(false);
+  const [starting, setStarting] = useState<string | null>(null);
+  const [startError, setStartError] = useState<unknown>(null);
+  const [savingStatus, setSavingStatus] = useState(false);
+
+  if (lead.error) return <><BackLink /><ErrorAlert error={lead.error} retry={lead.reload} /></>;
+  if (!lead.data) return <LoadingBlock label="Loading lead" />;
+  const person = lead.data;
+
+  const startRun = async (call: Call) => {
+    setStarting(call.id);
+    setStartError(null);
+    try {
+      const { body } = await api.post('/api/v1/runs', { body: { leadId: person.id, callId: call.id } });
+      navigate(`/runs/${body.id}`);
+    } catch (error) {
+      setStartError(error);
+      setStarting(null);
+    }
+  };
+
+  const changeStatus = async (status: LeadStatus) => {
+    setSavingStatus(true);
+    try {
+      const { body } = await api.patch('/api/v1/leads/{id}', { params: { id: person.id }, body: { status } });
+      lead.set(body.data);
+      toast(`${person.name} is now ${LEAD_STATUS_LABEL[status].toLowerCase()}.`);
+    } catch (error) {
+      toast(error instanceof ApiError ? error.detail : 'The status could not be changed.', 'error');
+    } finally {
+      setSavingStatus(false);
+    }
+  };
+
+  const limitReached = startError instanceof ApiError && startError.code === 'run_limit_reached';
+  return (
+    <>
+      <BackLink />
+      <PageHeader
+        title={person.name}
+        description={[person.companyName, person.email].filter(Boolean).join(' · ') || undefined}
+        actions={
+          <div className="toolbar-field">
+            <label htmlFor="lead-status-change" className="toolbar-label">Status</label>
+            <select id="lead-status-change" className="input select" value={person.status} disabled={savingStatus}
+              onChange={(e) => void changeStatus(e.target.value as LeadStatus)}>
+              {LEAD_STATUSES.map((s) => <option key={s} value={s}>{LEAD_STATUS_LABEL[s]}</option>)}
+            </select>
+          </div>
+        }
+      />
+
+      <dl className="facts-strip">
+        <div><dt>E-mail</dt><dd>{person.email ? <a href={`mailto:${person.email}`}>{person.email}</a> : <span className="muted">Not known</span>}</dd></div>
+        <div><dt>Company</dt><dd>{person.companyName ?? <span className="muted">Not known</span>}</dd></div>
+        <div>
+          <dt>Website</dt>
+          <dd>{person.companyWebsite
+            ? <a href={person.companyWebsite} target="_blank" rel="noopener noreferrer">{hostOf(person.companyWebsite)} <Icon name="external" size={12} /></a>
+            : <span className="muted">None — research will be skipped</span>}</dd>
+        </div>
+        <div><dt>Added</dt><dd><time dateTime={person.createdAt}>{formatDate(person.createdAt)}</time></dd></div>
+      </dl>
+
+      {startError ? (
+        limitReached ? (
+          <Alert tone="warning" title="This month's runs are used up"
+            action={<Link to="/settings/usage" className="button button-secondary button-small">See usage</Link>}>
+            Your Free plan allows {String(startError.problem.limit ?? '')} runs a month. New runs can start again on {formatDate(String(startError.problem.resetsAt ?? ''))}.
+          </Alert>
+        ) : <ErrorAlert error={startError} />
+      ) : null}
+
+      <div className="split">
+        <Card title="Calls" titleId="calls-title" actions={<Button icon="plus" size="small" onClick={() => setAdding(true)}>Add call</Button>}>
+          {calls.error ? <ErrorAlert error={calls.error} retry={calls.reload} /> : null}
+          {!calls.data && !calls.error && <LoadingBlock label="Loading calls" />}
+          {calls.data?.length === 0 && (
+            <EmptyState icon="phone" title="No calls yet" action={<Button variant="primary" icon="plus" onClick={() => setAdding(true)}>Add a call</Button>}>
+              Paste the transcript of a conversation with {person.name} to draft a follow-up.
+            </EmptyState>
+          )}
+          {calls.data && calls.data.length > 0 && (
+            <ul className="call-list">
+              {calls.data.map((call) => (
+                <li key={call.id} className="call">
+                  <div className="call-head">
+                    <div>
+                      <h3 className="call-title">{callTitle(call)}</h3>
+                      <p className="call-meta">
+                        {call.occurredAt ? formatDateTime(call.occurredAt) : <>Added <RelativeTime iso={call.createdAt} /></>}
+                        {minutes(call.durationSeconds) && <> · {minutes(call.durationSeconds)}</>}
+                        {' · '}{plural(call.transcript.split('\n').filter((l) => l.trim()).length, 'line')}
+                      </p>
+                    </div>
+                    <Button variant="primary" size="small" icon="sparkle" busy={starting === call.id} disabled={starting !== null}
+                      onClick={() => void startRun(call)} aria-label={`Draft a follow-up from ${callTitle(call)}`}>
+                      Draft follow-up
+                    </Button>
+                  </div>
+                  <blockquote className="call-excerpt">{call.transcript.split('\n').filter((l) => l.trim()).slice(0, 3).join('\n')}</blockquote>
+                  {call.transcript.split('\n').filter((l) => l.trim()).length > 3 && (
+                    <details className="call-details">
+                      <summary>Show the whole transcript</summary>
+                      <pre className="transcript">{call.transcript}</pre>
+                    </details>
+                  )}
+                </li>
+              ))}
+            </ul>
+          )}
+        </Card>
+
+        <Card title="Runs" titleId="runs-title">
+          {runs.error ? <ErrorAlert error={runs.error} retry={runs.reload} /> : null}
+          {!runs.data && !runs.error && <LoadingBlock label="Loading runs" />}
+          {runs.data?.length === 0 && <p className="card-empty">No runs yet. Start one from a call: it researches the company, reads the call and drafts an e-mail.</p>}
+          {runs.data && runs.data.length > 0 && (
+            <ul className="run-list">
+              {runs.data.map((run) => (
+                <li key={run.id}>
+                  <Link to={`/runs/${run.id}`} className="run-item">
+                    <span className="run-item-top">
+                      <RunStatusBadge status={run.status} />
+                      <span className="muted small"><RelativeTime iso={run.startedAt} /></span>
+                    </span>
+                    <span className="run-item-subject">{run.emailDraft?.subject ?? (run.status === 'FAILED' ? 'No draft: the run failed' : run.status === 'CANCELLED' ? 'Cancelled before a draft' : 'Drafting…')}</span>
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          )}
+        </Card>
+      </div>
+
+      {adding && (
+        <AddCallDialog
+          leadId={person.id}
+          leadName={person.name}
+          onClose={() => setAdding(false)}
+          onAdded={(call) => {
+            setAdding(false);
+            calls.set((list) => [call, ...(list ?? [])]);
+            toast('Call added. Draft a follow-up from it when you are ready.');
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function BackLink() {
+  return <Link to="/leads" className="back-link"><Icon name="chevronLeft" /> Leads</Link>;
+}

@@ -1,0 +1,389 @@
+// A run: the four steps progressing live, what each found, and the e-mail draft to approve, reject or have
+// written again with feedback.
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { api, ApiError } from '../api/client';
+import type { AnalysisOutput, EmailDraft, ResearchOutput, Run, RunEvent, Step, StepNode, StrategyOutput, WriterOutput } from '../api/types';
+import { Dialog } from '../components/Dialog';
+import { Icon } from '../components/Icon';
+import { useToast } from '../components/Toast';
+import { Alert, Badge, Button, Card, CopyButton, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
+import { formatDateTime, formatDuration, formatNumber, RUN_STATUS_LABEL, STEP_DESCRIPTION, STEP_LABEL } from '../lib/format';
+import { useLiveRun, type Transport } from '../lib/liveRun';
+import { Link } from '../lib/router';
+import { useAsync, useTitle } from '../lib/useAsync';
+import { AnalysisView, ResearchView, StepFooter, StrategyView } from './run/StepViews';
+
+function stepOf(run: Run, node: StepNode): Step | undefined {
+  return run.steps.find((s) => s.node === node);
+}
+
+/** What a screen reader hears as the run moves on. */
+function announce(event: RunEvent): string | null {
+  const step = event.node && event.node in STEP_LABEL ? STEP_LABEL[event.node as StepNode] : null;
+  switch (event.type) {
+    case 'step.started': return `${step} started.`;
+    case 'step.completed': return `${step} done.`;
+    case 'step.retrying': return `${step} failed on attempt ${event.attempt}; retrying.`;
+    case 'step.failed': return `${step} failed.`;
+    case 'run.awaiting_approval': return 'The draft is ready for your review.';
+    case 'run.failed': return 'The run failed.';
+    case 'run.cancelled': return 'The run was cancelled.';
+    case 'run.approved': return 'The draft was approved.';
+    case 'run.rejected': return 'The draft was rejected.';
+    case 'run.regenerating': return 'Writing a new version of the draft.';
+    default: return null;
+  }
+}
+
+export function RunPage({ id }: { id: string }) {
+  const live = useLiveRun(id);
+  const toast = useToast();
+  const { run } = live;
+  const lead = useAsync(async (signal) => run
+    ? (await api.get('/api/v1/leads/{id}', { params: { id: run.leadId }, signal })).body.data
+    : undefined, [run?.leadId]);
+  useTitle(lead.data ? `Run for ${lead.data.name}` : 'Run');
+  const [cancelling, setCancelling] = useState(false);
+
+  const lastEvent = live.events[live.events.length - 1];
+  const [message, setMessage] = useState('');
+  const announced = useRef<number | null>(null);
+  useEffect(() => {
+    // Only what happens while the page is open is read out, not the history loaded with it.
+    if (!lastEvent) return;
+    if (announced.current !== null && lastEvent.id > announced.current) setMessage(announce(lastEvent) ?? '');
+    announced.current = lastEvent.id;
+  }, [lastEvent]);
+
+  if (live.error && !run) return <ErrorAlert error={live.error} retry={live.reload} />;
+  if (!run) return <LoadingBlock label="Loading run" />;
+
+  const cancel = async () => {
+    setCancelling(true);
+    try {
+      const { body } = await api.post('/api/v1/runs/{id}/cancel', { params: { id: run.id } });
+      live.update(body.data);
+      toast('Run cancelled.');
+    } catch (error) {
+      toast(error instanceof ApiError ? error.detail : 'The run could not be cancelled.', 'error');
+      void live.reload();
+    } finally {
+      setCancelling(false);
+    }
+  };
+
+  const research = stepOf(run, 'RESEARCH');
+  const analysis = stepOf(run, 'ANALYSIS');
+  const strategy = stepOf(run, 'STRATEGY');
+  const writer = stepOf(run, 'WRITER');
+  const inPipeline = run.status === 'QUEUED' || run.status === 'RUNNING';
+  const draftCard = <DraftCard run={run} writer={writer} onDecided={(next, text) => { live.update(next); toast(text); }} />;
+
+  return (
+    <>
+      {lead.data
+        ? <Link to={`/leads/${lead.data.id}`} className="back-link"><Icon name="chevronLeft" /> {lead.data.name}</Link>
+        : <Link to="/runs" className="back-link"><Icon name="chevronLeft" /> Runs</Link>}
+      <PageHeader
+        eyebrow={<>Run · started <RelativeTime iso={run.startedAt} /></>}
+        title={lead.data ? `Follow-up for ${lead.data.name}` : 'Follow-up draft'}
+        description={lead.data?.companyName ?? undefined}
+        actions={<>
+          <RunStatusBadge status={run.status} />
+          <Link to={`/runs/${run.id}/trace`} className="button button-secondary button-medium"><Icon name="trace" /> Trace</Link>
+          {inPipeline && <Button variant="danger" busy={cancelling} onClick={() => void cancel()}>Cancel run</Button>}
+        </>}
+      />
+
+      <div className="visually-hidden" aria-live="polite" aria-atomic="true">{message}</div>
+      <Stepper run={run} transport={live.transport} />
+
+      {run.status === 'FAILED' && (
+        <Alert tone="error" title="The run failed" action={<Link to={`/runs/${run.id}/trace`} className="button button-secondary button-small">See the trace</Link>}>
+          {run.error ?? 'A step kept failing after its retries.'}
+        </Alert>
+      )}
+      {run.status === 'CANCELLED' && <Alert tone="info" title="This run was cancelled">Steps that had not finished were skipped.</Alert>}
+      {live.error ? <ErrorAlert error={live.error} retry={live.reload} /> : null}
+
+      <div className="run-layout">
+        <div className="run-main">
+          {/* The draft leads once there is one; while the pipeline works, the steps read in the order they run. */}
+          {run.emailDraft && draftCard}
+          <StepCard step={research} title="Company research" icon="globe">
+            {(output) => <ResearchView output={output as ResearchOutput} />}
+          </StepCard>
+          <StepCard step={analysis} title="What the call revealed" icon="phone">
+            {(output) => <AnalysisView output={output as AnalysisOutput} />}
+          </StepCard>
+          <StepCard step={strategy} title="Strategy" icon="sparkle">
+            {(output) => <StrategyView output={output as StrategyOutput} />}
+          </StepCard>
+          {!run.emailDraft && draftCard}
+        </div>
+        <aside className="run-aside" aria-label="Run details">
+          <Card title="Details" titleId="run-details">
+            <dl className="details">
+              <div><dt>Status</dt><dd>{RUN_STATUS_LABEL[run.status]}</dd></div>
+              <div><dt>Lead</dt><dd>{lead.data ? <Link to={`/leads/${lead.data.id}`}>{lead.data.name}</Link> : '…'}</dd></div>
+              <div><dt>Started</dt><dd>{formatDateTime(run.startedAt)}</dd></div>
+              <div><dt>Finished</dt><dd>{run.completedAt ? formatDateTime(run.completedAt) : inPipeline ? 'In progress' : '—'}</dd></div>
+              <div><dt>Took</dt><dd>{run.completedAt ? formatDuration(new Date(run.completedAt).getTime() - new Date(run.startedAt).getTime()) : '—'}</dd></div>
+              <div><dt>Engine</dt><dd>{engineOf(run)}</dd></div>
+              <div><dt>Tokens</dt><dd>{formatNumber(run.tokensUsed)}</dd></div>
+            </dl>
+            <a className="details-link" href={run.traceUrl} target={isOurs(run.traceUrl) ? undefined : '_blank'} rel="noopener noreferrer">
+              <Icon name="trace" /> Open the trace
+            </a>
+          </Card>
+        </aside>
+      </div>
+    </>
+  );
+}
+
+function isOurs(url: string): boolean {
+  try {
+    return new URL(url, window.location.href).origin === window.location.origin;
+  } catch {
+    return false;
+  }
+}
+
+function engineOf(run: Run): string {
+  const engines = new Set(run.steps.map((s) => s.engine).filter(Boolean));
+  const models = new Set(run.steps.map((s) => s.model).filter(Boolean));
+  if (models.size) return [...models].join(', ');
+  if (engines.has('offline')) return 'Offline (rule-based)';
+  return engines.size ? [...engines].join(', ') : '—';
+}
+
+function Stepper({ run, transport }: { run: Run; transport: Transport }) {
+  const live = run.status === 'QUEUED' || run.status === 'RUNNING';
+  return (
+    <section className="stepper-card" aria-label="Progress">
+      <ol className="stepper">
+        {run.steps.map((step, i) => (
+          <li key={step.node} className={`stepper-step step-${step.status.toLowerCase()}`} aria-current={step.status === 'RUNNING' ? 'step' : undefined}>
+            <span className="stepper-marker" aria-hidden="true">
+              {step.status === 'COMPLETED' ? <Icon name="check" size={15} />
+                : step.status === 'FAILED' ? <Icon name="x" size={15} />
+                : step.status === 'RUNNING' ? <span className="spinner spinner-small" />
+                : i + 1}
+            </span>
+            <span className="stepper-text">
+              <span className="stepper-label">{STEP_LABEL[step.node]}</span>
+              <span className="stepper-sub">
+                {step.status === 'COMPLETED' ? `Done in ${formatDuration(step.durationMs)}`
+                  : step.status === 'RUNNING' ? (step.attempts > 1 ? `Retrying · attempt ${step.attempts}` : STEP_DESCRIPTION[step.node])
+                  : step.status === 'FAILED' ? 'Failed'
+                  : step.status === 'SKIPPED' ? 'Skipped'
+                  : step.error ? 'Waiting to retry' : 'Waiting'}
+              </span>
+            </span>
+            <span className="visually-hidden">: {step.status.toLowerCase()}</span>
+          </li>
+        ))}
+      </ol>
+      {live && (
+        <p className="stepper-live">
+          <span className="live-dot" aria-hidden="true" />
+          {transport === 'stream' ? 'Live' : transport === 'polling' ? 'Updating every few seconds' : 'Connecting'}
+          {run.status === 'QUEUED' && ' · waiting for a worker'}
+        </p>
+      )}
+    </section>
+  );
+}
+
+function StepCard({ step, title, icon, children }: { step: Step | undefined; title: string; icon: 'globe' | 'phone' | 'sparkle'; children(output: NonNullable<Step['output']>): ReactNode }) {
+  if (!step) return null;
+  const id = `step-${step.node.toLowerCase()}`;
+  return (
+    <Card className="step-card" title={<><Icon name={icon} size={17} /> {title}</>} titleId={id}
+      actions={step.status !== 'COMPLETED' ? <StepState step={step} /> : undefined}>
+      {step.status === 'COMPLETED' && step.output ? (
+        <>
+          {children(step.output)}
+          <StepFooter step={step} />
+        </>
+      ) : step.status === 'FAILED' ? (
+        <p className="callout callout-error"><Icon name="alert" /> {step.error ?? 'This step failed.'}</p>
+      ) : step.status === 'SKIPPED' ? (
+        <p className="muted small">Skipped: the run ended before this step.</p>
+      ) : (
+        <Skeleton lines={3} label={step.status === 'RUNNING' ? `${STEP_DESCRIPTION[step.node]}…` : 'Waiting for the steps before it.'} />
+      )}
+    </Card>
+  );
+}
+
+function StepState({ step }: { step: Step }) {
+  if (step.status === 'RUNNING') return <Badge tone="blue" dot pulse>Working</Badge>;
+  if (step.status === 'FAILED') return <Badge tone="red">Failed</Badge>;
+  if (step.status === 'SKIPPED') return <Badge tone="gray">Skipped</Badge>;
+  return <Badge>Waiting</Badge>;
+}
+
+function Skeleton({ lines, label }: { lines: number; label: string }) {
+  return (
+    <div className="skeleton">
+      <p className="muted small">{label}</p>
+      {Array.from({ length: lines }, (_, i) => <span key={i} className="skeleton-line" aria-hidden="true" />)}
+    </div>
+  );
+}
+
+const DRAFT_BADGE: Record<EmailDraft['status'], { tone: 'amber' | 'green' | 'red' | 'gray'; label: string }> = {
+  DRAFT: { tone: 'amber', label: 'Needs review' },
+  APPROVED: { tone: 'green', label: 'Approved' },
+  REJECTED: { tone: 'red', label: 'Rejected' },
+  SUPERSEDED: { tone: 'gray', label: 'Replaced' },
+};
+
+function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefined; onDecided(run: Run, message: string): void }) {
+  const [decision, setDecision] = useState<'reject' | 'regenerate' | null>(null);
+  const [approving, setApproving] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const draft = run.emailDraft;
+  const writerOutput = writer?.status === 'COMPLETED' ? writer.output as WriterOutput | null : null;
+  const grounding = writerOutput?.grounding;
+  const canDecide = run.status === 'AWAITING_APPROVAL' && draft?.status === 'DRAFT';
+  // After "regenerate" the run is queued again and the rejected version stays on show until WRITER is done.
+  const regenerating = Boolean(draft) && (run.status === 'QUEUED' || run.status === 'RUNNING');
+
+  const approve = async () => {
+    setApproving(true);
+    setError(null);
+    try {
+      const { body } = await api.post('/api/v1/runs/{id}/approve', { params: { id: run.id } });
+      onDecided(body.data, 'Draft approved. It is ready to send.');
+    } catch (e) {
+      setError(e);
+    } finally {
+      setApproving(false);
+    }
+  };
+
+  if (!draft) {
+    const regenerating = writer?.status !== 'COMPLETED' && run.steps.slice(0, 3).every((s) => s.status === 'COMPLETED') && (run.status === 'QUEUED' || run.status === 'RUNNING');
+    return (
+      <Card className="draft-card draft-pending" title={<><Icon name="mail" size={17} /> E-mail draft</>} titleId="draft-title">
+        {run.status === 'FAILED' || run.status === 'CANCELLED'
+          ? <p className="muted">No draft was written.</p>
+          : <Skeleton lines={5} label={regenerating ? 'Writing the next version with your feedback…' : 'The draft appears here when the writer finishes.'} />}
+      </Card>
+    );
+  }
+
+  return (
+    <Card
+      className={`draft-card${canDecide ? ' draft-review' : ''}`}
+      title={<><Icon name="mail" size={17} /> E-mail draft</>}
+      titleId="draft-title"
+      actions={<>
+        {draft.version > 1 && <Badge tone="violet">Version {draft.version}</Badge>}
+        <Badge tone={DRAFT_BADGE[draft.status].tone}>{DRAFT_BADGE[draft.status].label}</Badge>
+      </>}
+    >
+      {canDecide && (
+        <div className="review-bar" role="group" aria-label="Decide on the draft">
+          <p className="review-text"><strong>Ready for your review.</strong> Approve it, or say what should change.</p>
+          <div className="review-actions">
+            <Button variant="primary" icon="check" busy={approving} onClick={() => void approve()}>Approve</Button>
+            <Button icon="refresh" disabled={approving} onClick={() => setDecision('regenerate')}>Regenerate…</Button>
+            <Button variant="ghost" disabled={approving} onClick={() => setDecision('reject')}>Reject…</Button>
+          </div>
+        </div>
+      )}
+      {regenerating && (
+        <div className="review-bar review-bar-working" role="status">
+          <p className="review-text"><span className="spinner spinner-small" aria-hidden="true" /> Writing version {draft.version + 1} with your feedback…</p>
+        </div>
+      )}
+      {error ? <ErrorAlert error={error} /> : null}
+
+      <div className={`email${regenerating ? ' email-stale' : ''}`}>
+        <dl className="email-head">
+          <div><dt>To</dt><dd>{draft.to ?? <span className="muted">No e-mail address on the lead</span>}</dd></div>
+          <div><dt>Subject</dt><dd className="email-subject">{draft.subject}</dd></div>
+        </dl>
+        <div className="email-body">{draft.body}</div>
+      </div>
+
+      {grounding && grounding.unsupported.length > 0 && (
+        <Alert tone="warning" title="Check these claims before sending">
+          They could not be traced to the research or the call:
+          <ul className="bullet-list">{grounding.unsupported.map((claim, i) => <li key={i}>{claim}</li>)}</ul>
+        </Alert>
+      )}
+      <div className="draft-foot">
+        {grounding && grounding.unsupported.length === 0
+          ? <p className="grounded"><Icon name="check" size={14} /> Every specific claim is backed by the research or the call{grounding.rewritten ? ' (rewritten once to get there)' : ''}.</p>
+          : <span />}
+        <CopyButton text={`Subject: ${draft.subject}\n\n${draft.body}`} label="Copy e-mail" />
+      </div>
+      {draft.status === 'APPROVED' && <p className="draft-note approved"><Icon name="check" size={14} /> Approved. Copy it into your mail client to send.</p>}
+      {draft.status === 'REJECTED' && !regenerating && <p className="draft-note">This draft was rejected.</p>}
+      {writer && <StepFooter step={writer} />}
+
+      {decision && (
+        <DecisionDialog
+          run={run}
+          regenerate={decision === 'regenerate'}
+          onClose={() => setDecision(null)}
+          onDone={(next) => {
+            setDecision(null);
+            onDecided(next, decision === 'regenerate' ? 'Writing a new version with your feedback.' : 'Draft rejected.');
+          }}
+        />
+      )}
+    </Card>
+  );
+}
+
+function DecisionDialog({ run, regenerate, onClose, onDone }: { run: Run; regenerate: boolean; onClose(): void; onDone(run: Run): void }) {
+  const [feedback, setFeedback] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const { body } = await api.post('/api/v1/runs/{id}/reject', {
+        params: { id: run.id },
+        body: { feedback: feedback.trim() || null, regenerate },
+      });
+      onDone(body.data);
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+  const fieldError = error instanceof ApiError ? error.fieldError('feedback') : undefined;
+  return (
+    <Dialog
+      title={regenerate ? 'Regenerate the draft' : 'Reject the draft'}
+      description={regenerate
+        ? 'Say what should change. The writer keeps the research, analysis and strategy and writes the next version.'
+        : 'The run ends without an e-mail. Your feedback is kept in the trace for the team.'}
+      onClose={onClose}
+      busy={busy}
+      footer={<>
+        <Button onClick={onClose} disabled={busy}>Cancel</Button>
+        <Button type="submit" form="decision" variant={regenerate ? 'primary' : 'danger'} busy={busy} icon={regenerate ? 'refresh' : undefined}>
+          {regenerate ? 'Regenerate draft' : 'Reject draft'}
+        </Button>
+      </>}
+    >
+      <form id="decision" onSubmit={submit} noValidate className="form">
+        {error && !fieldError ? <ErrorAlert error={error} /> : null}
+        <Field label="Feedback" optional={!regenerate} error={fieldError}
+          hint={regenerate ? 'For example: “Shorter, and lead with the pilot they asked about.”' : 'What was wrong with it? Up to 2,000 characters.'}>
+          {(p) => <textarea {...p} className="input textarea" rows={5} maxLength={2000} value={feedback} onChange={(e) => setFeedback(e.target.value)} autoFocus />}
+        </Field>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,91 @@
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { api, ApiError } from '../api/client';
+import { Alert, Button, Field } from '../components/ui';
+import { focusFirstInvalid, isEmail, useFormErrors } from '../lib/forms';
+import { useRouter } from '../lib/router';
+import { useSession } from '../lib/session';
+import { useTitle } from '../lib/useAsync';
+
+export function SignInPage({ expired, next }: { expired: boolean; next: string }) {
+  useTitle('Sign in');
+  const { signedIn } = useSession();
+  const { navigate } = useRouter();
+  const form = useRef<HTMLFormElement>(null);
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [waitUntil, setWaitUntil] = useState<number | null>(null);
+  const [now, setNow] = useState(Date.now());
+  const { errors, fromError, setFields, clear } = useFormErrors(['email', 'password']);
+
+  useEffect(() => {
+    if (!waitUntil) return;
+    const timer = window.setInterval(() => {
+      setNow(Date.now());
+      if (Date.now() >= waitUntil) setWaitUntil(null);
+    }, 1000);
+    return () => window.clearInterval(timer);
+  }, [waitUntil]);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const local: Record<string, string> = {};
+    if (!isEmail(email.trim())) local.email = 'Enter the e-mail address you sign in with.';
+    if (!password) local.password = 'Enter your password.';
+    if (Object.keys(local).length) {
+      setFields(local);
+      focusFirstInvalid(form.current);
+      return;
+    }
+    clear();
+    setBusy(true);
+    try {
+      const { body } = await api.post('/ui/api/session', { body: { email: email.trim(), password }, quietUnauthorized: true });
+      signedIn(body);
+      navigate(next, { replace: true });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) {
+        fromError(new Error('That e-mail and password do not match an account here.'));
+      } else if (error instanceof ApiError && error.status === 429) {
+        const seconds = error.retryAfter ?? 60;
+        setWaitUntil(Date.now() + seconds * 1000);
+        setNow(Date.now());
+        clear();
+      } else {
+        fromError(error);
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const waitSeconds = waitUntil ? Math.max(0, Math.ceil((waitUntil - now) / 1000)) : 0;
+  return (
+    <div className="auth-card">
+      <h1 className="auth-title">Sign in</h1>
+      <p className="auth-lead">Welcome back. Sign in to your team's leads and drafts.</p>
+      <form ref={form} onSubmit={submit} noValidate className="form">
+        {expired && !errors.form && <Alert tone="info">Your session ended. Sign in again to continue.</Alert>}
+        {errors.form && <Alert tone="error">{errors.form}</Alert>}
+        {waitUntil && (
+          <Alert tone="warning" title="Too many attempts">
+            For your security, sign-in is paused. Try again in {waitText(waitSeconds)}.
+          </Alert>
+        )}
+        <Field label="E-mail" error={errors.fields.email}>
+          {(p) => <input {...p} className="input" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} autoFocus />}
+        </Field>
+        <Field label="Password" error={errors.fields.password}>
+          {(p) => <input {...p} className="input" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} />}
+        </Field>
+        <Button type="submit" variant="primary" busy={busy} disabled={Boolean(waitUntil)} className="button-block">Sign in</Button>
+      </form>
+      <p className="auth-note">Forgot your password? Ask an admin of your workspace.</p>
+    </div>
+  );
+}
+
+function waitText(seconds: number): string {
+  if (seconds >= 90) return `${Math.ceil(seconds / 60)} minutes`;
+  return `${seconds} second${seconds === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,129 @@
+// Each step's output, for a person: research facts with their sources, what the call revealed, the chosen
+// strategy. Never raw JSON.
+import type { AnalysisOutput, ResearchOutput, Step, StrategyOutput } from '../../api/types';
+import { Icon } from '../../components/Icon';
+import { Badge } from '../../components/ui';
+import { formatDuration, formatNumber, hostOf, shortUrl } from '../../lib/format';
+
+export function StepFooter({ step }: { step: Step }) {
+  const parts = [
+    step.engine === 'offline' ? 'Offline engine' : step.engine === 'model' ? 'Model engine' : null,
+    step.model,
+    step.durationMs !== null ? formatDuration(step.durationMs) : null,
+    step.usage ? `${formatNumber(step.usage.totalTokens)} tokens` : null,
+    step.attempts > 1 ? `${step.attempts} attempts` : null,
+  ].filter(Boolean);
+  if (!parts.length) return null;
+  return <p className="step-footer">{parts.join(' · ')}</p>;
+}
+
+function List({ items, empty, quote = false }: { items: string[]; empty: string; quote?: boolean }) {
+  if (items.length === 0) return <p className="muted small">{empty}</p>;
+  return (
+    <ul className={`bullet-list${quote ? ' quote-list' : ''}`}>
+      {items.map((item, i) => <li key={i}>{quote ? `“${item.replace(/^["“]|["”]$/g, '')}”` : item}</li>)}
+    </ul>
+  );
+}
+
+export function ResearchView({ output }: { output: ResearchOutput }) {
+  const { website, facts, sources } = output;
+  return (
+    <div className="step-view">
+      {!website.url && (
+        <p className="callout callout-muted"><Icon name="info" /> The lead has no website, so there was nothing to research. The draft leans on the call alone.</p>
+      )}
+      {website.url && !website.fetched && (
+        <p className="callout callout-warning">
+          <Icon name="alert" />
+          <span>{hostOf(website.url)} could not be read{website.error ? `: ${website.error}` : ''}. The draft leans on the call alone.</span>
+        </p>
+      )}
+      {website.url && website.fetched && (
+        <div className="site">
+          <div className="site-icon"><Icon name="globe" size={18} /></div>
+          <div>
+            <a href={website.url} target="_blank" rel="noopener noreferrer" className="site-title">{website.title || hostOf(website.url)}</a>
+            <div className="site-url">{shortUrl(website.url)}</div>
+            {website.description && <p className="site-description">{website.description}</p>}
+          </div>
+        </div>
+      )}
+      {website.summary && <p className="prose">{website.summary}</p>}
+      {facts.length > 0 && (
+        <>
+          <h4 className="view-heading">Facts found <span className="count">{facts.length}</span></h4>
+          <ol className="fact-list">
+            {facts.map((fact, i) => (
+              <li key={i}>
+                <span>{fact.text}</span>
+                <a href={fact.source} target="_blank" rel="noopener noreferrer" className="source-link" title={fact.source}>
+                  {shortUrl(fact.source)} <Icon name="external" size={11} />
+                </a>
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+      {website.fetched && facts.length === 0 && <p className="muted small">No concrete facts stood out on the pages read.</p>}
+      {sources.length > 0 && (
+        <p className="sources">
+          <span className="muted">Pages read:</span>{' '}
+          {sources.map((source, i) => (
+            <span key={source}>{i > 0 && ', '}<a href={source} target="_blank" rel="noopener noreferrer">{shortUrl(source)}</a></span>
+          ))}
+        </p>
+      )}
+    </div>
+  );
+}
+
+const SENTIMENT: Record<AnalysisOutput['sentiment'], { tone: 'green' | 'neutral' | 'red'; label: string }> = {
+  positive: { tone: 'green', label: 'Positive call' },
+  neutral: { tone: 'neutral', label: 'Neutral call' },
+  negative: { tone: 'red', label: 'Negative call' },
+};
+
+export function AnalysisView({ output }: { output: AnalysisOutput }) {
+  const sentiment = SENTIMENT[output.sentiment];
+  return (
+    <div className="step-view">
+      <p><Badge tone={sentiment.tone}>{sentiment.label}</Badge></p>
+      <div className="analysis-grid">
+        <section aria-label="Pain points">
+          <h4 className="view-heading">Pain points <span className="view-sub">in their words</span></h4>
+          <List items={output.painPoints} empty="No pain points were voiced." quote />
+        </section>
+        <section aria-label="Objections">
+          <h4 className="view-heading">Objections</h4>
+          <List items={output.objections} empty="No objections came up." />
+        </section>
+        <section aria-label="Buying signals">
+          <h4 className="view-heading">Buying signals</h4>
+          <List items={output.buyingSignals} empty="No buying signals yet." />
+        </section>
+        <section aria-label="Next steps">
+          <h4 className="view-heading">Next steps</h4>
+          <List items={output.nextSteps} empty="No next steps were agreed." />
+        </section>
+      </div>
+    </div>
+  );
+}
+
+export function StrategyView({ output }: { output: StrategyOutput }) {
+  return (
+    <div className="step-view">
+      <div className="angle">
+        <span className="angle-label">Angle</span>
+        <p>{output.angle}</p>
+      </div>
+      <h4 className="view-heading">Value to lead with</h4>
+      <List items={output.valuePropositions} empty="None chosen." />
+      <dl className="pairs">
+        <div><dt>Call to action</dt><dd>{output.callToAction}</dd></div>
+        <div><dt>Tone</dt><dd>{output.tone}</dd></div>
+      </dl>
+    </div>
+  );
+}

@@ -1,0 +1,145 @@
+// Settings / Members: everyone who can sign in to this workspace; admins add people as ADMIN or MEMBER.
+import { useRef, useState, type FormEvent } from 'react';
+import { api } from '../../api/client';
+import type { Member, Role } from '../../api/types';
+import { Dialog } from '../../components/Dialog';
+import { useToast } from '../../components/Toast';
+import { Alert, Avatar, Badge, Button, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
+import { displayName } from '../../lib/format';
+import { focusFirstInvalid, isEmail, useFormErrors } from '../../lib/forms';
+import { useSignedIn } from '../../lib/session';
+import { useAsync, useTitle } from '../../lib/useAsync';
+
+export function MembersPage() {
+  useTitle('Members');
+  const session = useSignedIn();
+  const toast = useToast();
+  const isAdmin = session.user.role === 'ADMIN';
+  const members = useAsync((signal) => api.get('/ui/api/members', { signal }).then((r) => r.body.data), []);
+  const [adding, setAdding] = useState(false);
+
+  return (
+    <>
+      <PageHeader
+        eyebrow="Settings"
+        title="Members"
+        description={isAdmin ? 'The people who can sign in to this workspace. Admins also manage API keys, members and the audit log.' : 'The people who can sign in to this workspace. Ask an admin to add someone.'}
+        actions={isAdmin ? <Button variant="primary" icon="plus" onClick={() => setAdding(true)}>Add member</Button> : undefined}
+      />
+      {members.error ? <ErrorAlert error={members.error} retry={members.reload} /> : null}
+      {!members.data && !members.error && <LoadingBlock label="Loading members" />}
+      {members.data && (
+        <div className="table-card">
+          <div className="table-scroll">
+            <table className="table">
+              <caption className="visually-hidden">Members of {session.workspace.name}</caption>
+              <thead>
+                <tr><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col" className="align-right">Joined</th></tr>
+              </thead>
+              <tbody>
+                {members.data.map((m) => (
+                  <tr key={m.id}>
+                    <th scope="row" className="row-title-cell">
+                      <span className="person">
+                        <Avatar name={displayName(m)} />
+                        <span>{displayName(m)}{m.id === session.user.id && <span className="you"> (you)</span>}</span>
+                      </span>
+                    </th>
+                    <td>{m.email ?? <span className="muted">—</span>}</td>
+                    <td><Badge tone={m.role === 'ADMIN' ? 'violet' : 'neutral'}>{m.role === 'ADMIN' ? 'Admin' : 'Member'}</Badge></td>
+                    <td className="align-right nowrap muted"><RelativeTime iso={m.createdAt} /></td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </div>
+      )}
+      {adding && (
+        <AddMemberDialog
+          onClose={() => setAdding(false)}
+          onAdded={(member) => {
+            setAdding(false);
+            members.set((list) => [...(list ?? []), member]);
+            toast(`${displayName(member)} can now sign in as ${member.role === 'ADMIN' ? 'an admin' : 'a member'}.`);
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function AddMemberDialog({ onClose, onAdded }: { onClose(): void; onAdded(member: Member): void }) {
+  const form = useRef<HTMLFormElement>(null);
+  const [values, setValues] = useState({ name: '', email: '', role: 'MEMBER' as Role, password: '' });
+  const [busy, setBusy] = useState(false);
+  const { errors, fromError, setFields, clear } = useFormErrors(['name', 'email', 'role', 'password']);
+  const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const local: Record<string, string> = {};
+    if (!values.name.trim()) local.name = 'Enter their name.';
+    if (!isEmail(values.email.trim())) local.email = 'Enter an e-mail address like name@company.com.';
+    if (values.password.length < 10) local.password = 'Use at least 10 characters.';
+    if (Object.keys(local).length) {
+      setFields(local);
+      focusFirstInvalid(form.current);
+      return;
+    }
+    clear();
+    setBusy(true);
+    try {
+      const { body } = await api.post('/ui/api/members', { body: { name: values.name.trim(), email: values.email.trim(), role: values.role, password: values.password } });
+      onAdded(body);
+    } catch (error) {
+      fromError(error);
+      focusFirstInvalid(form.current);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Dialog
+      title="Add a member"
+      description="They sign in with this e-mail and password. Share the password with them privately."
+      onClose={onClose}
+      busy={busy}
+      footer={<>
+        <Button onClick={onClose} disabled={busy}>Cancel</Button>
+        <Button type="submit" form="add-member" variant="primary" busy={busy}>Add member</Button>
+      </>}
+    >
+      <form id="add-member" ref={form} onSubmit={submit} noValidate className="form">
+        {errors.form && <Alert tone="error">{errors.form}</Alert>}
+        <div className="form-row">
+          <Field label="Name" error={errors.fields.name}>
+            {(p) => <input {...p} className="input" value={values.name} onChange={change('name')} autoComplete="off" autoFocus />}
+          </Field>
+          <Field label="E-mail" error={errors.fields.email}>
+            {(p) => <input {...p} className="input" type="email" value={values.email} onChange={change('email')} autoComplete="off" />}
+          </Field>
+        </div>
+        <fieldset className="fieldset">
+          <legend className="field-label">Role</legend>
+          <div className="radio-cards">
+            {(['MEMBER', 'ADMIN'] as const).map((role) => (
+              <label key={role} className="radio-card">
+                <input type="radio" name="role" value={role} checked={values.role === role} onChange={change('role')} />
+                <span>
+                  <strong>{role === 'ADMIN' ? 'Admin' : 'Member'}</strong>
+                  <span className="checkbox-help">{role === 'ADMIN' ? 'Everything, including API keys, members and the audit log.' : 'Leads, calls, runs and drafts.'}</span>
+                </span>
+              </label>
+            ))}
+          </div>
+          {errors.fields.role && <p className="field-error">{errors.fields.role}</p>}
+        </fieldset>
+        <Field label="Password" error={errors.fields.password} hint="At least 10 characters.">
+          {(p) => <input {...p} className="input" type="password" value={values.password} onChange={change('password')} autoComplete="new-password" />}
+        </Field>
+      </form>
+    </Dialog>
+  );
+}
