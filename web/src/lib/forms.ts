@@ -1,6 +1,6 @@
 // Form errors: the server's per-field messages (`errors[]` of a 400 problem) next to their fields, anything
 // else above the form, and a few checks made before sending so a person hears about them at once.
-import { useCallback, useState } from 'react';
+import { useCallback, useRef, useState, type FormEvent } from 'react';
 import { ApiError, normaliseField } from '../api/client';
 
 export interface FormErrors {
@@ -36,6 +36,51 @@ export function useFormErrors(known: readonly string[]) {
   const setFields = useCallback((fields: Record<string, string>) => setErrors({ fields, form: null, error: null }), []);
   const clear = useCallback(() => setErrors(NONE), []);
   return { errors, fromError, setFields, clear };
+}
+
+export interface FormSubmit {
+  /** The field names the form shows messages under; the server's messages for other fields go above it. */
+  known: readonly string[];
+  /** Checks made before sending: messages by field name. Any message stops the submit. */
+  check?: () => Record<string, string>;
+  /** Sends the form and acts on the answer. */
+  send: () => Promise<void>;
+  /** Handles a failed send instead of the usual `show`: the error on the form, focus on its first invalid field. */
+  failed?: (error: unknown, form: { show(error: unknown): void; fromError(error: unknown): void; clear(): void }) => void;
+}
+
+/** A form's submit: local checks, then `send` with the form busy, then any error shown on the form. */
+export function useFormSubmit({ known, check, send, failed }: FormSubmit) {
+  const formRef = useRef<HTMLFormElement>(null);
+  const [busy, setBusy] = useState(false);
+  const { errors, fromError, setFields, clear } = useFormErrors(known);
+
+  const show = (error: unknown) => {
+    fromError(error);
+    focusFirstInvalid(formRef.current);
+  };
+
+  const onSubmit = async (event: FormEvent) => {
+    event.preventDefault();
+    const local = check?.() ?? {};
+    if (Object.keys(local).length) {
+      setFields(local);
+      focusFirstInvalid(formRef.current);
+      return;
+    }
+    clear();
+    setBusy(true);
+    try {
+      await send();
+    } catch (error) {
+      if (failed) failed(error, { show, fromError, clear });
+      else show(error);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return { errors, busy, formRef, onSubmit };
 }
 
 /** "must match format \"email\"" → "Must match format "email"." */

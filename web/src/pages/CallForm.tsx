@@ -1,37 +1,30 @@
 // Adding a call: paste its transcript; a title, when it took place and how long it lasted are optional.
-import { useRef, useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api } from '../api/client';
 import type { Call } from '../api/types';
 import { Dialog } from '../components/Dialog';
 import { Alert, Button, Field } from '../components/ui';
 import { formatNumber } from '../lib/format';
-import { focusFirstInvalid, useFormErrors } from '../lib/forms';
+import { useFormSubmit } from '../lib/forms';
 
 const FIELDS = ['transcript', 'title', 'occurredAt', 'durationSeconds'] as const;
 const MAX_TRANSCRIPT = 200_000;
 
 export function AddCallDialog({ leadId, leadName, onClose, onAdded }: { leadId: string; leadName: string; onClose(): void; onAdded(call: Call): void }) {
-  const form = useRef<HTMLFormElement>(null);
   const [values, setValues] = useState({ title: '', occurredAt: '', minutes: '', transcript: '' });
-  const [busy, setBusy] = useState(false);
-  const { errors, fromError, setFields, clear } = useFormErrors(FIELDS);
   const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
+  const minutes = values.minutes.trim() ? Number(values.minutes) : null;
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const local: Record<string, string> = {};
-    if (!values.transcript.trim()) local.transcript = 'Paste the transcript of the call.';
-    else if (values.transcript.length > MAX_TRANSCRIPT) local.transcript = `A transcript can be at most ${formatNumber(MAX_TRANSCRIPT)} characters.`;
-    const minutes = values.minutes.trim() ? Number(values.minutes) : null;
-    if (minutes !== null && (!Number.isFinite(minutes) || minutes < 0 || minutes > 1440)) local.durationSeconds = 'Enter the length in minutes, from 0 to 1440.';
-    if (Object.keys(local).length) {
-      setFields(local);
-      focusFirstInvalid(form.current);
-      return;
-    }
-    clear();
-    setBusy(true);
-    try {
+  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+    known: FIELDS,
+    check: () => {
+      const local: Record<string, string> = {};
+      if (!values.transcript.trim()) local.transcript = 'Paste the transcript of the call.';
+      else if (values.transcript.length > MAX_TRANSCRIPT) local.transcript = `A transcript can be at most ${formatNumber(MAX_TRANSCRIPT)} characters.`;
+      if (minutes !== null && (!Number.isFinite(minutes) || minutes < 0 || minutes > 1440)) local.durationSeconds = 'Enter the length in minutes, from 0 to 1440.';
+      return local;
+    },
+    send: async () => {
       const { body } = await api.post('/api/v1/leads/{leadId}/calls', {
         params: { leadId },
         body: {
@@ -42,13 +35,8 @@ export function AddCallDialog({ leadId, leadName, onClose, onAdded }: { leadId: 
         },
       });
       onAdded(body);
-    } catch (error) {
-      fromError(error);
-      focusFirstInvalid(form.current);
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+  });
 
   return (
     <Dialog
@@ -62,7 +50,7 @@ export function AddCallDialog({ leadId, leadName, onClose, onAdded }: { leadId: 
         <Button type="submit" form="add-call" variant="primary" busy={busy}>Add call</Button>
       </>}
     >
-      <form id="add-call" ref={form} onSubmit={submit} noValidate className="form">
+      <form id="add-call" ref={formRef} onSubmit={onSubmit} noValidate className="form">
         {errors.form && <Alert tone="error">{errors.form}</Alert>}
         <div className="form-row form-row-3">
           <Field label="Title" error={errors.fields.title} optional>

@@ -1,34 +1,25 @@
 // Creating a lead: name required; e-mail, company, website and status optional. The server's messages for each
 // field (`errors[]`) show under that field.
-import { useRef, useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api } from '../api/client';
 import type { Lead, LeadStatus } from '../api/types';
 import { LEAD_STATUSES } from '../api/types';
 import { Dialog } from '../components/Dialog';
 import { Alert, Button, Field } from '../components/ui';
 import { LEAD_STATUS_LABEL } from '../lib/format';
-import { focusFirstInvalid, useFormErrors } from '../lib/forms';
+import { useFormSubmit } from '../lib/forms';
 
 const FIELDS = ['name', 'email', 'companyName', 'companyWebsite', 'status'] as const;
 
 export function NewLeadDialog({ onClose, onCreated }: { onClose(): void; onCreated(lead: Lead): void }) {
-  const form = useRef<HTMLFormElement>(null);
   const [values, setValues] = useState({ name: '', email: '', companyName: '', companyWebsite: '', status: 'DISCOVERY' as LeadStatus });
-  const [busy, setBusy] = useState(false);
-  const { errors, fromError, setFields, clear } = useFormErrors(FIELDS);
   const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
+  const optional = (text: string) => (text.trim() ? text.trim() : undefined);
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    if (!values.name.trim()) {
-      setFields({ name: "Enter the lead's name." });
-      focusFirstInvalid(form.current);
-      return;
-    }
-    clear();
-    setBusy(true);
-    const optional = (text: string) => (text.trim() ? text.trim() : undefined);
-    try {
+  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+    known: FIELDS,
+    check: (): Record<string, string> => (values.name.trim() ? {} : { name: "Enter the lead's name." }),
+    send: async () => {
       const { body } = await api.post('/api/v1/leads', {
         body: {
           name: values.name.trim(),
@@ -39,13 +30,8 @@ export function NewLeadDialog({ onClose, onCreated }: { onClose(): void; onCreat
         },
       });
       onCreated(body);
-    } catch (error) {
-      fromError(error);
-      focusFirstInvalid(form.current);
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+  });
 
   return (
     <Dialog
@@ -58,7 +44,7 @@ export function NewLeadDialog({ onClose, onCreated }: { onClose(): void; onCreat
         <Button type="submit" form="new-lead" variant="primary" busy={busy}>Create lead</Button>
       </>}
     >
-      <form id="new-lead" ref={form} onSubmit={submit} noValidate className="form">
+      <form id="new-lead" ref={formRef} onSubmit={onSubmit} noValidate className="form">
         {errors.form && <Alert tone="error">{errors.form}</Alert>}
         <Field label="Name" error={errors.fields.name} required>
           {(p) => <input {...p} className="input" value={values.name} onChange={change('name')} autoComplete="off" autoFocus placeholder="Ada Lovelace" />}

@@ -1,8 +1,8 @@
 // First run: the installation is empty, so the person here creates the workspace and becomes its admin.
-import { useRef, useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, ApiError } from '../api/client';
 import { Alert, Button, Field } from '../components/ui';
-import { focusFirstInvalid, isEmail, useFormErrors } from '../lib/forms';
+import { isEmail, useFormSubmit } from '../lib/forms';
 import { useTitle } from '../lib/useAsync';
 import { useSession } from '../lib/session';
 
@@ -11,42 +11,31 @@ const FIELDS = ['workspaceName', 'name', 'email', 'password'] as const;
 export function SetupPage() {
   useTitle('Set up leadrun');
   const { signedIn, retry } = useSession();
-  const form = useRef<HTMLFormElement>(null);
   const [values, setValues] = useState({ workspaceName: '', name: '', email: '', password: '' });
-  const [busy, setBusy] = useState(false);
   const [alreadySetUp, setAlreadySetUp] = useState(false);
-  const { errors, fromError, setFields, clear } = useFormErrors(FIELDS);
   const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const local: Record<string, string> = {};
-    if (!values.workspaceName.trim()) local.workspaceName = 'Name your workspace, e.g. your company or team.';
-    if (!values.name.trim()) local.name = 'Enter your name.';
-    if (!isEmail(values.email.trim())) local.email = 'Enter an e-mail address like name@company.com.';
-    if (values.password.length < 10) local.password = 'Use at least 10 characters.';
-    if (Object.keys(local).length) {
-      setFields(local);
-      focusFirstInvalid(form.current);
-      return;
-    }
-    clear();
-    setBusy(true);
-    try {
+  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+    known: FIELDS,
+    check: () => {
+      const local: Record<string, string> = {};
+      if (!values.workspaceName.trim()) local.workspaceName = 'Name your workspace, e.g. your company or team.';
+      if (!values.name.trim()) local.name = 'Enter your name.';
+      if (!isEmail(values.email.trim())) local.email = 'Enter an e-mail address like name@company.com.';
+      if (values.password.length < 10) local.password = 'Use at least 10 characters.';
+      return local;
+    },
+    send: async () => {
       const { body } = await api.post('/ui/api/setup', {
         body: { workspaceName: values.workspaceName.trim(), name: values.name.trim(), email: values.email.trim(), password: values.password },
       });
       signedIn(body);
-    } catch (error) {
+    },
+    failed: (error, { show }) => {
       if (error instanceof ApiError && error.code === 'invalid_state') setAlreadySetUp(true);
-      else {
-        fromError(error);
-        focusFirstInvalid(form.current);
-      }
-    } finally {
-      setBusy(false);
-    }
-  };
+      else show(error);
+    },
+  });
 
   if (alreadySetUp) {
     return (
@@ -62,7 +51,7 @@ export function SetupPage() {
     <div className="auth-card">
       <h1 className="auth-title">Set up your workspace</h1>
       <p className="auth-lead">This installation is new. Create the workspace your team will share, and your admin account.</p>
-      <form ref={form} onSubmit={submit} noValidate className="form">
+      <form ref={formRef} onSubmit={onSubmit} noValidate className="form">
         {errors.form && <Alert tone="error">{errors.form}</Alert>}
         <Field label="Workspace name" error={errors.fields.workspaceName} hint="Usually your company or sales team.">
           {(p) => <input {...p} className="input" autoComplete="organization" value={values.workspaceName} onChange={change('workspaceName')} autoFocus />}

@@ -1,22 +1,21 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { api, ApiError } from '../api/client';
 import { Alert, Button, Field } from '../components/ui';
-import { focusFirstInvalid, isEmail, useFormErrors } from '../lib/forms';
+import { isEmail, useFormSubmit } from '../lib/forms';
 import { useRouter } from '../lib/router';
 import { useSession } from '../lib/session';
 import { useTitle } from '../lib/useAsync';
+
+const FIELDS = ['email', 'password'] as const;
 
 export function SignInPage({ expired, next }: { expired: boolean; next: string }) {
   useTitle('Sign in');
   const { signedIn } = useSession();
   const { navigate } = useRouter();
-  const form = useRef<HTMLFormElement>(null);
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
   const [waitUntil, setWaitUntil] = useState<number | null>(null);
   const [now, setNow] = useState(Date.now());
-  const { errors, fromError, setFields, clear } = useFormErrors(['email', 'password']);
 
   useEffect(() => {
     if (!waitUntil) return;
@@ -27,23 +26,21 @@ export function SignInPage({ expired, next }: { expired: boolean; next: string }
     return () => window.clearInterval(timer);
   }, [waitUntil]);
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const local: Record<string, string> = {};
-    if (!isEmail(email.trim())) local.email = 'Enter the e-mail address you sign in with.';
-    if (!password) local.password = 'Enter your password.';
-    if (Object.keys(local).length) {
-      setFields(local);
-      focusFirstInvalid(form.current);
-      return;
-    }
-    clear();
-    setBusy(true);
-    try {
+  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+    known: FIELDS,
+    check: () => {
+      const local: Record<string, string> = {};
+      if (!isEmail(email.trim())) local.email = 'Enter the e-mail address you sign in with.';
+      if (!password) local.password = 'Enter your password.';
+      return local;
+    },
+    send: async () => {
       const { body } = await api.post('/ui/api/session', { body: { email: email.trim(), password }, quietUnauthorized: true });
       signedIn(body);
       navigate(next, { replace: true });
-    } catch (error) {
+    },
+    // Sign-in leaves focus where it is after the server answers, so no `show`.
+    failed: (error, { fromError, clear }) => {
       if (error instanceof ApiError && error.status === 401) {
         fromError(new Error('That e-mail and password do not match an account here.'));
       } else if (error instanceof ApiError && error.status === 429) {
@@ -54,17 +51,15 @@ export function SignInPage({ expired, next }: { expired: boolean; next: string }
       } else {
         fromError(error);
       }
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+  });
 
   const waitSeconds = waitUntil ? Math.max(0, Math.ceil((waitUntil - now) / 1000)) : 0;
   return (
     <div className="auth-card">
       <h1 className="auth-title">Sign in</h1>
       <p className="auth-lead">Welcome back. Sign in to your team's leads and drafts.</p>
-      <form ref={form} onSubmit={submit} noValidate className="form">
+      <form ref={formRef} onSubmit={onSubmit} noValidate className="form">
         {expired && !errors.form && <Alert tone="info">Your session ended. Sign in again to continue.</Alert>}
         {errors.form && <Alert tone="error">{errors.form}</Alert>}
         {waitUntil && (

@@ -1,6 +1,6 @@
 // Settings / API keys (admins only): the workspace's keys with who made them and when they were last used;
 // create one (its plaintext is shown once, here), revoke one.
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { api, ApiError } from '../../api/client';
 import { SCOPES, type ApiKey, type CreatedApiKey, type Scope } from '../../api/types';
 import { Dialog } from '../../components/Dialog';
@@ -8,7 +8,7 @@ import { Icon } from '../../components/Icon';
 import { useToast } from '../../components/Toast';
 import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
 import { displayName, formatDateTime } from '../../lib/format';
-import { focusFirstInvalid, useFormErrors } from '../../lib/forms';
+import { useFormSubmit } from '../../lib/forms';
 import { useSignedIn } from '../../lib/session';
 import { useAsync, useTitle } from '../../lib/useAsync';
 import { AdminOnly } from './AdminOnly';
@@ -129,38 +129,28 @@ function KeyList() {
   );
 }
 
+const KEY_FIELDS = ['name', 'scopes'] as const;
+
 function CreateKeyDialog({ onClose, onCreated }: { onClose(): void; onCreated(key: ApiKey): void }) {
-  const form = useRef<HTMLFormElement>(null);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['leads:read', 'runs:read']);
-  const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
-  const { errors, fromError, setFields, clear } = useFormErrors(['name', 'scopes']);
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const local: Record<string, string> = {};
-    if (!name.trim()) local.name = 'Name the key after what will use it, e.g. “HubSpot sync”.';
-    if (scopes.length === 0) local.scopes = 'Choose at least one scope.';
-    if (Object.keys(local).length) {
-      setFields(local);
-      focusFirstInvalid(form.current);
-      return;
-    }
-    clear();
-    setBusy(true);
-    try {
+  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+    known: KEY_FIELDS,
+    check: () => {
+      const local: Record<string, string> = {};
+      if (!name.trim()) local.name = 'Name the key after what will use it, e.g. “HubSpot sync”.';
+      if (scopes.length === 0) local.scopes = 'Choose at least one scope.';
+      return local;
+    },
+    send: async () => {
       const { body } = await api.post('/ui/api/keys', { body: { name: name.trim(), scopes } });
       setCreated(body);
       const { key: _plaintext, ...listed } = body;
       onCreated(listed);
-    } catch (error) {
-      fromError(error);
-      focusFirstInvalid(form.current);
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+  });
 
   if (created) {
     return (
@@ -194,7 +184,7 @@ function CreateKeyDialog({ onClose, onCreated }: { onClose(): void; onCreated(ke
         <Button type="submit" form="create-key" variant="primary" busy={busy}>Create key</Button>
       </>}
     >
-      <form id="create-key" ref={form} onSubmit={submit} noValidate className="form">
+      <form id="create-key" ref={formRef} onSubmit={onSubmit} noValidate className="form">
         {errors.form && <Alert tone="error">{errors.form}</Alert>}
         <Field label="Name" error={errors.fields.name} hint="For example “HubSpot sync” or “Zapier”.">
           {(p) => <input {...p} className="input" value={name} onChange={(e) => setName(e.target.value)} autoComplete="off" autoFocus maxLength={200} />}

@@ -1,12 +1,12 @@
 // Settings / Members: everyone who can sign in to this workspace; admins add people as ADMIN or MEMBER.
-import { useRef, useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api } from '../../api/client';
 import type { Member, Role } from '../../api/types';
 import { Dialog } from '../../components/Dialog';
 import { useToast } from '../../components/Toast';
 import { Alert, Avatar, Badge, Button, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
 import { displayName } from '../../lib/format';
-import { focusFirstInvalid, isEmail, useFormErrors } from '../../lib/forms';
+import { isEmail, useFormSubmit } from '../../lib/forms';
 import { useSignedIn } from '../../lib/session';
 import { useAsync, useTitle } from '../../lib/useAsync';
 
@@ -69,36 +69,26 @@ export function MembersPage() {
   );
 }
 
+const MEMBER_FIELDS = ['name', 'email', 'role', 'password'] as const;
+
 function AddMemberDialog({ onClose, onAdded }: { onClose(): void; onAdded(member: Member): void }) {
-  const form = useRef<HTMLFormElement>(null);
   const [values, setValues] = useState({ name: '', email: '', role: 'MEMBER' as Role, password: '' });
-  const [busy, setBusy] = useState(false);
-  const { errors, fromError, setFields, clear } = useFormErrors(['name', 'email', 'role', 'password']);
   const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const local: Record<string, string> = {};
-    if (!values.name.trim()) local.name = 'Enter their name.';
-    if (!isEmail(values.email.trim())) local.email = 'Enter an e-mail address like name@company.com.';
-    if (values.password.length < 10) local.password = 'Use at least 10 characters.';
-    if (Object.keys(local).length) {
-      setFields(local);
-      focusFirstInvalid(form.current);
-      return;
-    }
-    clear();
-    setBusy(true);
-    try {
+  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+    known: MEMBER_FIELDS,
+    check: () => {
+      const local: Record<string, string> = {};
+      if (!values.name.trim()) local.name = 'Enter their name.';
+      if (!isEmail(values.email.trim())) local.email = 'Enter an e-mail address like name@company.com.';
+      if (values.password.length < 10) local.password = 'Use at least 10 characters.';
+      return local;
+    },
+    send: async () => {
       const { body } = await api.post('/ui/api/members', { body: { name: values.name.trim(), email: values.email.trim(), role: values.role, password: values.password } });
       onAdded(body);
-    } catch (error) {
-      fromError(error);
-      focusFirstInvalid(form.current);
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+  });
 
   return (
     <Dialog
@@ -111,7 +101,7 @@ function AddMemberDialog({ onClose, onAdded }: { onClose(): void; onAdded(member
         <Button type="submit" form="add-member" variant="primary" busy={busy}>Add member</Button>
       </>}
     >
-      <form id="add-member" ref={form} onSubmit={submit} noValidate className="form">
+      <form id="add-member" ref={formRef} onSubmit={onSubmit} noValidate className="form">
         {errors.form && <Alert tone="error">{errors.form}</Alert>}
         <div className="form-row">
           <Field label="Name" error={errors.fields.name}>
