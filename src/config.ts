@@ -18,6 +18,8 @@ export interface Config {
   redisUrl: string | null;
   /** Prefix of every key leadrun writes to Redis, so that several deployments (or test runs) can share one. */
   redisKeyPrefix: string;
+  /** Which proxies' X-Forwarded-* headers to believe: false (none), true (any), or their addresses. */
+  trustProxy: boolean | string[];
   /** OTLP/HTTP base address for traces; none sent when unset. */
   otelEndpoint: string | null;
   workerConcurrency: number;
@@ -79,6 +81,16 @@ function redisKeyPrefix(env: Env): string {
   return raw;
 }
 
+/** TRUST_PROXY: unset or false; true; or the proxies' addresses (or CIDR ranges) separated by commas. */
+function trustProxy(env: Env): boolean | string[] {
+  const raw = text(env, 'TRUST_PROXY');
+  if (raw === null || /^(false|no|off|0)$/i.test(raw)) return false;
+  if (/^(true|yes|on|1)$/i.test(raw)) return true;
+  const addresses = raw.split(',').map((a) => a.trim()).filter(Boolean);
+  if (addresses.every((a) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(a))) return addresses;
+  throw new ConfigError('TRUST_PROXY', `must be true, false, or proxy addresses separated by commas (got "${raw}")`);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
@@ -124,6 +136,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisKeyPrefix(env),
     otelEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
+    trustProxy: trustProxy(env),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 4, 1, 256),
     runLeaseMs: integer(env, 'RUN_LEASE_SECONDS', 15, 1, 3600) * 1000,
     stepRetryBaseMs: integer(env, 'STEP_RETRY_BASE_MS', 1000, 0, 600_000),

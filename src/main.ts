@@ -12,6 +12,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { AppError } from './domain/errors.ts';
 import { buildApp, createDeps } from './http/app.ts';
+import { redactSecrets } from './http/security.ts';
 import { startTelemetry } from './telemetry.ts';
 import { Worker } from './worker/worker.ts';
 
@@ -267,7 +268,8 @@ async function main(argv: string[]): Promise<void> {
     throw error;
   }
   const isService = 'run' in parsed;
-  const logger = pino({ level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' } }, pino.destination(isService ? 1 : 2));
+  // A key a client put where it does not belong (a URL, a field) is logged with its prefix only.
+  const logger = pino({ level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' }, hooks: { streamWrite: redactSecrets } }, pino.destination(isService ? 1 : 2));
   try {
     if ('run' in parsed) {
       await runService(config, logger, { http: parsed.run === 'serve', worker: parsed.worker });

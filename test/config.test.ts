@@ -66,6 +66,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads which proxies to trust', () => {
+    assert.equal(loadConfig({}, '/x').trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }, '/x').trustProxy, true);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }, '/x').trustProxy, ['10.0.0.0/8', '127.0.0.1']);
+    assert.throws(() => loadConfig({ TRUST_PROXY: 'my proxy' }, '/x'), (e: Error) => e.message.startsWith('TRUST_PROXY '));
+  });
+
   it('treats an empty value as unset', () => {
     const config = loadConfig({ PORT: '', DATABASE_URL: '  ', FREE_PLAN_MONTHLY_RUNS: '' }, '/x');
     assert.equal(config.port, 3000);

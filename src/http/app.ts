@@ -1,7 +1,7 @@
 // buildApp(): the HTTP API as a Fastify instance, with every dependency passed in. The process entry
 // (src/main.ts) decides what to pass; tests pass their own database and clock.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -90,6 +90,7 @@ export function createDeps(config: Config, database: Database, clock: Clock, onE
 }
 
 export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promise<AppInstance> {
+  const trustProxy: FastifyServerOptions['trustProxy'] = deps.config.trustProxy;
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: { level: deps.config.logLevel } }),
     // One line per request is written by the onResponse hook below, with the key and the route.
@@ -101,6 +102,15 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    trustProxy,
+    // What the router refuses before any hook runs is answered in the same problem shape as everything else.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      const appError = error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new AppError('not_found', 'There is no such resource: a part of the path is far longer than any identifier.')
+        : new AppError('invalid_request', 'The URL is not valid: check its percent-encoding.');
+      return sendProblem(request, reply, appError);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as AppInstance;
 
   app.decorate('deps', deps);

@@ -1,6 +1,7 @@
 // The edge of the HTTP API as one plugin: security headers (helmet, with a Content-Security-Policy), the CORS
-// policy of /api/v1, and rate limits per API key, per signed-in user or per client address, counted in memory or
-// in Redis shared by every process (REDIS_URL). docs/SECURITY.md says why each is as it is.
+// policy of /api/v1, rate limits per API key, per signed-in user or per client address (counted in memory, or in
+// Redis shared by every process when REDIS_URL is set), and the refusal of input the database cannot store.
+// docs/SECURITY.md says why each is as it is.
 //
 // Registered before authentication, so that its headers are on every answer, 401 included (a browser hides a
 // cross-origin 401 that lacks Access-Control-Allow-Origin). The rate limit runs in preParsing, which comes after
@@ -27,6 +28,51 @@ const CORS_EXPOSE_HEADERS = [
   'Location', 'Link', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Idempotent-Replayed', 'WWW-Authenticate',
 ].join(', ');
 const CORS_MAX_AGE_SECONDS = '7200';
+
+// An API key: "sk_", 32 random characters and a 6-character checksum (src/domain/keys.ts).
+const API_KEY_IN_TEXT = /sk_([0-9A-Za-z]{7})[0-9A-Za-z]{31}(?![0-9A-Za-z])/g;
+
+/**
+ * A log line with every API key in it cut to its public prefix (the 10 characters the UI shows). Keys belong in the
+ * Authorization header, which is never logged, but a client may put one in a URL, a field or a header of its own.
+ */
+export function redactSecrets(line: string): string {
+  return line.includes('sk_') ? line.replace(API_KEY_IN_TEXT, 'sk_$1[redacted]') : line;
+}
+
+/**
+ * The Content-Security-Policy. The UI is a same-origin app with its own script and style files: nothing inline,
+ * nothing from elsewhere. Over plain http (npm start, a machine on the local network) upgrading requests to https
+ * would break every asset, so upgrade-insecure-requests comes only with an https PUBLIC_URL.
+ */
+function cspDirectives(https: boolean): Record<string, string[]> {
+  return {
+    defaultSrc: ["'self'"],
+    baseUri: ["'self'"],
+    connectSrc: ["'self'"],
+    fontSrc: ["'self'", 'data:'],
+    formAction: ["'self'"],
+    frameAncestors: ["'none'"],
+    imgSrc: ["'self'", 'data:'],
+    objectSrc: ["'none'"],
+    scriptSrc: ["'self'"],
+    scriptSrcAttr: ["'none'"],
+    styleSrc: ["'self'"],
+    ...(https ? { upgradeInsecureRequests: [] } : {}),
+  };
+}
+
+/**
+ * The policy of /docs, which @fastify/swagger-ui sets on its own routes (its `staticCSP`): the app's, and inline
+ * styles, which Swagger UI applies. Its built-in policy would upgrade requests to https even over plain http.
+ */
+export function docsContentSecurityPolicy(publicUrl: string): string {
+  const directives = cspDirectives(publicUrl.startsWith('https:'));
+  directives.styleSrc = ["'self'", "'unsafe-inline'"];
+  return Object.entries(directives)
+    .map(([name, values]) => [name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), ...values].join(' '))
+    .join('; ');
+}
 
 /** Who a request is counted against: its API key, the signed-in user, or else the client's address. */
 export function rateLimitKey(request: FastifyRequest): string {
@@ -61,6 +107,43 @@ function cors(request: FastifyRequest, reply: FastifyReply): FastifyReply | unde
   return undefined;
 }
 
+/**
+ * The first string (or key) holding U+0000 in a parsed body, query or path, as a field path ("name", "a.0.b").
+ * PostgreSQL text and jsonb cannot store that character: let through, it would fail the query with a 500.
+ */
+export function fieldWithNul(value: unknown): string | null {
+  const stack: Array<{ value: unknown; path: string }> = [{ value, path: '' }];
+  // Bounded: nothing the API accepts is deeper or wider, and what is refuses validation anyway.
+  for (let seen = 0; stack.length > 0 && seen < 100_000; seen++) {
+    const { value: current, path } = stack.pop()!;
+    if (typeof current === 'string') {
+      if (current.includes('\u0000')) return path || '(body)';
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    for (const [key, child] of Object.entries(current)) {
+      const childPath = path ? `${path}.${key}` : key;
+      if (key.includes('\u0000')) return childPath;
+      stack.push({ value: child, path: childPath });
+    }
+  }
+  return null;
+}
+
+function refuseNul(request: FastifyRequest): void {
+  const params = fieldWithNul(request.params);
+  if (params) throw new AppError('not_found', `There is no ${request.method} ${request.url.split('?', 1)[0]} resource.`);
+  for (const [part, value] of [['query', request.query], ['body', request.body]] as const) {
+    const field = fieldWithNul(value);
+    if (field) {
+      const name = part === 'query' && field === '(body)' ? 'query' : field;
+      throw new AppError('invalid_request', `The request is invalid: ${name} must not contain the NUL character (U+0000).`, {
+        errors: [{ field: name, message: 'must not contain the NUL character (U+0000)' }],
+      });
+    }
+  }
+}
+
 /** Redis for the shared counters: never holds a request waiting while it is away (the limit then fails open). */
 function connectRedis(app: AppInstance, url: string): Redis {
   const redis = new Redis(url, {
@@ -90,31 +173,14 @@ async function security(app: AppInstance): Promise<void> {
   const https = config.publicUrl.startsWith('https:');
 
   await app.register(helmet, {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      // The UI is a same-origin app with its own script and style files: nothing inline, nothing from elsewhere.
-      // /docs sets its own policy (@fastify/swagger-ui, staticCSP), which replaces this one there.
-      directives: {
-        defaultSrc: ["'self'"],
-        baseUri: ["'self'"],
-        connectSrc: ["'self'"],
-        fontSrc: ["'self'", 'data:'],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-        imgSrc: ["'self'", 'data:'],
-        objectSrc: ["'none'"],
-        scriptSrc: ["'self'"],
-        scriptSrcAttr: ["'none'"],
-        styleSrc: ["'self'"],
-        // Over plain http (npm start, a machine on the local network) upgrading would break every asset.
-        ...(https ? { upgradeInsecureRequests: [] } : {}),
-      },
-    },
+    contentSecurityPolicy: { useDefaults: false, directives: cspDirectives(https) },
     frameguard: { action: 'deny' },
     strictTransportSecurity: https ? { maxAge: 31_536_000, includeSubDomains: true } : false,
   });
 
   app.addHook('onRequest', async (request, reply) => cors(request, reply));
+
+  app.addHook('preValidation', async (request) => refuseNul(request));
 
   const redis = config.redisUrl ? connectRedis(app, config.redisUrl) : null;
   await app.register(rateLimit, {
@@ -149,8 +215,9 @@ async function security(app: AppInstance): Promise<void> {
     }
     if (state.isAllowed) return payload;
     const resetSeconds = Math.max(1, state.ttlInSeconds);
-    reply.header('ratelimit-policy', `"${POLICY}";q=${state.max};w=${WINDOW_MS / 1000}`);
-    reply.header('ratelimit', `"${POLICY}";r=${state.remaining};t=${resetSeconds}`);
+    // On the raw response, like the CORS headers, so that the event stream (a hijacked reply) has them too.
+    reply.raw.setHeader('ratelimit-policy', `"${POLICY}";q=${state.max};w=${WINDOW_MS / 1000}`);
+    reply.raw.setHeader('ratelimit', `"${POLICY}";r=${state.remaining};t=${resetSeconds}`);
     if (state.isExceeded) {
       reply.header('retry-after', String(resetSeconds));
       const who = state.key.startsWith('key:') ? 'for this API key' : state.key.startsWith('user:') ? 'for this user' : 'for this address';

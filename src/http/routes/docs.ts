@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { AppInstance } from '../app.ts';
+import { docsContentSecurityPolicy } from '../security.ts';
 
 async function apiDocs(app: AppInstance): Promise<void> {
   await app.register(swagger, {
@@ -32,7 +33,9 @@ async function apiDocs(app: AppInstance): Promise<void> {
       return { schema: { ...schema, security: [{ bearerAuth: [] }], description: `${schema.description ?? ''}\n\nRequired scope: \`${String(scope)}\`.`.trim() }, url: route.url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: docsContentSecurityPolicy(app.deps.config.publicUrl),
+  });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
 
