@@ -29,9 +29,9 @@ const PREPARE_MARK = '/* leadrun:prepare */';
 
 /**
  * Put first in a hot statement (sql`${prepare}SELECT …`) to have PostgreSQL parse and plan it once per connection
- * instead of at every execution (docs/PERFORMANCE.md). Only for statements with a fixed text and with named result
- * columns, never `*`: a migration that adds a column must not change the row type of a statement already prepared.
- * On PGlite it is a comment and nothing else.
+ * instead of at every execution (docs/PERFORMANCE.md). Only for statements with a fixed text, with named result
+ * columns, never `*` (a migration that adds a column must not change the row type of a statement already
+ * prepared), and whose generic plan is as good as a custom one (it is always used). On PGlite it is a comment.
  */
 export const prepare = sql.raw(`${PREPARE_MARK} `);
 
@@ -51,7 +51,7 @@ class PreparingClient extends pg.Client {
   // pg's query() has a dozen overloads; only (text, values) from Kysely is rewritten, the rest pass through.
   override query(...args: any[]): any {
     const [text, values] = args;
-    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && text.startsWith(PREPARE_MARK)) {
+    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && text.trimStart().startsWith(PREPARE_MARK)) {
       return super.query({ name: statementName(text), text, values });
     }
     return (super.query as (...rest: unknown[]) => unknown)(...args);
@@ -74,8 +74,20 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
 }
 
 async function openPostgres(url: string, options: OpenOptions): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5_000, Client: PreparingClient });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 5_000,
+    Client: PreparingClient,
+    // Only the statements marked with `prepare` are prepared, and each was checked to have a good generic plan. Left
+    // to choose, PostgreSQL keeps planning a LIMIT $n statement at every execution, since its generic plan cannot
+    // know n and is estimated dearer than the custom ones: the very cost preparing is meant to save.
+    options: '-c plan_cache_mode=force_generic_plan',
+  });
   pool.on('error', (error) => options.onPoolError?.(error));
+  // A connection lost while checked out (mid-query or mid-transaction) emits 'error' on its client, where pg-pool
+  // has no listener then: unhandled, it would crash the process. The query fails on its own; the pool drops the client.
+  pool.on('connect', (client) => client.on('error', (error) => options.onPoolError?.(error)));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const listener = new PgListener(url);
 

@@ -4,10 +4,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { STEP_NODES, type StepNode } from '../agent/outputs.ts';
 import type { Clock } from '../clock.ts';
-import type { DB, DraftStatus, RunStatus, StepStatus } from '../db/schema.ts';
+import { prepare } from '../db/database.ts';
+import type { DB, DraftStatus, Plan, RunStatus, StepStatus } from '../db/schema.ts';
 import { AppError, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
-import { recordEvent } from './run-events.ts';
+import { RUN_EVENTS_CHANNEL } from './run-events.ts';
 import { isUuid } from './validation.ts';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED'] as const;
@@ -81,46 +82,53 @@ export interface StartRunContext {
  */
 export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: StartRunInput): Promise<Run> {
   const { workspaceId, clock } = ctx;
-  const lead = isUuid(input.leadId)
-    ? await trx.selectFrom('leads').select('id').where('workspace_id', '=', workspaceId).where('id', '=', input.leadId).executeTakeFirst()
-    : undefined;
-  if (!lead) throw notFound('Lead', 'leadId');
-  const call = isUuid(input.callId)
-    ? await trx.selectFrom('calls').select(['id', 'lead_id']).where('workspace_id', '=', workspaceId).where('id', '=', input.callId).executeTakeFirst()
-    : undefined;
-  if (!call) throw notFound('Call', 'callId');
-  if (call.lead_id !== lead.id) {
+  // The lead, the call and the plan in one look-up (ids that are not UUIDs match nothing).
+  const { rows: [found] } = await sql<{ plan: Plan; lead_id: string | null; call_id: string | null; call_lead_id: string | null }>`
+    ${prepare}SELECT w.plan, l.id AS lead_id, c.id AS call_id, c.lead_id AS call_lead_id
+    FROM workspaces w
+    LEFT JOIN leads l ON l.workspace_id = w.id AND l.id = ${isUuid(input.leadId) ? input.leadId : null}::uuid
+    LEFT JOIN calls c ON c.workspace_id = w.id AND c.id = ${isUuid(input.callId) ? input.callId : null}::uuid
+    WHERE w.id = ${workspaceId}`.execute(trx);
+  if (!found) throw new Error(`workspace ${workspaceId} was not found`);
+  if (!found.lead_id) throw notFound('Lead', 'leadId');
+  if (!found.call_id) throw notFound('Call', 'callId');
+  if (found.call_lead_id !== found.lead_id) {
     throw new AppError('not_found', 'The call is not a call of that lead.', { errors: [{ field: 'callId', message: 'is not a call of this lead' }] });
   }
 
   const now = clock.now();
-  await countRunAgainstPlan(trx, workspaceId, now, ctx.freePlanMonthlyRuns);
+  await countRunAgainstPlan(trx, workspaceId, found.plan, now, ctx.freePlanMonthlyRuns);
 
-  const runId = randomUUID();
-  await trx.insertInto('runs').values({
-    id: runId,
-    workspace_id: workspaceId,
-    lead_id: lead.id,
-    call_id: call.id,
+  // The run, its four PENDING steps, its first event and both wake-up notices (delivered at commit), in one statement.
+  const run: Run = {
+    id: randomUUID(),
     status: 'QUEUED',
-    created_by_user_id: ctx.userId,
-    key_id: ctx.keyId,
-    trace_id: randomBytes(16).toString('hex'),
-    lease_owner: null,
-    lease_expires_at: null,
-    available_at: now,
+    leadId: found.lead_id,
+    callId: found.call_id,
+    traceId: randomBytes(16).toString('hex'),
+    startedAt: now.toISOString(),
+    completedAt: null,
     error: null,
-    started_at: now,
-    completed_at: null,
-    updated_at: now,
-  }).execute();
-  await trx.insertInto('run_steps')
-    .values(STEP_NODES.map((node, position) => ({ run_id: runId, position, node, status: 'PENDING' as const, output: null, attempts: 0 })))
-    .execute();
-  await recordEvent(trx, { runId, workspaceId, type: 'run.queued', at: now });
-  await sql`SELECT pg_notify(${RUNS_CHANNEL}, ${runId})`.execute(trx);
-  const run = await getRun(trx, workspaceId, runId);
-  if (!run) throw new Error('a run just created could not be read back');
+    tokensUsed: 0,
+    steps: STEP_NODES.map((node) => ({
+      node, status: 'PENDING', output: null, attempts: 0, startedAt: null, completedAt: null, error: null,
+      engine: null, model: null, promptVersion: null, durationMs: null, usage: null,
+    })),
+    emailDraft: null,
+  };
+  await sql`
+    ${prepare}WITH run AS (
+      INSERT INTO runs (id, workspace_id, lead_id, call_id, status, created_by_user_id, key_id, trace_id, lease_owner, lease_expires_at,
+                        available_at, error, started_at, completed_at, updated_at)
+      VALUES (${run.id}, ${workspaceId}, ${run.leadId}, ${run.callId}, 'QUEUED', ${ctx.userId}::uuid, ${ctx.keyId}::uuid, ${run.traceId},
+              NULL, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz)
+      RETURNING id),
+    steps AS (
+      INSERT INTO run_steps (run_id, position, node, status, output, attempts)
+      SELECT run.id, s.position - 1, s.node, 'PENDING', NULL, 0 FROM run, unnest(${sql.raw(`ARRAY[${STEP_NODES.map((n) => `'${n}'`).join(', ')}]`)}::text[]) WITH ORDINALITY AS s(node, position)),
+    queued AS (
+      INSERT INTO run_events (run_id, workspace_id, type, occurred_at) SELECT run.id, ${workspaceId}, 'run.queued', ${now}::timestamptz FROM run)
+    SELECT pg_notify(${RUN_EVENTS_CHANNEL}, run.id::text), pg_notify(${RUNS_CHANNEL}, run.id::text) FROM run`.execute(trx);
   return run;
 }
 
@@ -128,9 +136,8 @@ export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: Sta
  * Adds one run to the workspace's month. On the Free plan the increment only happens while the count is below
  * the limit; concurrent starts queue on the usage row, so exactly `limit` of them succeed.
  */
-async function countRunAgainstPlan(trx: Kysely<DB>, workspaceId: string, now: Date, freeLimit: number): Promise<void> {
-  const workspace = await trx.selectFrom('workspaces').select('plan').where('id', '=', workspaceId).executeTakeFirstOrThrow();
-  const limited = workspace.plan === 'FREE';
+async function countRunAgainstPlan(trx: Kysely<DB>, workspaceId: string, plan: Plan, now: Date, freeLimit: number): Promise<void> {
+  const limited = plan === 'FREE';
   const month = monthKey(now);
   const refuse = async (): Promise<never> => {
     const usage = await trx.selectFrom('run_usage').select('runs').where('workspace_id', '=', workspaceId).where('month', '=', month).executeTakeFirst();
@@ -140,7 +147,7 @@ async function countRunAgainstPlan(trx: Kysely<DB>, workspaceId: string, now: Da
   };
   if (limited && freeLimit <= 0) return refuse();
   const counted = await sql<{ runs: number }>`
-    INSERT INTO run_usage (workspace_id, month, runs) VALUES (${workspaceId}, ${month}, 1)
+    ${prepare}INSERT INTO run_usage (workspace_id, month, runs) VALUES (${workspaceId}, ${month}, 1)
     ON CONFLICT (workspace_id, month) DO UPDATE SET runs = run_usage.runs + 1
     WHERE ${!limited}::boolean OR run_usage.runs < ${freeLimit}
     RETURNING runs`.execute(trx);

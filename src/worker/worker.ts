@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../agent/engine.ts';
+import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../agent/engine.ts';
 import { ModelEndpointError } from '../agent/engines/model.ts';
 import { assertStepOutput, type WriterOutput } from '../agent/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
@@ -15,7 +15,7 @@ import { RUNS_CHANNEL } from '../domain/runs.ts';
 import type { Metrics } from '../http/metrics.ts';
 import { traceStep } from '../telemetry.ts';
 import {
-  claimNextRun, completeStep, failRun, LeaseLost, loadSteps, releaseRun, renewLease, retryStepLater, startStep, type AttemptCost, type ClaimedRun,
+  claimNextRun, completeStep, failRun, LeaseLost, loadRun, releaseRun, renewLease, retryStepLater, startStep, type AttemptCost, type ClaimedRun,
 } from './queue.ts';
 
 export const MAX_ATTEMPTS = 3;
@@ -61,7 +61,8 @@ export class Worker {
   }
 
   async start(): Promise<void> {
-    this.#unlisten = await this.#options.database.listen(RUNS_CHANNEL, () => this.#wakeAll());
+    // One notice is one claimable run: it wakes one idle slot, not all of them to race for it.
+    this.#unlisten = await this.#options.database.listen(RUNS_CHANNEL, () => this.#wakeOne());
     this.#slots = Array.from({ length: this.#options.concurrency }, () => this.#slot());
     this.#log.info({ concurrency: this.#options.concurrency, engine: this.#options.engine.name }, 'worker started');
   }
@@ -80,6 +81,13 @@ export class Worker {
     this.#log.info('worker stopped');
   }
 
+  #wakeOne(): void {
+    const [wake] = this.#wakers;
+    if (!wake) return;
+    this.#wakers.delete(wake);
+    wake();
+  }
+
   #wakeAll(): void {
     for (const wake of this.#wakers) wake();
     this.#wakers.clear();
@@ -87,9 +95,11 @@ export class Worker {
 
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
+      const wakers = this.#wakers;
       const timer = setTimeout(done, ms);
-      function done() { clearTimeout(timer); resolve(); }
-      this.#wakers.add(done);
+      // A slot that woke by itself leaves the set, so that a notice goes to a slot that is still asleep.
+      function done() { clearTimeout(timer); wakers.delete(done); resolve(); }
+      wakers.add(done);
     });
   }
 
@@ -138,11 +148,12 @@ export class Worker {
 
   async #runSteps(run: ClaimedRun, signal: AbortSignal, log: Logger): Promise<void> {
     const { clock, engine, metrics } = this.#options;
-    const ctx = await this.#loadContext(run);
+    const loaded = await loadRun(this.#db, run);
+    const ctx = loaded.context;
     ctx.signal = signal;
     ctx.feedback = run.feedback;
     let tokensUsed = run.tokensUsed;
-    const stored = new Map((await loadSteps(this.#db, run.id)).map((s) => [s.node, s]));
+    const stored = new Map(loaded.steps.map((s) => [s.node, s]));
     const job = { runId: run.id, workspaceId: run.workspaceId, workerId: this.id };
     const deps: PipelineDeps = {
       engine,
@@ -209,22 +220,6 @@ export class Worker {
       log.info({ node: step.node, attempt, ms: Math.round(spent.durationMs), model: result.model, tokens: result.usage?.totalTokens }, 'step completed');
     }
     metrics?.runsFinished.inc({ status: 'AWAITING_APPROVAL' });
-  }
-
-  async #loadContext(run: ClaimedRun): Promise<RunContext> {
-    const lead = await this.#db.selectFrom('leads').select(['id', 'name', 'email', 'company_name', 'company_website'])
-      .where('id', '=', run.leadId).where('workspace_id', '=', run.workspaceId).executeTakeFirstOrThrow();
-    const call = await this.#db.selectFrom('calls').select(['id', 'title', 'transcript', 'occurred_at'])
-      .where('id', '=', run.callId).where('workspace_id', '=', run.workspaceId).executeTakeFirstOrThrow();
-    const sender = run.createdByUserId
-      ? await this.#db.selectFrom('users').select(['name']).where('id', '=', run.createdByUserId).executeTakeFirst()
-      : undefined;
-    return {
-      runId: run.id,
-      lead: { id: lead.id, name: lead.name, email: lead.email, companyName: lead.company_name, companyWebsite: lead.company_website },
-      call: { id: call.id, title: call.title, transcript: call.transcript, occurredAt: call.occurred_at },
-      senderName: sender?.name ?? null,
-    };
   }
 }
 

@@ -1,0 +1,561 @@
+// `npm run bench`: leadrun against a bare node:http + pg baseline (bench/baseline.ts), on the same freshly seeded
+// PostgreSQL database, with the same load generator and concurrency, in the same run; then runs end to end, and
+// the read workload on embedded PGlite. Prints the table that docs/PERFORMANCE.md records. Not part of `npm test`
+// (test/bench/smoke.test.ts runs it small, as a correctness check only).
+//
+//   npm run bench                         the full benchmark (about 2.5 minutes)
+//   npm run bench -- --duration 5 --only leads.get,runs
+//   npm run bench -- --json report.json   also write every figure as JSON
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { openDatabase } from '../src/db/database.ts';
+import type { DB } from '../src/db/schema.ts';
+import { KeyVerifier, LastUsedRecorder } from '../src/domain/keys.ts';
+import { load, type LoadRequest, type LoadResult } from './load.ts';
+import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
+import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, type Seeded } from './seed.ts';
+import { startSites } from './sites.ts';
+
+export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'keycheck', 'pglite'] as const;
+export type Workload = (typeof WORKLOADS)[number];
+
+export interface BenchOptions {
+  workspaces: number;
+  leadsPerWorkspace: number;
+  connections: number;
+  durationSec: number;
+  warmupSec: number;
+  /** Caps every measured load run at this many requests (the smoke test's few hundred); the duration still applies. */
+  maxRequests: number;
+  /** Runs started in the end-to-end workload. */
+  runs: number;
+  /** Separate `leadrun worker` processes for the runs workload; 0 works runs inside `serve`. */
+  workerProcesses: number;
+  workerConcurrency: number;
+  logLevel: string;
+  /** Extra environment for every leadrun process (e.g. a pool size under test). */
+  env: Record<string, string>;
+  only: readonly Workload[];
+  /** Another copy of leadrun (a directory) measured beside this one on the PostgreSQL workloads: an A/B of a change. */
+  variant: string | null;
+  log: (line: string) => void;
+}
+
+export const DEFAULTS: BenchOptions = {
+  workspaces: 100,
+  leadsPerWorkspace: 1000,
+  connections: 64,
+  durationSec: 10,
+  warmupSec: 3,
+  maxRequests: 1_000_000,
+  runs: 1500,
+  workerProcesses: 0,
+  workerConcurrency: 16,
+  logLevel: 'info',
+  env: {},
+  only: WORKLOADS,
+  variant: null,
+  log: (line) => process.stderr.write(`${line}\n`),
+};
+
+export interface Row {
+  workload: string;
+  server: 'baseline' | 'leadrun' | 'variant';
+  backend: 'postgres' | 'pglite';
+  requests: number;
+  non2xx: number;
+  errors: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  /** CPU time of the server process per request, ms. */
+  serverCpuMs: number | null;
+  /** CPU time of the PostgreSQL sessions serving it per request, ms. */
+  dbCpuMs: number | null;
+  /** Throughput and p99 against the row it is compared with (the baseline; for PGlite, leadrun on PostgreSQL). */
+  vs: { of: string; rps: number; p99: number } | null;
+}
+
+export interface RunsFigures {
+  started: number;
+  finished: number;
+  failed: number;
+  runsPerSecond: number;
+  /** From the claim (first step started) to AWAITING_APPROVAL, ms. */
+  p50: number;
+  p99: number;
+  post: LoadResult;
+  dbMsPerRun: number;
+  transactionsPerRun: number;
+  leadrunCpuMsPerRun: number;
+  /** CPU time of the database sessions per run (from /proc), ms. */
+  dbCpuMsPerRun: number;
+  setup: string;
+}
+
+export interface BenchReport {
+  options: Omit<BenchOptions, 'log'>;
+  seeded: { workspaces: number; leads: number; calls: number; seedSeconds: number };
+  rows: Row[];
+  runs: RunsFigures | null;
+  keyCheck: { microsPerCheck: number; requestCpuMicros: number; share: number } | null;
+  memory: { postgresAfterReadsMiB: number | null; pgliteAfterReadsMiB: number | null };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A connection to the `postgres` database, so that the harness's own statistics queries never count against the bench database. */
+async function adminClient(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  return client;
+}
+
+async function backendPids(admin: pg.Client, database: string): Promise<number[]> {
+  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+  return rows.map((r) => r.pid);
+}
+
+/** Waits until no session is left on the database, so that every session has flushed its statistics. */
+async function waitForNoSessions(admin: pg.Client, database: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while ((await backendPids(admin, database)).length > 0) {
+    if (Date.now() > deadline) throw new Error(`sessions are still open on ${database}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function databaseStats(admin: pg.Client, database: string): Promise<{ activeMs: number; commits: number }> {
+  await admin.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await admin.query<{ active_time: number; xact_commit: string }>(
+    'SELECT active_time, xact_commit FROM pg_stat_database WHERE datname = $1', [database]);
+  return { activeMs: Number(rows[0]?.active_time ?? 0), commits: Number(rows[0]?.xact_commit ?? 0) };
+}
+
+interface Measured {
+  result: LoadResult;
+  serverCpuMs: number;
+  dbCpuMs: number | null;
+}
+
+/** A warm-up, then the measured run, with the CPU the server and its database sessions spent on it. */
+async function measure(
+  options: BenchOptions, label: string, server: Child & { url: string }, requests: LoadRequest[],
+  db: { admin: pg.Client; name: string } | null, connections = options.connections,
+): Promise<Measured> {
+  const base = { url: server.url, requests, connections };
+  if (options.warmupSec > 0) await load({ ...base, durationSec: options.warmupSec, maxRequests: options.maxRequests });
+  const pids = db ? await backendPids(db.admin, db.name) : [];
+  const dbBefore = new Map(pids.map((pid) => [pid, cpuMs(pid)]));
+  const before = cpuMs(server.pid);
+  const result = await load({ ...base, durationSec: options.durationSec, maxRequests: options.maxRequests });
+  const serverCpuMs = (cpuMs(server.pid) - before) / Math.max(1, result.requests);
+  // Sessions that ended during the run (an idle pool connection closing) are left out: /proc no longer has them.
+  let dbSpent = 0;
+  for (const [pid, was] of dbBefore) {
+    const now = cpuMs(pid);
+    if (now > 0) dbSpent += now - was;
+  }
+  const dbCpuMs = db ? dbSpent / Math.max(1, result.requests) : null;
+  options.log(`  ${label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, `
+    + `${result.requests} requests (${JSON.stringify(result.statusCodes)}, ${result.errors} errors)`);
+  return { result, serverCpuMs, dbCpuMs };
+}
+
+function row(workload: string, server: Row['server'], backend: Row['backend'], m: Measured, against?: Row): Row {
+  return {
+    workload, server, backend,
+    requests: m.result.requests, non2xx: m.result.non2xx, errors: m.result.errors,
+    rps: m.result.rps, p50: m.result.p50, p99: m.result.p99,
+    serverCpuMs: m.serverCpuMs, dbCpuMs: m.dbCpuMs,
+    vs: against ? { of: `${against.server} (${against.backend})`, rps: m.result.rps / against.rps, p99: m.result.p99 / against.p99 } : null,
+  };
+}
+
+function leadrunEnv(options: BenchOptions, extra: Record<string, string | undefined>): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    LOG_LEVEL: options.logLevel,
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+    RESEARCH_ALLOW_PRIVATE_HOSTS: 'true',
+    WORKER_CONCURRENCY: String(options.workerConcurrency),
+    DATABASE_URL: undefined,
+    DATA_DIR: undefined,
+    ...options.env,
+    ...extra,
+  };
+  return env;
+}
+
+const auth = (w: Seeded['workspaces'][number]) => ({ authorization: `Bearer ${w.key}`, 'x-workspace-id': w.id });
+
+// ---------------------------------------------------------------------------------------------------------------
+
+export async function runBench(partial: Partial<BenchOptions> = {}): Promise<BenchReport> {
+  const options: BenchOptions = { ...DEFAULTS, ...partial };
+  const wants = (w: Workload) => options.only.includes(w);
+  const { log } = options;
+  const { log: _log, ...reported } = options;
+  const report: BenchReport = {
+    options: reported,
+    seeded: { workspaces: 0, leads: 0, calls: 0, seedSeconds: 0 },
+    rows: [],
+    runs: null,
+    keyCheck: null,
+    memory: { postgresAfterReadsMiB: null, pgliteAfterReadsMiB: null },
+  };
+
+  const sites = await startSites();
+  const admin = await adminClient();
+  const created = await createBenchDatabase();
+  const dbRef = { admin, name: created.name };
+  let pgliteDir: string | null = null;
+  try {
+    // --- Seed -------------------------------------------------------------------------------------------------
+    log(`database ${created.name}: migrating and seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads`);
+    const seedStart = performance.now();
+    const database = await openDatabase({ databaseUrl: created.url });
+    let seeded: Seeded;
+    let prospectsByWorkspace: Awaited<ReturnType<typeof prospects>>;
+    try {
+      await database.migrate();
+      seeded = await seed(database.db, { workspaces: options.workspaces, leadsPerWorkspace: options.leadsPerWorkspace, siteUrl: sites.url });
+      prospectsByWorkspace = await prospects(database.db, 3);
+    } finally {
+      await database.close();
+    }
+    report.seeded = { workspaces: seeded.workspaces.length, leads: seeded.leads, calls: seeded.calls, seedSeconds: (performance.now() - seedStart) / 1000 };
+    log(`  seeded in ${report.seeded.seedSeconds.toFixed(1)} s`);
+
+    // --- Runs end to end (first, so that the run reads below have finished runs to read) ----------------------
+    if (wants('runs') || wants('runs.get')) {
+      report.runs = await runsWorkload(options, dbRef, created.url, seeded, prospectsByWorkspace);
+    }
+
+    // --- Reads and writes on PostgreSQL, against the baseline -------------------------------------------------
+    if (wants('leads.get') || wants('leads.post') || wants('runs.get') || wants('keycheck')) {
+      const env = leadrunEnv(options, { DATABASE_URL: created.url });
+      const serve = await startServe({ env, worker: false });
+      const baseline = await startBaseline({ ...process.env, DATABASE_URL: created.url, POOL_SIZE: options.env.PG_POOL_SIZE ?? '10' });
+      const variant = options.variant ? await startServe({ env, worker: false, root: options.variant }) : null;
+      // The variant, when there is one, is measured right after leadrun, under the same conditions.
+      const both = async (workload: string, requests: LoadRequest[], b: Row) => {
+        report.rows.push(b, row(workload, 'leadrun', 'postgres', await measure(options, 'leadrun', serve, requests, dbRef), b));
+        if (variant) report.rows.push(row(workload, 'variant', 'postgres', await measure(options, 'variant', variant, requests, dbRef), b));
+      };
+      try {
+        if (wants('leads.get')) {
+          log('GET /api/v1/leads?limit=50');
+          const requests = seeded.workspaces.map((w) => ({ method: 'GET' as const, path: '/api/v1/leads?limit=50', headers: auth(w) }));
+          await both('GET /api/v1/leads?limit=50', requests,
+            row('GET /api/v1/leads?limit=50', 'baseline', 'postgres', await measure(options, 'baseline', baseline, requests, dbRef)));
+        }
+        if (wants('runs.get')) {
+          log('GET /api/v1/runs/{id}');
+          const finished = await finishedRuns(created.url, 200);
+          const keyOf = new Map(seeded.workspaces.map((w) => [w.id, w]));
+          const requests = finished.map((r) => ({ method: 'GET' as const, path: `/api/v1/runs/${r.id}`, headers: auth(keyOf.get(r.workspaceId)!) }));
+          if (requests.length === 0) throw new Error('no finished run to read');
+          await both('GET /api/v1/runs/{id}', requests,
+            row('GET /api/v1/runs/{id}', 'baseline', 'postgres', await measure(options, 'baseline', baseline, requests, dbRef)));
+        }
+        report.memory.postgresAfterReadsMiB = residentMiB(serve.pid);
+        log(`  serve resident after the reads: ${report.memory.postgresAfterReadsMiB.toFixed(0)} MiB`);
+        if (wants('keycheck')) {
+          const getLeads = report.rows.find((r) => r.server === 'leadrun' && r.workload.startsWith('GET /api/v1/leads'));
+          report.keyCheck = await keyCheck(created.url, seeded, getLeads?.serverCpuMs ?? null, log);
+        }
+        if (wants('leads.post')) {
+          log('POST /api/v1/leads');
+          const body = JSON.stringify({ name: 'Grace Hopper', email: 'grace@example.com', companyName: 'Compilers Inc', companyWebsite: 'https://example.com' });
+          const requests = seeded.workspaces.map((w) => ({
+            method: 'POST' as const, path: '/api/v1/leads', headers: { ...auth(w), 'content-type': 'application/json' }, body,
+          }));
+          await both('POST /api/v1/leads', requests,
+            row('POST /api/v1/leads', 'baseline', 'postgres', await measure(options, 'baseline', baseline, requests, dbRef)));
+        }
+      } finally {
+        await serve.stop();
+        await baseline.stop();
+        await variant?.stop();
+      }
+    }
+
+    // --- The read workload on embedded PGlite -----------------------------------------------------------------
+    if (wants('pglite')) {
+      log(`PGlite: seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads`);
+      pgliteDir = await mkdtemp(path.join(tmpdir(), 'leadrun-bench-'));
+      const embedded = await openDatabase({ databaseUrl: null, dataDir: pgliteDir });
+      let embeddedSeed: Seeded;
+      try {
+        await embedded.migrate();
+        embeddedSeed = await seed(embedded.db, { workspaces: options.workspaces, leadsPerWorkspace: options.leadsPerWorkspace, siteUrl: sites.url });
+      } finally {
+        await embedded.close();
+      }
+      const serve = await startServe({ env: leadrunEnv(options, { DATA_DIR: pgliteDir }), worker: false });
+      try {
+        log('GET /api/v1/leads?limit=50 on PGlite');
+        const requests = embeddedSeed.workspaces.map((w) => ({ method: 'GET' as const, path: '/api/v1/leads?limit=50', headers: auth(w) }));
+        const onPostgres = report.rows.find((r) => r.server === 'leadrun' && r.workload.startsWith('GET /api/v1/leads'));
+        report.rows.push(row('GET /api/v1/leads?limit=50', 'leadrun', 'pglite', await measure(options, 'leadrun', serve, requests, null), onPostgres));
+        report.memory.pgliteAfterReadsMiB = residentMiB(serve.pid);
+      } finally {
+        await serve.stop();
+      }
+    }
+    return report;
+  } finally {
+    await stopAll();
+    await admin.end().catch(() => {});
+    await created.drop();
+    await sites.close();
+    if (pgliteDir) await rm(pgliteDir, { recursive: true, force: true });
+  }
+}
+
+async function finishedRuns(url: string, limit: number): Promise<Array<{ id: string; workspaceId: string }>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string; workspace_id: string }>(
+      `SELECT id, workspace_id FROM runs WHERE status = 'AWAITING_APPROVAL' ORDER BY completed_at LIMIT $1`, [limit]);
+    return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Runs end to end: `amount` POST /api/v1/runs, then the worker until every run is AWAITING_APPROVAL. Database time
+ * is PostgreSQL's own `active_time` of the bench database (time its sessions spent executing statements), from a
+ * moment with no session open to one after every leadrun process has exited, less the harness's own polling.
+ */
+async function runsWorkload(
+  options: BenchOptions, db: { admin: pg.Client; name: string }, url: string, seeded: Seeded,
+  prospectsByWorkspace: Map<string, Array<{ leadId: string; callId: string }>>,
+): Promise<RunsFigures> {
+  const { log } = options;
+  const setup = options.workerProcesses > 0
+    ? `serve --no-worker + ${options.workerProcesses} × leadrun worker, WORKER_CONCURRENCY=${options.workerConcurrency}`
+    : `serve with its worker, WORKER_CONCURRENCY=${options.workerConcurrency}`;
+  log(`runs end to end: ${options.runs} runs (${setup})`);
+  await waitForNoSessions(db.admin, db.name);
+  const before = await databaseStats(db.admin, db.name);
+
+  const env = leadrunEnv(options, { DATABASE_URL: url });
+  const serve = await startServe({ env, worker: options.workerProcesses === 0 });
+  const workers: Child[] = [];
+  const monitor = new pg.Client({ connectionString: url });
+  let monitorMs = 0;
+  let result: LoadResult;
+  let leadrunCpuMs = 0;
+  let dbCpu = () => 0;
+  let stopSampling = async () => {};
+  try {
+    for (let i = 0; i < options.workerProcesses; i++) workers.push(await startWorker(env));
+    await monitor.connect();
+    const processes = [serve, ...workers];
+    const cpuBefore = processes.reduce((sum, p) => sum + cpuMs(p.pid), 0);
+    const requests: LoadRequest[] = [];
+    for (const w of seeded.workspaces) {
+      for (const p of prospectsByWorkspace.get(w.id) ?? []) {
+        requests.push({ method: 'POST', path: '/api/v1/runs', headers: { ...auth(w), 'content-type': 'application/json' }, body: JSON.stringify(p) });
+      }
+    }
+    // The CPU of the database's sessions: sampled from /proc while the workload runs (sessions come and go).
+    const sessionCpu = new Map<number, { first: number; last: number }>();
+    const existing = new Set(await backendPids(db.admin, db.name));
+    const sampleSessions = async () => {
+      for (const pid of await backendPids(db.admin, db.name)) {
+        const cpu = cpuMs(pid);
+        const seen = sessionCpu.get(pid);
+        if (seen) seen.last = Math.max(seen.last, cpu);
+        else sessionCpu.set(pid, { first: existing.has(pid) ? cpu : 0, last: cpu });
+      }
+    };
+    const sampler = setInterval(() => { void sampleSessions().catch(() => {}); }, 200);
+    dbCpu = () => [...sessionCpu.values()].reduce((sum, s) => sum + s.last - s.first, 0);
+    stopSampling = async () => { clearInterval(sampler); await sampleSessions().catch(() => {}); };
+    const deadline = Date.now() + 60_000 + options.runs * 50;
+    result = await load({ url: serve.url, requests, connections: Math.min(16, options.connections), durationSec: 60, maxRequests: options.runs });
+    log(`  POST /api/v1/runs: ${result.requests} requests, ${JSON.stringify(result.statusCodes)}, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms`);
+    for (;;) {
+      const began = performance.now();
+      const { rows } = await monitor.query<{ open: string }>(`SELECT count(*) AS open FROM runs WHERE status IN ('QUEUED', 'RUNNING')`);
+      monitorMs += performance.now() - began;
+      if (Number(rows[0]?.open) === 0) break;
+      if (Date.now() > deadline) throw new Error(`runs still open after the deadline: ${rows[0]?.open}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await stopSampling();
+    leadrunCpuMs = processes.reduce((sum, p) => sum + cpuMs(p.pid), 0) - cpuBefore;
+  } finally {
+    await stopSampling();
+    await monitor.end().catch(() => {});
+    for (const w of workers) await w.stop();
+    await serve.stop();
+  }
+  await waitForNoSessions(db.admin, db.name);
+  const after = await databaseStats(db.admin, db.name);
+
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ started: string; finished: string; failed: string; seconds: number; p50: number; p99: number }>(`
+      WITH claimed AS (
+        SELECT r.id, r.status, r.started_at, r.completed_at,
+               (SELECT min(e.occurred_at) FROM run_events e WHERE e.run_id = r.id AND e.type = 'step.started') AS claimed_at
+        FROM runs r)
+      SELECT count(*) AS started,
+             count(*) FILTER (WHERE status = 'AWAITING_APPROVAL') AS finished,
+             count(*) FILTER (WHERE status = 'FAILED') AS failed,
+             extract(epoch FROM max(completed_at) - min(started_at))::float8 AS seconds,
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - claimed_at) * 1000)::float8 AS p50,
+             percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - claimed_at) * 1000)::float8 AS p99
+      FROM claimed`);
+    const r = rows[0]!;
+    const finished = Number(r.finished);
+    const figures: RunsFigures = {
+      started: Number(r.started),
+      finished,
+      failed: Number(r.failed),
+      runsPerSecond: finished / Math.max(0.001, r.seconds),
+      p50: r.p50,
+      p99: r.p99,
+      post: result,
+      dbMsPerRun: (after.activeMs - before.activeMs - monitorMs) / Math.max(1, finished),
+      transactionsPerRun: (after.commits - before.commits) / Math.max(1, finished),
+      leadrunCpuMsPerRun: leadrunCpuMs / Math.max(1, finished),
+      dbCpuMsPerRun: dbCpu() / Math.max(1, finished),
+      setup,
+    };
+    log(`  ${finished}/${figures.started} runs AWAITING_APPROVAL (${figures.failed} failed): ${figures.runsPerSecond.toFixed(0)} runs/s; `
+      + `claim→draft p50 ${figures.p50.toFixed(1)} ms, p99 ${figures.p99.toFixed(1)} ms; database ${figures.dbMsPerRun.toFixed(2)} ms/run, `
+      + `${figures.transactionsPerRun.toFixed(1)} transactions/run; PG CPU ${figures.dbCpuMsPerRun.toFixed(1)} ms/run; leadrun CPU ${figures.leadrunCpuMsPerRun.toFixed(1)} ms/run`);
+    return figures;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * What the key check costs a request: KeyVerifier.verify (format, checksum, SHA-256, the one-second cache, with a
+ * database look-up per key per second) and LastUsedRecorder.record, timed in CPU over the benchmark's keys used in
+ * turn, against the CPU serve spends on a whole GET /api/v1/leads request (measured above from /proc).
+ */
+async function keyCheck(url: string, seeded: Seeded, requestCpuMs: number | null, log: (line: string) => void): Promise<BenchReport['keyCheck']> {
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    const verifier = new KeyVerifier(db);
+    const recorder = new LastUsedRecorder(db);
+    const keys = seeded.workspaces.map((w) => w.key);
+    // Warm up (fills the cache and compiles), then time two seconds' worth of checks.
+    for (let i = 0; i < 20_000; i++) await verifier.verify(keys[i % keys.length]!);
+    const cpu = process.cpuUsage();
+    const until = performance.now() + 2_000;
+    let checks = 0;
+    while (performance.now() < until) {
+      for (let i = 0; i < 1000; i++, checks++) {
+        const principal = await verifier.verify(keys[checks % keys.length]!);
+        if (!principal) throw new Error('a seeded key did not verify');
+        recorder.record(principal.keyId, new Date());
+      }
+    }
+    const used = process.cpuUsage(cpu);
+    await recorder.flush();
+    const microsPerCheck = (used.user + used.system) / checks;
+    const requestCpuMicros = (requestCpuMs ?? NaN) * 1000;
+    log(`key check: ${microsPerCheck.toFixed(2)} µs of CPU per check; a GET /api/v1/leads costs serve ${requestCpuMicros.toFixed(0)} µs`);
+    return { microsPerCheck, requestCpuMicros, share: microsPerCheck / requestCpuMicros };
+  } finally {
+    await db.destroy();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const f = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || Number.isNaN(n) ? '–' : n.toFixed(digits));
+const pct = (n: number | null | undefined) => (n === null || n === undefined || Number.isNaN(n) ? '–' : `${(n * 100).toFixed(0)} %`);
+
+export function formatReport(report: BenchReport): string {
+  const lines: string[] = [];
+  lines.push(`| workload | server | req/s | p50 ms | p99 ms | req/s vs | p99 vs | server CPU ms/req | PG CPU ms/req |`);
+  lines.push(`|---|---|--:|--:|--:|--:|--:|--:|--:|`);
+  for (const r of report.rows) {
+    lines.push(`| ${r.workload} | ${r.server} (${r.backend}) | ${f(r.rps)} | ${f(r.p50, 2)} | ${f(r.p99, 2)} | `
+      + `${r.vs ? `${pct(r.vs.rps)} of ${r.vs.of}` : ''} | ${r.vs ? `${f(r.vs.p99, 2)}×` : ''} | ${f(r.serverCpuMs, 3)} | ${f(r.dbCpuMs, 3)} |`);
+  }
+  const runs = report.runs;
+  if (runs) {
+    lines.push('');
+    lines.push(`| runs end to end | runs/s | claim→draft p50 ms | p99 ms | POST /runs p50 ms | p99 ms | DB time ms/run | PG CPU ms/run | transactions/run | leadrun CPU ms/run |`);
+    lines.push(`|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|`);
+    lines.push(`| ${runs.finished}/${runs.started} runs, ${runs.setup} | ${f(runs.runsPerSecond)} | ${f(runs.p50, 1)} | ${f(runs.p99, 1)} | `
+      + `${f(runs.post.p50, 2)} | ${f(runs.post.p99, 2)} | ${f(runs.dbMsPerRun, 2)} | ${f(runs.dbCpuMsPerRun, 2)} | ${f(runs.transactionsPerRun, 1)} | ${f(runs.leadrunCpuMsPerRun, 1)} |`);
+  }
+  lines.push('');
+  if (report.keyCheck) {
+    lines.push(`key check: ${f(report.keyCheck.microsPerCheck, 2)} µs CPU per request = ${(report.keyCheck.share * 100).toFixed(1)} % `
+      + `of serve's ${f(report.keyCheck.requestCpuMicros)} µs CPU per GET /api/v1/leads`);
+  }
+  lines.push(`serve resident memory after the reads: PostgreSQL ${f(report.memory.postgresAfterReadsMiB)} MiB, PGlite ${f(report.memory.pgliteAfterReadsMiB)} MiB`);
+  const o = report.options;
+  lines.push(`(${o.connections} connections, ${o.durationSec} s measured after ${o.warmupSec} s warm-up; ${report.seeded.workspaces} workspaces × `
+    + `${o.leadsPerWorkspace} leads; LOG_LEVEL=${o.logLevel}${Object.keys(o.env).length ? `; ${Object.entries(o.env).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''})`);
+  return lines.join('\n');
+}
+
+function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, workspaces: { type: 'string' },
+      leads: { type: 'string' }, runs: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' },
+      'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
+      variant: { type: 'string' },
+    },
+    strict: true,
+  });
+  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+  const out: Partial<BenchOptions> & { json?: string } = {};
+  const set = <K extends keyof BenchOptions>(k: K, v: BenchOptions[K] | undefined) => { if (v !== undefined) out[k] = v; };
+  set('durationSec', num(values.duration));
+  set('warmupSec', num(values.warmup));
+  set('connections', num(values.connections));
+  set('workspaces', num(values.workspaces));
+  set('leadsPerWorkspace', num(values.leads));
+  set('runs', num(values.runs));
+  set('workerProcesses', num(values.workers));
+  set('workerConcurrency', num(values['worker-concurrency']));
+  set('logLevel', values['log-level']);
+  if (values.only) {
+    const only = values.only.split(',').map((s) => s.trim());
+    for (const w of only) if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`unknown workload ${w}; workloads: ${WORKLOADS.join(', ')}`);
+    out.only = only as Workload[];
+  }
+  if (values.env) out.env = Object.fromEntries(values.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+  if (values.json) out.json = values.json;
+  if (values.variant) out.variant = path.resolve(values.variant);
+  return out;
+}
+
+if (import.meta.main) {
+  const { json, ...options } = cliOptions(process.argv.slice(2));
+  // Stopping the children makes the run fail, and its clean-up (dropping the database) still happens.
+  const stop = () => {
+    setTimeout(() => process.exit(130), 30_000).unref();
+    void stopAll();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const started = performance.now();
+  const report = await runBench(options);
+  process.stdout.write(`\n${formatReport(report)}\n(the whole benchmark took ${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+  if (json) await writeFile(json, `${JSON.stringify(report, null, 2)}\n`);
+}

@@ -1,0 +1,54 @@
+// The benchmark harness (bench/run.ts), run small as a correctness check: every workload runs a few hundred
+// requests against real `leadrun serve` processes and the baseline, every answer is 2xx and the report has every
+// row. Never timed: the figures are the benchmark's business (npm run bench, docs/PERFORMANCE.md), not a test's.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { formatReport, runBench } from '../../bench/run.ts';
+import { BACKENDS } from '../helpers.ts';
+
+describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the benchmark needs PostgreSQL' }, () => {
+  it('runs every workload with only 2xx answers and reports every row', { timeout: 240_000 }, async () => {
+    const report = await runBench({
+      workspaces: 3,
+      leadsPerWorkspace: 60,
+      connections: 4,
+      durationSec: 20,
+      warmupSec: 0,
+      maxRequests: 300,
+      runs: 12,
+      log: () => {},
+    });
+
+    const rows = report.rows.map((r) => `${r.workload} ${r.server} ${r.backend}`);
+    assert.deepEqual(rows, [
+      'GET /api/v1/leads?limit=50 baseline postgres',
+      'GET /api/v1/leads?limit=50 leadrun postgres',
+      'GET /api/v1/runs/{id} baseline postgres',
+      'GET /api/v1/runs/{id} leadrun postgres',
+      'POST /api/v1/leads baseline postgres',
+      'POST /api/v1/leads leadrun postgres',
+      'GET /api/v1/leads?limit=50 leadrun pglite',
+    ]);
+    for (const row of report.rows) {
+      assert.equal(row.requests, 300, `${row.workload} (${row.server}, ${row.backend}) made its 300 requests`);
+      assert.equal(row.non2xx, 0, `${row.workload} (${row.server}, ${row.backend}) answered only 2xx`);
+      assert.equal(row.errors, 0, `${row.workload} (${row.server}, ${row.backend}) had no errors or timeouts`);
+    }
+
+    const runs = report.runs;
+    assert.ok(runs, 'the runs workload is reported');
+    assert.equal(runs.post.requests, 12);
+    assert.equal(runs.post.non2xx + runs.post.errors, 0, 'every POST /api/v1/runs answered 202');
+    assert.equal(runs.started, 12);
+    assert.equal(runs.finished, 12, 'every run reached AWAITING_APPROVAL');
+    assert.ok(Number.isFinite(runs.dbMsPerRun) && Number.isFinite(runs.runsPerSecond));
+
+    assert.ok(report.keyCheck && Number.isFinite(report.keyCheck.microsPerCheck), 'the key check is measured');
+    assert.ok(report.memory.postgresAfterReadsMiB && report.memory.pgliteAfterReadsMiB, 'serve memory is read on both backends');
+
+    const table = formatReport(report);
+    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'key check', 'resident memory']) {
+      assert.ok(table.includes(line), `the printed table has ${line}`);
+    }
+  });
+});
