@@ -5,12 +5,11 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { Plan, Role } from '../db/schema.ts';
+import type { DB, Plan, Role } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
 import { SCOPES, type KeyVerifier, type LastUsedRecorder, type Scope } from '../domain/keys.ts';
 import { findSession } from '../domain/sessions.ts';
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.ts';
 
 /** Who is making a request: an API key (`source: 'api'`) or a person signed in to the UI (`source: 'ui'`). */
 export interface Principal {

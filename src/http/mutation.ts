@@ -14,7 +14,7 @@ declare module 'fastify' {
     /** Set once the request's audit entry has been written (in the mutation's transaction). */
     audited: boolean;
     /** The Idempotency-Key this request holds while in flight. */
-    idempotency: { key: string; hash: string } | null;
+    idempotency: { keyId: string; key: string; hash: string } | null;
   }
 }
 
@@ -34,7 +34,8 @@ export interface MutationDeps {
   clock: Clock;
 }
 
-function auditContext(request: FastifyRequest) {
+/** Where a request came from, as every audit entry records it. */
+export function auditContext(request: FastifyRequest) {
   return {
     requestId: request.id,
     ip: request.ip,
@@ -65,7 +66,7 @@ export async function mutate<T>(
       occurredAt: deps.clock.now(),
       ...auditContext(request),
     });
-    if (request.idempotency && principal.keyId) {
+    if (request.idempotency) {
       await trx.updateTable('idempotency_keys').set({
         locked_until: null,
         response_status: result.status,
@@ -73,7 +74,7 @@ export async function mutate<T>(
         response_location: result.location ?? null,
         target_type: result.target.type,
         target_id: result.target.id,
-      }).where('key_id', '=', principal.keyId).where('idempotency_key', '=', request.idempotency.key).execute();
+      }).where('key_id', '=', request.idempotency.keyId).where('idempotency_key', '=', request.idempotency.key).execute();
     }
     return result;
   });
@@ -115,7 +116,7 @@ export function idempotency(deps: MutationDeps) {
       .returning('key_id')
       .executeTakeFirst();
     if (claimed) {
-      request.idempotency = { key, hash };
+      request.idempotency = { keyId: principal.keyId, key, hash };
       return;
     }
     const existing = await deps.db.selectFrom('idempotency_keys').selectAll()
@@ -155,10 +156,10 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export function auditRefusals(deps: MutationDeps) {
   return async function onSend(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (request.idempotency) {
-      const { key } = request.idempotency;
+      const { keyId, key } = request.idempotency;
       request.idempotency = null;
       await deps.db.deleteFrom('idempotency_keys')
-        .where('key_id', '=', principalOf(request).keyId ?? '').where('idempotency_key', '=', key).where('response_status', 'is', null)
+        .where('key_id', '=', keyId).where('idempotency_key', '=', key).where('response_status', 'is', null)
         .execute().catch((error: unknown) => request.log.warn({ err: error }, 'could not release an idempotency key'));
     }
     if (!MUTATING.has(request.method) || request.audited || !request.principal) return;

@@ -5,8 +5,8 @@ import { AnalysisOutput, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutpu
 import { LEAD_STATUSES } from '../domain/leads.ts';
 import { RUN_STATUSES } from '../domain/runs.ts';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const Timestamp = (description?: string) =>
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Timestamp = (description?: string) =>
   Type.String({ format: 'date-time', description: description ?? 'ISO 8601 timestamp in UTC with milliseconds.' });
 const Id = (description: string) => Type.String({ format: 'uuid', description });
 

@@ -4,20 +4,18 @@ import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from '../app.ts';
 import { assertSameOrigin, principalOf, SESSION_COOKIE } from '../auth.ts';
-import { mutate } from '../mutation.ts';
+import { auditContext, mutate } from '../mutation.ts';
 import { cursorParam, linkNextPage } from '../pagination.ts';
-import { authProblems, problem, writeProblems } from '../schemas.ts';
-import { writeAudit } from '../../domain/audit.ts';
-import { listAudit } from '../../domain/audit.ts';
+import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../schemas.ts';
+import { listAudit, writeAudit } from '../../domain/audit.ts';
 import { AppError, notFound } from '../../domain/errors.ts';
-import { createKey, keyDigest, listKeys, revokeKey, SCOPES } from '../../domain/keys.ts';
+import { createKey, listKeys, revokeKey, SCOPES } from '../../domain/keys.ts';
 import { createSession, endSession, findSession, signIn, type SessionView } from '../../domain/sessions.ts';
 import { workspaceUsage } from '../../domain/usage.ts';
 import { addMember, listMembers, PASSWORD_MAX, PASSWORD_MIN, setUpInstallation, setupNeeded } from '../../domain/users.ts';
 import { isUuid } from '../../domain/validation.ts';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-const Timestamp = Type.String({ format: 'date-time' });
+const Timestamp = TimestampOf();
 const Role = Type.Enum(['ADMIN', 'MEMBER']);
 const Scope = Type.Enum(SCOPES);
 
@@ -88,8 +86,7 @@ export default async function uiRoutes(app: AppInstance): Promise<void> {
     reply.setCookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires });
   const auditUi = (request: FastifyRequest, entry: { workspaceId: string; userId: string; action: string; target: { type: string; id: string } | null; status: number }) =>
     writeAudit(db, {
-      ...entry, source: 'ui', outcome: 'success', occurredAt: clock.now(),
-      requestId: request.id, ip: request.ip, userAgent: request.headers['user-agent'] ?? null,
+      ...entry, source: 'ui', outcome: 'success', occurredAt: clock.now(), ...auditContext(request),
     });
 
   app.get('/ui/api/setup', {

@@ -2214,7 +2214,10 @@ export type paths = {
                     };
                     content: {
                         "application/json": {
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
                             createdAt: string;
                             createdBy: {
                                 email: string | null;
@@ -2444,7 +2447,10 @@ export type paths = {
                     };
                     content: {
                         "application/json": {
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
                             createdAt: string;
                             email: string | null;
                             id: string;
@@ -2892,7 +2898,10 @@ export type paths = {
                             limit: number | null;
                             /** @enum {unknown} */
                             plan: "FREE" | "PRO";
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
                             resetsAt: string;
                             used: number;
                         };
@@ -3182,7 +3191,10 @@ export type components = {
             } | null;
         };
         UiApiKey: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp in UTC with milliseconds.
+             */
             createdAt: string;
             createdBy: {
                 email: string | null;
@@ -3208,7 +3220,10 @@ export type components = {
                 prefix: string;
             } | null;
             keyId: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp in UTC with milliseconds.
+             */
             occurredAt: string;
             /** @enum {unknown} */
             outcome: "success" | "failure" | "denied" | "replayed";
@@ -3228,7 +3243,10 @@ export type components = {
             userId: string | null;
         };
         UiMember: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp in UTC with milliseconds.
+             */
             createdAt: string;
             email: string | null;
             id: string;
