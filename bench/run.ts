@@ -6,6 +6,9 @@
 //   npm run bench                         the full benchmark (about 2.5 minutes)
 //   npm run bench -- --duration 5 --only leads.get,runs
 //   npm run bench -- --json report.json   also write every figure as JSON
+//   npm run bench -- --rounds 3           baseline and leadrun measured in turns three times; medians reported
+//   npm run bench -- --variant ../copy    another copy of leadrun measured in the same turns (an A/B of a change;
+//                                         repeat --variant for more copies)
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -40,8 +43,13 @@ export interface BenchOptions {
   /** Extra environment for every leadrun process (e.g. a pool size under test). */
   env: Record<string, string>;
   only: readonly Workload[];
-  /** Another copy of leadrun (a directory) measured beside this one on the PostgreSQL workloads: an A/B of a change. */
-  variant: string | null;
+  /** Other copies of leadrun (directories) measured beside this one on the PostgreSQL workloads: an A/B of a change. */
+  variants: string[];
+  /**
+   * Each PostgreSQL workload measured this many times, the servers taking turns (baseline, leadrun, variants, then
+   * again), so that a slow spell of a shared machine falls on all of them; rows report the medians.
+   */
+  rounds: number;
   log: (line: string) => void;
 }
 
@@ -58,13 +66,15 @@ export const DEFAULTS: BenchOptions = {
   logLevel: 'info',
   env: {},
   only: WORKLOADS,
-  variant: null,
+  variants: [],
+  rounds: 1,
   log: (line) => process.stderr.write(`${line}\n`),
 };
 
 export interface Row {
   workload: string;
-  server: 'baseline' | 'leadrun' | 'variant';
+  /** baseline, leadrun, or `variant N` (the Nth --variant). */
+  server: string;
   backend: 'postgres' | 'pglite';
   requests: number;
   non2xx: number;
@@ -145,20 +155,21 @@ interface Measured {
 /** A warm-up, then the measured run, with the CPU the server and its database sessions spent on it. */
 async function measure(
   options: BenchOptions, label: string, server: Child & { url: string }, requests: LoadRequest[],
-  db: { admin: pg.Client; name: string } | null, connections = options.connections,
+  db: { admin: pg.Client; name: string } | null, connections = options.connections, warmUp = true,
 ): Promise<Measured> {
   const base = { url: server.url, requests, connections };
-  if (options.warmupSec > 0) await load({ ...base, durationSec: options.warmupSec, maxRequests: options.maxRequests });
+  if (warmUp && options.warmupSec > 0) await load({ ...base, durationSec: options.warmupSec, maxRequests: options.maxRequests });
   const pids = db ? await backendPids(db.admin, db.name) : [];
   const dbBefore = new Map(pids.map((pid) => [pid, cpuMs(pid)]));
   const before = cpuMs(server.pid);
   const result = await load({ ...base, durationSec: options.durationSec, maxRequests: options.maxRequests });
   const serverCpuMs = (cpuMs(server.pid) - before) / Math.max(1, result.requests);
   // Sessions that ended during the run (an idle pool connection closing) are left out: /proc no longer has them.
+  // Sessions opened during the run (a pool replacing the connections it closed while idle) count whole.
   let dbSpent = 0;
-  for (const [pid, was] of dbBefore) {
+  for (const pid of db ? await backendPids(db.admin, db.name) : []) {
     const now = cpuMs(pid);
-    if (now > 0) dbSpent += now - was;
+    if (now > 0) dbSpent += now - (dbBefore.get(pid) ?? 0);
   }
   const dbCpuMs = db ? dbSpent / Math.max(1, result.requests) : null;
   options.log(`  ${label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, `
@@ -173,6 +184,34 @@ function row(workload: string, server: Row['server'], backend: Row['backend'], m
     rps: m.result.rps, p50: m.result.p50, p99: m.result.p99,
     serverCpuMs: m.serverCpuMs, dbCpuMs: m.dbCpuMs,
     vs: against ? { of: `${against.server} (${against.backend})`, rps: m.result.rps / against.rps, p99: m.result.p99 / against.p99 } : null,
+  };
+}
+
+const median = (values: number[]): number => {
+  const sorted = values.toSorted((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+/**
+ * One row from several rounds of the same server: the median of each figure, and against another server the
+ * median of the ratios of each round (each taken within seconds of the other).
+ */
+function medianRow(workload: string, server: Row['server'], rounds: Measured[], against?: { row: Row; rounds: Measured[] }): Row {
+  const of = (pick: (m: Measured) => number) => median(rounds.map(pick));
+  const dbCpu = rounds.map((m) => m.dbCpuMs);
+  return {
+    workload, server, backend: 'postgres',
+    requests: of((m) => m.result.requests), non2xx: of((m) => m.result.non2xx), errors: of((m) => m.result.errors),
+    rps: of((m) => m.result.rps), p50: of((m) => m.result.p50), p99: of((m) => m.result.p99),
+    serverCpuMs: of((m) => m.serverCpuMs), dbCpuMs: dbCpu.every((v) => v !== null) ? median(dbCpu as number[]) : null,
+    vs: against
+      ? {
+        of: `${against.row.server} (${against.row.backend})`,
+        rps: median(rounds.map((m, i) => m.result.rps / against.rounds[i]!.result.rps)),
+        p99: median(rounds.map((m, i) => m.result.p99 / against.rounds[i]!.result.p99)),
+      }
+      : null,
   };
 }
 
@@ -241,18 +280,30 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       const env = leadrunEnv(options, { DATABASE_URL: created.url });
       const serve = await startServe({ env, worker: false });
       const baseline = await startBaseline({ ...process.env, DATABASE_URL: created.url, POOL_SIZE: options.env.PG_POOL_SIZE ?? '10' });
-      const variant = options.variant ? await startServe({ env, worker: false, root: options.variant }) : null;
-      // The variant, when there is one, is measured right after leadrun, under the same conditions.
-      const both = async (workload: string, requests: LoadRequest[], b: Row) => {
-        report.rows.push(b, row(workload, 'leadrun', 'postgres', await measure(options, 'leadrun', serve, requests, dbRef), b));
-        if (variant) report.rows.push(row(workload, 'variant', 'postgres', await measure(options, 'variant', variant, requests, dbRef), b));
+      const variants: Array<[string, Child & { url: string }]> = [];
+      for (const [i, root] of options.variants.entries()) variants.push([`variant ${i + 1}`, await startServe({ env, worker: false, root })]);
+      // The baseline, leadrun and the variants (when there are some) take turns, round after round, under the same
+      // conditions; each is warmed up in the first round only.
+      const compare = async (workload: string, requests: LoadRequest[]) => {
+        const servers: Array<[string, Child & { url: string }]> = [['baseline', baseline], ['leadrun', serve], ...variants];
+        const rounds = new Map<string, Measured[]>(servers.map(([name]) => [name, []]));
+        for (let round = 0; round < options.rounds; round++) {
+          if (options.rounds > 1) log(`  round ${round + 1} of ${options.rounds}`);
+          for (const [name, server] of servers) {
+            rounds.get(name)!.push(await measure(options, name, server, requests, dbRef, options.connections, round === 0));
+          }
+        }
+        const base = medianRow(workload, 'baseline', rounds.get('baseline')!);
+        report.rows.push(base);
+        for (const [name] of servers.slice(1)) {
+          report.rows.push(medianRow(workload, name, rounds.get(name)!, { row: base, rounds: rounds.get('baseline')! }));
+        }
       };
       try {
         if (wants('leads.get')) {
           log('GET /api/v1/leads?limit=50');
           const requests = seeded.workspaces.map((w) => ({ method: 'GET' as const, path: '/api/v1/leads?limit=50', headers: auth(w) }));
-          await both('GET /api/v1/leads?limit=50', requests,
-            row('GET /api/v1/leads?limit=50', 'baseline', 'postgres', await measure(options, 'baseline', baseline, requests, dbRef)));
+          await compare('GET /api/v1/leads?limit=50', requests);
         }
         if (wants('runs.get')) {
           log('GET /api/v1/runs/{id}');
@@ -260,8 +311,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
           const keyOf = new Map(seeded.workspaces.map((w) => [w.id, w]));
           const requests = finished.map((r) => ({ method: 'GET' as const, path: `/api/v1/runs/${r.id}`, headers: auth(keyOf.get(r.workspaceId)!) }));
           if (requests.length === 0) throw new Error('no finished run to read');
-          await both('GET /api/v1/runs/{id}', requests,
-            row('GET /api/v1/runs/{id}', 'baseline', 'postgres', await measure(options, 'baseline', baseline, requests, dbRef)));
+          await compare('GET /api/v1/runs/{id}', requests);
         }
         report.memory.postgresAfterReadsMiB = residentMiB(serve.pid);
         log(`  serve resident after the reads: ${report.memory.postgresAfterReadsMiB.toFixed(0)} MiB`);
@@ -275,13 +325,12 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
           const requests = seeded.workspaces.map((w) => ({
             method: 'POST' as const, path: '/api/v1/leads', headers: { ...auth(w), 'content-type': 'application/json' }, body,
           }));
-          await both('POST /api/v1/leads', requests,
-            row('POST /api/v1/leads', 'baseline', 'postgres', await measure(options, 'baseline', baseline, requests, dbRef)));
+          await compare('POST /api/v1/leads', requests);
         }
       } finally {
         await serve.stop();
         await baseline.stop();
-        await variant?.stop();
+        for (const [, variant] of variants) await variant.stop();
       }
     }
 
@@ -506,7 +555,8 @@ export function formatReport(report: BenchReport): string {
   }
   lines.push(`serve resident memory after the reads: PostgreSQL ${f(report.memory.postgresAfterReadsMiB)} MiB, PGlite ${f(report.memory.pgliteAfterReadsMiB)} MiB`);
   const o = report.options;
-  lines.push(`(${o.connections} connections, ${o.durationSec} s measured after ${o.warmupSec} s warm-up; ${report.seeded.workspaces} workspaces × `
+  const rounds = o.rounds > 1 ? `, the median of ${o.rounds} rounds taken in turns` : '';
+  lines.push(`(${o.connections} connections, ${o.durationSec} s measured after ${o.warmupSec} s warm-up${rounds}; ${report.seeded.workspaces} workspaces × `
     + `${o.leadsPerWorkspace} leads; LOG_LEVEL=${o.logLevel}${Object.keys(o.env).length ? `; ${Object.entries(o.env).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''})`);
   return lines.join('\n');
 }
@@ -518,7 +568,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
       duration: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, workspaces: { type: 'string' },
       leads: { type: 'string' }, runs: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' },
       'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
-      variant: { type: 'string' },
+      variant: { type: 'string', multiple: true }, rounds: { type: 'string' },
     },
     strict: true,
   });
@@ -534,6 +584,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
   set('workerProcesses', num(values.workers));
   set('workerConcurrency', num(values['worker-concurrency']));
   set('logLevel', values['log-level']);
+  set('rounds', num(values.rounds));
   if (values.only) {
     const only = values.only.split(',').map((s) => s.trim());
     for (const w of only) if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`unknown workload ${w}; workloads: ${WORKLOADS.join(', ')}`);
@@ -541,7 +592,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
   }
   if (values.env) out.env = Object.fromEntries(values.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
   if (values.json) out.json = values.json;
-  if (values.variant) out.variant = path.resolve(values.variant);
+  if (values.variant) out.variants = values.variant.map((v) => path.resolve(v));
   return out;
 }
 

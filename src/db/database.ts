@@ -82,7 +82,8 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
     // Only the statements marked with `prepare` are prepared, and each was checked to have a good generic plan. Left
     // to choose, PostgreSQL keeps planning a LIMIT $n statement at every execution, since its generic plan cannot
     // know n and is estimated dearer than the custom ones: the very cost preparing is meant to save.
-    options: '-c plan_cache_mode=force_generic_plan',
+    // Dates as pg parses them, whatever the server's default DateStyle.
+    options: '-c plan_cache_mode=force_generic_plan -c DateStyle=ISO',
   });
   pool.on('error', (error) => options.onPoolError?.(error));
   // A connection lost while checked out (mid-query or mid-transaction) emits 'error' on its client, where pg-pool

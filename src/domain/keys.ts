@@ -143,13 +143,15 @@ export async function findActiveKey(db: Kysely<DB>, digest: string): Promise<Key
 /**
  * Remembers key look-ups for at most `ttlMs` (1 s by default), so a busy key costs one query a second while a
  * revocation made by any process still takes effect within the TTL. Revocations made in this process are
- * forgotten at once.
+ * forgotten at once. Requests that miss the cache for the same key at the same time (a burst from one client, or
+ * every request in flight when the entry expires) share one look-up.
  */
 export class KeyVerifier {
   readonly #db: Kysely<DB>;
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   readonly #cache = new Map<string, { principal: KeyPrincipal | null; expires: number }>();
+  readonly #lookups = new Map<string, Promise<KeyPrincipal | null>>();
 
   constructor(db: Kysely<DB>, options: { ttlMs?: number; maxEntries?: number } = {}) {
     this.#db = db;
@@ -158,20 +160,34 @@ export class KeyVerifier {
   }
 
   /** Null for a malformed, unknown or revoked key. */
-  async verify(key: string): Promise<KeyPrincipal | null> {
-    if (!isWellFormedKey(key)) return null;
+  verify(key: string): Promise<KeyPrincipal | null> {
+    if (!isWellFormedKey(key)) return Promise.resolve(null);
     const digest = keyDigest(key);
-    const now = performance.now();
     const hit = this.#cache.get(digest);
-    if (hit && hit.expires > now) return hit.principal;
-    const principal = await findActiveKey(this.#db, digest);
-    if (this.#cache.size >= this.#maxEntries) this.#cache.clear();
-    this.#cache.set(digest, { principal, expires: now + this.#ttlMs });
-    return principal;
+    if (hit && hit.expires > performance.now()) return Promise.resolve(hit.principal);
+    return this.#lookups.get(digest) ?? this.#lookUp(digest);
+  }
+
+  #lookUp(digest: string): Promise<KeyPrincipal | null> {
+    // The entry lives from when the look-up was asked, never longer: the TTL bounds how stale an answer can be.
+    const asked = performance.now();
+    const lookup = findActiveKey(this.#db, digest).then((principal) => {
+      // A revocation heard while the look-up ran (forget) has dropped it: its answer may predate the revocation.
+      if (this.#lookups.get(digest) === lookup) {
+        if (this.#cache.size >= this.#maxEntries) this.#cache.clear();
+        this.#cache.set(digest, { principal, expires: asked + this.#ttlMs });
+      }
+      return principal;
+    }).finally(() => {
+      if (this.#lookups.get(digest) === lookup) this.#lookups.delete(digest);
+    });
+    this.#lookups.set(digest, lookup);
+    return lookup;
   }
 
   forget(digest: string): void {
     this.#cache.delete(digest);
+    this.#lookups.delete(digest);
   }
 }
 

@@ -8,7 +8,7 @@
 // every onRequest hook: it is keyed by the principal that authentication found, a bad key is answered 401 before
 // it is counted, and a limited client's body is never read.
 import fp from 'fastify-plugin';
-import helmet from '@fastify/helmet';
+import helmet from 'helmet';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -172,13 +172,20 @@ async function security(app: AppInstance): Promise<void> {
   const { config } = app.deps;
   const https = config.publicUrl.startsWith('https:');
 
-  await app.register(helmet, {
+  // Built once: helmet's middleware only sets the headers its options gave.
+  const securityHeaders = helmet({
     contentSecurityPolicy: { useDefaults: false, directives: cspDirectives(https) },
     frameguard: { action: 'deny' },
     strictTransportSecurity: https ? { maxAge: 31_536_000, includeSubDomains: true } : false,
   });
-
-  app.addHook('onRequest', async (request, reply) => cors(request, reply));
+  const headersSet = (error?: unknown) => {
+    if (error) throw error;
+  };
+  app.addHook('onRequest', (request, reply, done) => {
+    securityHeaders(request.raw, reply.raw, headersSet);
+    if (cors(request, reply)) return; // a preflight, answered
+    done();
+  });
 
   app.addHook('preValidation', async (request) => refuseNul(request));
 

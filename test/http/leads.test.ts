@@ -273,6 +273,30 @@ for (const kind of BACKENDS) {
         assert.ok(created.every((l) => !ids.has(l.id)));
       });
 
+      it('lists every lead exactly as it reads alone: escaped text, nulls and every millisecond form', async () => {
+        const W = await t.workspace('pro');
+        const wKey = (await t.key(W.id)).key;
+        const control = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).join('').replace('\u0000', '');
+        const names = ['quote " and backslash \\', control, 'line\u2028and\u2029paragraph', 'emoji 👋🏽 and ünïcødé', '</script><b>', '{"a":1}'];
+        const ids: string[] = [];
+        for (const [i, name] of names.entries()) {
+          // 0, 10, 100, 110 … ms past a second: the database writes these with fewer fraction digits.
+          clock.advance(1000 - (Date.parse(clock.now().toISOString()) % 1000) + [0, 10, 100, 110, 500, 999][i]!);
+          const res = await post({ name, email: i % 2 ? null : `a+${i}@x.example`, companyName: i % 2 ? name : null, companyWebsite: i % 2 ? null : 'https://x.example/a?b=c&d=%22' }, wKey);
+          assert.equal(res.status, 201, res.text);
+          ids.push(res.json.id);
+        }
+        const list = await t.api('GET', '/api/v1/leads', { key: wKey });
+        assert.equal(list.status, 200, list.text);
+        assert.deepEqual(list.json.data.map((l: any) => l.id), ids.toReversed());
+        for (const lead of list.json.data) {
+          const alone = await t.api('GET', `/api/v1/leads/${lead.id}`, { key: wKey });
+          assert.deepEqual(lead, alone.json.data);
+          assert.match(lead.createdAt, ISO_MS);
+        }
+        assert.deepEqual(list.json.data.map((l: any) => l.name), names.toReversed());
+      });
+
       it('answers an empty workspace with {data: []} and no Link', async () => {
         const empty = await t.workspace('pro');
         const res = await t.api('GET', '/api/v1/leads', { key: (await t.key(empty.id)).key });

@@ -341,9 +341,11 @@ for (const kind of BACKENDS) {
         },
       });
       const holder = await t.startWorker({ engine: slow, leaseMs: 600 });
-      const rival = await t.startWorker({ leaseMs: 600 });
+      let rival: Awaited<ReturnType<typeof t.startWorker>> | null = null;
       try {
         await eventually('ANALYSIS to start', async () => (await stepOf(t.database.db, runId, 'ANALYSIS')).status === 'RUNNING');
+        // The rival starts once the holder has the run (started together, either could have claimed it first).
+        rival = await t.startWorker({ leaseMs: 600 });
         // Several lease lengths pass while ANALYSIS runs; the rival polls every 50 ms all the while.
         const firstOwner = (await runRow(t.database.db, runId)).lease_owner;
         const until = Date.now() + 1_500;
@@ -358,7 +360,7 @@ for (const kind of BACKENDS) {
       } finally {
         release();
         await holder.stop();
-        await rival.stop();
+        await rival?.stop();
       }
     });
 
