@@ -1,5 +1,6 @@
-// One load run with autocannon on loopback: a list of prepared requests that every connection cycles through, for
-// a duration or a number of requests (always both bounded). Latencies are kept at full precision (autocannon's own
+// One load run with autocannon on loopback: a list of prepared requests that every connection cycles through, each
+// from its own place in the list (as many clients would, rather than all in step), for a duration or a number of
+// requests (always both bounded). Latencies are kept at full precision (autocannon's own
 // histogram rounds to whole milliseconds), so p50 and p99 are exact over every response.
 import { createRequire } from 'node:module';
 
@@ -10,6 +11,10 @@ const autocannon = require('autocannon') as (options: Record<string, unknown>) =
 interface AutocannonInstance extends PromiseLike<AutocannonResult> {
   on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
   stop(): void;
+}
+
+interface AutocannonClient {
+  setRequests(requests: Array<Record<string, unknown>>): void;
 }
 
 interface AutocannonResult {
@@ -57,14 +62,21 @@ function percentile(sorted: Float64Array, p: number): number {
 
 export async function load(options: LoadOptions): Promise<LoadResult> {
   const latencies: number[] = [];
+  const requests = options.requests.map((r) => ({ method: r.method, path: r.path, headers: r.headers, ...(r.body !== undefined ? { body: r.body } : {}) }));
+  const connections = Math.min(options.connections, options.maxRequests);
+  let clients = 0;
   const started = performance.now();
   const instance = autocannon({
     url: options.url,
-    connections: Math.min(options.connections, options.maxRequests),
+    connections,
     duration: options.durationSec,
     maxOverallRequests: options.maxRequests,
     timeout: 10,
-    requests: options.requests.map((r) => ({ method: r.method, path: r.path, headers: r.headers, ...(r.body !== undefined ? { body: r.body } : {}) })),
+    requests,
+    setupClient: (client: AutocannonClient) => {
+      const start = Math.floor((clients++ * requests.length) / connections) % requests.length;
+      client.setRequests([...requests.slice(start), ...requests.slice(0, start)]);
+    },
   });
   instance.on('response', (_client, _status, _bytes, ms) => { latencies.push(ms); });
   // A guard beyond autocannon's own limits: the run ends within its duration and a grace period, whatever happens.
@@ -79,15 +91,15 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
   const sorted = Float64Array.from(latencies).sort();
   const statusCodes: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stats.count;
-  const requests = latencies.length;
+  const answered = latencies.length;
   return {
-    requests,
+    requests: answered,
     ok: result['2xx'],
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     statusCodes,
     seconds,
-    rps: requests / seconds,
+    rps: answered / seconds,
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
   };

@@ -5,7 +5,6 @@ import { parseArgs } from 'node:util';
 import { pino, type Logger } from 'pino';
 import { runAdminCommand, type AdminCommand } from './admin/commands.ts';
 import { claimDataDir, sendControlCommand, type DataDirClaim } from './admin/control.ts';
-import { createModelEngine } from './agent/engines/model.ts';
 import { offlineEngine } from './agent/engines/offline.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
@@ -14,7 +13,6 @@ import { AppError } from './domain/errors.ts';
 import { buildApp, createDeps } from './http/app.ts';
 import { redactSecrets } from './http/security.ts';
 import { startTelemetry } from './telemetry.ts';
-import { Worker } from './worker/worker.ts';
 
 const USAGE = `leadrun: leads, calls and agent runs that draft sales e-mails
 
@@ -199,15 +197,18 @@ async function runAdmin(config: Config, logger: Logger, command: AdminCommand, j
 async function runService(config: Config, logger: Logger, mode: { http: boolean; worker: boolean }): Promise<void> {
   const claim = config.databaseUrl ? null : await claimOrWait(config, logger);
   const database = await open(config, logger);
-  const telemetry = startTelemetry(config.otelEndpoint);
+  const telemetry = await startTelemetry(config.otelEndpoint);
+  // The model engine (the AI SDK) and the worker (HTML parsing, the pipeline) are loaded only by a process that uses them.
   const engine = config.llm
-    ? createModelEngine({ baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, model: config.llm.model, timeoutMs: config.llm.timeoutMs })
+    ? (await import('./agent/engines/model.ts')).createModelEngine({
+      baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, model: config.llm.model, timeoutMs: config.llm.timeoutMs,
+    })
     : offlineEngine;
   const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'));
   claim?.serve((command) => runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate() }, command));
 
   const worker = mode.worker
-    ? new Worker({
+    ? new (await import('./worker/worker.ts')).Worker({
       database,
       clock: systemClock,
       engine,

@@ -4,9 +4,6 @@
 // semantic conventions (gen_ai.*).
 import { createHash } from 'node:crypto';
 import { context, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type Span } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { EngineName, EngineResult } from './agent/engine.ts';
 
 const TRACER = 'leadrun';
@@ -15,9 +12,15 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
-/** Starts exporting spans to `endpoint` (an OTLP/HTTP base address such as http://collector:4318). */
-export function startTelemetry(endpoint: string | null, serviceName = 'leadrun'): Telemetry {
+/**
+ * Starts exporting spans to `endpoint` (an OTLP/HTTP base address such as http://collector:4318). The SDK and its
+ * exporter are loaded only then: a process that exports nothing does not hold them in memory.
+ */
+export async function startTelemetry(endpoint: string | null, serviceName = 'leadrun'): Promise<Telemetry> {
   if (!endpoint) return { shutdown: async () => {} };
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor, NodeTracerProvider }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/resources'), import('@opentelemetry/sdk-trace-node'),
+  ]);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }))],

@@ -82,3 +82,15 @@ export class StepAttemptError extends Error {
     this.usage = usage;
   }
 }
+
+/** A failed request to the model endpoint, with what the worker may want for its backoff. */
+export class ModelEndpointError extends Error {
+  readonly status: number | null;
+  readonly retryAfterMs: number | null;
+  constructor(message: string, status: number | null, retryAfterMs: number | null = null) {
+    super(message);
+    this.name = 'ModelEndpointError';
+    this.status = status;
+    this.retryAfterMs = retryAfterMs;
+  }
+}

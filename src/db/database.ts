@@ -1,7 +1,7 @@
 // The database factory: a real PostgreSQL through `pg` when DATABASE_URL is set, embedded PGlite otherwise.
 // Both speak the same SQL and share one set of migrations; the rest of the program sees only `Database`.
 import { mkdir } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -119,6 +119,8 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
 }
 
 async function openPGlite(options: OpenOptions): Promise<Database> {
+  // Loaded only for the embedded database: a server on PostgreSQL never holds it.
+  const { PGlite } = await import('@electric-sql/pglite');
   let pglite: PGlite;
   if (options.inMemory) {
     pglite = await PGlite.create();

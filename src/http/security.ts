@@ -10,7 +10,7 @@
 import fp from 'fastify-plugin';
 import helmet from 'helmet';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from './app.ts';
 import { AppError } from '../domain/errors.ts';
@@ -144,8 +144,12 @@ function refuseNul(request: FastifyRequest): void {
   }
 }
 
-/** Redis for the shared counters: never holds a request waiting while it is away (the limit then fails open). */
-function connectRedis(app: AppInstance, url: string): Redis {
+/**
+ * Redis for the shared counters: never holds a request waiting while it is away (the limit then fails open).
+ * The client is loaded only when REDIS_URL is set.
+ */
+async function connectRedis(app: AppInstance, url: string): Promise<Redis> {
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -189,7 +193,7 @@ async function security(app: AppInstance): Promise<void> {
 
   app.addHook('preValidation', async (request) => refuseNul(request));
 
-  const redis = config.redisUrl ? connectRedis(app, config.redisUrl) : null;
+  const redis = config.redisUrl ? await connectRedis(app, config.redisUrl) : null;
   await app.register(rateLimit, {
     global: false,
     max: config.rateLimitPerMinute,

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { PermanentStepError, StepAttemptError, type RunContext } from '../../src/agent/engine.ts';
-import { createModelEngine, ModelEndpointError, type ModelEngineOptions } from '../../src/agent/engines/model.ts';
+import { ModelEndpointError } from '../../src/agent/engine.ts';
+import { createModelEngine, type ModelEngineOptions } from '../../src/agent/engines/model.ts';
 import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../src/agent/outputs.ts';
 import { chat, hang, messageText, rateLimited, startOpenAIServer, status, type OpenAIServer } from '../support/openai-server.ts';
 

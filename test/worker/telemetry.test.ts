@@ -53,7 +53,7 @@ describe('run traces (pglite)', () => {
 
   before(async () => {
     collector = await startCollector();
-    telemetry = startTelemetry(collector.url, 'leadrun-test');
+    telemetry = await startTelemetry(collector.url, 'leadrun-test');
     t = await startTestApp('pglite');
     const ws = await t.workspace('pro');
     key = (await t.key(ws.id)).key;
@@ -73,7 +73,7 @@ describe('run traces (pglite)', () => {
     await worker.stop();
     const row = await t.database.db.selectFrom('runs').select('trace_id').where('id', '=', run.id).executeTakeFirstOrThrow();
     await telemetry.shutdown(); // flushes what the batch processor holds
-    telemetry = startTelemetry(collector.url, 'leadrun-test');
+    telemetry = await startTelemetry(collector.url, 'leadrun-test');
     return { id: run.id, traceId: row.trace_id };
   }
 

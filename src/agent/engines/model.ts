@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7, type LanguageModelUsage } from 'ai';
-import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../engine.ts';
+import { ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../engine.ts';
 import { fitDraft } from '../grounding.ts';
 import { AnalysisOutput, assertStepOutput, StrategyOutput, WriterOutput, type StepNode } from '../outputs.ts';
 import * as analysisPrompt from '../prompts/analysis.ts';
@@ -20,18 +20,6 @@ export interface ModelEngineOptions {
   /** How long one request may take; default 60 s. */
   timeoutMs?: number;
   fetch?: typeof fetch;
-}
-
-/** A failed request to the model endpoint, with what the worker may want for its backoff. */
-export class ModelEndpointError extends Error {
-  readonly status: number | null;
-  readonly retryAfterMs: number | null;
-  constructor(message: string, status: number | null, retryAfterMs: number | null = null) {
-    super(message);
-    this.name = 'ModelEndpointError';
-    this.status = status;
-    this.retryAfterMs = retryAfterMs;
-  }
 }
 
 /** Answers another attempt cannot change: a malformed request, refused credentials, an unknown model or path. */
