@@ -315,6 +315,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
         }
         report.memory.postgresAfterReadsMiB = residentMiB(serve.pid);
         log(`  serve resident after the reads: ${report.memory.postgresAfterReadsMiB.toFixed(0)} MiB`);
+        for (const [name, variant] of variants) log(`  ${name} resident after the reads: ${residentMiB(variant.pid).toFixed(0)} MiB`);
         if (wants('keycheck')) {
           const getLeads = report.rows.find((r) => r.server === 'leadrun' && r.workload.startsWith('GET /api/v1/leads'));
           report.keyCheck = await keyCheck(created.url, seeded, getLeads?.serverCpuMs ?? null, log);

@@ -173,11 +173,8 @@ interface RunRow {
   email_draft: EmailDraft | null;
 }
 
-// One query per run: PostgreSQL assembles the steps and the current draft as JSON.
-const RUN_COLUMNS = sql`
-  r.id, r.status, r.lead_id, r.call_id, r.trace_id, r.error, r.tokens_used,
-  leadrun_iso(r.started_at) AS started_at,
-  leadrun_iso(r.completed_at) AS completed_at,
+// One query per run: PostgreSQL assembles the steps and the current draft of run `r` as JSON.
+const STEPS_JSON = sql`
   (SELECT json_agg(json_build_object(
       'node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts,
       'startedAt', leadrun_iso(s.started_at), 'completedAt', leadrun_iso(s.completed_at), 'error', s.error,
@@ -186,9 +183,16 @@ const RUN_COLUMNS = sql`
         'inputTokens', coalesce(s.input_tokens, 0), 'outputTokens', coalesce(s.output_tokens, 0),
         'totalTokens', coalesce(s.input_tokens, 0) + coalesce(s.output_tokens, 0)) END)
     ORDER BY s.position)
-   FROM run_steps s WHERE s.run_id = r.id) AS steps,
+   FROM run_steps s WHERE s.run_id = r.id)`;
+const DRAFT_JSON = sql`
   (SELECT json_build_object('id', d.id, 'status', d.status, 'subject', d.subject, 'body', d.body, 'to', d.to_address, 'version', d.version)
-   FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1) AS email_draft`;
+   FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1)`;
+const RUN_COLUMNS = sql`
+  r.id, r.status, r.lead_id, r.call_id, r.trace_id, r.error, r.tokens_used,
+  leadrun_iso(r.started_at) AS started_at,
+  leadrun_iso(r.completed_at) AS completed_at,
+  ${STEPS_JSON} AS steps,
+  ${DRAFT_JSON} AS email_draft`;
 
 function toRun(row: RunRow): Run {
   return {
@@ -211,6 +215,22 @@ export async function getRun(db: Kysely<DB>, workspaceId: string, runId: string)
   const result = await sql<RunRow>`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.workspace_id = ${workspaceId} AND r.id = ${runId}`.execute(db);
   const row = result.rows[0];
   return row ? toRun(row) : null;
+}
+
+/**
+ * A run as the JSON text of the API's Run, but for its traceUrl, as PostgreSQL writes it: sent on as it is, with no
+ * step output parsed and written again in Node (docs/PERFORMANCE.md). Null when the workspace has no such run.
+ */
+export async function getRunJson(db: Kysely<DB>, workspaceId: string, runId: string): Promise<{ json: string; id: string; traceId: string } | null> {
+  if (!isUuid(runId)) return null;
+  const result = await sql<{ json: string; id: string; trace_id: string }>`
+    ${prepare}SELECT r.id, r.trace_id, json_build_object(
+      'id', r.id, 'status', r.status, 'leadId', r.lead_id, 'callId', r.call_id,
+      'startedAt', leadrun_iso(r.started_at), 'completedAt', leadrun_iso(r.completed_at), 'error', r.error,
+      'tokensUsed', r.tokens_used, 'steps', ${STEPS_JSON}, 'emailDraft', ${DRAFT_JSON})::text AS json
+    FROM runs r WHERE r.workspace_id = ${workspaceId} AND r.id = ${runId}`.execute(db);
+  const row = result.rows[0];
+  return row ? { json: row.json, id: row.id, traceId: row.trace_id } : null;
 }
 
 /** The workspace's runs, newest first. */

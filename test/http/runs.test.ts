@@ -279,6 +279,8 @@ for (const kind of BACKENDS) {
         const listed = await t.api('GET', `/api/v1/runs?status=AWAITING_APPROVAL&leadId=${lead.id}`, { key });
         assert.ok(listed.json.data.some((r: any) => r.id === run.id), 'listed under its new status');
         assert.ok(listed.json.data.every((r: any) => r.status === 'AWAITING_APPROVAL'));
+        // GET /api/v1/runs/{id} sends the JSON PostgreSQL wrote; the list goes through the response schema: the same run.
+        assert.deepEqual(listed.json.data.find((r: any) => r.id === run.id), run);
       });
     });
   });
