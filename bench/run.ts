@@ -3,10 +3,10 @@
 // the read workload on embedded PGlite. Prints the table that docs/PERFORMANCE.md records. Not part of `npm test`
 // (test/bench/smoke.test.ts runs it small, as a correctness check only).
 //
-//   npm run bench                         the full benchmark (about 2.5 minutes)
+//   npm run bench                         the full benchmark (about 5 minutes)
 //   npm run bench -- --duration 5 --only leads.get,runs
 //   npm run bench -- --json report.json   also write every figure as JSON
-//   npm run bench -- --rounds 3           baseline and leadrun measured in turns three times; medians reported
+//   npm run bench -- --rounds 1           each server measured once (by default three times, in turns; medians)
 //   npm run bench -- --variant ../copy    another copy of leadrun measured in the same turns (an A/B of a change;
 //                                         repeat --variant for more copies)
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -58,7 +58,7 @@ export const DEFAULTS: BenchOptions = {
   leadsPerWorkspace: 1000,
   connections: 64,
   durationSec: 10,
-  warmupSec: 3,
+  warmupSec: 5,
   maxRequests: 1_000_000,
   runs: 1500,
   workerProcesses: 0,
@@ -67,7 +67,7 @@ export const DEFAULTS: BenchOptions = {
   env: {},
   only: WORKLOADS,
   variants: [],
-  rounds: 1,
+  rounds: 3,
   log: (line) => process.stderr.write(`${line}\n`),
 };
 

@@ -14,6 +14,7 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       connections: 4,
       durationSec: 20,
       warmupSec: 0,
+      rounds: 2,
       maxRequests: 300,
       runs: 12,
       log: () => {},
