@@ -108,47 +108,42 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
  * leadrun_iso, as toISOString writes them), with the cursor of the next page. The API sends the text on as it is:
  * no lead is mapped, no timestamp parsed and nothing serialised in Node, which is most of what a page would
  * otherwise cost.
+ *
+ * `oneRow` asks for the page as one text instead of a row per lead: cheaper on PGlite, whose protocol parser in
+ * JavaScript costs more per row than the aggregation costs its database, and dearer on PostgreSQL, where it is the
+ * other way round (docs/PERFORMANCE.md).
  */
 export async function listLeadsJson(
   db: Kysely<DB>,
   workspaceId: string,
-  options: { limit: number; cursor?: Cursor | null; status?: LeadStatus | null },
+  options: { limit: number; cursor?: Cursor | null; status?: LeadStatus | null; oneRow?: boolean },
 ): Promise<{ json: string; next: Cursor | null }> {
   const filters = [sql`l.workspace_id = ${workspaceId}`];
   if (options.status) filters.push(sql`l.status = ${options.status}`);
   if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
-  // limit + 1 rows tell whether there is a next page. Each row is the lead's JSON, concatenated rather than built by
-  // row_to_json, which costs PostgreSQL a third more, and not aggregated into one text, which costs it more than
-  // the rows do (docs/PERFORMANCE.md). to_json escapes every free-text field; the rest (uuids, the status,
-  // timestamps) hold no character that needs escaping.
-  const result = await sql<{ json: string; id: string }>`
-    ${prepare}SELECT '{"id":"' || l.id || '","name":' || to_json(l.name) || ',"email":' || coalesce(to_json(l.email)::text, 'null')
+  // limit + 1 rows tell whether there is a next page. Each lead's JSON is concatenated rather than built by
+  // row_to_json, which costs PostgreSQL a third more. to_json escapes every free-text field (a control character
+  // included, so no lead's JSON holds a line break); the rest (uuids, the status, timestamps) hold no character that
+  // needs escaping.
+  const page = sql`
+    SELECT '{"id":"' || l.id || '","name":' || to_json(l.name) || ',"email":' || coalesce(to_json(l.email)::text, 'null')
         || ',"companyName":' || coalesce(to_json(l.company_name)::text, 'null')
         || ',"companyWebsite":' || coalesce(to_json(l.company_website)::text, 'null')
         || ',"status":"' || l.status || '","assignedToUserId":' || coalesce('"' || l.assigned_to_user_id || '"', 'null')
         || ',"createdAt":"' || leadrun_iso(l.created_at) || '","updatedAt":"' || leadrun_iso(l.updated_at) || '"}' AS json,
-      l.id
+      l.created_at, l.id
     FROM leads l WHERE ${sql.join(filters, sql` AND `)}
-    ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}`.execute(db);
-  const rows = result.rows.length > options.limit ? result.rows.slice(0, options.limit) : result.rows;
-  const last = result.rows.length > options.limit ? rows.at(-1) : undefined;
-  // The last createdAt of the page, read back from its JSON: every value before it is escaped, so its key's
-  // last occurrence is the key itself.
-  const at = last ? last.json.slice(last.json.lastIndexOf('"createdAt":"') + 13, last.json.lastIndexOf('","updatedAt":"')) : null;
-  return { json: `[${rows.map((r) => r.json).join(',')}]`, next: last && at ? { at: new Date(at), id: last.id } : null };
-}
-
-export async function listLeads(
-  db: Kysely<DB>,
-  workspaceId: string,
-  options: { limit: number; cursor?: Cursor | null; status?: LeadStatus | null },
-): Promise<{ items: Lead[]; next: Cursor | null }> {
-  let query = db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId);
-  if (options.status) query = query.where('status', '=', options.status);
-  const cursor = options.cursor;
-  if (cursor) {
-    query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
-  }
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit + 1).execute();
-  return pageOf(rows.map(toLead), options.limit, (lead) => ({ at: lead.createdAt, id: lead.id }));
+    ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}`;
+  const leads = options.oneRow
+    ? ((await sql<{ page: string | null }>`
+        SELECT string_agg(p.json, E'\n' ORDER BY p.created_at DESC, p.id DESC) AS page FROM (${page}) p`.execute(db)).rows[0]?.page?.split('\n') ?? [])
+    : (await sql<{ json: string }>`${prepare}${page}`.execute(db)).rows.map((r) => r.json);
+  const items = leads.length > options.limit ? leads.slice(0, options.limit) : leads;
+  const last = leads.length > options.limit ? items.at(-1) : undefined;
+  // The id and createdAt of the page's last lead, read back from its JSON: the id comes first; every value before
+  // createdAt is escaped, so that key's last occurrence is the key itself.
+  const next = last
+    ? { at: new Date(last.slice(last.lastIndexOf('"createdAt":"') + 13, last.lastIndexOf('","updatedAt":"'))), id: last.slice(7, 43) }
+    : null;
+  return { json: `[${items.join(',')}]`, next };
 }

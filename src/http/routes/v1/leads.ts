@@ -10,6 +10,7 @@ import { notFound } from '../../../domain/errors.ts';
 
 export default async function leadRoutes(app: AppInstance): Promise<void> {
   const { db, clock } = app.deps;
+  const oneRowPages = app.deps.database.kind === 'pglite';
 
   app.get('/api/v1/leads', {
     config: { scope: 'leads:read' },
@@ -23,7 +24,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
   }, async (request, reply) => {
     const { workspaceId } = principalOf(request);
     const { limit, cursor, status } = request.query;
-    const page = await listLeadsJson(db, workspaceId, { limit, cursor: cursorParam(cursor), status: status ?? null });
+    const page = await listLeadsJson(db, workspaceId, { limit, cursor: cursorParam(cursor), status: status ?? null, oneRow: oneRowPages });
     linkNextPage(reply, '/api/v1/leads', page.next, request.query);
     // PostgreSQL wrote the JSON in the shape of the 200 schema above; a JSON string is sent as it is.
     return reply.type('application/json; charset=utf-8').send(`{"data":${page.json}}` as never);
