@@ -1,5 +1,5 @@
 // Kysely's view of the tables in migrations/. Column names stay snake_case as in SQL.
-import type { Generated } from 'kysely';
+import type { Generated, GeneratedAlways } from 'kysely';
 
 export type Plan = 'FREE' | 'PRO';
 export type Role = 'ADMIN' | 'MEMBER';
@@ -52,6 +52,8 @@ export interface LeadsTable {
   assigned_to_user_id: string | null;
   created_at: Date;
   updated_at: Date;
+  /** The lead's JSON in the API's shape, kept by PostgreSQL (0005_lead_json.sql). */
+  api_json: GeneratedAlways<string>;
 }
 
 export interface CallsTable {

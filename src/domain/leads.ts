@@ -104,10 +104,10 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
 }
 
 /**
- * A page of leads as PostgreSQL renders it: the JSON text of the Lead array, in the API's shape (timestamps by
- * leadrun_iso, as toISOString writes them), with the cursor of the next page. The API sends the text on as it is:
- * no lead is mapped, no timestamp parsed and nothing serialised in Node, which is most of what a page would
- * otherwise cost.
+ * A page of leads as the JSON text of the Lead array, in the API's shape, with the cursor of the next page. Each
+ * lead's JSON is stored with it (api_json, which PostgreSQL writes with the row: 0005_lead_json.sql), so a page is
+ * read as text and sent on as it is: nothing is rendered by the database at each read, and no lead is mapped, no
+ * timestamp parsed and nothing serialised in Node.
  *
  * `oneRow` asks for the page as one text instead of a row per lead: cheaper on PGlite, whose protocol parser in
  * JavaScript costs more per row than the aggregation costs its database, and dearer on PostgreSQL, where it is the
@@ -121,23 +121,15 @@ export async function listLeadsJson(
   const filters = [sql`l.workspace_id = ${workspaceId}`];
   if (options.status) filters.push(sql`l.status = ${options.status}`);
   if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
-  // limit + 1 rows tell whether there is a next page. Each lead's JSON is concatenated rather than built by
-  // row_to_json, which costs PostgreSQL a third more. to_json escapes every free-text field (a control character
-  // included, so no lead's JSON holds a line break); the rest (uuids, the status, timestamps) hold no character that
-  // needs escaping.
+  // limit + 1 rows tell whether there is a next page.
   const page = sql`
-    SELECT '{"id":"' || l.id || '","name":' || to_json(l.name) || ',"email":' || coalesce(to_json(l.email)::text, 'null')
-        || ',"companyName":' || coalesce(to_json(l.company_name)::text, 'null')
-        || ',"companyWebsite":' || coalesce(to_json(l.company_website)::text, 'null')
-        || ',"status":"' || l.status || '","assignedToUserId":' || coalesce('"' || l.assigned_to_user_id || '"', 'null')
-        || ',"createdAt":"' || leadrun_iso(l.created_at) || '","updatedAt":"' || leadrun_iso(l.updated_at) || '"}' AS json,
-      l.created_at, l.id
-    FROM leads l WHERE ${sql.join(filters, sql` AND `)}
+    SELECT l.api_json, l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
     ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}`;
+  // A lead's JSON holds no line break: to_json escapes every control character of the text fields.
   const leads = options.oneRow
     ? ((await sql<{ page: string | null }>`
-        SELECT string_agg(p.json, E'\n' ORDER BY p.created_at DESC, p.id DESC) AS page FROM (${page}) p`.execute(db)).rows[0]?.page?.split('\n') ?? [])
-    : (await sql<{ json: string }>`${prepare}${page}`.execute(db)).rows.map((r) => r.json);
+        SELECT string_agg(p.api_json, E'\n' ORDER BY p.created_at DESC, p.id DESC) AS page FROM (${page}) p`.execute(db)).rows[0]?.page?.split('\n') ?? [])
+    : (await sql<{ api_json: string }>`${prepare}${page}`.execute(db)).rows.map((r) => r.api_json);
   const items = leads.length > options.limit ? leads.slice(0, options.limit) : leads;
   const last = leads.length > options.limit ? items.at(-1) : undefined;
   // The id and createdAt of the page's last lead, read back from its JSON: the id comes first; every value before

@@ -353,6 +353,17 @@ for (const kind of BACKENDS) {
         assert.deepEqual((await t.api('GET', `/api/v1/leads/${lead.id}`, { key })).json.data, updated, 'stored');
       });
 
+      it('lists a changed lead as it now is', async () => {
+        const W = await t.workspace('pro');
+        const wKey = (await t.key(W.id)).key;
+        const lead = await createLead(t, wKey, { name: 'Before', email: 'b@example.com', companyWebsite: 'https://b.example' });
+        tick(1_000);
+        const res = await patch(lead.id, { name: 'After "quoted"', email: null, companyName: 'Now Co', status: 'WON', assignedToUserId: W.adminUserId }, wKey);
+        assert.equal(res.status, 200, res.text);
+        const listed = await t.api('GET', '/api/v1/leads', { key: wKey });
+        assert.deepEqual(listed.json.data, [res.json.data]);
+      });
+
       it('clears an optional field with null', async () => {
         const lead = await createLead(t, key, { name: 'Clear Me', email: 'c@example.com', companyWebsite: 'https://c.example', assignedToUserId: A.adminUserId });
         tick();
