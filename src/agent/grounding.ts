@@ -51,15 +51,14 @@ function collectSources(ctx: RunContext): Sources {
   return { words, numbers };
 }
 
+// Built once: toLocaleDateString with options builds a formatter at every call.
+const BRITISH_DATE = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' });
+const AMERICAN_DATE = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', month: 'long', day: 'numeric', year: 'numeric' });
+
 /** The call's date as a draft may write it: "3 March", "March 3, 2025", "2025-03-03". */
 function dateForms(date: Date | null): string[] {
   if (!date || Number.isNaN(date.getTime())) return [];
-  const utc = { timeZone: 'UTC' } as const;
-  return [
-    date.toISOString().slice(0, 10),
-    date.toLocaleDateString('en-GB', { ...utc, weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' }),
-    date.toLocaleDateString('en-US', { ...utc, month: 'long', day: 'numeric', year: 'numeric' }),
-  ];
+  return [date.toISOString().slice(0, 10), BRITISH_DATE.format(date), AMERICAN_DATE.format(date)];
 }
 
 // ===============================================================================================================

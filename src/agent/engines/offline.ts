@@ -741,9 +741,12 @@ const WORTH_SOLVING: Record<PainKind, string> = {
   other: 'That’s where I think we could help most.',
 };
 
+// Built once: toLocaleDateString with options builds a formatter at every call.
+const DAY_AND_MONTH = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', timeZone: 'UTC' });
+
 function callDate(occurredAt: Date | null): string {
   if (!occurredAt || Number.isNaN(occurredAt.getTime())) return '';
-  return ` on ${occurredAt.toLocaleDateString('en-GB', { day: 'numeric', month: 'long', timeZone: 'UTC' })}`;
+  return ` on ${DAY_AND_MONTH.format(occurredAt)}`;
 }
 
 const CONTRACTIONS: Array<[RegExp, string]> = [
