@@ -32,7 +32,12 @@ export interface LeadInput {
   assignedToUserId?: string | null;
 }
 
-export function toLead(row: Selectable<LeadsTable>): Lead {
+/** The columns a Lead is made of: its stored JSON (api_json), which only a page of leads reads, left out. */
+const LEAD_COLUMNS = [
+  'id', 'workspace_id', 'name', 'email', 'company_name', 'company_website', 'status', 'assigned_to_user_id', 'created_at', 'updated_at',
+] as const;
+
+export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json'>): Lead {
   return {
     id: row.id,
     name: row.name,
@@ -77,7 +82,7 @@ export async function createLead(db: Kysely<DB>, workspaceId: string, input: Lea
 
 export async function getLead(db: Kysely<DB>, workspaceId: string, leadId: string): Promise<Lead | null> {
   if (!isUuid(leadId)) return null;
-  const row = await db.selectFrom('leads').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
+  const row = await db.selectFrom('leads').select(LEAD_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
   return row ? toLead(row) : null;
 }
 
@@ -97,7 +102,7 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
     .set({ ...changes, updated_at: sql<Date>`GREATEST(updated_at, ${clock.now()}::timestamptz)` })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', leadId)
-    .returningAll()
+    .returning(LEAD_COLUMNS)
     .executeTakeFirst();
   if (!row) throw notFound('Lead');
   return toLead(row);

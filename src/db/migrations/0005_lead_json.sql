@@ -3,8 +3,8 @@
 -- (docs/PERFORMANCE.md). A generated column is recomputed by every INSERT and UPDATE, whatever writes the row.
 -- Adding it rewrites the table once, holding its lock meanwhile: about 1.5 s for 100,000 leads on a two-core machine.
 --
--- A generated column needs an IMMUTABLE expression. to_json and to_char are declared STABLE because other types'
--- output and other formats depend on settings; for text, and for this format of a UTC timestamp, they do not.
+-- A generated column needs an IMMUTABLE expression. to_json and leadrun_iso (to_char) are declared STABLE because
+-- other types' output and other formats depend on settings; for text, and for leadrun_iso's UTC format, they do not.
 CREATE FUNCTION leadrun_lead_json(
   id uuid, name text, email text, company_name text, company_website text, status text, assigned_to_user_id uuid,
   created_at timestamptz, updated_at timestamptz
@@ -13,8 +13,7 @@ CREATE FUNCTION leadrun_lead_json(
     || ',"companyName":' || coalesce(to_json(company_name)::text, 'null')
     || ',"companyWebsite":' || coalesce(to_json(company_website)::text, 'null')
     || ',"status":"' || status || '","assignedToUserId":' || coalesce('"' || assigned_to_user_id || '"', 'null')
-    || ',"createdAt":"' || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-    || '","updatedAt":"' || to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"}'
+    || ',"createdAt":"' || leadrun_iso(created_at) || '","updatedAt":"' || leadrun_iso(updated_at) || '"}'
 $$;
 
 ALTER TABLE leads ADD COLUMN api_json text NOT NULL GENERATED ALWAYS AS (leadrun_lead_json(
