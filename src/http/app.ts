@@ -126,19 +126,13 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   app.decorateRequest('idempotency', null);
 
   const ajv = validators();
-  app.setValidatorCompiler(({ schema, httpPart }) => {
-    if (httpPart !== 'body') return ajv.text.compile(schema);
-    const validate = ajv.body.compile(schema);
-    const required = (schema as { required?: unknown[] }).required;
-    if (required && required.length > 0) return validate;
-    // A body whose fields are all optional may be left out altogether (POST …/approve, …/cancel).
-    const optional = (data: unknown) => {
-      const ok = validate(data === undefined || data === null ? {} : data);
-      optional.errors = validate.errors;
-      return ok;
-    };
-    optional.errors = validate.errors;
-    return optional;
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.text).compile(schema));
+  // A body whose fields are all optional may be left out altogether (POST …/approve, …/reject, PATCH …): it is
+  // then {}, for validation and for the handler alike.
+  app.addHook('preValidation', async (request) => {
+    if (request.body !== undefined && request.body !== null) return;
+    const body = request.routeOptions.schema?.body as { required?: unknown[] } | undefined;
+    if (body && !body.required?.length) request.body = {};
   });
   app.removeContentTypeParser('text/plain');
   app.addSchema(Problem);

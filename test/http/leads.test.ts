@@ -364,6 +364,15 @@ for (const kind of BACKENDS) {
         assert.deepEqual(listed.json.data, [res.json.data]);
       });
 
+      it('refuses a PATCH with no body, or a JSON null, with 400: it would change nothing', async () => {
+        const lead = await createLead(t, key, { name: 'Untouched', email: 'u@example.com' });
+        for (const body of [undefined, null]) {
+          const res = await t.api('PATCH', `/api/v1/leads/${lead.id}`, { key, ...(body === undefined ? {} : { body }) });
+          assertProblem(res, 400, 'invalid_request');
+        }
+        assert.deepEqual((await t.api('GET', `/api/v1/leads/${lead.id}`, { key })).json.data, lead);
+      });
+
       it('clears an optional field with null', async () => {
         const lead = await createLead(t, key, { name: 'Clear Me', email: 'c@example.com', companyWebsite: 'https://c.example', assignedToUserId: A.adminUserId });
         tick();

@@ -68,6 +68,17 @@ for (const kind of BACKENDS) {
       assert.equal(draft.feedback, 'Not the right angle.');
     });
 
+    it('reject with no body, or a JSON null, ends the run REJECTED with no feedback', async () => {
+      for (const body of [undefined, null]) {
+        const run = await awaitingApproval();
+        const res = await decide(run.id, 'reject', body);
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.json.data.status, 'REJECTED');
+        const draft = await db(t).selectFrom('email_drafts').selectAll().where('id', '=', run.emailDraft.id).executeTakeFirstOrThrow();
+        assert.equal(draft.feedback, null);
+      }
+    });
+
     it('reject with regenerate runs WRITER alone again with the feedback and makes the next draft version', async () => {
       const run = await awaitingApproval();
       const before = Object.fromEntries(run.steps.map((s: any) => [s.node, s]));
