@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { pino, type Logger } from 'pino';
 import { runAdminCommand, type AdminCommand } from './admin/commands.ts';
 import { claimDataDir, sendControlCommand, type DataDirClaim } from './admin/control.ts';
-import { offlineEngine } from './agent/engines/offline.ts';
+import { createOfflineEngine } from './agent/engines/offline.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
@@ -198,20 +198,24 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
   const claim = config.databaseUrl ? null : await claimOrWait(config, logger);
   const database = await open(config, logger);
   const telemetry = await startTelemetry(config.otelEndpoint);
-  // The model engine (the AI SDK) and the worker (HTML parsing, the pipeline) are loaded only by a process that uses them.
+  // The model engine (the AI SDK), the worker and its CPU pool are loaded only by a process that uses them.
+  const cpu = mode.worker
+    ? (await import('./cpu/pool.ts')).createCpuPool({ budgetMs: config.cpuBudgetMs, ...(config.cpuThreads ? { threads: config.cpuThreads } : {}) })
+    : null;
   const engine = config.llm
     ? (await import('./agent/engines/model.ts')).createModelEngine({
       baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, model: config.llm.model, timeoutMs: config.llm.timeoutMs,
     })
-    : offlineEngine;
+    : cpu ? createOfflineEngine(cpu) : null;
   const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'));
   claim?.serve((command) => runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate() }, command));
 
-  const worker = mode.worker
+  const worker = cpu && engine
     ? new (await import('./worker/worker.ts')).Worker({
       database,
       clock: systemClock,
       engine,
+      cpu,
       logger,
       metrics: deps.metrics,
       concurrency: config.workerConcurrency,
@@ -227,7 +231,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
   const app = mode.http ? await buildApp(deps, { logger }) : null;
   if (app) {
     await app.listen({ port: config.port, host: config.host });
-    logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker), engine: engine.name }, 'leadrun is serving');
+    logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker), engine: engine?.name ?? null }, 'leadrun is serving');
   }
 
   let stopping = false;
@@ -238,6 +242,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     // Stop accepting requests and let those in flight finish; then hand runs back; then close the database.
     await app?.close();
     await worker?.stop();
+    await cpu?.close();
     await deps.lastUsed.flush();
     await telemetry.shutdown();
     await database.close();

@@ -3,7 +3,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { pino } from 'pino';
-import { offlineEngine } from '../src/agent/engines/offline.ts';
 import { runAdminCommand } from '../src/admin/commands.ts';
 import { systemClock, type Clock } from '../src/clock.ts';
 import { loadConfig, type Config } from '../src/config.ts';
@@ -11,6 +10,7 @@ import { openDatabase, type Database, type DatabaseKind } from '../src/db/databa
 import { buildApp, createDeps, type AppDeps, type AppInstance } from '../src/http/app.ts';
 import type { Scope } from '../src/domain/keys.ts';
 import { Worker, type WorkerOptions } from '../src/worker/worker.ts';
+import { testCpu, testOfflineEngine } from './support/cpu.ts';
 
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const ALL_SCOPES: Scope[] = ['leads:read', 'leads:write', 'runs:read', 'runs:write'];
@@ -141,7 +141,8 @@ export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock;
       const worker = new Worker({
         database: testDb.database,
         clock,
-        engine: offlineEngine,
+        engine: testOfflineEngine(),
+        cpu: testCpu(),
         logger: silentLogger,
         concurrency: 2,
         leaseMs: 2_000,

@@ -33,6 +33,12 @@ export interface RunContext {
   signal?: AbortSignal;
 }
 
+/** The context without its abort signal, as it crosses to a CPU pool thread. */
+export function detached<T extends RunContext>(ctx: T): T {
+  const { signal: _signal, ...rest } = ctx;
+  return rest as T;
+}
+
 export type EngineName = 'offline' | 'model';
 
 export interface TokenUsage {

@@ -299,14 +299,17 @@ function withUsage(error: unknown, usage: TokenUsage | null): unknown {
   return error;
 }
 
+/** How a draft is checked: checkGrounding, run where the caller wants it (the pipeline runs it in the CPU pool). */
+export type GroundingCheck = (draft: Draft, ctx: RunContext) => Promise<GroundingReport>;
+
 /**
  * Runs the engine's WRITER and the grounding guard: an ungrounded draft is written once more with feedback naming
  * its unsupported claims; a second draft that still has some is kept and flagged. Usage is the sum of both calls.
  */
-export async function writeGroundedDraft(engine: Engine, ctx: WriteContext): Promise<EngineResult<WriterOutput>> {
+export async function writeGroundedDraft(engine: Engine, ctx: WriteContext, check: GroundingCheck): Promise<EngineResult<WriterOutput>> {
   const first = await engine.write(ctx);
   const firstDraft = fitDraft(first.output, first.usage);
-  const firstCheck = checkGrounding(firstDraft, ctx);
+  const firstCheck = await check(firstDraft, ctx);
   const flagged = (check: GroundingReport, rewritten: boolean) => ({ grounded: check.grounded, rewritten, unsupported: check.unsupported });
   if (firstCheck.grounded) return { ...first, output: { ...first.output, ...firstDraft, grounding: flagged(firstCheck, false) } };
 
@@ -329,7 +332,7 @@ export async function writeGroundedDraft(engine: Engine, ctx: WriteContext): Pro
   const usage = addUsage(first.usage, second.usage);
   const secondDraft = fitDraft(second.output, usage);
   // Checked against the run's own context: the feedback naming the claims is no source for them.
-  const secondCheck = checkGrounding(secondDraft, ctx);
+  const secondCheck = await check(secondDraft, ctx);
   return {
     output: { ...second.output, ...secondDraft, grounding: flagged(secondCheck, true) },
     model: second.model ?? first.model,

@@ -1,6 +1,7 @@
 // The pipeline: four steps, in run order. Each step reads the run context (the lead, the call and the outputs of
 // the steps before it) and returns its output with what it took; the worker stores each as the step completes.
-import type { Engine, EngineResult, RunContext } from './engine.ts';
+import type { CpuPool } from '../cpu/pool.ts';
+import { detached, type Engine, type EngineResult, type RunContext } from './engine.ts';
 import { writeGroundedDraft } from './grounding.ts';
 import type { AnalysisOutput, ResearchOutput, StepNode, StrategyOutput } from './outputs.ts';
 import { research } from './research.ts';
@@ -11,6 +12,8 @@ export const RESEARCH_VERSION = 'research-1';
 
 export interface PipelineDeps {
   engine: Engine;
+  /** Where the CPU work over untrusted input runs: page reading and the grounding check (DESIGN §10). */
+  cpu: CpuPool;
   allowPrivateHosts: boolean;
   /** Replaces the website fetch (tests). */
   fetchPage?: typeof fetchPage;
@@ -32,7 +35,7 @@ export const PIPELINE: readonly PipelineStep[] = [
   {
     node: 'RESEARCH',
     run: async (ctx, deps) => ({
-      output: await research(ctx, { allowPrivateHosts: deps.allowPrivateHosts, engine: deps.engine.name, ...(deps.fetchPage ? { fetchPage: deps.fetchPage } : {}) }),
+      output: await research(ctx, { cpu: deps.cpu, allowPrivateHosts: deps.allowPrivateHosts, engine: deps.engine.name, ...(deps.fetchPage ? { fetchPage: deps.fetchPage } : {}) }),
       model: null,
       promptVersion: RESEARCH_VERSION,
       usage: null,
@@ -52,9 +55,11 @@ export const PIPELINE: readonly PipelineStep[] = [
   {
     node: 'WRITER',
     // Any engine's draft goes through the grounding guard: written once more if it claims what the run never found.
-    run: (ctx, deps) => writeGroundedDraft(deps.engine, {
-      ...ctx, research: need(ctx.research, 'RESEARCH'), analysis: need(ctx.analysis, 'ANALYSIS'), strategy: need(ctx.strategy, 'STRATEGY'),
-    }),
+    run: (ctx, deps) => writeGroundedDraft(
+      deps.engine,
+      { ...ctx, research: need(ctx.research, 'RESEARCH'), analysis: need(ctx.analysis, 'ANALYSIS'), strategy: need(ctx.strategy, 'STRATEGY') },
+      (draft, checked) => deps.cpu.run('checkGrounding', { draft, ctx: detached(checked) }, checked.signal),
+    ),
     remember: () => {},
   },
 ];

@@ -8,6 +8,7 @@ import { ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, 
 import { assertStepOutput, type WriterOutput } from '../agent/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
 import type { Clock } from '../clock.ts';
+import { CpuBudgetExceeded, type CpuPool } from '../cpu/pool.ts';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { RUNS_CHANNEL } from '../domain/runs.ts';
@@ -26,6 +27,8 @@ export interface WorkerOptions {
   database: Database;
   clock: Clock;
   engine: Engine;
+  /** Where the steps' CPU work over untrusted input runs (DESIGN §10). */
+  cpu: CpuPool;
   logger: Logger;
   metrics?: Metrics;
   concurrency: number;
@@ -156,6 +159,7 @@ export class Worker {
     const job = { runId: run.id, workspaceId: run.workspaceId, workerId: this.id };
     const deps: PipelineDeps = {
       engine,
+      cpu: this.#options.cpu,
       allowPrivateHosts: this.#options.allowPrivateHosts,
       ...(this.#options.fetchPage ? { fetchPage: this.#options.fetchPage } : {}),
     };
@@ -193,7 +197,9 @@ export class Worker {
         const message = describe(error);
         const spent = cost(error instanceof PermanentStepError || error instanceof StepAttemptError ? error.usage : null);
         tokensUsed += spent.usage?.totalTokens ?? 0;
-        if (attempt < MAX_ATTEMPTS && !(error instanceof PermanentStepError)) {
+        // Work over its CPU budget would only run over it again: the same input takes the same time.
+        const permanent = error instanceof PermanentStepError || error instanceof CpuBudgetExceeded;
+        if (attempt < MAX_ATTEMPTS && !permanent) {
           // Exponential backoff, or longer when the model endpoint said how long to wait (Retry-After).
           const hinted = error instanceof ModelEndpointError ? error.retryAfterMs ?? 0 : 0;
           const delay = Math.max(this.#options.retryBaseMs * 2 ** (attempt - 1), Math.min(hinted, MAX_RETRY_AFTER_MS));

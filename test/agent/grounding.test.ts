@@ -2,10 +2,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../../src/agent/engine.ts';
-import { offlineEngine } from '../../src/agent/engines/offline.ts';
 import { checkGrounding, fitDraft, type Draft } from '../../src/agent/grounding.ts';
 import { assertStepOutput, type AnalysisOutput, type Fact, type ResearchOutput, type StrategyOutput, type WriterOutput } from '../../src/agent/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../../src/agent/pipeline.ts';
+import { testCpu, testOfflineEngine } from '../support/cpu.ts';
+
+const offlineEngine = testOfflineEngine();
 
 const DISCOVERY_CALL = `[00:00:04] Grace: Thanks for making the time, Ada. How are things going with the sales team?
 [00:00:11] Ada: Honestly, um, not great. My reps spend about 15 hours a week copying call notes into Salesforce.
@@ -258,7 +260,7 @@ function scriptedWriter(answers: Array<Draft | Error>): Engine & { calls: WriteC
   };
 }
 
-const deps = (engine: Engine): PipelineDeps => ({ engine, allowPrivateHosts: false });
+const deps = (engine: Engine): PipelineDeps => ({ engine, cpu: testCpu(), allowPrivateHosts: false });
 
 const GROUNDED: Draft = {
   subject: 'Kestrel Logistics: 15 hours a week on call notes',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RunContext } from '../../src/agent/engine.ts';
-import { offlineEngine } from '../../src/agent/engines/offline.ts';
+import { offlineRules as offlineEngine } from '../../src/agent/engines/offline.ts';
 import { assertStepOutput, type AnalysisOutput, type ResearchOutput, type StrategyOutput, type WriterOutput } from '../../src/agent/outputs.ts';
 
 const DISCOVERY_CALL = `[00:00:04] Grace: Thanks for making the time, Ada. How are things going with the sales team?

@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { RunContext } from '../../src/agent/engine.ts';
 import { assertStepOutput } from '../../src/agent/outputs.ts';
-import { parsePage, pickFollowUpLinks, research } from '../../src/agent/research.ts';
+import { parsePage, pickFollowUpLinks } from '../../src/agent/page.ts';
+import { research } from '../../src/agent/research.ts';
+import { testCpu } from '../support/cpu.ts';
 
 const NAV = `
   <header class="site-header">
@@ -152,7 +154,7 @@ function context(companyWebsite: string | null): RunContext {
 
 describe('research', () => {
   it('reads the home page and two pages that say what the company is and sells', async () => {
-    const output = await research(context(`${origin}/`), { allowPrivateHosts: true, engine: 'offline' });
+    const output = await research(context(`${origin}/`), { cpu: testCpu(), allowPrivateHosts: true, engine: 'offline' });
     assertStepOutput('RESEARCH', output);
 
     assert.equal(output.engine, 'offline');
@@ -189,7 +191,7 @@ describe('research', () => {
   });
 
   it('says so, without failing, when the lead has no website', async () => {
-    const output = await research(context(null), { allowPrivateHosts: true, engine: 'model' });
+    const output = await research(context(null), { cpu: testCpu(), allowPrivateHosts: true, engine: 'model' });
     assertStepOutput('RESEARCH', output);
     assert.equal(output.engine, 'model');
     assert.equal(output.website.url, null);
@@ -200,7 +202,7 @@ describe('research', () => {
   });
 
   it('says so, without failing, when the site cannot be read', async () => {
-    const output = await research(context(`${origin}/down/`), { allowPrivateHosts: true, engine: 'offline' });
+    const output = await research(context(`${origin}/down/`), { cpu: testCpu(), allowPrivateHosts: true, engine: 'offline' });
     assertStepOutput('RESEARCH', output);
     assert.equal(output.website.fetched, false);
     assert.equal(output.website.status, 503);
@@ -211,7 +213,7 @@ describe('research', () => {
   });
 
   it('refuses a private address when private hosts are not allowed', async () => {
-    const output = await research(context(`${origin}/`), { allowPrivateHosts: false, engine: 'offline' });
+    const output = await research(context(`${origin}/`), { cpu: testCpu(), allowPrivateHosts: false, engine: 'offline' });
     assertStepOutput('RESEARCH', output);
     assert.equal(output.website.fetched, false);
     assert.match(output.website.error ?? '', /loopback/);
@@ -219,7 +221,7 @@ describe('research', () => {
   });
 
   it('lists only the pages it actually read when a follow-up page is missing', async () => {
-    const output = await research(context(`${origin}/broken/`), { allowPrivateHosts: true, engine: 'offline' });
+    const output = await research(context(`${origin}/broken/`), { cpu: testCpu(), allowPrivateHosts: true, engine: 'offline' });
     assertStepOutput('RESEARCH', output);
     assert.equal(output.website.fetched, true);
     assert.deepEqual(output.sources, [`${origin}/broken/`, `${origin}/product`]);
@@ -231,6 +233,7 @@ describe('research', () => {
     const output = await research(
       { ...context('https://kestrel.example'), signal: controller.signal },
       {
+        cpu: testCpu(),
         allowPrivateHosts: false,
         engine: 'offline',
         fetchPage: async (url, options) => {
@@ -252,6 +255,7 @@ describe('research', () => {
     const many = Array.from({ length: 30 }, (_, i) => `<p>Kestrel opened depot number ${i + 1} in ${2000 + i} for 40 carriers.</p>`).join('');
     const page = (body: string): string => `<html><head><title>Many</title></head><body><main>${body}</main></body></html>`;
     const output = await research(context('https://many.example/'), {
+      cpu: testCpu(),
       allowPrivateHosts: false,
       engine: 'offline',
       fetchPage: async (url) => ({ ok: true, url, status: 200, html: page(url.endsWith('/about') ? many.replaceAll('depot', 'office') : `${many}<a href="/about">About</a>`) }),

@@ -5,9 +5,11 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Kysely } from 'kysely';
 import type { Engine } from '../../src/agent/engine.ts';
-import { offlineEngine } from '../../src/agent/engines/offline.ts';
 import type { DB } from '../../src/db/schema.ts';
 import { TRANSCRIPT, type TestApp } from '../helpers.ts';
+import { testOfflineEngine } from '../support/cpu.ts';
+
+const offlineEngine = testOfflineEngine();
 
 export interface Prospect {
   leadId: string;

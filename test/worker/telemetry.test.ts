@@ -3,10 +3,12 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { offlineEngine } from '../../src/agent/engines/offline.ts';
 import type { Engine } from '../../src/agent/engine.ts';
 import { startTelemetry, type Telemetry } from '../../src/telemetry.ts';
 import { startTestApp, waitForRun, type TestApp } from '../helpers.ts';
+import { testOfflineEngine } from '../support/cpu.ts';
+
+const offlineEngine = testOfflineEngine();
 
 interface ExportedSpan {
   name: string;

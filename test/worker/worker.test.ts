@@ -3,7 +3,6 @@
 // step, and a worker that lost its lease cannot write.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { offlineEngine } from '../../src/agent/engines/offline.ts';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
 import { claimNextRun, completeStep, LeaseLost, loadSteps, renewLease, startStep } from '../../src/worker/queue.ts';
 import { MAX_ATTEMPTS } from '../../src/worker/worker.ts';
@@ -11,6 +10,9 @@ import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts'
 import {
   assertFinishedOnce, createProspect, draftCount, engineWith, eventually, runReaches, runRow, setUp, startRunViaApi, stepOf, stepsOf,
 } from './support.ts';
+import { testOfflineEngine } from '../support/cpu.ts';
+
+const offlineEngine = testOfflineEngine();
 
 /** A RESEARCH output no real RESEARCH would write, so a test can tell whether the step was ever run again. */
 const MARKED_RESEARCH: ResearchOutput = {

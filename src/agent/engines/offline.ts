@@ -1,6 +1,7 @@
 // The built-in engine: deterministic rules, no network, no model. It keeps the prospect's own words from the call,
 // and the WRITER says nothing about the lead's company that is not in RESEARCH facts or the call (DESIGN §3, §5).
-import type { Engine, RunContext } from '../engine.ts';
+import type { CpuPool } from '../../cpu/pool.ts';
+import { detached, type Engine, type EngineResult, type RunContext } from '../engine.ts';
 import type { AnalysisOutput, Fact, StrategyOutput, WriterOutput } from '../outputs.ts';
 
 type AnalyseContext = Parameters<Engine['analyse']>[0];
@@ -10,20 +11,24 @@ type WriteContext = Parameters<Engine['write']>[0];
 /** The version of these rules, recorded on every step they produce, as a prompt's version is for a model. */
 export const OFFLINE_RULES_VERSION = 'offline-1';
 
-const result = <T>(output: T) => ({ output, model: null, promptVersion: OFFLINE_RULES_VERSION, usage: null });
+const result = <T>(output: T): EngineResult<T> => ({ output, model: null, promptVersion: OFFLINE_RULES_VERSION, usage: null });
 
-export const offlineEngine: Engine = {
-  name: 'offline',
-  async analyse(ctx) {
-    return result(analyseCall(ctx));
-  },
-  async strategise(ctx) {
-    return result(chooseStrategy(ctx));
-  },
-  async write(ctx) {
-    return result(writeDraft(ctx));
-  },
+/** The rules, run where they are called: in a CPU pool thread (src/cpu/tasks.ts), or by tests of the rules. */
+export const offlineRules = {
+  analyse: (ctx: AnalyseContext): EngineResult<AnalysisOutput> => result(analyseCall(ctx)),
+  strategise: (ctx: StrategiseContext): EngineResult<StrategyOutput> => result(chooseStrategy(ctx)),
+  write: (ctx: WriteContext): EngineResult<WriterOutput> => result(writeDraft(ctx)),
 };
+
+/** The offline engine: its rules read a stranger's transcript, so they run in the CPU pool, never on the event loop. */
+export function createOfflineEngine(cpu: CpuPool): Engine {
+  return {
+    name: 'offline',
+    analyse: (ctx) => cpu.run('analyse', detached(ctx), ctx.signal),
+    strategise: (ctx) => cpu.run('strategise', detached(ctx), ctx.signal),
+    write: (ctx) => cpu.run('write', detached(ctx), ctx.signal),
+  };
+}
 
 // ===============================================================================================================
 // Reading the transcript

@@ -1,0 +1,99 @@
+// The CPU pool: the pipeline's CPU work over untrusted input (a stranger's HTML, a transcript, a model's draft)
+// runs in worker threads, never on the event loop that answers HTTP (DESIGN §10). Each task has a time budget
+// that starts when a thread begins it (time spent waiting in the queue does not count); a task over its budget,
+// or over its memory limit, has its thread ended and fails with CpuBudgetExceeded, and the pool starts a fresh
+// thread for the next task.
+import { availableParallelism } from 'node:os';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { TASKS } from './tasks.ts';
+
+type Tasks = typeof TASKS;
+export type TaskName = keyof Tasks;
+export type TaskInput<K extends TaskName> = Parameters<Tasks[K]>[0];
+export type TaskOutput<K extends TaskName> = ReturnType<Tasks[K]>;
+
+/** What a thread receives: the task, its input, and a port on which it says that it has begun. */
+export interface TaskEnvelope {
+  task: TaskName;
+  input: unknown;
+  started: MessagePort;
+}
+
+export class CpuBudgetExceeded extends Error {
+  readonly task: TaskName;
+  readonly limit: 'time' | 'memory';
+  constructor(task: TaskName, limit: 'time' | 'memory', budgetMs: number) {
+    super(limit === 'time'
+      ? `the work took longer than its budget of ${formatMs(budgetMs)} and was stopped`
+      : 'the work needed more memory than its limit and was stopped');
+    this.name = 'CpuBudgetExceeded';
+    this.task = task;
+    this.limit = limit;
+  }
+}
+
+export interface CpuPool {
+  /** Runs one task in a thread; `signal` (a cancelled run, a lost lease) stops it at once, ending its thread. */
+  run<K extends TaskName>(task: K, input: TaskInput<K>, signal?: AbortSignal): Promise<TaskOutput<K>>;
+  readonly budgetMs: number;
+  /** Waits for the tasks in progress and ends the threads. */
+  close(): Promise<void>;
+}
+
+export interface CpuPoolOptions {
+  /** Time one task may take once a thread has begun it. */
+  budgetMs: number;
+  /** Threads at most; by default one fewer than the cores (one at least), so that one stays with the event loop. */
+  threads?: number;
+  /** Heap a thread may use before it is ended. */
+  memoryMb?: number;
+}
+
+export function defaultThreadCount(): number {
+  return Math.max(1, Math.min(8, availableParallelism() - 1));
+}
+
+export function createCpuPool(options: CpuPoolOptions): CpuPool {
+  const piscina = new Piscina<TaskEnvelope, unknown>({
+    filename: new URL('./tasks.ts', import.meta.url).href,
+    minThreads: 0,
+    maxThreads: options.threads ?? defaultThreadCount(),
+    // An idle thread is let go after a while: a server that reads no website holds no thread.
+    idleTimeout: 30_000,
+    resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? 256 },
+  });
+
+  async function run<K extends TaskName>(task: K, input: TaskInput<K>, signal?: AbortSignal): Promise<TaskOutput<K>> {
+    signal?.throwIfAborted();
+    const budget = new AbortController();
+    const stop = signal ? AbortSignal.any([signal, budget.signal]) : budget.signal;
+    const { port1, port2 } = new MessageChannel();
+    let timer: NodeJS.Timeout | undefined;
+    port1.once('message', () => {
+      timer = setTimeout(() => budget.abort(), options.budgetMs);
+    });
+    try {
+      const envelope: TaskEnvelope = { task, input, started: port2 };
+      return (await piscina.run(envelope, { signal: stop, transferList: [port2] })) as TaskOutput<K>;
+    } catch (error) {
+      if (budget.signal.aborted) throw new CpuBudgetExceeded(task, 'time', options.budgetMs);
+      if (signal?.aborted) throw signal.reason;
+      if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') throw new CpuBudgetExceeded(task, 'memory', options.budgetMs);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      port1.close();
+    }
+  }
+
+  return {
+    run,
+    budgetMs: options.budgetMs,
+    close: () => piscina.close(),
+  };
+}
+
+function formatMs(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${ms} ms`;
+}
