@@ -22,6 +22,19 @@ describe('loadConfig', () => {
     assert.ok(config.runLeaseMs > 0 && config.runLeaseMs <= 30_000, 'a dead worker\'s run is taken over within 30 s');
   });
 
+  it('sizes the CPU pool and its budget, and refuses nonsense', () => {
+    const defaults = loadConfig({}, '/srv/leadrun');
+    assert.equal(defaults.cpuThreads, null, 'from the core count');
+    assert.equal(defaults.cpuBudgetMs, 10_000);
+    const set = loadConfig({ CPU_THREADS: '3', CPU_BUDGET_MS: '2500' }, '/srv/leadrun');
+    assert.equal(set.cpuThreads, 3);
+    assert.equal(set.cpuBudgetMs, 2500);
+    for (const [variable, value] of [['CPU_THREADS', '0'], ['CPU_THREADS', 'many'], ['CPU_BUDGET_MS', '1.5'], ['CPU_BUDGET_MS', '5']]) {
+      assert.throws(() => loadConfig({ [variable!]: value! }, '/srv/leadrun'), (error: unknown) =>
+        error instanceof ConfigError && error.variable === variable && error.message.startsWith(`${variable} must be a whole number`));
+    }
+  });
+
   it('reads every documented variable', () => {
     const config = loadConfig({
       PORT: '8080',

@@ -25,7 +25,7 @@ export class CpuBudgetExceeded extends Error {
   readonly limit: 'time' | 'memory';
   constructor(task: TaskName, limit: 'time' | 'memory', budgetMs: number) {
     super(limit === 'time'
-      ? `the work took longer than its budget of ${formatMs(budgetMs)} and was stopped`
+      ? `the work took longer than its CPU budget of ${formatMs(budgetMs)} (CPU_BUDGET_MS) and was stopped`
       : 'the work needed more memory than its limit and was stopped');
     this.name = 'CpuBudgetExceeded';
     this.task = task;
