@@ -20,6 +20,8 @@ export interface Config {
   redisKeyPrefix: string;
   /** Which proxies' X-Forwarded-* headers to believe: false (none), true (any), or their addresses. */
   trustProxy: boolean | string[];
+  /** More host names (besides PUBLIC_URL's and loopback names) under which the web UI's API answers. */
+  allowedHosts: string[];
   /** OTLP/HTTP base address for traces; none sent when unset. */
   otelEndpoint: string | null;
   workerConcurrency: number;
@@ -95,6 +97,19 @@ function trustProxy(env: Env): boolean | string[] {
   throw new ConfigError('TRUST_PROXY', `must be true, false, or proxy addresses separated by commas (got "${raw}")`);
 }
 
+// A host name or an IP address, IPv6 in brackets: what a Host header holds before its port.
+const HOST_NAME = /^(\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*)$/;
+
+/** ALLOWED_HOSTS: host names separated by commas, lower-cased, without a trailing dot. */
+function allowedHosts(env: Env): string[] {
+  const raw = text(env, 'ALLOWED_HOSTS');
+  if (raw === null) return [];
+  const names = raw.split(',').map((name) => name.trim().toLowerCase().replace(/\.$/, '')).filter(Boolean);
+  const bad = names.find((name) => !HOST_NAME.test(name));
+  if (bad !== undefined) throw new ConfigError('ALLOWED_HOSTS', `must be host names separated by commas, without a scheme, port or path (got "${bad}")`);
+  return names;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
@@ -141,6 +156,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     redisKeyPrefix: redisKeyPrefix(env),
     otelEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
     trustProxy: trustProxy(env),
+    allowedHosts: allowedHosts(env),
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 4, 1, 256),
     runLeaseMs: integer(env, 'RUN_LEASE_SECONDS', 15, 1, 3600) * 1000,
     stepRetryBaseMs: integer(env, 'STEP_RETRY_BASE_MS', 1000, 0, 600_000),

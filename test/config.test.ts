@@ -86,6 +86,12 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ TRUST_PROXY: 'my proxy' }, '/x'), (e: Error) => e.message.startsWith('TRUST_PROXY '));
   });
 
+  it('reads the host names the web UI answers under besides PUBLIC_URL\'s and loopback names', () => {
+    assert.deepEqual(loadConfig({}, '/x').allowedHosts, []);
+    assert.deepEqual(loadConfig({ ALLOWED_HOSTS: 'Leads.Internal, leadrun.example.com., 10.0.0.5,[fd00::5]' }, '/x').allowedHosts,
+      ['leads.internal', 'leadrun.example.com', '10.0.0.5', '[fd00::5]']);
+  });
+
   it('treats an empty value as unset', () => {
     const config = loadConfig({ PORT: '', DATABASE_URL: '  ', FREE_PLAN_MONTHLY_RUNS: '' }, '/x');
     assert.equal(config.port, 3000);
@@ -115,6 +121,10 @@ describe('loadConfig', () => {
     [{ LLM_MODEL: 'llama3.1' }, 'LLM_BASE_URL'],
     [{ LLM_BASE_URL: 'localhost:11434', LLM_MODEL: 'llama3.1' }, 'LLM_BASE_URL'],
     [{ RESEARCH_ALLOW_PRIVATE_HOSTS: 'maybe' }, 'RESEARCH_ALLOW_PRIVATE_HOSTS'],
+    [{ ALLOWED_HOSTS: 'https://leads.example.com' }, 'ALLOWED_HOSTS'],
+    [{ ALLOWED_HOSTS: 'leads.example.com:8443' }, 'ALLOWED_HOSTS'],
+    [{ ALLOWED_HOSTS: 'leads.example.com/ui' }, 'ALLOWED_HOSTS'],
+    [{ ALLOWED_HOSTS: 'leads example' }, 'ALLOWED_HOSTS'],
   ];
   for (const [env, variable] of bad) {
     it(`refuses ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}, naming ${variable}`, () => {

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'insufficient_scope'
   | 'forbidden'
   | 'not_found'
+  | 'misdirected_request'
   | 'idempotency_conflict'
   | 'invalid_state'
   | 'payload_too_large'

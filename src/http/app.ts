@@ -14,6 +14,7 @@ import { AppError } from '../domain/errors.ts';
 import { KEY_REVOKED_CHANNEL, KeyVerifier, LastUsedRecorder } from '../domain/keys.ts';
 import cookie from '@fastify/cookie';
 import { authenticate } from './auth.ts';
+import { refuseForeignHosts } from './hosts.ts';
 import { Metrics } from './metrics.ts';
 import { auditRefusals, idempotency } from './mutation.ts';
 import { sendProblem, toAppError } from './problem.ts';
@@ -144,6 +145,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   // Cookies are read before authentication: a signed-in person's session is one.
   await app.register(cookie, { hook: 'onRequest' });
   await app.register(security); // before authentication, so its headers are on a 401 too; it limits after it
+  app.addHook('onRequest', refuseForeignHosts(deps.config));
   app.addHook('onRequest', authenticate(deps));
   const claimIdempotencyKey = idempotency(deps);
   app.addHook('preHandler', async (request, reply) => {

@@ -9,6 +9,7 @@ import type { DB, Plan, Role } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
 import { SCOPES, type KeyVerifier, type LastUsedRecorder, type Scope } from '../domain/keys.ts';
 import { findSession } from '../domain/sessions.ts';
+import { hostnameOf, isOwnHostname, isOwnOrigin, misdirected } from './hosts.ts';
 import type { Kysely } from 'kysely';
 
 /** Who is making a request: an API key (`source: 'api'`) or a person signed in to the UI (`source: 'ui'`). */
@@ -59,17 +60,20 @@ function sameText(a: string, b: string): boolean {
 }
 
 /**
- * A change asked for with a cookie must come from leadrun's own pages: the Origin (when the browser sends one)
- * is ours. Browsers send Origin on every cross-site POST, so a form on another site is refused here.
+ * A change asked for with a cookie, a sign-in or the first-run setup must come from leadrun's own pages: the Origin
+ * (when the browser sends one) names one of leadrun's own hosts (src/http/hosts.ts), never merely the host the
+ * request was sent to, which a DNS-rebinding page chooses. Browsers send Origin on every cross-site POST, so a
+ * form on another site is refused here.
  */
 export function assertSameOrigin(request: FastifyRequest, config: Config): void {
   const origin = request.headers.origin;
   if (origin === undefined) return;
-  const ours = new Set([new URL(config.publicUrl).origin, `${request.protocol}://${request.host}`]);
-  if (!ours.has(origin)) throw new AppError('forbidden', 'This request came from another site and was refused.');
+  if (!isOwnOrigin(config, origin)) throw new AppError('forbidden', 'This request came from another site and was refused.');
 }
 
 async function sessionPrincipal(request: FastifyRequest, deps: AuthDeps): Promise<Principal> {
+  // A session is the web UI's, which answers only under leadrun's own names.
+  if (!isOwnHostname(deps.config, hostnameOf(request.host))) throw misdirected();
   const token = request.cookies[SESSION_COOKIE];
   const session = token ? await findSession(deps.db, token, deps.clock) : null;
   if (!session) throw new AppError('unauthorized', 'Sign in to continue.');

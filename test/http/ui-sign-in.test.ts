@@ -1,0 +1,113 @@
+// The web UI's sign-in surface under attack: DNS rebinding (the UI's API answers only under leadrun's own names).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../../src/clock.ts';
+import { BACKENDS, startTestApp, type ApiResponse, type TestApp } from '../helpers.ts';
+import { asApiResponse, rawRequest } from '../security/support.ts';
+import { assertProblem, db } from './support.ts';
+
+const PASSWORD = 'correct horse battery staple';
+const PUBLIC_URL = 'https://leads.example.com';
+
+interface Browser {
+  cookie: string;
+  csrf: string;
+  session: any;
+}
+
+for (const kind of BACKENDS) {
+  describe(kind, () => {
+    const clock = new ManualClock('2026-03-10T09:00:00.000Z');
+    let t: TestApp;
+    let port: string;
+    let admin: Browser;
+
+    /** A request as sent to leadrun under another name: the Host header (and anything else) as given. */
+    const addressed = async (host: string, method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<ApiResponse> => {
+      const headers: Record<string, string> = { host, ...options.headers };
+      if (options.body !== undefined) headers['content-type'] = 'application/json';
+      const res = await rawRequest(t.url, method, path, { headers, ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}) });
+      return asApiResponse(res);
+    };
+
+    /** A sign-in from a client address (leadrun trusts X-Forwarded-For in this test, as behind a proxy). */
+    const signInFrom = (address: string, email: string, password: string) =>
+      t.api('POST', '/ui/api/session', { body: { email, password }, headers: { 'x-forwarded-for': address } });
+
+    const browserOf = (res: ApiResponse): Browser => {
+      assert.ok(res.status === 200 || res.status === 201, res.text);
+      const cookie = res.headers.get('set-cookie') ?? '';
+      assert.match(cookie, /^leadrun_session=[A-Za-z0-9_-]{43};/);
+      return { cookie: cookie.split(';')[0]!, csrf: res.json.csrfToken, session: res.json };
+    };
+
+    const as = (who: Browser, method: string, path: string, body?: unknown) =>
+      t.api(method, path, {
+        ...(body === undefined ? {} : { body }),
+        headers: { cookie: who.cookie, ...(method !== 'GET' ? { 'x-csrf-token': who.csrf } : {}) },
+      });
+
+    const setupBody = { workspaceName: 'Acme', name: 'Sam Rivera', email: 'sam@acme.test', password: PASSWORD };
+    // Each part has an installation of its own, so that none depends on what another did.
+    const start = async () => {
+      t = await startTestApp(kind, { clock, config: { publicUrl: PUBLIC_URL, allowedHosts: ['leads.internal'], trustProxy: true } });
+      port = new URL(t.url).port;
+    };
+    const startSetUp = async () => {
+      await start();
+      admin = browserOf(await t.api('POST', '/ui/api/setup', { body: setupBody }));
+    };
+    const stop = () => t?.close();
+
+    describe('DNS rebinding', () => {
+      before(start);
+      after(stop);
+
+      it('answers nothing under /ui/api to a request addressed to another name, not even first-run setup (421)', async () => {
+        for (const host of [`attacker.example:${port}`, 'attacker.example', `localhost.attacker.example:${port}`, `127.0.0.1.nip.io:${port}`, `[::2]:${port}`, `localhost:${port}@attacker.example`]) {
+          const origin = { origin: `http://${host}` };
+          const setup = await addressed(host, 'POST', '/ui/api/setup', { headers: origin, body: setupBody });
+          assertProblem(setup, 421, 'misdirected_request', `setup under ${host}`);
+          assert.ok(!setup.headers.get('set-cookie'), 'no session is given');
+          assertProblem(await addressed(host, 'GET', '/ui/api/setup'), 421, 'misdirected_request', host);
+          assertProblem(await addressed(host, 'POST', '/ui/api/session', { headers: origin, body: { email: 'sam@acme.test', password: PASSWORD } }), 421, 'misdirected_request', host);
+          assertProblem(await addressed(host, 'GET', '/ui/api/no-such-route'), 421, 'misdirected_request', host);
+        }
+        // Behind a proxy the name the browser used is the forwarded one.
+        assertProblem(await addressed(`127.0.0.1:${port}`, 'POST', '/ui/api/setup', { headers: { 'x-forwarded-host': 'attacker.example' }, body: setupBody }), 421, 'misdirected_request');
+        assert.equal((await db(t).selectFrom('workspaces').select('id').execute()).length, 0, 'nobody took the installation');
+        assert.deepEqual((await t.api('GET', '/ui/api/setup')).json, { needed: true });
+      });
+
+      it('answers under PUBLIC_URL\'s host, loopback names with any port, and ALLOWED_HOSTS', async () => {
+        for (const host of ['leads.example.com', 'LEADS.example.com:443', `localhost:${port}`, 'localhost:8080', '127.0.0.1:1', '[::1]:3000', 'leads.internal', 'leads.internal:8443']) {
+          const res = await addressed(host, 'GET', '/ui/api/setup');
+          assert.equal(res.status, 200, `${host}: ${res.text}`);
+        }
+      });
+
+      it('takes the Origin of leadrun\'s own names only, never just the Host a request was sent to', async () => {
+        const foreign = await addressed(`127.0.0.1:${port}`, 'POST', '/ui/api/setup', { headers: { origin: `http://attacker.example:${port}` }, body: setupBody });
+        assertProblem(foreign, 403, 'forbidden');
+        for (const origin of ['null', `http://127.0.0.1:${port}/path`, 'javascript:alert(1)', 'http://leads.example.com.attacker.example']) {
+          assertProblem(await t.api('POST', '/ui/api/setup', { body: setupBody, headers: { origin } }), 403, 'forbidden', origin);
+        }
+        admin = browserOf(await addressed('leads.example.com', 'POST', '/ui/api/setup', { headers: { origin: PUBLIC_URL }, body: setupBody }));
+        assert.equal(admin.session.user.role, 'ADMIN');
+        const signedIn = await addressed('leads.internal:8443', 'POST', '/ui/api/session', { headers: { origin: 'https://leads.internal:8443' }, body: { email: 'sam@acme.test', password: PASSWORD } });
+        assert.equal(signedIn.status, 200, signedIn.text);
+      });
+
+      it('does not take a session under another name, while API keys work under any name', async () => {
+        const headers = { cookie: admin.cookie, 'x-csrf-token': admin.csrf };
+        assertProblem(await addressed(`attacker.example:${port}`, 'GET', '/ui/api/session', { headers }), 421, 'misdirected_request');
+        assertProblem(await addressed(`attacker.example:${port}`, 'GET', '/api/v1/leads', { headers }), 421, 'misdirected_request', 'a session on /api/v1');
+        assertProblem(await addressed(`attacker.example:${port}`, 'POST', '/api/v1/leads', { headers, body: { name: 'Planted' } }), 421, 'misdirected_request');
+        assert.equal((await addressed(`127.0.0.1:${port}`, 'GET', '/api/v1/leads', { headers })).status, 200, 'the same session under a loopback name');
+        const key = (await t.key(admin.session.workspace.id)).key;
+        const created = await addressed('leadrun.svc.cluster.local', 'POST', '/api/v1/leads', { headers: { authorization: `Bearer ${key}` }, body: { name: 'From a service' } });
+        assert.equal(created.status, 201, created.text);
+      });
+    });
+  });
+}
