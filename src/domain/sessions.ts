@@ -1,8 +1,9 @@
 // Web UI sessions. The session token (256 random bits) lives only in the user's HttpOnly cookie; the database
 // keeps its SHA-256 digest, so a copy of the database signs nobody in. Each session has its own CSRF token.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
+import { inTransaction } from '../db/transaction.ts';
 import type { DB, Plan, Role } from '../db/schema.ts';
 import { AppError } from './errors.ts';
 import { verifyPassword } from './users.ts';
@@ -10,10 +11,12 @@ import { verifyPassword } from './users.ts';
 export const SESSION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
 /** A session unused for this long ends early. */
 export const SESSION_IDLE_MS = 24 * 60 * 60 * 1000;
-// Failed sign-ins allowed per e-mail, and per address, in the window; then 429 until the window moves on.
+// Failed sign-ins allowed in the window, then 429 until it moves on: per e-mail from one address (so that someone
+// guessing elsewhere cannot lock the owner out), and per address over every e-mail (so that spraying one
+// password over many accounts is slowed too). An IPv6 client counts by its /64 (the caller's `network`).
 const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
-const FAILURES_PER_EMAIL = 5;
-const FAILURES_PER_IP = 20;
+const FAILURES_PER_EMAIL_AND_ADDRESS = 5;
+const FAILURES_PER_ADDRESS = 20;
 
 const digest = (token: string) => createHash('sha256').update(token).digest('hex');
 
@@ -77,29 +80,40 @@ export async function endSession(db: Kysely<DB>, token: string, clock: Clock): P
 }
 
 /**
- * Checks an e-mail and password, counting failures: after too many for the e-mail or the address in the window,
- * every attempt is refused (429) without looking at the password. The answer never says which part was wrong.
+ * Checks an e-mail and password, counting failures: after too many for the e-mail from this address, or from
+ * this address at all, in the window, every attempt is refused (429) without looking at the password. The answer
+ * never says which part was wrong.
  */
 export async function signIn(
-  db: Kysely<DB>, input: { email: string; password: string }, clock: Clock, client: { ip: string; userAgent: string | null },
+  db: Kysely<DB>,
+  input: { email: string; password: string },
+  clock: Clock,
+  client: { ip: string; userAgent: string | null; network: string },
 ): Promise<{ token: string; session: SessionView }> {
   const email = input.email.trim().toLowerCase().slice(0, 254);
   const now = clock.now();
   const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
-  const failures = await db.selectFrom('sign_in_attempts')
-    .select((eb) => [
-      eb.fn.count<string>('id').filterWhere('email', '=', email).as('by_email'),
-      eb.fn.count<string>('id').filterWhere('ip', '=', client.ip).as('by_ip'),
-    ])
-    .where('succeeded', '=', false).where('attempted_at', '>', since)
-    .where((eb) => eb.or([eb('email', '=', email), eb('ip', '=', client.ip)]))
-    .executeTakeFirstOrThrow();
-  if (Number(failures.by_email) >= FAILURES_PER_EMAIL || Number(failures.by_ip) >= FAILURES_PER_IP) {
+  // The attempt is counted as a failure before the password is checked, under a lock per address: attempts sent
+  // all at once cannot each find the count still low.
+  const attempt = await inTransaction(db, async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`leadrun sign-in ${client.network}`}, 0))`.execute(trx);
+    const failures = await trx.selectFrom('sign_in_attempts')
+      .select((eb) => [
+        eb.fn.countAll<string>().as('by_address'),
+        eb.fn.count<string>('id').filterWhere('email', '=', email).as('by_email_and_address'),
+      ])
+      .where('ip', '=', client.network).where('succeeded', '=', false).where('attempted_at', '>', since)
+      .executeTakeFirstOrThrow();
+    if (Number(failures.by_email_and_address) >= FAILURES_PER_EMAIL_AND_ADDRESS || Number(failures.by_address) >= FAILURES_PER_ADDRESS) return null;
+    return trx.insertInto('sign_in_attempts').values({ email, ip: client.network, succeeded: false, attempted_at: now })
+      .returning('id').executeTakeFirstOrThrow();
+  });
+  if (!attempt) {
     throw new AppError('rate_limited', 'Too many failed sign-ins; wait a few minutes and try again.', { extra: { retryAfterSeconds: SIGN_IN_WINDOW_MS / 1000 } });
   }
   const user = await db.selectFrom('users').select(['id', 'password_hash']).where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst();
   const ok = await verifyPassword(input.password, user?.password_hash ?? null);
-  await db.insertInto('sign_in_attempts').values({ email, ip: client.ip, succeeded: ok, attempted_at: now }).execute();
   if (!ok || !user) throw new AppError('unauthorized', 'The e-mail or password is not right.');
+  await db.updateTable('sign_in_attempts').set({ succeeded: true }).where('id', '=', attempt.id).execute();
   return createSession(db, user.id, clock, client);
 }

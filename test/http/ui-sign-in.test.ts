@@ -1,6 +1,7 @@
-// The web UI's sign-in surface under attack: DNS rebinding (the UI's API answers only under leadrun's own names).
+// The web UI's sign-in surface under attack: DNS rebinding (the UI's API answers only under leadrun's own names),
+// and lock-out (failures count per e-mail and address, and per address).
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { BACKENDS, startTestApp, type ApiResponse, type TestApp } from '../helpers.ts';
 import { asApiResponse, rawRequest } from '../security/support.ts';
@@ -107,6 +108,39 @@ for (const kind of BACKENDS) {
         const key = (await t.key(admin.session.workspace.id)).key;
         const created = await addressed('leadrun.svc.cluster.local', 'POST', '/api/v1/leads', { headers: { authorization: `Bearer ${key}` }, body: { name: 'From a service' } });
         assert.equal(created.status, 201, created.text);
+      });
+    });
+
+    describe('lock-out', () => {
+      before(startSetUp);
+      after(stop);
+      // Each case starts with the previous failures out of the window.
+      beforeEach(() => clock.advance(16 * 60 * 1000));
+
+      it('five wrong passwords from one address do not lock the owner out elsewhere', async () => {
+        for (let i = 0; i < 5; i++) assertProblem(await signInFrom('203.0.113.7', 'sam@acme.test', `guess ${i}`), 401, 'unauthorized');
+        assertProblem(await signInFrom('203.0.113.7', 'sam@acme.test', PASSWORD), 429, 'rate_limited', 'the guessing address is stopped');
+        assert.equal((await signInFrom('198.51.100.9', 'sam@acme.test', PASSWORD)).status, 200, 'the owner signs in from their own address');
+        clock.advance(16 * 60 * 1000);
+        assert.equal((await signInFrom('203.0.113.7', 'sam@acme.test', PASSWORD)).status, 200, 'the window moved on');
+      });
+
+      it('stops an address that sprays passwords over many accounts', async () => {
+        for (let i = 0; i < 20; i++) assertProblem(await signInFrom('203.0.113.50', `person${i}@acme.test`, 'Summer2026!'), 401, 'unauthorized');
+        assertProblem(await signInFrom('203.0.113.50', 'sam@acme.test', PASSWORD), 429, 'rate_limited', 'even for an account it has not tried');
+        assert.equal((await signInFrom('203.0.113.51', 'sam@acme.test', PASSWORD)).status, 200, 'another address is not held up');
+      });
+
+      it('counts an IPv6 client by its /64', async () => {
+        for (let i = 1; i <= 5; i++) assertProblem(await signInFrom(`2001:db8:1:2::${i}`, 'sam@acme.test', `guess ${i}`), 401, 'unauthorized');
+        assertProblem(await signInFrom('2001:db8:1:2:ffff:ffff:ffff:ffff', 'sam@acme.test', PASSWORD), 429, 'rate_limited');
+        assert.equal((await signInFrom('2001:db8:1:3::1', 'sam@acme.test', PASSWORD)).status, 200, 'the next /64 is another address');
+      });
+
+      it('counts attempts sent all at once: five tries, not one per connection', async () => {
+        const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => signInFrom('203.0.113.99', 'sam@acme.test', `parallel guess ${i}`)));
+        const statuses = answers.map((r) => r.status).sort();
+        assert.deepEqual(statuses, [...Array(5).fill(401), ...Array(7).fill(429)]);
       });
     });
   });

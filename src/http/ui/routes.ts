@@ -2,6 +2,7 @@
 // audit log and plan usage. Each route states who may use it (`access`); changes are audited with source "ui".
 import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { normalizeIP } from '@fastify/rate-limit';
 import type { AppInstance } from '../app.ts';
 import { assertSameOrigin, principalOf, SESSION_COOKIE } from '../auth.ts';
 import { auditContext, mutate } from '../mutation.ts';
@@ -125,7 +126,7 @@ export default async function uiRoutes(app: AppInstance): Promise<void> {
     },
   }, async (request, reply) => {
     assertSameOrigin(request, config);
-    const { token, session } = await signIn(db, request.body, clock, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null });
+    const { token, session } = await signIn(db, request.body, clock, { ...client(request), network: normalizeIP(request.ip) });
     await auditUi(request, { workspaceId: session.workspace.id, userId: session.user.id, action: 'session.created', target: null, status: 200 });
     setCookie(reply, token, session.expiresAt);
     return sessionView(session);
