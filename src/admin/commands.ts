@@ -68,7 +68,7 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
     }
 
     case 'user.password': {
-      const user = await setPassword(db, input.email, input.password);
+      const user = await setPassword(db, input.email, input.password, clock);
       if (!user) throw new AppError('not_found', `There is no user with the e-mail ${input.email}.`);
       return { id: user.id, email: user.email, passwordSet: true };
     }

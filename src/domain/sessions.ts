@@ -6,7 +6,7 @@ import type { Clock } from '../clock.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { DB, Plan, Role } from '../db/schema.ts';
 import { AppError } from './errors.ts';
-import { verifyPassword } from './users.ts';
+import { verifyPassword } from './passwords.ts';
 
 export const SESSION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
 /** A session unused for this long ends early. */
@@ -77,6 +77,16 @@ export async function findSession(db: Kysely<DB>, token: string, clock: Clock): 
 
 export async function endSession(db: Kysely<DB>, token: string, clock: Clock): Promise<void> {
   await db.updateTable('sessions').set({ revoked_at: clock.now() }).where('id', '=', digest(token)).where('revoked_at', 'is', null).execute();
+}
+
+/**
+ * Ends every session of a user, in the database, so that every process refuses them at once: sessions are not
+ * cached. For a changed password, and for a person who is no longer a member.
+ */
+export async function endUserSessions(db: Kysely<DB>, userId: string, clock: Clock): Promise<number> {
+  const ended = await db.updateTable('sessions').set({ revoked_at: clock.now() })
+    .where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+  return Number(ended.numUpdatedRows);
 }
 
 /**

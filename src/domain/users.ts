@@ -1,42 +1,15 @@
-// The people of a workspace: their passwords (scrypt), members added by admins, and the first-run setup that
-// creates an installation's first workspace and admin.
-import { randomBytes, randomUUID, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+// The people of a workspace: members added by admins, their passwords, and the first-run setup that creates an
+// installation's first workspace and admin.
+import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
+import { inTransaction } from '../db/transaction.ts';
 import type { DB, Role } from '../db/schema.ts';
 import { AppError, invalid } from './errors.ts';
+import { checkPassword, hashPassword } from './passwords.ts';
+import { endUserSessions } from './sessions.ts';
 import { isEmail } from './validation.ts';
 import { createWorkspace } from './workspaces.ts';
-
-const scrypt = (password: string, salt: Buffer, length: number, options: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCallback(password, salt, length, options, (error, key) => (error ? reject(error) : resolve(key))));
-
-// OWASP's recommended scrypt cost (N=2^17, r=8, p=1) needs 128 MiB a hash; 2^15 keeps sign-in fast on small
-// machines and is stored with each hash, so it can be raised later without invalidating existing passwords.
-const COST = { N: 2 ** 15, r: 8, p: 1 };
-const KEY_LENGTH = 64;
-export const PASSWORD_MIN = 10;
-export const PASSWORD_MAX = 200;
-
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const hash = await scrypt(password, salt, KEY_LENGTH, { ...COST, maxmem: 64 * 1024 * 1024 });
-  return `scrypt$${COST.N}$${COST.r}$${COST.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
-}
-
-/** Compares in constant time. A missing hash still costs one scrypt, so an unknown e-mail is not faster. */
-export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = (stored ?? 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$').split('$');
-  if (scheme !== 'scrypt' || !salt || hash === undefined) return false;
-  const expected = Buffer.from(hash, 'base64');
-  const actual = await scrypt(password, Buffer.from(salt, 'base64'), KEY_LENGTH, { N: Number(n), r: Number(r), p: Number(p), maxmem: 256 * 1024 * 1024 });
-  return stored !== null && expected.length === actual.length && timingSafeEqual(expected, actual);
-}
-
-function checkPassword(password: string): void {
-  if (password.length < PASSWORD_MIN) throw invalid('password', `must be at least ${PASSWORD_MIN} characters`);
-  if (password.length > PASSWORD_MAX) throw invalid('password', `must be at most ${PASSWORD_MAX} characters`);
-}
 
 function normaliseEmail(email: string): string {
   const normal = email.trim().toLowerCase();
@@ -101,11 +74,19 @@ export async function setUpInstallation(
   return { userId: workspace.adminUserId, workspaceId: workspace.id };
 }
 
-/** Sets a user's password (the CLI's `user password`); null when there is no such user. */
-export async function setPassword(db: Kysely<DB>, email: string, password: string): Promise<{ id: string; email: string } | null> {
+/**
+ * Sets a user's password (the CLI's `user password`) and ends their sessions in the same transaction: whoever
+ * was signed in with the old password is signed out. Null when there is no such user.
+ */
+export async function setPassword(db: Kysely<DB>, email: string, password: string, clock: Clock): Promise<{ id: string; email: string } | null> {
   checkPassword(password);
   const normal = normaliseEmail(email);
-  const row = await db.updateTable('users').set({ password_hash: await hashPassword(password) })
-    .where(sql`lower(email)`, '=', normal).returning(['id']).executeTakeFirst();
-  return row ? { id: row.id, email: normal } : null;
+  const passwordHash = await hashPassword(password);
+  return inTransaction(db, async (trx) => {
+    const row = await trx.updateTable('users').set({ password_hash: passwordHash })
+      .where(sql`lower(email)`, '=', normal).returning(['id']).executeTakeFirst();
+    if (!row) return null;
+    await endUserSessions(trx, row.id, clock);
+    return { id: row.id, email: normal };
+  });
 }

@@ -1,7 +1,8 @@
 // The web UI's sign-in surface under attack: DNS rebinding (the UI's API answers only under leadrun's own names),
-// and lock-out (failures count per e-mail and address, and per address).
+// lock-out (failures count per e-mail and address, and per address), and sessions that end with a password change.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { runAdminCommand } from '../../src/admin/commands.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { BACKENDS, startTestApp, type ApiResponse, type TestApp } from '../helpers.ts';
 import { asApiResponse, rawRequest } from '../security/support.ts';
@@ -141,6 +142,32 @@ for (const kind of BACKENDS) {
         const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => signInFrom('203.0.113.99', 'sam@acme.test', `parallel guess ${i}`)));
         const statuses = answers.map((r) => r.status).sort();
         assert.deepEqual(statuses, [...Array(5).fill(401), ...Array(7).fill(429)]);
+      });
+    });
+
+    describe('sessions and passwords', () => {
+      before(startSetUp);
+      after(stop);
+
+      it('a password set with the CLI ends that person\'s sessions, and only theirs', async () => {
+        const added = await as(admin, 'POST', '/ui/api/members', { name: 'Mo Chen', email: 'mo@acme.test', role: 'MEMBER', password: PASSWORD });
+        assert.equal(added.status, 201, added.text);
+        const laptop = browserOf(await signInFrom('198.51.100.20', 'mo@acme.test', PASSWORD));
+        const phone = browserOf(await signInFrom('198.51.100.21', 'mo@acme.test', PASSWORD));
+        assert.equal((await as(laptop, 'GET', '/ui/api/session')).status, 200);
+
+        // As `leadrun user password` runs it: another process, with nothing but the database.
+        await runAdminCommand({ db: t.database.db, clock, migrate: () => t.database.migrate() }, { command: 'user.password', email: 'mo@acme.test', password: 'a brand new passphrase' });
+
+        for (const device of [laptop, phone]) {
+          assertProblem(await as(device, 'GET', '/ui/api/session'), 401, 'unauthorized');
+          assertProblem(await as(device, 'POST', '/api/v1/leads', { name: 'After the change' }), 401, 'unauthorized');
+        }
+        const rows = await db(t).selectFrom('sessions').select(['revoked_at']).where('user_id', '=', added.json.id).execute();
+        assert.ok(rows.length === 2 && rows.every((r) => r.revoked_at !== null), 'ended in the database');
+        assert.equal((await as(admin, 'GET', '/ui/api/session')).status, 200, 'other people stay signed in');
+        assertProblem(await signInFrom('198.51.100.20', 'mo@acme.test', PASSWORD), 401, 'unauthorized');
+        assert.equal((await signInFrom('198.51.100.20', 'mo@acme.test', 'a brand new passphrase')).status, 200);
       });
     });
   });

@@ -13,7 +13,8 @@ import { AppError, notFound } from '../../domain/errors.ts';
 import { createKey, listKeys, revokeKey, SCOPES } from '../../domain/keys.ts';
 import { createSession, endSession, findSession, signIn, type SessionView } from '../../domain/sessions.ts';
 import { workspaceUsage } from '../../domain/usage.ts';
-import { addMember, listMembers, PASSWORD_MAX, PASSWORD_MIN, setUpInstallation, setupNeeded } from '../../domain/users.ts';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../../domain/passwords.ts';
+import { addMember, listMembers, setUpInstallation, setupNeeded } from '../../domain/users.ts';
 import { isUuid } from '../../domain/validation.ts';
 
 const Timestamp = TimestampOf();

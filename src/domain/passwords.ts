@@ -1,0 +1,33 @@
+// Web UI passwords: their length rules, and scrypt hashes that carry their own cost.
+import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { invalid } from './errors.ts';
+
+const scrypt = (password: string, salt: Buffer, length: number, options: ScryptOptions) =>
+  new Promise<Buffer>((resolve, reject) => scryptCallback(password, salt, length, options, (error, key) => (error ? reject(error) : resolve(key))));
+
+// OWASP's recommended scrypt cost (N=2^17, r=8, p=1) needs 128 MiB a hash; 2^15 keeps sign-in fast on small
+// machines and is stored with each hash, so it can be raised later without invalidating existing passwords.
+const COST = { N: 2 ** 15, r: 8, p: 1 };
+const KEY_LENGTH = 64;
+export const PASSWORD_MIN = 10;
+export const PASSWORD_MAX = 200;
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(password, salt, KEY_LENGTH, { ...COST, maxmem: 64 * 1024 * 1024 });
+  return `scrypt$${COST.N}$${COST.r}$${COST.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+/** Compares in constant time. A missing hash still costs one scrypt, so an unknown e-mail is not faster. */
+export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = (stored ?? 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$').split('$');
+  if (scheme !== 'scrypt' || !salt || hash === undefined) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = await scrypt(password, Buffer.from(salt, 'base64'), KEY_LENGTH, { N: Number(n), r: Number(r), p: Number(p), maxmem: 256 * 1024 * 1024 });
+  return stored !== null && expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+export function checkPassword(password: string): void {
+  if (password.length < PASSWORD_MIN) throw invalid('password', `must be at least ${PASSWORD_MIN} characters`);
+  if (password.length > PASSWORD_MAX) throw invalid('password', `must be at most ${PASSWORD_MAX} characters`);
+}
