@@ -171,7 +171,7 @@ export interface SessionsTable {
   id: string;
   user_id: string;
   workspace_id: string;
-  csrf_token: string;
+  csrf_digest: string;
   created_at: Date;
   last_seen_at: Date;
   expires_at: Date;

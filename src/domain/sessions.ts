@@ -1,6 +1,7 @@
 // Web UI sessions. The session token (256 random bits) lives only in the user's HttpOnly cookie; the database
-// keeps its SHA-256 digest, so a copy of the database signs nobody in. Each session has its own CSRF token.
-import { createHash, randomBytes } from 'node:crypto';
+// keeps its SHA-256 digest, so a copy of the database signs nobody in. Each session has its own CSRF token, kept
+// as a digest too.
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -19,12 +20,25 @@ const FAILURES_PER_EMAIL_AND_ADDRESS = 5;
 const FAILURES_PER_ADDRESS = 20;
 
 const digest = (token: string) => createHash('sha256').update(token).digest('hex');
+// The CSRF token follows from the session token, so the UI can be given it again after a reload although the
+// database keeps only its digest; it does not give the session token away.
+const csrfTokenOf = (sessionToken: string) => createHmac('sha256', sessionToken).update('leadrun csrf').digest('base64url');
 
 export interface SessionView {
   user: { id: string; name: string | null; email: string | null; role: Role };
   workspace: { id: string; name: string; plan: Plan; adminUserId: string | null };
   csrfToken: string;
+  /** SHA-256 of the CSRF token, as stored: what a request's X-CSRF-Token is checked against. */
+  csrfDigest: string;
   expiresAt: Date;
+}
+
+/** The X-CSRF-Token a request sent is the session's: their digests compared in constant time. */
+export function csrfTokenMatches(session: SessionView, presented: unknown): boolean {
+  if (typeof presented !== 'string') return false;
+  const expected = Buffer.from(session.csrfDigest, 'hex');
+  const actual = createHash('sha256').update(presented).digest();
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
 export async function createSession(
@@ -37,7 +51,7 @@ export async function createSession(
     id: digest(token),
     user_id: userId,
     workspace_id: user.workspace_id,
-    csrf_token: randomBytes(24).toString('base64url'),
+    csrf_digest: digest(csrfTokenOf(token)),
     created_at: now,
     last_seen_at: now,
     expires_at: new Date(now.getTime() + SESSION_LIFETIME_MS),
@@ -57,7 +71,7 @@ export async function findSession(db: Kysely<DB>, token: string, clock: Clock): 
   const row = await db.selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
     .innerJoin('workspaces as w', 'w.id', 's.workspace_id')
-    .select(['s.id', 's.csrf_token', 's.expires_at', 's.last_seen_at', 'u.id as user_id', 'u.name as user_name', 'u.email', 'u.role',
+    .select(['s.id', 's.csrf_digest', 's.expires_at', 's.last_seen_at', 'u.id as user_id', 'u.name as user_name', 'u.email', 'u.role',
       'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'w.admin_user_id'])
     .where('s.id', '=', digest(token)).where('s.revoked_at', 'is', null).where('s.expires_at', '>', now)
     .where('s.last_seen_at', '>', new Date(now.getTime() - SESSION_IDLE_MS))
@@ -70,7 +84,8 @@ export async function findSession(db: Kysely<DB>, token: string, clock: Clock): 
   return {
     user: { id: row.user_id, name: row.user_name, email: row.email, role: row.role },
     workspace: { id: row.workspace_id, name: row.workspace_name, plan: row.plan, adminUserId: row.admin_user_id },
-    csrfToken: row.csrf_token,
+    csrfToken: csrfTokenOf(token),
+    csrfDigest: row.csrf_digest,
     expiresAt: row.expires_at,
   };
 }

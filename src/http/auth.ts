@@ -1,14 +1,13 @@
 // Who is asking: a bearer API key (the REST API) or a person signed in to the web UI (a session cookie). Runs in
 // onRequest, before the body is read, so the order of checks is always: authenticate (401) → scope or role (403)
 // → validate (400) → the handler.
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DB, Plan, Role } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
 import { SCOPES, type KeyVerifier, type LastUsedRecorder, type Scope } from '../domain/keys.ts';
-import { findSession } from '../domain/sessions.ts';
+import { csrfTokenMatches, findSession } from '../domain/sessions.ts';
 import { hostnameOf, isOwnHostname, isOwnOrigin, misdirected } from './hosts.ts';
 import type { Kysely } from 'kysely';
 
@@ -53,12 +52,6 @@ export interface AuthDeps {
   config: Config;
 }
 
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 /**
  * A change asked for with a cookie, a sign-in or the first-run setup must come from leadrun's own pages: the Origin
  * (when the browser sends one) names one of leadrun's own hosts (src/http/hosts.ts), never merely the host the
@@ -79,8 +72,7 @@ async function sessionPrincipal(request: FastifyRequest, deps: AuthDeps): Promis
   if (!session) throw new AppError('unauthorized', 'Sign in to continue.');
   if (CHANGES.has(request.method)) {
     assertSameOrigin(request, deps.config);
-    const csrf = request.headers['x-csrf-token'];
-    if (typeof csrf !== 'string' || !sameText(csrf, session.csrfToken)) {
+    if (!csrfTokenMatches(session, request.headers['x-csrf-token'])) {
       throw new AppError('forbidden', 'The request is missing its CSRF token; reload the page and try again.');
     }
   }

@@ -1,6 +1,8 @@
 // The web UI's sign-in surface under attack: DNS rebinding (the UI's API answers only under leadrun's own names),
-// lock-out (failures count per e-mail and address, and per address), and sessions that end with a password change.
+// lock-out (failures count per e-mail and address, and per address), sessions that end with a password change,
+// and CSRF tokens kept only as digests.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { runAdminCommand } from '../../src/admin/commands.ts';
 import { ManualClock } from '../../src/clock.ts';
@@ -10,6 +12,7 @@ import { assertProblem, db } from './support.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const PUBLIC_URL = 'https://leads.example.com';
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 interface Browser {
   cookie: string;
@@ -168,6 +171,26 @@ for (const kind of BACKENDS) {
         assert.equal((await as(admin, 'GET', '/ui/api/session')).status, 200, 'other people stay signed in');
         assertProblem(await signInFrom('198.51.100.20', 'mo@acme.test', PASSWORD), 401, 'unauthorized');
         assert.equal((await signInFrom('198.51.100.20', 'mo@acme.test', 'a brand new passphrase')).status, 200);
+      });
+    });
+
+    describe('CSRF tokens', () => {
+      before(startSetUp);
+      after(stop);
+
+      it('keeps only a digest of the CSRF token, gives the same token again after a reload, and checks it', async () => {
+        const browser = browserOf(await signInFrom('198.51.100.30', 'sam@acme.test', PASSWORD));
+        const rows = await db(t).selectFrom('sessions').selectAll().execute();
+        const stored = JSON.stringify(rows);
+        assert.ok(!stored.includes(browser.csrf), 'the CSRF token is not in the database');
+        const row = rows.find((r) => r.id === sha256(browser.cookie.split('=')[1]!));
+        assert.equal(row?.csrf_digest, sha256(browser.csrf), 'its SHA-256 digest is');
+
+        const reloaded = await as(browser, 'GET', '/ui/api/session');
+        assert.equal(reloaded.json.csrfToken, browser.csrf, 'a reloaded page gets the same token');
+        assert.equal((await as(browser, 'POST', '/api/v1/leads', { name: 'Ada' })).status, 201);
+        assertProblem(await as({ ...browser, csrf: admin.csrf }, 'POST', '/api/v1/leads', { name: 'x' }), 403, 'forbidden', "another session's token");
+        assertProblem(await as({ ...browser, csrf: row!.csrf_digest }, 'POST', '/api/v1/leads', { name: 'x' }), 403, 'forbidden', 'the stored digest');
       });
     });
   });
