@@ -1,5 +1,6 @@
 // The people of a workspace: members added by admins, their passwords, and the first-run setup that creates an
-// installation's first workspace and admin.
+// installation's first workspace and admin. An e-mail address names one person in the whole installation: it is
+// what they sign in with (docs/decisions/0004-e-mail-addresses-are-installation-wide.md).
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
@@ -41,13 +42,14 @@ export async function addMember(
   checkPassword(input.password);
   const name = input.name.trim();
   if (!name) throw invalid('name', 'must not be empty');
-  const taken = await db.selectFrom('users').select('id').where(sql`lower(email)`, '=', email).executeTakeFirst();
-  if (taken) throw invalid('email', 'is already in use');
   const row = {
     id: randomUUID(), workspace_id: workspaceId, email, name, role: input.role,
     password_hash: await hashPassword(input.password), created_at: clock.now(),
   };
-  await db.insertInto('users').values(row).execute();
+  const added = await db.insertInto('users').values(row).onConflict((oc) => oc.doNothing()).returning('id').executeTakeFirst();
+  // The address is someone's already, in this workspace or another. The answer does not say which, nor that it is
+  // taken: an admin must not learn who has an account in another workspace.
+  if (!added) throw invalid('email', 'cannot be used for a new member; use another address');
   return { id: row.id, name, email, role: row.role, createdAt: row.created_at };
 }
 

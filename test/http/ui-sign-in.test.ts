@@ -1,6 +1,6 @@
 // The web UI's sign-in surface under attack: DNS rebinding (the UI's API answers only under leadrun's own names),
 // lock-out (failures count per e-mail and address, and per address), sessions that end with a password change,
-// and CSRF tokens kept only as digests.
+// adding a member without learning who has an account elsewhere, and CSRF tokens kept only as digests.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
@@ -8,7 +8,7 @@ import { runAdminCommand } from '../../src/admin/commands.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { BACKENDS, startTestApp, type ApiResponse, type TestApp } from '../helpers.ts';
 import { asApiResponse, rawRequest } from '../security/support.ts';
-import { assertProblem, db } from './support.ts';
+import { assertInvalid, assertProblem, db } from './support.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const PUBLIC_URL = 'https://leads.example.com';
@@ -171,6 +171,38 @@ for (const kind of BACKENDS) {
         assert.equal((await as(admin, 'GET', '/ui/api/session')).status, 200, 'other people stay signed in');
         assertProblem(await signInFrom('198.51.100.20', 'mo@acme.test', PASSWORD), 401, 'unauthorized');
         assert.equal((await signInFrom('198.51.100.20', 'mo@acme.test', 'a brand new passphrase')).status, 200);
+      });
+    });
+
+    describe('members', () => {
+      before(startSetUp);
+      after(stop);
+
+      it('adding a member does not tell an admin that an e-mail has an account in another workspace', async () => {
+        const other = await t.workspace('pro');
+        const theirs = await db(t).selectFrom('users').select(['email']).where('workspace_id', '=', other.id).executeTakeFirstOrThrow();
+        const member = (email: string) => as(admin, 'POST', '/ui/api/members', { name: 'Someone', email, role: 'MEMBER', password: PASSWORD });
+        assert.equal((await member('mo@acme.test')).status, 201);
+
+        const elsewhere = await member(theirs.email!.toUpperCase());
+        const here = await member('mo@acme.test');
+        assertInvalid(elsewhere, ['email']);
+        assertInvalid(here, ['email']);
+        assert.equal(elsewhere.json.detail, here.json.detail, 'the same answer as for an address of this workspace');
+        assert.deepEqual(elsewhere.json.errors, here.json.errors);
+        assert.doesNotMatch(elsewhere.text, /in use|already|exists|taken|registered|another workspace/i);
+        const users = await db(t).selectFrom('users').select('id').where('workspace_id', '=', other.id).execute();
+        assert.equal(users.length, 1, 'the other workspace is untouched');
+        assert.equal((await as(admin, 'GET', '/ui/api/members')).json.data.length, 2, 'nobody was added');
+        const tries = await as(admin, 'GET', '/ui/api/audit?action=member.added&outcome=failure');
+        assert.equal(tries.json.data.length, 2, 'each try is in the audit log');
+      });
+
+      it('adds one of two members added at once with the same e-mail, and refuses the other the same way', async () => {
+        const body = { name: 'Twin', email: 'twin@acme.test', role: 'MEMBER', password: PASSWORD };
+        const answers = await Promise.all([as(admin, 'POST', '/ui/api/members', body), as(admin, 'POST', '/ui/api/members', body)]);
+        assert.deepEqual(answers.map((r) => r.status).sort(), [201, 400], answers.map((r) => r.text).join('\n'));
+        assertInvalid(answers.find((r) => r.status === 400)!, ['email']);
       });
     });
 
