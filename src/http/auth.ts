@@ -41,7 +41,8 @@ declare module 'fastify' {
 }
 
 export const SESSION_COOKIE = 'leadrun_session';
-const BEARER = /^Bearer ([^\s]+)$/;
+// The scheme is case-insensitive and may be followed by more than one space (RFC 9110 §11.1, §11.4).
+const BEARER = /^Bearer +([^\s]+)$/i;
 const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface AuthDeps {

@@ -156,6 +156,18 @@ for (const kind of BACKENDS) {
       }
     });
 
+    it('takes the Bearer scheme in any case and after more than one space (RFC 9110 §11.1, §11.4)', async () => {
+      for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
+        for (const authorization of [`${scheme} ${keyA}`, `${scheme}   ${keyA}`]) {
+          const res = await t.api('GET', `/api/v1/runs/${a.run.id}`, { headers: { authorization } });
+          assert.equal(res.status, 200, `${JSON.stringify(authorization.replace(keyA, 'sk_…'))}: ${res.text.slice(0, 200)}`);
+        }
+      }
+      for (const authorization of [`Bearer\t${keyA}`, `Bearers ${keyA}`, `Bear ${keyA}`]) {
+        assertProblem(await t.api('GET', `/api/v1/runs/${a.run.id}`, { headers: { authorization } }), 401, 'unauthorized', authorization.replace(keyA, 'sk_…'));
+      }
+    });
+
     it('answers 401 on the HEAD and trailing-slash variants of every GET route', async (c) => {
       for (const route of routes.filter((r) => r.method === 'GET')) {
         await c.test(label(route), async () => {
