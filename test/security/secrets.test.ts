@@ -13,9 +13,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { pino } from 'pino';
 import { openDatabase } from '../../src/db/database.ts';
 import { generateKey } from '../../src/domain/keys.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
+import { redactSecrets } from '../../src/http/security.ts';
 import { BACKENDS, createPostgresDatabase, TRANSCRIPT } from '../helpers.ts';
 import { cleanEnv, LEADRUN_BIN, PROJECT_ROOT, runLeadrun, tempDir, type Completed } from '../cli/support.ts';
 import { redisPrefix, startServe, tableNames, type Serve } from './support.ts';
@@ -84,10 +86,23 @@ function sessionToken(res: Answer): string {
 
 interface Secret { name: string; value: string }
 
-/** The parts of a secret worth searching for: all of it, and (for a key) what follows the public prefix. */
+/** Every character percent-encoded (%XX), `times` times over: `s` → `%73` → `%2573`. */
+function percentEncoded(text: string, times = 1): string {
+  let encoded = [...text].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`).join('');
+  for (let i = 1; i < times; i++) encoded = encoded.replaceAll('%', '%25');
+  return encoded;
+}
+
+/**
+ * The parts of a secret worth searching for: all of it, and (for a key) what follows the public prefix, as it is
+ * and percent-encoded once and twice.
+ */
 function needles(secret: Secret): string[] {
   const found = [secret.value];
-  if (secret.value.startsWith('sk_')) found.push(secret.value.slice(10));
+  if (secret.value.startsWith('sk_')) {
+    const rest = secret.value.slice(10);
+    found.push(rest, percentEncoded(rest), percentEncoded(rest, 2));
+  }
   return found;
 }
 
@@ -206,6 +221,12 @@ for (const mode of modes) {
         ['GET', '/api/v1/leads', { authorization: key.key }, undefined, 401],
         ['GET', '/api/v1/leads', { authorization: `Bearer ${key.key} ${key.key}` }, undefined, 401],
         ['GET', `/api/v1/leads?api_key=${key.key}`, {}, undefined, 401],
+        ['GET', `/api/v1/leads?k=${key.key.replace('_', '%5F')}`, {}, undefined, 401],
+        ['GET', `/api/v1/leads?k=${key.key.replace('_', '%255f')}&then=more`, {}, undefined, 401],
+        ['GET', `/api/v1/leads?k=${percentEncoded(key.key)}`, {}, undefined, 401],
+        ['GET', `/api/v1/leads?k=${percentEncoded(key.key, 2)}`, {}, undefined, 401],
+        ['GET', `/api/v1/leads?k=${percentEncoded(key.key.slice(0, 20))}${key.key.slice(20)}`, {}, undefined, 401],
+        ['GET', `/api/v1/leads/${percentEncoded(key.key)}`, bearer(key.key), undefined, 404],
         ['GET', `/api/v1/leads/${key.key}`, bearer(key.key), undefined, 404],
         ['POST', '/api/v1/leads', bearer(key.key), { name: '' }, 400],
         ['POST', '/api/v1/leads', bearer(key.key), { name: key.key, email: `${key.key}@example.com`, apiKey: key.key }, 400],
@@ -265,3 +286,49 @@ for (const mode of modes) {
     });
   });
 }
+
+describe('redactSecrets', () => {
+  it('cuts every key in a trace-level log line to its public prefix, however it was percent-encoded', () => {
+    const lines: string[] = [];
+    // The logger of `leadrun serve` (src/main.ts) writes each line through redactSecrets in the same way.
+    const logger = pino({ level: 'trace', hooks: { streamWrite: redactSecrets } }, { write: (line: string) => { lines.push(line); } });
+    const key = generateKey();
+    const forms: Record<string, string> = {
+      'as it is': key,
+      'with %5F': key.replace('_', '%5F'),
+      'with %5f': key.replace('_', '%5f'),
+      'with the underscore encoded twice': key.replace('_', '%255F'),
+      'with the underscore encoded four times': key.replace('_', '%2525255F'),
+      'every character encoded': percentEncoded(key),
+      'every character encoded twice': percentEncoded(key, 2),
+      'every character encoded three times': percentEncoded(key, 3),
+      'every character encoded, in lower case': percentEncoded(key).toLowerCase(),
+      'every other character encoded': [...key].map((c, i) => (i % 2 ? percentEncoded(c) : c)).join(''),
+      'followed by more letters': `${key}Zz9`,
+    };
+    for (const form of Object.values(forms)) {
+      logger.trace({ url: `/api/v1/leads?k=${form}&then=1`, header: `x-api-key: ${form}` }, `refused ${form}`);
+    }
+    assert.equal(lines.length, Object.keys(forms).length);
+    const decodedFully = (text: string) => {
+      let decoded = text;
+      for (let i = 0; i < 5; i++) decoded = decodeURIComponent(decoded);
+      return decoded;
+    };
+    Object.keys(forms).forEach((name, i) => {
+      const line = lines[i]!;
+      assert.ok(!decodedFully(line).includes(key.slice(10)), `${name}: ${line}`);
+      assert.equal(line.split(`${key.slice(0, 10)}[redacted]`).length - 1, 3, `${name}: the prefix stays, three times: ${line}`);
+    });
+  });
+
+  it('leaves lines without a key as they are, and reads a hostile line in linear time', () => {
+    for (const line of ['{"msg":"request","url":"/api/v1/leads?limit=5"}', 'sk_short', '100% done', 'task_0123456789']) {
+      assert.equal(redactSecrets(line), line);
+    }
+    const hostile = `sk_${'%2525'.repeat(200_000)}${'sk%5F%'.repeat(200_000)}`;
+    const started = performance.now();
+    assert.equal(redactSecrets(hostile), hostile);
+    assert.ok(performance.now() - started < 1_000, 'well under a second for 2 MB');
+  });
+});
