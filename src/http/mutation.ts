@@ -24,7 +24,8 @@ const IN_FLIGHT_MS = 60 * 1000;
 
 export interface Outcome<T> {
   status: number;
-  body: T;
+  /** null for an answer without a body (204). */
+  body: T | null;
   location?: string;
   target: { type: string; id: string };
 }
@@ -70,7 +71,7 @@ export async function mutate<T>(
       await trx.updateTable('idempotency_keys').set({
         locked_until: null,
         response_status: result.status,
-        response_body: sql`${JSON.stringify(result.body)}::jsonb`,
+        response_body: result.body === null ? null : sql`${JSON.stringify(result.body)}::jsonb`,
         response_location: result.location ?? null,
         target_type: result.target.type,
         target_id: result.target.id,
@@ -81,6 +82,7 @@ export async function mutate<T>(
   request.audited = true;
   request.idempotency = null;
   if (outcome.location) reply.header('location', outcome.location);
+  if (outcome.body === null) return reply.code(outcome.status).send();
   return reply.code(outcome.status).send(outcome.body);
 }
 
@@ -142,6 +144,7 @@ export function idempotency(deps: MutationDeps) {
       ...auditContext(request),
     });
     if (existing.response_location) reply.header('location', existing.response_location);
+    if (existing.response_body === null) return reply.code(existing.response_status).header('idempotent-replayed', 'true').send();
     return reply.code(existing.response_status).header('idempotent-replayed', 'true')
       .type('application/json; charset=utf-8').serializer(JSON.stringify).send(existing.response_body);
   };

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import {
-  assertInvalid, assertProblem, countRows, createLead, ISO_MS, LEAD_FIELDS, LEAD_STATUSES, newestFirst, nextLink, UUID, walkPages,
+  assertInvalid, assertProblem, auditRows, countRows, createLead, ISO_MS, LEAD_FIELDS, LEAD_STATUSES, newestFirst, nextLink, UUID, walkPages,
 } from './support.ts';
 
 for (const kind of BACKENDS) {
@@ -344,13 +344,27 @@ for (const kind of BACKENDS) {
       it('changes only the fields sent and moves updatedAt forward', async () => {
         const lead = await createLead(t, key, { name: 'Patch Me', email: 'p@example.com', companyName: 'Old Co', status: 'DISCOVERY' });
         tick(5_000);
-        const res = await patch(lead.id, { companyName: 'New Co', status: 'CONTACTED' }, writeOnly);
+        const res = await patch(lead.id, { companyName: 'New Co', status: 'CONTACTED' });
         assert.equal(res.status, 200, res.text);
         assert.deepEqual(Object.keys(res.json), ['data']);
         const updated = res.json.data;
         assert.deepEqual(updated, { ...lead, companyName: 'New Co', status: 'CONTACTED', updatedAt: clock.now().toISOString() });
         assert.ok(Date.parse(updated.updatedAt) > Date.parse(lead.updatedAt));
         assert.deepEqual((await t.api('GET', `/api/v1/leads/${lead.id}`, { key })).json.data, updated, 'stored');
+      });
+
+      it('answers 204 with no body to leads:write alone, which does not grant reading; the change is made and audited', async () => {
+        const lead = await createLead(t, key, { name: 'Write Only', email: 'w@example.com', companyName: 'Old Co' });
+        tick(1_000);
+        const res = await patch(lead.id, { companyName: 'New Co' }, writeOnly);
+        assert.equal(res.status, 204, res.text);
+        assert.equal(res.text, '');
+        assert.equal(res.headers.get('content-type'), null);
+        const stored = (await t.api('GET', `/api/v1/leads/${lead.id}`, { key })).json.data;
+        assert.deepEqual(stored, { ...lead, companyName: 'New Co', updatedAt: clock.now().toISOString() });
+        const [audit] = (await auditRows(t, { workspaceId: A.id })).filter((e) => e.action === 'lead.updated' && e.target_id === lead.id);
+        assert.equal(audit?.outcome, 'success');
+        assert.equal(audit?.status, 204);
       });
 
       it('lists a changed lead as it now is', async () => {

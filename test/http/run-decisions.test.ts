@@ -13,6 +13,7 @@ for (const kind of BACKENDS) {
     let t: TestApp;
     let key: string;
     let keyId: string;
+    let workspaceA: string;
     let readOnly: string;
     let otherKey: string;
     let lead: any;
@@ -22,6 +23,7 @@ for (const kind of BACKENDS) {
       t = await startTestApp(kind);
       const A = await t.workspace('pro');
       const B = await t.workspace('pro');
+      workspaceA = A.id;
       const k = await t.key(A.id);
       key = k.key;
       keyId = k.id;
@@ -77,6 +79,26 @@ for (const kind of BACKENDS) {
         const draft = await db(t).selectFrom('email_drafts').selectAll().where('id', '=', run.emailDraft.id).executeTakeFirstOrThrow();
         assert.equal(draft.feedback, null);
       }
+    });
+
+    it('answers 204 with no body to runs:write alone, which does not grant reading; the decision is made and audited', async () => {
+      const writeOnly = await t.key(workspaceA, ['runs:write']);
+      const approved = await awaitingApproval();
+      const rejected = await awaitingApproval();
+      for (const [run, what, body, status] of [[approved, 'approve', undefined, 'COMPLETED'], [rejected, 'reject', { feedback: 'No.' }, 'REJECTED']] as const) {
+        const headers = { 'idempotency-key': `write-only-${run.id}` };
+        for (const attempt of ['first', 'replay']) {
+          const res = await t.api('POST', `/api/v1/runs/${run.id}/${what}`, { key: writeOnly.key, headers, ...(body ? { body } : {}) });
+          assert.equal(res.status, 204, `${what} (${attempt}): ${res.text}`);
+          assert.equal(res.text, '');
+          assert.equal(res.headers.get('idempotent-replayed'), attempt === 'replay' ? 'true' : null);
+        }
+        assert.equal((await t.api('GET', `/api/v1/runs/${run.id}`, { key })).json.data.status, status);
+        const entries = (await auditRows(t)).filter((e) => e.key_id === writeOnly.id && e.target_id === run.id);
+        assert.deepEqual(entries.map((e) => [e.outcome, e.status]), [['success', 204], ['replayed', 204]]);
+      }
+      const queued = await startRun(t, writeOnly.key, lead.id, call.id);
+      assert.equal(queued.status, 'QUEUED', 'starting a run still answers the new run (202)');
     });
 
     it('reject with regenerate runs WRITER alone again with the feedback and makes the next draft version', async () => {

@@ -14,11 +14,14 @@ type JsonContent<R> = R extends { content: { 'application/json': infer B } } ? B
 type BodyOf<O> = O extends { requestBody?: infer R } ? JsonContent<NonNullable<R>> : never;
 type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 type PathParamsOf<O> = O extends { parameters: { path: infer P } } ? ([P] extends [undefined] ? never : NonNullable<P>) : never;
+// A route that answers 200 or 204 by the caller's scopes (updating a lead, deciding on a run: the object only to
+// who may read it) answers 200 to the UI, whose session holds every scope; only a route that has nothing but 204 is
+// answered without a body.
 type SuccessOf<O> = O extends { responses: infer R }
   ? (200 extends keyof R ? JsonContent<R[200]> : never)
   | (201 extends keyof R ? JsonContent<R[201]> : never)
   | (202 extends keyof R ? JsonContent<R[202]> : never)
-  | (204 extends keyof R ? undefined : never)
+  | (204 extends keyof R ? ([Extract<keyof R, 200 | 201 | 202>] extends [never] ? undefined : never) : never)
   : never;
 
 /** The JSON body of a successful answer to `M P`. */

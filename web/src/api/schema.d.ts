@@ -358,7 +358,7 @@ export type paths = {
         head?: never;
         /**
          * Update a lead
-         * @description Changes only the fields sent; `null` clears an optional field.
+         * @description Changes only the fields sent; `null` clears an optional field. Answers the lead to a key that may read leads (`leads:read`); a key with `leads:write` alone gets 204, since writing does not grant reading.
          *
          *     Required scope: `leads:write`.
          */
@@ -400,6 +400,13 @@ export type paths = {
                             data: components["schemas"]["Lead"];
                         };
                     };
+                };
+                /** @description Updated, for a key without `leads:read`: the lead is not shown. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request is invalid; `errors` names each field. */
                 400: {
@@ -1221,7 +1228,7 @@ export type paths = {
         put?: never;
         /**
          * Approve the draft
-         * @description From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED.
+         * @description From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
          *
          *     Required scope: `runs:write`.
          */
@@ -1252,6 +1259,13 @@ export type paths = {
                             data: components["schemas"]["Run"];
                         };
                     };
+                };
+                /** @description Done, for a key without `runs:read`: the run is not shown. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request is invalid; `errors` names each field. */
                 400: {
@@ -1362,7 +1376,7 @@ export type paths = {
         put?: never;
         /**
          * Cancel a run
-         * @description From QUEUED or RUNNING: the run becomes CANCELLED and its unfinished steps SKIPPED.
+         * @description From QUEUED or RUNNING: the run becomes CANCELLED and its unfinished steps SKIPPED. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
          *
          *     Required scope: `runs:write`.
          */
@@ -1393,6 +1407,13 @@ export type paths = {
                             data: components["schemas"]["Run"];
                         };
                     };
+                };
+                /** @description Done, for a key without `runs:read`: the run is not shown. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request is invalid; `errors` names each field. */
                 400: {
@@ -1641,7 +1662,7 @@ export type paths = {
         put?: never;
         /**
          * Reject the draft
-         * @description From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED.
+         * @description From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
          *
          *     Required scope: `runs:write`.
          */
@@ -1678,6 +1699,13 @@ export type paths = {
                             data: components["schemas"]["Run"];
                         };
                     };
+                };
+                /** @description Done, for a key without `runs:read`: the run is not shown. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description The request is invalid; `errors` names each field. */
                 400: {

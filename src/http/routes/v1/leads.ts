@@ -56,14 +56,22 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'leads:write', auditAction: 'lead.updated' },
     schema: {
       summary: 'Update a lead',
-      description: 'Changes only the fields sent; `null` clears an optional field.',
+      description: 'Changes only the fields sent; `null` clears an optional field. Answers the lead to a key that may read '
+        + 'leads (`leads:read`); a key with `leads:write` alone gets 204, since writing does not grant reading.',
       tags: ['Leads'],
       params: IdParam,
       body: LeadUpdate,
-      response: { 200: dataOf(Lead), ...writeProblems, ...authProblems },
+      response: {
+        200: dataOf(Lead),
+        204: Type.Null({ description: 'Updated, for a key without `leads:read`: the lead is not shown.' }),
+        ...writeProblems,
+        ...authProblems,
+      },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    const lead = await updateLead(trx, principalOf(request).workspaceId, request.params.id, request.body, clock);
-    return { status: 200, body: { data: lead }, target: { type: 'lead', id: lead.id } };
+    const { workspaceId, scopes } = principalOf(request);
+    const lead = await updateLead(trx, workspaceId, request.params.id, request.body, clock);
+    const target = { type: 'lead', id: lead.id };
+    return scopes.includes('leads:read') ? { status: 200, body: { data: lead }, target } : { status: 204, body: null, target };
   }));
 }

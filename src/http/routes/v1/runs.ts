@@ -44,14 +44,16 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     return { status: 202, body: render(run), location: `/api/v1/runs/${run.id}`, target: { type: 'run', id: run.id } };
   }));
 
+  // A decision answers the run only to a key that may read runs: `runs:write` alone does not grant reading.
   const decision = <B extends TSchema>(summary: string, description: string, body: B) => ({
     summary,
-    description,
+    description: `${description} Answers the run to a key with \`runs:read\`; a key with \`runs:write\` alone gets 204.`,
     tags: ['Runs'],
     params: IdParam,
     body,
     response: {
       200: dataOf(Run),
+      204: Type.Null({ description: 'Done, for a key without `runs:read`: the run is not shown.' }),
       ...writeProblems,
       ...authProblems,
       409: problem('`invalid_state`: the run is not in a state this decision can be made from, and nothing changed; '
@@ -60,13 +62,16 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
   });
   const NoBody = Type.Object({}, { additionalProperties: false, description: 'No body is needed; `{}` is accepted.' });
   const decider = (request: FastifyRequest) => ({ keyId: principalOf(request).keyId, userId: principalOf(request).userId });
+  const decided = (request: FastifyRequest, run: RunRecord) => {
+    const target = { type: 'run', id: run.id };
+    return principalOf(request).scopes.includes('runs:read') ? { status: 200, body: { data: render(run) }, target } : { status: 204, body: null, target };
+  };
 
   app.post('/api/v1/runs/:id/approve', {
     config: { scope: 'runs:write', auditAction: 'run.approved' },
     schema: decision('Approve the draft', 'From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED.', NoBody),
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    const run = await approveRun(trx, principalOf(request).workspaceId, request.params.id, decider(request), clock);
-    return { status: 200, body: { data: render(run) }, target: { type: 'run', id: run.id } };
+    return decided(request, await approveRun(trx, principalOf(request).workspaceId, request.params.id, decider(request), clock));
   }));
 
   app.post('/api/v1/runs/:id/reject', {
@@ -74,16 +79,14 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     schema: decision('Reject the draft', 'From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is '
       + 'queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED.', RunReject),
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    const run = await rejectRun(trx, principalOf(request).workspaceId, request.params.id, request.body, decider(request), clock);
-    return { status: 200, body: { data: render(run) }, target: { type: 'run', id: run.id } };
+    return decided(request, await rejectRun(trx, principalOf(request).workspaceId, request.params.id, request.body, decider(request), clock));
   }));
 
   app.post('/api/v1/runs/:id/cancel', {
     config: { scope: 'runs:write', auditAction: 'run.cancelled' },
     schema: decision('Cancel a run', 'From QUEUED or RUNNING: the run becomes CANCELLED and its unfinished steps SKIPPED.', NoBody),
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    const run = await cancelRun(trx, principalOf(request).workspaceId, request.params.id, clock);
-    return { status: 200, body: { data: render(run) }, target: { type: 'run', id: run.id } };
+    return decided(request, await cancelRun(trx, principalOf(request).workspaceId, request.params.id, clock));
   }));
 
   app.get('/api/v1/runs/:id', {
