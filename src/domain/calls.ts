@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { CallsTable, DB } from '../db/schema.ts';
-import { notFound } from './errors.ts';
+import { invalid, notFound } from './errors.ts';
 import { getLead } from './leads.ts';
 import { pageOf, type Cursor } from './pagination.ts';
-import { isUuid } from './validation.ts';
+import { isStorableInstant, isUuid } from './validation.ts';
 
 export interface Call {
   id: string;
@@ -37,14 +37,26 @@ export function toCall(row: Selectable<CallsTable>): Call {
   };
 }
 
+/**
+ * The instant a call's `occurredAt` names. The schema takes RFC 3339 date-times, which allow a leap second
+ * (23:59:60): JavaScript's dates have none, so it is refused, as is an instant outside the years 1000 to 9999 (UTC).
+ */
+function occurredAtOf(text: string | null | undefined): Date | null {
+  if (!text) return null;
+  const date = new Date(text);
+  if (!isStorableInstant(date)) throw invalid('occurredAt', 'must be an instant from the year 1000 to 9999 (UTC), and not a leap second');
+  return date;
+}
+
 export async function createCall(db: Kysely<DB>, workspaceId: string, leadId: string, input: CallInput, clock: Clock): Promise<Call> {
+  const occurredAt = occurredAtOf(input.occurredAt);
   if (!(await getLead(db, workspaceId, leadId))) throw notFound('Lead');
   const row = await db.insertInto('calls').values({
     id: randomUUID(),
     workspace_id: workspaceId,
     lead_id: leadId,
     title: input.title ?? null,
-    occurred_at: input.occurredAt ? new Date(input.occurredAt) : null,
+    occurred_at: occurredAt,
     duration_seconds: input.durationSeconds ?? null,
     transcript: input.transcript,
     created_at: clock.now(),

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv, type Options as AjvOptions } from 'ajv';
+import { Ajv, type ErrorObject, type Options as AjvOptions, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
@@ -73,6 +73,31 @@ function validators() {
   return { body, text };
 }
 
+// Ajv turns any text that JavaScript reads as a whole number into an integer: "0x10", "1e1", " 5", "5." and
+// "1e999" (Infinity) among them. In a query an integer is written in decimal digits, and nothing else is one.
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+type TextValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+function withDecimalIntegers(schema: unknown, validate: ValidateFunction): TextValidator {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const integers = Object.keys(properties).filter((name) => properties[name]?.type === 'integer');
+  if (integers.length === 0) return validate;
+  const validated: TextValidator = (data) => {
+    const values = (data ?? {}) as Record<string, unknown>;
+    const wrong = integers.filter((name) => [values[name]].flat().some((v) => typeof v === 'string' && !DECIMAL_INTEGER.test(v)));
+    const valid = validate(data);
+    const own: ErrorObject[] = wrong.map((name) => ({
+      instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, keyword: 'type', params: { type: 'integer' },
+      message: 'must be an integer written in decimal digits',
+    }));
+    const others = (validate.errors ?? []).filter((e) => !wrong.some((name) => e.instancePath === `/${name}`));
+    validated.errors = own.length > 0 || !valid ? [...own, ...others] : null;
+    return valid && own.length === 0;
+  };
+  return validated;
+}
+
 export interface BuildOptions {
   logger?: FastifyBaseLogger;
 }
@@ -127,11 +152,12 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   app.decorateRequest('idempotency', null);
 
   const ajv = validators();
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.text).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? ajv.body.compile(schema) : withDecimalIntegers(schema, ajv.text.compile(schema))));
   // A body whose fields are all optional may be left out altogether (POST …/approve, …/reject, PATCH …): it is
-  // then {}, for validation and for the handler alike.
+  // then {}, for validation and for the handler alike. A body that is there is validated as sent: `null` is not {}.
   app.addHook('preValidation', async (request) => {
-    if (request.body !== undefined && request.body !== null) return;
+    if (request.body !== undefined) return;
     const body = request.routeOptions.schema?.body as { required?: unknown[] } | undefined;
     if (body && !body.required?.length) request.body = {};
   });

@@ -48,8 +48,12 @@ export interface Problem {
   code: ErrorCode;
   requestId: string;
   errors?: FieldError[];
+  errorCount?: number;
   [extra: string]: unknown;
 }
+
+/** At most this many entries of `errors` are sent; `errorCount` says how many there were in all. */
+export const MAX_LISTED_ERRORS = 50;
 
 export function problemOf(error: AppError, requestId: string): Problem {
   // Extra members come first, so that none of them can replace a standard member.
@@ -61,7 +65,7 @@ export function problemOf(error: AppError, requestId: string): Problem {
     detail: error.message,
     code: error.code,
     requestId,
-    ...(error.errors ? { errors: error.errors } : {}),
+    ...(error.errors ? { errors: error.errors.slice(0, MAX_LISTED_ERRORS), errorCount: error.errors.length } : {}),
   };
 }
 
@@ -100,14 +104,18 @@ function validationErrors(error: FastifyError): FieldError[] {
   });
 }
 
+/** How many field errors the `detail` of a validation problem spells out; `errors` lists more. */
+const SUMMARISED_ERRORS = 5;
+
 /** Turns anything thrown while handling a request into the AppError it should be answered with. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) {
     const errors = validationErrors(fastifyError);
-    const summary = errors.map((e) => `${e.field} ${e.message}`).join('; ');
-    return new AppError('invalid_request', `The request is invalid: ${summary}.`, { errors });
+    const summary = errors.slice(0, SUMMARISED_ERRORS).map((e) => `${e.field} ${e.message}`).join('; ');
+    const more = errors.length > SUMMARISED_ERRORS ? `; and ${errors.length - SUMMARISED_ERRORS} more` : '';
+    return new AppError('invalid_request', `The request is invalid: ${summary}${more}.`, { errors });
   }
   switch (fastifyError?.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

@@ -17,7 +17,10 @@ export const Problem = Type.Object({
   detail: Type.String({ description: 'What went wrong, for a person.' }),
   code: Type.String({ description: 'A stable snake_case word to branch on.' }),
   requestId: Type.String({ description: 'The X-Request-Id of the request, to quote when asking for help.' }),
-  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+    maxItems: 50, description: 'For a request that failed validation: what is wrong with each field, the first 50 at most.',
+  })),
+  errorCount: Type.Optional(Type.Integer({ minimum: 0, description: 'How many entries `errors` would have in all.' })),
   requiredScope: Type.Optional(Type.String()),
   limit: Type.Optional(Type.Integer()),
   used: Type.Optional(Type.Integer()),

@@ -70,15 +70,26 @@ for (const kind of BACKENDS) {
       assert.equal(draft.feedback, 'Not the right angle.');
     });
 
-    it('reject with no body, or a JSON null, ends the run REJECTED with no feedback', async () => {
-      for (const body of [undefined, null]) {
-        const run = await awaitingApproval();
-        const res = await decide(run.id, 'reject', body);
-        assert.equal(res.status, 200, res.text);
-        assert.equal(res.json.data.status, 'REJECTED');
-        const draft = await db(t).selectFrom('email_drafts').selectAll().where('id', '=', run.emailDraft.id).executeTakeFirstOrThrow();
-        assert.equal(draft.feedback, null);
+    it('reject with no body ends the run REJECTED with no feedback', async () => {
+      const run = await awaitingApproval();
+      const res = await decide(run.id, 'reject');
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.json.data.status, 'REJECTED');
+      const draft = await db(t).selectFrom('email_drafts').selectAll().where('id', '=', run.emailDraft.id).executeTakeFirstOrThrow();
+      assert.equal(draft.feedback, null);
+    });
+
+    it('refuses a JSON null body with 400, whatever the state of the run: a body that is sent is validated', async () => {
+      const waiting = await awaitingApproval();
+      const completed = await awaitingApproval();
+      assert.equal((await decide(completed.id, 'approve')).status, 200);
+      for (const run of [waiting, completed]) {
+        for (const what of ['approve', 'reject', 'cancel'] as const) {
+          const res = await t.api('POST', `/api/v1/runs/${run.id}/${what}`, { key, raw: 'null', headers: { 'content-type': 'application/json' } });
+          assertInvalid(res, ['(body)'], `${what} with null`);
+        }
       }
+      assert.equal((await t.api('GET', `/api/v1/runs/${waiting.id}`, { key })).json.data.status, 'AWAITING_APPROVAL', 'nothing changed');
     });
 
     it('answers 204 with no body to runs:write alone, which does not grant reading; the decision is made and audited', async () => {

@@ -3058,6 +3058,9 @@ export type components = {
             code: string;
             /** @description What went wrong, for a person. */
             detail: string;
+            /** @description How many entries `errors` would have in all. */
+            errorCount?: number;
+            /** @description For a request that failed validation: what is wrong with each field, the first 50 at most. */
             errors?: {
                 field: string;
                 message: string;

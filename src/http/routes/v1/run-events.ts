@@ -4,12 +4,22 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { authProblems, IdParam } from '../../schemas.ts';
-import { notFound } from '../../../domain/errors.ts';
+import { invalid, notFound } from '../../../domain/errors.ts';
 import { listRunEvents } from '../../../domain/run-events.ts';
 import { isUuid } from '../../../domain/validation.ts';
 
 const AT_REST = new Set(['AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED']);
 const HEARTBEAT_MS = 15_000;
+/** Event ids, given back as `after` or `Last-Event-ID`, are whole numbers no larger than this. */
+const MAX_EVENT_ID = Number.MAX_SAFE_INTEGER;
+
+/** The `Last-Event-ID` header as an event id: a non-negative integer in decimal digits, at most MAX_EVENT_ID. */
+function lastEventIdOf(header: string | string[] | undefined): number | null {
+  if (header === undefined) return null;
+  const id = typeof header === 'string' && /^[0-9]+$/.test(header) ? Number(header) : Number.NaN;
+  if (!(id <= MAX_EVENT_ID)) throw invalid('Last-Event-ID', `must be an event id: an integer from 0 to ${MAX_EVENT_ID}`);
+  return id;
+}
 
 export const RunEvent = Type.Object({
   id: Type.Integer({ description: 'Increases through the log; give the last one seen as Last-Event-ID (or ?after=) to resume.' }),
@@ -40,7 +50,7 @@ export default async function runEventRoutes(app: AppInstance): Promise<void> {
         + 'Otherwise `{"data": [events]}`, oldest first.',
       tags: ['Runs'],
       params: IdParam,
-      querystring: Type.Object({ after: Type.Optional(Type.Integer({ minimum: 0, description: 'Only events after this id.' })) }),
+      querystring: Type.Object({ after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EVENT_ID, description: 'Only events after this id.' })) }),
       response: {
         200: {
           description: 'The events.',
@@ -58,9 +68,8 @@ export default async function runEventRoutes(app: AppInstance): Promise<void> {
     const statusOf = async () => isUuid(runId)
       ? (await db.selectFrom('runs').select('status').where('workspace_id', '=', workspaceId).where('id', '=', runId).executeTakeFirst())?.status
       : undefined;
+    let after = request.query.after ?? lastEventIdOf(request.headers['last-event-id']) ?? 0;
     if (!(await statusOf())) throw notFound('Run');
-    const lastEventId = Number(request.headers['last-event-id']);
-    let after = request.query.after ?? (Number.isInteger(lastEventId) && lastEventId > 0 ? lastEventId : 0);
 
     if (!request.headers.accept?.includes('text/event-stream')) {
       reply.type('application/json; charset=utf-8');
