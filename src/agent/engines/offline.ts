@@ -3,6 +3,7 @@
 import type { CpuPool } from '../../cpu/pool.ts';
 import { detached, type Engine, type EngineResult, type RunContext } from '../engine.ts';
 import type { AnalysisOutput, Fact, StrategyOutput, WriterOutput } from '../outputs.ts';
+import { trimEndOf } from '../text.ts';
 
 type AnalyseContext = Parameters<Engine['analyse']>[0];
 type StrategiseContext = Parameters<Engine['strategise']>[0];
@@ -44,7 +45,13 @@ interface Utterance {
 }
 
 const TIMESTAMP = String.raw`(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?[\])]?\s*)`;
-const SPEAKER_LINE = new RegExp(String.raw`^\s*${TIMESTAMP}?(?:\*\*)?([A-Za-z][\w.'’ ()-]{0,40}?)(?:\*\*)?\s*${TIMESTAMP}?:\s+(.*)$`);
+/**
+ * "[00:01:15] Grace: …", "**Ada**: …": the head of a speaker's line, up to the colon. Its text is the rest of the line,
+ * taken without a pattern: `:\s+(.*)$` backtracks over every split of a long run of spaces before a carriage return.
+ */
+const SPEAKER_HEAD = new RegExp(String.raw`^\s*${TIMESTAMP}?(?:\*\*)?([A-Za-z][\w.'’ ()-]{0,40}?)(?:\*\*)?\s*${TIMESTAMP}?:(?=\s)`);
+/** Ends a line as `.` does not reach over: a line with one of these after its colon is no speaker's line. */
+const LINE_BREAK = /[\r\u2028\u2029]/;
 /** Labels that head a line of notes, not a person speaking. */
 const NOTE_LABELS = /^(note|notes|summary|next steps?|action items?|agenda|date|time|attendees|participants|title|subject|call|meeting|follow[- ]?ups?|pain points?|objections?|todo|to do)$/i;
 const REP_LABELS = /^(rep|sales|sales ?rep|sales ?person|salesperson|seller|account executive|ae|sdr|bdr|me|agent|host|interviewer|us)$/i;
@@ -58,11 +65,12 @@ interface Turn {
 function readTurns(transcript: string): { turns: Turn[]; labelled: boolean } {
   const lines = transcript.split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
   const parsed = lines.map((line) => {
-    const match = SPEAKER_LINE.exec(line);
-    if (!match || match[1]!.trim().split(/\s+/).length > 4) return { speaker: null, label: null, text: line };
-    const label = match[1]!.trim();
-    if (NOTE_LABELS.test(label)) return { speaker: null, label, text: match[2]!.trim() };
-    return { speaker: label, label, text: match[2]!.trim() };
+    const head = SPEAKER_HEAD.exec(line);
+    const text = head ? line.slice(head[0].length).trim() : '';
+    if (!head || LINE_BREAK.test(text) || head[1]!.trim().split(/\s+/).length > 4) return { speaker: null, label: null, text: line };
+    const label = head[1]!.trim();
+    if (NOTE_LABELS.test(label)) return { speaker: null, label, text };
+    return { speaker: label, label, text };
   });
   const speakers = new Set(parsed.map((p) => p.speaker).filter((s): s is string => s !== null));
   const labelledLines = parsed.filter((p) => p.speaker !== null).length;
@@ -104,13 +112,16 @@ function assignRoles(turns: Turn[], leadName: string, senderName: string | null)
     for (const s of unknown) roles.set(s, other);
     return roles;
   }
-  // Nobody recognisable: the one who asks the most questions is selling.
-  const questionShare = (speaker: string): number => {
-    const text = turns.filter((t) => t.speaker === speaker).map((t) => t.text).join(' ');
-    const sentences = splitSpoken(text);
-    return sentences.length === 0 ? 0 : sentences.filter((s) => s.endsWith('?')).length / sentences.length;
-  };
-  const rep = [...speakers].sort((a, b) => questionShare(b) - questionShare(a) || speakers.indexOf(a) - speakers.indexOf(b))[0];
+  // Nobody recognisable: the one who asks the most questions is selling (the first to speak, on a tie).
+  const said = new Map<string, string[]>(speakers.map((s) => [s, []]));
+  for (const t of turns) if (t.speaker !== null) said.get(t.speaker)!.push(t.text);
+  let rep: string | undefined;
+  let most = -1;
+  for (const speaker of speakers) {
+    const sentences = splitSpoken(said.get(speaker)!.join(' '));
+    const share = sentences.length === 0 ? 0 : sentences.filter((s) => s.endsWith('?')).length / sentences.length;
+    if (share > most) [rep, most] = [speaker, share];
+  }
   for (const s of speakers) roles.set(s, s === rep ? 'rep' : 'prospect');
   return roles;
 }
@@ -118,58 +129,103 @@ function assignRoles(turns: Turn[], leadName: string, senderName: string | null)
 function utterances(ctx: RunContext): Utterance[] {
   const { turns, labelled } = readTurns(ctx.call.transcript);
   const roles = labelled ? assignRoles(turns, ctx.lead.name, ctx.senderName) : new Map<string, Role>();
+  const reported = reportedSpeech(ctx.lead.name);
   const result: Utterance[] = [];
   for (const turn of turns) {
     const role: Role = turn.speaker === null ? 'note' : (roles.get(turn.speaker) ?? 'prospect');
     for (const sentence of splitSpoken(turn.text)) {
-      const text = cleanSpoken(sentence, role, ctx.lead.name);
+      const text = cleanSpoken(cutAtWord(sentence, SENTENCE_READ_MAX), role === 'note' ? reported : null);
       if (text.split(' ').length >= 3) result.push({ role, text, said: sentence, position: result.length });
     }
   }
   return result;
 }
 
+/**
+ * How much of a sentence the cleaning reads. What it keeps is cut to 220 characters anyway; a few times that leaves
+ * room for the fillers and stutters it drops, and bounds its work on a sentence that never ends.
+ */
+const SENTENCE_READ_MAX = 1000;
+
 const SPOKEN_ABBREVIATIONS = /\b(mr|mrs|ms|dr|st|vs|etc|e\.g|i\.e|approx|inc|ltd)\.$/i;
+/** The longest of SPOKEN_ABBREVIATIONS with its full stop, and the character before it for the `\b`. */
+const ABBREVIATION_TAIL = 8;
 
 function splitSpoken(text: string): string[] {
   const pieces = text.replace(/\s+/g, ' ').split(/(?<=[.!?…])\s+(?=["'“(]?[A-Z0-9])/);
-  const sentences: string[] = [];
+  // Only the end of a sentence can be an abbreviation: testing the whole of a growing "Mr. Mr. Mr. …" is quadratic,
+  // and so is gluing it together piece by piece.
+  const sentences: string[][] = [];
+  let tail = '';
   for (const piece of pieces) {
-    const previous = sentences.at(-1);
-    if (previous !== undefined && SPOKEN_ABBREVIATIONS.test(previous)) sentences[sentences.length - 1] = `${previous} ${piece}`;
-    else sentences.push(piece);
+    if (sentences.length > 0 && SPOKEN_ABBREVIATIONS.test(tail)) {
+      sentences.at(-1)!.push(piece);
+      tail = `${tail} ${piece}`.slice(-ABBREVIATION_TAIL);
+    } else {
+      sentences.push([piece]);
+      tail = piece.slice(-ABBREVIATION_TAIL);
+    }
   }
-  return sentences.map((s) => s.trim()).filter(Boolean);
+  return sentences.map((s) => s.join(' ').trim()).filter(Boolean);
 }
 
 const LEADING_FILLERS =
   /^(?:(?:yeah|yes|yep|yup|so|well|okay|ok|right|oh|and|but|look|honestly|basically|actually|i mean|you know|sure|mm+|hm+|um+|uh+|er+|understood|got it|great|perfect|absolutely|cool|nice)\b[,.!]?\s+)+/i;
 
-/** One sentence in the speaker's words, without the "um"s and stutters speech is full of. */
-function cleanSpoken(sentence: string, role: Role, leadName: string): string {
+/** "Ada said their reps…" in call notes: the words before what was said. */
+function reportedSpeech(leadName: string): RegExp {
+  const first = escapeRegExp(leadName.trim().split(/\s+/)[0] ?? '');
+  return new RegExp(
+    String.raw`^(?:${first ? `${first}|` : ''}she|he|they|the prospect|the customer|the client)\s+(?:said|mentioned|explained|noted|told (?:me|us)|complained|shared|admitted)(?: that)?,?\s+`,
+    'i',
+  );
+}
+
+/**
+ * One sentence in the speaker's words, without the "um"s and stutters speech is full of; from call notes, without
+ * the `reported` "Ada said" before it.
+ */
+function cleanSpoken(sentence: string, reported: RegExp | null): string {
   let text = sentence
     .replace(/\s*\b(?:um+|uh+|erm+|er|hmm+|ah)\b[,.]?/gi, '')
     .replace(/,\s*(?:you know|i mean|like),/gi, ',')
-    .replace(/\b(?!(?:had|that)\b)(\w+)(?:[,\s]+\1\b)+/gi, '$1')
-    .replace(/\s*(?:-{2,}|—|–)\s*$/, '.')
-    .replace(/\s+([,.!?;:])/g, '$1')
+    .replace(/\b(?!(?:had|that)\b)(\w+)(?:[,\s]+\1\b)+/gi, '$1');
+  text = endingDashAsStop(text)
+    // From the start of a run of spaces only: from each of its spaces, `\s+` would read the rest of the run again.
+    .replace(/(?<!\s)\s+([,.!?;:])/g, '$1')
     .replace(/\s+/g, ' ')
     .trim();
   text = text.replace(LEADING_FILLERS, '');
-  if (role === 'note') {
-    // "Ada said their reps…" in call notes: keep what was said.
-    const first = escapeRegExp(leadName.trim().split(/\s+/)[0] ?? '');
-    const reported = new RegExp(
-      String.raw`^(?:${first ? `${first}|` : ''}she|he|they|the prospect|the customer|the client)\s+(?:said|mentioned|explained|noted|told (?:me|us)|complained|shared|admitted)(?: that)?,?\s+`,
-      'i',
-    );
-    text = text.replace(reported, '');
-  }
-  text = text.replace(/^[,;:\s]+/, '').replace(/[,;:\s]+$/, '');
+  if (reported) text = text.replace(reported, '');
+  text = trimEndOf(text.replace(/^[,;:\s]+/, ''), /[,;:\s]/);
   if (!text) return '';
   text = text.charAt(0).toUpperCase() + text.slice(1);
   if (!/[.!?…]$/.test(text)) text += '.';
   return shortenSentence(text, 220);
+}
+
+/** "we tried the agency --" → "we tried the agency.": a sentence broken off with a dash ends with a full stop. */
+function endingDashAsStop(text: string): string {
+  const end = trimEndOf(text, /\s/).length;
+  let start = end;
+  if (text[end - 1] === '—' || text[end - 1] === '–') start = end - 1;
+  else {
+    while (start > 0 && text[start - 1] === '-') start--;
+    if (end - start < 2) return text;
+  }
+  return `${trimEndOf(text.slice(0, start), /\s/)}.`;
+}
+
+/** At most `max` characters of `text`, cut at a space in its second half if there is one, never inside a character. */
+function cutAtWord(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const space = text.lastIndexOf(' ', max);
+  return space > max / 2 ? text.slice(0, space) : wholeCharacters(text.slice(0, max));
+}
+
+/** Without the first half of a surrogate pair at its end, which a cut can leave and PostgreSQL refuses in JSON. */
+function wholeCharacters(text: string): string {
+  return /[\ud800-\udbff]$/.test(text) ? text.slice(0, -1) : text;
 }
 
 function shortenSentence(text: string, max: number): string {
@@ -177,7 +233,7 @@ function shortenSentence(text: string, max: number): string {
   const head = text.slice(0, max);
   const clause = Math.max(head.lastIndexOf(', '), head.lastIndexOf('; '), head.lastIndexOf(' — '));
   if (clause > max * 0.5) return `${head.slice(0, clause)}.`;
-  return `${head.slice(0, head.lastIndexOf(' '))}…`;
+  return `${wholeCharacters(head.slice(0, head.lastIndexOf(' ')))}…`;
 }
 
 function escapeRegExp(text: string): string {
@@ -276,7 +332,7 @@ function analyseCall(ctx: AnalyseContext): AnalysisOutput {
   const nextSteps = all
     .map((u) => {
       const request = REQUEST.exec(u.text);
-      if (request && u.role !== 'rep') return { ...u, text: sentenceCase(request[1]!.replace(/[?.]+$/, '')) + '.' };
+      if (request && u.role !== 'rep') return { ...u, text: sentenceCase(trimEndOf(request[1]!, /[?.]/)) + '.' };
       return u.text.endsWith('?') ? null : u;
     })
     .filter((u): u is Utterance => u !== null && NEXT_STEP.test(u.text));
@@ -335,7 +391,7 @@ const STOP_AT = /^(and|but|because|which|so|that|when|while|just|every|each|then
 function firstWords(text: string, max: number): string {
   const words: string[] = [];
   for (const raw of text.split(/\s+/)) {
-    const word = raw.replace(/[.,;:!?…"”)]+$/, '');
+    const word = trimEndOf(raw, /[.,;:!?…"”)]/);
     if (!word || STOP_AT.test(word)) break;
     words.push(word);
     if (words.length >= max || word !== raw) break;
@@ -459,8 +515,13 @@ function companyOf(ctx: RunContext): string {
   if (named) return named;
   const title = ctx.research?.website.title;
   if (title) {
-    const parts = title.split(/\s+[|–—:·-]\s+/).map((p) => p.trim()).filter(Boolean);
-    const brand = [...parts].sort((a, b) => a.split(' ').length - b.split(' ').length)[0];
+    // The part in the fewest words, the first of them on a tie: "Kestrel Logistics | Route planning for …".
+    let brand: string | undefined;
+    let fewest = Infinity;
+    for (const part of title.split(/(?<!\s)\s+[|–—:·-]\s+/)) {
+      const words = part.trim() ? part.trim().split(' ').length : Infinity;
+      if (words < fewest) [brand, fewest] = [part.trim(), words];
+    }
     if (brand && brand.length <= 40) return brand;
   }
   const website = ctx.lead.companyWebsite ?? ctx.research?.website.url;
@@ -623,10 +684,10 @@ function readFeedback(feedback: string | null | undefined): Style {
   style.long = !style.short && /\b(longer|more detail\w*|too short|expand|elaborate)\b/i.test(text);
   for (const match of text.matchAll(/\b(?:don'?t|do not|never|no need to|stop) (?:mention|bring up|talk about|include|reference)\s+([^.;!?\n]+)|\b(?:remove|drop|leave out|take out|without)\s+(?:the\s+)?(?:mention of\s+|part about\s+|bit about\s+)?([^.;!?\n]+)/gi)) {
     const what = (match[1] ?? match[2] ?? '').trim();
-    if (what && !/^(it|that|this)\b/i.test(what)) style.omissions.push(what);
+    if (what && !/^(it|that|this)\b/i.test(what)) style.omissions.push(what.slice(0, 300));
   }
   for (const match of text.matchAll(/\b(?:mention|include|add|reference|talk about|bring up|say something about|highlight)\s+(?:that\s+)?([^.;!?\n]+)/gi)) {
-    const what = match[1]!.trim().replace(/\s+(too|as well|please)$/i, '');
+    const what = match[1]!.trim().replace(/(?<!\s)\s+(too|as well|please)$/i, '');
     const before = text.slice(Math.max(0, match.index - 12), match.index).toLowerCase();
     if (/(don'?t|do not|never|no need to|stop) $/.test(before)) continue;
     if (what) style.mentions.push(what.slice(0, 300));
@@ -667,7 +728,7 @@ const THIRD_PERSON_VERBS: Record<string, string> = { is: 'are', was: 'were', has
  */
 function inSecondPerson(sentence: string, leadFirstName: string | null): string | null {
   if (/\b(you|your|yours|let me|let us)\b/i.test(sentence) || /["“”]/.test(sentence)) return null;
-  let text = sentence.replace(/[.!…]+$/, '');
+  let text = trimEndOf(sentence, /[.!…]/);
   const subject = leadFirstName ? `She|He|${escapeRegExp(leadFirstName)}` : 'She|He';
   const third = new RegExp(String.raw`^(?:${subject})(['’]s)?\s+((?:also|really|still|often|usually|never|always|just)\s+)?([a-z]\w*)`).exec(text);
   if (third) {
@@ -700,7 +761,7 @@ function lowerCommonStart(text: string): string {
  */
 function factSentence(fact: Fact, formal: boolean, another: boolean): string {
   const opener = another ? 'It also says that' : formal ? 'I also noted on your website that' : 'I also saw on your site that';
-  const text = fact.text.trim().replace(/[.!…]+$/, '');
+  const text = trimEndOf(fact.text.trim(), /[.!…]/);
   const reworded = /\b(we|our|ours|us|I|my)\b/.test(text) || /^(We|Our)\b/.test(text) ? inSecondPerson(text, null) : lowerCommonStart(text);
   if (reworded && !/["“”]/.test(text) && !/\b(you|your)\b/i.test(text)) return `${opener} ${reworded}.`;
   return `${formal ? 'Your website says' : 'Your site says'}: “${fact.text.trim()}”`;
@@ -775,17 +836,30 @@ const CONTRACTIONS: Array<[RegExp, string]> = [
   [/\bwe’ll\b|\bwe'll\b/gi, 'we will'],
 ];
 
-/** Expands contractions in the writer's own words; quoted words stay as they were said. */
+/** Expands contractions in the writer's own words; quoted words (“…” or "…") stay as they were said. */
 function formalise(text: string): string {
   const expand = (part: string): string =>
     CONTRACTIONS.reduce(
       (t, [pattern, full]) => t.replace(pattern, (found) => (/^[A-Z]/.test(found) ? sentenceCase(full) : full)),
       part,
     );
-  return text
-    .split(/(“[^”]*”|"[^"]*")/)
-    .map((part, i) => (i % 2 === 1 ? part : expand(part)))
-    .join('');
+  // A loop rather than `/(“[^”]*”|"[^"]*")/`, which reads to the end again from every quote that is never closed.
+  let result = '';
+  let from = 0;
+  const unclosed = new Set<string>();
+  for (let i = 0; i < text.length; i++) {
+    const close = text[i] === '“' ? '”' : text[i] === '"' ? '"' : null;
+    if (close === null || unclosed.has(close)) continue;
+    const end = text.indexOf(close, i + 1);
+    if (end < 0) {
+      unclosed.add(close);
+      continue;
+    }
+    result += expand(text.slice(from, i)) + text.slice(i, end + 1);
+    from = end + 1;
+    i = end;
+  }
+  return result + expand(text.slice(from));
 }
 
 function subjectLine(company: string, concern: Concern, style: Style): string {
@@ -870,7 +944,7 @@ function composeDraft(ctx: WriteContext, style: Style): WriterOutput {
   const topics = [...new Set(ctx.analysis.objections.flatMap(objectionTopics))];
   const objectionParagraph = style.short ? '' : topics.slice(0, 2).map((t) => objectionSentence(t, pilot)).join(' ');
 
-  const mentionParagraph = style.mentions.map((m) => `I also wanted to mention ${m.replace(/[.!]+$/, '')}.`).join(' ');
+  const mentionParagraph = style.mentions.map((m) => `I also wanted to mention ${trimEndOf(m, /[.!]/)}.`).join(' ');
 
   // Only a promise that reads on its own: "I'll send it over" would leave the reader guessing what "it" is.
   const nextStep = style.long
@@ -902,7 +976,7 @@ function omit(paragraphs: string[], omissions: string[]): string[] {
   const terms = omissions.flatMap((o) =>
     o
       .replace(/^(the|a|an|any|our|their|your)\s+/i, '')
-      .split(/\s+(?:and|or)\s+|,\s*/)
+      .split(/(?<!\s)\s+(?:and|or)\s+|,\s*/)
       .map((t) => t.trim())
       .filter((t) => t.length >= 3)
       .map((t) => new RegExp(String.raw`\b${escapeRegExp(t)}`, 'i')),
