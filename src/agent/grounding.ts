@@ -4,6 +4,7 @@
 // flagged for the salesperson who reviews it.
 import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from './engine.ts';
 import type { WriterOutput } from './outputs.ts';
+import { trimEndOf } from './text.ts';
 
 export interface Draft {
   subject: string;
@@ -24,6 +25,8 @@ type WriteContext = Parameters<Engine['write']>[0];
 interface Sources {
   words: Set<string>;
   numbers: Set<string>;
+  /** The words in order, sorted when a prefix is first looked up. */
+  sorted?: string[];
 }
 
 /** Everything a claim may come from: RESEARCH, ANALYSIS, STRATEGY, the call, the lead, the sender, the reviewer. */
@@ -75,7 +78,8 @@ const NOT_A_CLAIM = [
   /(?<![\p{L}\p{N}])\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)(?![\p{L}])/giu,
   /(?<![\p{L}\p{N}])\d{1,2}:\d{2}(?![\p{N}])/gu,
   /\bhttps?:\/\/\S+/gi,
-  /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu,
+  // From the start of a run of address characters only: from each of them, a run with no @ would be read again.
+  /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu,
 ];
 
 const SCALE: Record<string, number> = { k: 1e3, thousand: 1e3, m: 1e6, million: 1e6, bn: 1e9, billion: 1e9 };
@@ -95,7 +99,7 @@ interface Quantity {
 
 function quantityOf(match: RegExpMatchArray): Quantity {
   const whole = match[2]!.replace(/,/g, '').replace(/^0+(?=\d)/, '');
-  const fraction = (match[3] ?? '').replace(/0+$/, '');
+  const fraction = trimEndOf(match[3] ?? '', /0/);
   const written = fraction ? `${whole}.${fraction}` : whole;
   const scale = match[4] ? SCALE[match[4].toLowerCase()] : undefined;
   const value = scale ? String(Math.round(Number(written) * scale)) : written;
@@ -146,10 +150,18 @@ function known(word: string, sources: Sources): boolean {
   return sources.words.has(`${w}s`) || sources.words.has(`${w}es`) || (w.endsWith('s') && sources.words.has(w.slice(0, -1)));
 }
 
+/** Whether a known word begins with `word`: the first known word not before it in order does, if any does. */
 function knownPrefix(word: string, sources: Sources): boolean {
   const w = wordKey(word);
-  for (const source of sources.words) if (source.startsWith(w)) return true;
-  return false;
+  const sorted = (sources.sorted ??= [...sources.words].sort());
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle]! < w) low = middle + 1;
+    else high = middle;
+  }
+  return low < sorted.length && sorted[low]!.startsWith(w);
 }
 
 /** "HubSpot", "SOC", "Q3": capitals beyond the first letter, or digits, mark a name even at a sentence start. */
@@ -213,15 +225,14 @@ function unsupportedTerms(sentence: Sentence, sources: Sources): string[] {
  */
 export function checkGrounding(draft: Draft, ctx: RunContext): GroundingReport {
   const sources = collectSources(ctx);
-  const unsupported: string[] = [];
+  const unsupported = new Set<string>();
   for (const sentence of sentencesOf(draft)) {
     const terms = unsupportedTerms(sentence, sources);
     if (terms.length === 0) continue;
     const quoted = sentence.text.length > 200 ? `${sentence.text.slice(0, 199)}…` : sentence.text;
-    const entry = `${terms.map((t) => `“${t}”`).join(', ')} in “${quoted}”`;
-    if (!unsupported.includes(entry)) unsupported.push(entry);
+    unsupported.add(`${terms.map((t) => `“${t}”`).join(', ')} in “${quoted}”`);
   }
-  return { grounded: unsupported.length === 0, unsupported };
+  return { grounded: unsupported.size === 0, unsupported: [...unsupported] };
 }
 
 // ===============================================================================================================
@@ -232,30 +243,38 @@ export const BODY_MAX = 5000;
 /** An overrun up to this much is trimmed; beyond it the answer is not what was asked for and the attempt fails. */
 const SUBJECT_TRIM_UP_TO = 160;
 const BODY_TRIM_UP_TO = 6000;
+/** A model's answer can be any size: over twice those before its whitespace is tidied, it is refused unread. */
+const SUBJECT_UNTIDIED_UP_TO = 2 * SUBJECT_TRIM_UP_TO;
+const BODY_UNTIDIED_UP_TO = 2 * BODY_TRIM_UP_TO;
 
 /**
  * Fits a draft into the WRITER schema's bounds (subject ≤ 80, body ≤ 5,000): whitespace tidied, a small overrun
  * trimmed at a word or paragraph. An empty or far too long answer fails the attempt (retryable, tokens counted).
  */
 export function fitDraft(draft: Draft, usage: TokenUsage | null): Draft {
-  const subject = (draft.subject ?? '').replace(/\s+/g, ' ').trim();
-  const body = (draft.body ?? '').replace(/\r\n?/g, '\n').replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim();
+  const untidiedSubject = draft.subject ?? '';
+  const untidiedBody = draft.body ?? '';
+  refuseOverrun('subject', untidiedSubject.length, SUBJECT_UNTIDIED_UP_TO, SUBJECT_MAX, usage);
+  refuseOverrun('body', untidiedBody.length, BODY_UNTIDIED_UP_TO, BODY_MAX, usage);
+  const subject = untidiedSubject.replace(/\s+/g, ' ').trim();
+  // Matched from the first of a run of spaces only: from each of them, `[ \t]+$` would read a run inside a line again.
+  const body = untidiedBody.replace(/\r\n?/g, '\n').replace(/(?<![ \t])[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim();
   if (!subject) throw new StepAttemptError('the WRITER answer has an empty subject', usage);
   if (!body) throw new StepAttemptError('the WRITER answer has an empty body', usage);
-  if (subject.length > SUBJECT_TRIM_UP_TO) {
-    throw new StepAttemptError(`the WRITER answer's subject is ${subject.length} characters, far over the ${SUBJECT_MAX} allowed`, usage);
-  }
-  if (body.length > BODY_TRIM_UP_TO) {
-    throw new StepAttemptError(`the WRITER answer's body is ${body.length} characters, far over the ${BODY_MAX} allowed`, usage);
-  }
+  refuseOverrun('subject', subject.length, SUBJECT_TRIM_UP_TO, SUBJECT_MAX, usage);
+  refuseOverrun('body', body.length, BODY_TRIM_UP_TO, BODY_MAX, usage);
   return { subject: trimSubject(subject), body: trimBody(body) };
+}
+
+function refuseOverrun(part: 'subject' | 'body', length: number, upTo: number, max: number, usage: TokenUsage | null): void {
+  if (length > upTo) throw new StepAttemptError(`the WRITER answer's ${part} is ${length} characters, far over the ${max} allowed`, usage);
 }
 
 function trimSubject(subject: string): string {
   if (subject.length <= SUBJECT_MAX) return subject;
   const head = subject.slice(0, SUBJECT_MAX - 1);
   const space = head.lastIndexOf(' ');
-  return `${(space > SUBJECT_MAX / 2 ? head.slice(0, space) : head).replace(/[\s,;:–—-]+$/, '')}…`;
+  return `${trimEndOf(space > SUBJECT_MAX / 2 ? head.slice(0, space) : head, /[\s,;:–—-]/)}…`;
 }
 
 function trimBody(body: string): string {
