@@ -185,10 +185,9 @@ function usageOf(usage: LanguageModelUsage | undefined): TokenUsage | null {
 }
 
 /** The JSON object in an answer that wrapped it in a code fence or in prose; undefined when there is none. */
-function salvageJson(text: string | undefined): unknown {
+export function salvageJson(text: string | undefined): unknown {
   if (!text) return undefined;
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(text)?.[1];
-  const candidate = fenced ?? text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1);
+  const candidate = fencedText(text) ?? text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1);
   if (!candidate.trim()) return undefined;
   try {
     const value: unknown = JSON.parse(candidate);
@@ -196,6 +195,20 @@ function salvageJson(text: string | undefined): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What the first code fence holds (```json … ```), or undefined when it is never closed. Found by position, not by
+ * `/```(?:json)?\s*([\s\S]*?)```/`, which reads the rest of the answer again for each space after an open fence.
+ */
+function fencedText(text: string): string | undefined {
+  const open = text.indexOf('```');
+  if (open < 0) return undefined;
+  let start = open + 3;
+  if (text.slice(start, start + 4).toLowerCase() === 'json') start += 4;
+  while (start < text.length && /\s/.test(text.charAt(start))) start++;
+  const close = text.indexOf('```', start);
+  return close < 0 ? undefined : text.slice(start, close);
 }
 
 function cancelled(signal: AbortSignal): Error {
