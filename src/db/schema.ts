@@ -154,6 +154,8 @@ export type RunEventType =
 export interface RunEventsTable {
   id: Generated<string>;
   run_id: string;
+  /** The event's number within its run (1, 2, 3…), given by a trigger at insert; the id the API shows. */
+  seq: Generated<number>;
   workspace_id: string;
   type: RunEventType;
   node: string | null;
