@@ -1,7 +1,8 @@
 // The event log of a run: every step started, retried, completed or failed, and every change of the run's state,
 // written in the same transaction as the change it records. Progress streams and trace pages read it.
 import { sql, type Kysely } from 'kysely';
-import type { DB, RunEventType } from '../db/schema.ts';
+import { prepare } from '../db/database.ts';
+import type { DB, RunEventType, RunStatus } from '../db/schema.ts';
 import { isUuid } from './validation.ts';
 
 /** Carries the id of a run whose log grew, so that streams of that run can read on. */
@@ -21,6 +22,7 @@ export interface RunEventInput {
   at: Date;
 }
 
+/** Adds an event to the run's log; the database numbers it within the run (migration 0006) under the run's lock. */
 export async function recordEvent(trx: Kysely<DB>, event: RunEventInput): Promise<void> {
   await trx.insertInto('run_events').values({
     run_id: event.runId,
@@ -40,6 +42,7 @@ export async function recordEvent(trx: Kysely<DB>, event: RunEventInput): Promis
 }
 
 export interface RunEvent {
+  /** The event's number within its run: 1, 2, 3… It says nothing of other runs or workspaces. */
   id: number;
   type: RunEventType;
   node: string | null;
@@ -52,16 +55,26 @@ export interface RunEvent {
   at: string;
 }
 
-/** The run's events after `afterId`, oldest first. */
-export async function listRunEvents(db: Kysely<DB>, workspaceId: string, runId: string, afterId = 0, limit = 500): Promise<RunEvent[]> {
-  if (!isUuid(runId)) return [];
-  const rows = await db.selectFrom('run_events')
-    .select(['type', 'node', 'attempt', 'duration_ms', 'engine', 'model', 'input_tokens', 'output_tokens', 'error', 'occurred_at'])
-    .select(sql<string>`id::text`.as('id'))
-    .where('workspace_id', '=', workspaceId).where('run_id', '=', runId).where('id', '>', String(afterId))
-    .orderBy('run_events.id').limit(limit).execute();
-  return rows.map((r) => ({
-    id: Number(r.id),
+/** The statuses in which a run waits for nobody's worker: its event stream ends there. */
+export const RUN_AT_REST: ReadonlySet<RunStatus> = new Set(['AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED']);
+
+interface EventRow {
+  seq: number;
+  type: RunEventType;
+  node: string | null;
+  attempt: number | null;
+  duration_ms: number | null;
+  engine: string | null;
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  error: string | null;
+  occurred_at: Date;
+}
+
+function toEvent(r: EventRow): RunEvent {
+  return {
+    id: r.seq,
     type: r.type,
     node: r.node,
     attempt: r.attempt,
@@ -71,5 +84,42 @@ export async function listRunEvents(db: Kysely<DB>, workspaceId: string, runId: 
     usage: r.input_tokens === null && r.output_tokens === null ? null : { inputTokens: r.input_tokens ?? 0, outputTokens: r.output_tokens ?? 0 },
     error: r.error,
     at: r.occurred_at.toISOString(),
-  }));
+  };
+}
+
+/** The run's events after number `after`, oldest first. */
+export async function listRunEvents(db: Kysely<DB>, workspaceId: string, runId: string, after = 0, limit = 500): Promise<RunEvent[]> {
+  if (!isUuid(runId)) return [];
+  const { rows } = await sql<EventRow>`
+    SELECT seq, type, node, attempt, duration_ms, engine, model, input_tokens, output_tokens, error, occurred_at
+    FROM run_events WHERE workspace_id = ${workspaceId} AND run_id = ${runId} AND seq > ${after}::bigint
+    ORDER BY seq LIMIT ${limit}::int`.execute(db);
+  return rows.map(toEvent);
+}
+
+export interface RunProgress {
+  status: RunStatus;
+  /** The events after the number asked for, oldest first, at most the limit. */
+  events: RunEvent[];
+}
+
+/**
+ * The run's status and its events after `after`, in one statement, so both come from one snapshot: every event
+ * up to that status is among them (an event commits with the change it records). Null when there is no such run.
+ */
+export async function readRunProgress(db: Kysely<DB>, workspaceId: string, runId: string, after: number, limit: number): Promise<RunProgress | null> {
+  if (!isUuid(runId)) return null;
+  const { rows } = await sql<{ status: RunStatus } & { [K in keyof EventRow]: EventRow[K] | null }>`
+    ${prepare}SELECT r.status, e.seq, e.type, e.node, e.attempt, e.duration_ms, e.engine, e.model, e.input_tokens, e.output_tokens,
+           e.error, e.occurred_at
+    FROM runs r
+    LEFT JOIN LATERAL (
+      SELECT seq, type, node, attempt, duration_ms, engine, model, input_tokens, output_tokens, error, occurred_at
+      FROM run_events WHERE run_id = r.id AND workspace_id = r.workspace_id AND seq > ${after}::bigint
+      ORDER BY seq LIMIT ${limit}::int) e ON true
+    WHERE r.workspace_id = ${workspaceId} AND r.id = ${runId}
+    ORDER BY e.seq`.execute(db);
+  const first = rows[0];
+  if (!first) return null;
+  return { status: first.status, events: rows.filter((r): r is typeof r & EventRow => r.seq !== null).map(toEvent) };
 }

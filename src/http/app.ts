@@ -204,7 +204,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   let stopListening: (() => Promise<void>) | null = null;
   app.addHook('onReady', async () => {
     stopListening = await deps.database.listen(KEY_REVOKED_CHANNEL, (digest) => deps.keys.forget(digest));
-    await deps.runEvents.start(deps.database);
+    await deps.runEvents.start(deps.database, deps.clock);
   });
   app.addHook('preClose', async () => {
     // Open event streams end now, so that closing does not wait for them.

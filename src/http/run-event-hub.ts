@@ -1,60 +1,235 @@
-// Tells waiting event streams that their run's log grew. One LISTEN per process feeds every stream.
+// Feeds the event streams of this process. One LISTEN hears that a run's log grew; one read of that run (its status
+// and its new events) then serves every stream following it, however many there are, so that a crowd of streams
+// on one run costs the database what one stream does. A stream ends when its run rests, when the key or session
+// that opened it stops letting anyone in, and when the process closes.
+import type { Kysely } from 'kysely';
+import { systemClock, type Clock } from '../clock.ts';
 import type { Database } from '../db/database.ts';
-import { RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
+import type { DB, RunStatus } from '../db/schema.ts';
+import { credentialName, validCredentials, type Credential } from '../domain/credentials.ts';
+import { KEY_REVOKED_CHANNEL } from '../domain/keys.ts';
+import { readRunProgress, RUN_AT_REST, RUN_EVENTS_CHANNEL, type RunEvent } from '../domain/run-events.ts';
+
+/** Events read at once for a run; a longer log is read in turns. */
+const PAGE = 500;
+/** A notice can be lost (a LISTEN connection that dropped): a followed run is read this often anyway. */
+const FALLBACK_READ_MS = 15_000;
+/**
+ * How often the credentials of open streams are checked. With the check's own time, a stream ends well within a
+ * second of its key's revocation or its session's sign-out, even when no notice of it reaches this process.
+ */
+const CREDENTIAL_CHECK_MS = 250;
+
+export type StreamEnd =
+  | { reason: 'rest'; status: RunStatus | null }
+  | { reason: 'revoked' }
+  | { reason: 'closing' }
+  | { reason: 'failed'; error: unknown };
+
+export interface StreamSink {
+  /** New events of the run, oldest first. */
+  send(events: RunEvent[]): void;
+  /** Called once: the stream is over. */
+  end(how: StreamEnd): void;
+}
+
+export interface Follow {
+  workspaceId: string;
+  runId: string;
+  /** The number of the last event the client has seen. */
+  after: number;
+  credential: Credential;
+}
+
+interface Follower {
+  after: number;
+  credential: Credential;
+  sink: StreamSink;
+}
+
+type ReadProgress = (after: number) => Promise<{ status: RunStatus; events: RunEvent[] } | null>;
+
+/** The streams of one run in this process, and the reads that feed them. */
+class RunFeed {
+  readonly runId: string;
+  readonly workspaceId: string;
+  readonly followers = new Set<Follower>();
+  readonly #read: ReadProgress;
+  readonly #end: (follower: Follower, how: StreamEnd) => void;
+  readonly #timer: NodeJS.Timeout;
+  #reading = false;
+  #again = false;
+
+  constructor(runId: string, workspaceId: string, read: ReadProgress, end: (follower: Follower, how: StreamEnd) => void) {
+    this.runId = runId;
+    this.workspaceId = workspaceId;
+    this.#read = read;
+    this.#end = end;
+    this.#timer = setInterval(() => this.wake(), FALLBACK_READ_MS);
+  }
+
+  /** Reads the run once for every follower; a wake-up during a read makes one more read after it. */
+  wake(): void {
+    if (this.#reading) {
+      this.#again = true;
+      return;
+    }
+    this.#reading = true;
+    void this.#drain().finally(() => { this.#reading = false; });
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  async #drain(): Promise<void> {
+    do {
+      this.#again = false;
+      // Those following when the read starts get what it finds; who comes during it is served by the next read.
+      const members = [...this.followers];
+      if (members.length === 0) return;
+      let after = Infinity;
+      for (const m of members) after = Math.min(after, m.after);
+      let progress: Awaited<ReturnType<ReadProgress>>;
+      try {
+        progress = await this.#read(after);
+      } catch (error) {
+        for (const m of members) this.#end(m, { reason: 'failed', error });
+        continue;
+      }
+      for (const m of members) {
+        if (!this.followers.has(m) || !progress) continue;
+        const fresh = progress.events.filter((e) => e.id > m.after);
+        if (fresh.length === 0) continue;
+        m.after = fresh[fresh.length - 1]!.id;
+        m.sink.send(fresh);
+      }
+      if (progress && progress.events.length === PAGE) {
+        this.#again = true;
+      } else if (!progress || RUN_AT_REST.has(progress.status)) {
+        // Every member now has the whole log: the read began at or before each one's place and found its end.
+        for (const m of members) this.#end(m, { reason: 'rest', status: progress?.status ?? null });
+      }
+    } while (this.#again);
+  }
+}
 
 export class RunEventHub {
-  readonly #waiters = new Map<string, Set<() => void>>();
-  #stop: (() => Promise<void>) | null = null;
+  /** runId → workspaceId → feed. A run has one workspace; the second level keeps a feed to the workspace it was asked for. */
+  readonly #feeds = new Map<string, Map<string, RunFeed>>();
+  readonly #followers = new Map<Follower, RunFeed>();
+  #db: Kysely<DB> | null = null;
+  #clock: Clock = systemClock;
+  #unlisten: Array<() => Promise<void>> = [];
   #closed = false;
+  #credentialTimer: NodeJS.Timeout | null = null;
+  #checking = false;
+  #checkAgain = false;
 
-  /** True once the process is shutting down: streams end, and clients resume elsewhere with Last-Event-ID. */
-  get closed(): boolean {
-    return this.#closed;
+  /** `clock` decides whether a session has expired, as it does when the session signs a request in. */
+  async start(database: Database, clock: Clock): Promise<void> {
+    this.#db = database.db;
+    this.#clock = clock;
+    this.#unlisten.push(await database.listen(RUN_EVENTS_CHANNEL, (runId) => {
+      for (const feed of this.#feeds.get(runId)?.values() ?? []) feed.wake();
+    }));
+    // The notice names the key by its digest, which streams do not keep: any revocation has them all checked now.
+    this.#unlisten.push(await database.listen(KEY_REVOKED_CHANNEL, () => this.checkCredentials()));
   }
 
-  async start(database: Database): Promise<void> {
-    this.#stop = await database.listen(RUN_EVENTS_CHANNEL, (runId) => {
-      for (const wake of this.#waiters.get(runId) ?? []) wake();
-    });
-  }
-
+  /** Ends every stream (clients resume elsewhere with Last-Event-ID) and stops listening. */
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#stop?.();
-    for (const waiters of this.#waiters.values()) for (const wake of waiters) wake();
+    await Promise.all(this.#unlisten.splice(0).map((unlisten) => unlisten()));
+    for (const follower of [...this.#followers.keys()]) this.#end(follower, { reason: 'closing' });
   }
 
   /**
-   * Watches a run: `changed()` says whether its log grew since the last `reset()`, and `next(ms)` waits for that
-   * (or for `ms`). Watch before reading, so that nothing written between a read and a wait is missed.
+   * Follows a run from the event numbered `after`: `sink` receives its events as they are written, then its end.
+   * Returns what stops following (the client went away); the sink is not told.
    */
-  watch(runId: string) {
-    let grew = false;
-    let wake: (() => void) | null = null;
-    const onEvent = () => {
-      grew = true;
-      wake?.();
-    };
-    let waiters = this.#waiters.get(runId);
-    if (!waiters) {
-      waiters = new Set();
-      this.#waiters.set(runId, waiters);
+  follow(follow: Follow, sink: StreamSink): () => void {
+    const follower: Follower = { after: follow.after, credential: follow.credential, sink };
+    if (this.#closed) {
+      sink.end({ reason: 'closing' });
+      return () => {};
     }
-    waiters.add(onEvent);
-    return {
-      reset: () => { grew = false; },
-      changed: () => grew,
-      next: (ms: number) => new Promise<void>((resolve) => {
-        if (grew || this.#closed) return resolve();
-        const timer = setTimeout(done, ms);
-        function done() { clearTimeout(timer); wake = null; resolve(); }
-        wake = done;
-      }),
-      stop: () => {
-        wake?.();
-        waiters.delete(onEvent);
-        if (waiters.size === 0) this.#waiters.delete(runId);
-      },
+    let byWorkspace = this.#feeds.get(follow.runId);
+    if (!byWorkspace) {
+      byWorkspace = new Map();
+      this.#feeds.set(follow.runId, byWorkspace);
+    }
+    let feed = byWorkspace.get(follow.workspaceId);
+    if (!feed) {
+      const db = this.#database();
+      feed = new RunFeed(
+        follow.runId,
+        follow.workspaceId,
+        (after) => readRunProgress(db, follow.workspaceId, follow.runId, after, PAGE),
+        (f, how) => this.#end(f, how),
+      );
+      byWorkspace.set(follow.workspaceId, feed);
+    }
+    feed.followers.add(follower);
+    this.#followers.set(follower, feed);
+    this.#credentialTimer ??= setInterval(() => this.checkCredentials(), CREDENTIAL_CHECK_MS);
+    feed.wake();
+    return () => {
+      const joined = this.#followers.get(follower);
+      if (joined) this.#detach(follower, joined);
     };
+  }
+
+  /**
+   * Ends the streams whose key was revoked or whose session ended, in one query for every stream of the process.
+   * Runs on a timer while streams are open, and at once when a revocation is heard.
+   */
+  checkCredentials(): void {
+    if (this.#followers.size === 0) return;
+    if (this.#checking) {
+      this.#checkAgain = true;
+      return;
+    }
+    this.#checking = true;
+    void (async () => {
+      do {
+        this.#checkAgain = false;
+        const followers = [...this.#followers.keys()];
+        const credentials = new Map(followers.map((f) => [credentialName(f.credential), f.credential]));
+        try {
+          const valid = await validCredentials(this.#database(), credentials.values(), this.#clock.now());
+          for (const f of followers) if (!valid.has(credentialName(f.credential))) this.#end(f, { reason: 'revoked' });
+        } catch {
+          // The database cannot answer now; the next check asks again.
+        }
+      } while (this.#checkAgain);
+    })().finally(() => { this.#checking = false; });
+  }
+
+  #database(): Kysely<DB> {
+    if (!this.#db) throw new Error('RunEventHub used before start()');
+    return this.#db;
+  }
+
+  #end(follower: Follower, how: StreamEnd): void {
+    const feed = this.#followers.get(follower);
+    if (!feed) return;
+    this.#detach(follower, feed);
+    follower.sink.end(how);
+  }
+
+  #detach(follower: Follower, feed: RunFeed): void {
+    this.#followers.delete(follower);
+    feed.followers.delete(follower);
+    if (feed.followers.size === 0) {
+      feed.stop();
+      const byWorkspace = this.#feeds.get(feed.runId);
+      byWorkspace?.delete(feed.workspaceId);
+      if (byWorkspace?.size === 0) this.#feeds.delete(feed.runId);
+    }
+    if (this.#followers.size === 0 && this.#credentialTimer) {
+      clearInterval(this.#credentialTimer);
+      this.#credentialTimer = null;
+    }
   }
 }

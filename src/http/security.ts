@@ -15,6 +15,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppInstance } from './app.ts';
 import { AppError } from '../domain/errors.ts';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Redis in which every process counts together (REDIS_URL), or null: each process counts on its own. */
+    redis: Redis | null;
+  }
+}
+
 const WINDOW_MS = 60_000;
 /** The name of the one quota policy, as the RateLimit and RateLimit-Policy headers give it. */
 const POLICY = 'default';
@@ -209,6 +216,7 @@ async function security(app: AppInstance): Promise<void> {
   app.addHook('preValidation', async (request) => refuseNul(request));
 
   const redis = config.redisUrl ? await connectRedis(app, config.redisUrl) : null;
+  app.decorate('redis', redis);
   await app.register(rateLimit, {
     global: false,
     max: config.rateLimitPerMinute,

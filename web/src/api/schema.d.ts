@@ -1522,14 +1522,14 @@ export type paths = {
         };
         /**
          * A run's events, or a live stream of them
-         * @description With `Accept: text/event-stream`, Server-Sent Events: every event so far, then each new one as it happens (`id`, `event` = the type, `data` = the event as JSON), ending with an `end` event once the run rests (AWAITING_APPROVAL, COMPLETED, REJECTED, FAILED or CANCELLED). Resume with `Last-Event-ID`. Otherwise `{"data": [events]}`, oldest first.
+         * @description With `Accept: text/event-stream`, Server-Sent Events: every event so far, then each new one as it happens (`id`, `event` = the type, `data` = the event as JSON), ending with an `end` event once the run rests (AWAITING_APPROVAL, COMPLETED, REJECTED, FAILED or CANCELLED). Resume with `Last-Event-ID`. A key holds at most 10 open streams (429 beyond); a stream ends when its key is revoked. Otherwise `{"data": [events]}`, oldest first.
          *
          *     Required scope: `runs:read`.
          */
         get: {
             parameters: {
                 query?: {
-                    /** @description Only events after this id. */
+                    /** @description Only events after this number. */
                     after?: number;
                 };
                 header?: never;
@@ -1555,7 +1555,7 @@ export type paths = {
                                 durationMs: number | null;
                                 engine: string | null;
                                 error: string | null;
-                                /** @description Increases through the log; give the last one seen as Last-Event-ID (or ?after=) to resume. */
+                                /** @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume. */
                                 id: number;
                                 model: string | null;
                                 node: string | null;
@@ -1574,7 +1574,7 @@ export type paths = {
                             durationMs: number | null;
                             engine: string | null;
                             error: string | null;
-                            /** @description Increases through the log; give the last one seen as Last-Event-ID (or ?after=) to resume. */
+                            /** @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume. */
                             id: number;
                             model: string | null;
                             node: string | null;
@@ -3210,7 +3210,7 @@ export type components = {
             durationMs: number | null;
             engine: string | null;
             error: string | null;
-            /** @description Increases through the log; give the last one seen as Last-Event-ID (or ?after=) to resume. */
+            /** @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume. */
             id: number;
             model: string | null;
             node: string | null;

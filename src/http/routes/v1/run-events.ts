@@ -1,15 +1,20 @@
 // GET /api/v1/runs/{id}/events: what a run did, step by step. As Server-Sent Events (Accept: text/event-stream)
 // the stream follows the run live and ends when the run rests; otherwise the events so far, as JSON.
+// A stream is one request for the rate limit, holds one of its key's (or user's) few stream slots while open, and
+// ends when that key is revoked or that session ends (RunEventHub).
 import { Type } from 'typebox';
+import type { FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../app.ts';
-import { principalOf } from '../../auth.ts';
+import { principalOf, SESSION_COOKIE } from '../../auth.ts';
 import { authProblems, IdParam } from '../../schemas.ts';
-import { invalid, notFound } from '../../../domain/errors.ts';
-import { listRunEvents } from '../../../domain/run-events.ts';
-import { isUuid } from '../../../domain/validation.ts';
+import { rateLimitKey } from '../../security.ts';
+import { STREAM_RETRY_AFTER_SECONDS, StreamSlots } from '../../stream-slots.ts';
+import { sessionCredential, type Credential } from '../../../domain/credentials.ts';
+import { AppError, invalid, notFound } from '../../../domain/errors.ts';
+import { readRunProgress } from '../../../domain/run-events.ts';
 
-const AT_REST = new Set(['AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED']);
 const HEARTBEAT_MS = 15_000;
+const JSON_PAGE = 1000;
 /** Event ids, given back as `after` or `Last-Event-ID`, are whole numbers no larger than this. */
 const MAX_EVENT_ID = Number.MAX_SAFE_INTEGER;
 
@@ -21,8 +26,15 @@ function lastEventIdOf(header: string | string[] | undefined): number | null {
   return id;
 }
 
+/** What opened the stream: its end follows that key's revocation or that session's end. */
+function credentialOf(request: FastifyRequest): Credential {
+  const principal = principalOf(request);
+  if (principal.source === 'api' && principal.keyId) return { kind: 'key', id: principal.keyId };
+  return sessionCredential(request.cookies[SESSION_COOKIE] ?? '');
+}
+
 export const RunEvent = Type.Object({
-  id: Type.Integer({ description: 'Increases through the log; give the last one seen as Last-Event-ID (or ?after=) to resume.' }),
+  id: Type.Integer({ description: "The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume." }),
   type: Type.Enum([
     'run.queued', 'step.started', 'step.retrying', 'step.completed', 'step.failed', 'run.awaiting_approval',
     'run.failed', 'run.cancelled', 'run.approved', 'run.rejected', 'run.regenerating',
@@ -38,7 +50,13 @@ export const RunEvent = Type.Object({
 }, { $id: 'RunEvent' });
 
 export default async function runEventRoutes(app: AppInstance): Promise<void> {
-  const { db, runEvents } = app.deps;
+  const { db, runEvents, config } = app.deps;
+  const slots = new StreamSlots({
+    redis: app.redis,
+    prefix: config.redisKeyPrefix,
+    onError: (error) => app.log.warn({ err: error }, 'stream slots are counted per process: Redis failed'),
+  });
+  app.addHook('onClose', async () => slots.close());
 
   app.get('/api/v1/runs/:id/events', {
     config: { scope: 'runs:read' },
@@ -47,10 +65,11 @@ export default async function runEventRoutes(app: AppInstance): Promise<void> {
       description: 'With `Accept: text/event-stream`, Server-Sent Events: every event so far, then each new one as it happens '
         + '(`id`, `event` = the type, `data` = the event as JSON), ending with an `end` event once the run rests '
         + '(AWAITING_APPROVAL, COMPLETED, REJECTED, FAILED or CANCELLED). Resume with `Last-Event-ID`. '
+        + `A key holds at most ${slots.limit} open streams (429 beyond); a stream ends when its key is revoked. `
         + 'Otherwise `{"data": [events]}`, oldest first.',
       tags: ['Runs'],
       params: IdParam,
-      querystring: Type.Object({ after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EVENT_ID, description: 'Only events after this id.' })) }),
+      querystring: Type.Object({ after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EVENT_ID, description: 'Only events after this number.' })) }),
       response: {
         200: {
           description: 'The events.',
@@ -65,15 +84,21 @@ export default async function runEventRoutes(app: AppInstance): Promise<void> {
   }, async (request, reply) => {
     const { workspaceId } = principalOf(request);
     const runId = request.params.id;
-    const statusOf = async () => isUuid(runId)
-      ? (await db.selectFrom('runs').select('status').where('workspace_id', '=', workspaceId).where('id', '=', runId).executeTakeFirst())?.status
-      : undefined;
-    let after = request.query.after ?? lastEventIdOf(request.headers['last-event-id']) ?? 0;
-    if (!(await statusOf())) throw notFound('Run');
+    const after = request.query.after ?? lastEventIdOf(request.headers['last-event-id']) ?? 0;
 
     if (!request.headers.accept?.includes('text/event-stream')) {
+      const progress = await readRunProgress(db, workspaceId, runId, after, JSON_PAGE);
+      if (!progress) throw notFound('Run');
       reply.type('application/json; charset=utf-8');
-      return { data: await listRunEvents(db, workspaceId, runId, after, 1000) };
+      return { data: progress.events };
+    }
+
+    if (!(await readRunProgress(db, workspaceId, runId, after, 0))) throw notFound('Run');
+    const slot = await slots.acquire(rateLimitKey(request));
+    if (!slot) {
+      reply.header('retry-after', String(STREAM_RETRY_AFTER_SECONDS));
+      const who = request.principal?.source === 'api' ? 'API key' : 'user';
+      throw new AppError('rate_limited', `This ${who} already holds ${slots.limit} open event streams, the most it may; close one, or retry in ${STREAM_RETRY_AFTER_SECONDS} s.`);
     }
 
     reply.hijack();
@@ -85,35 +110,25 @@ export default async function runEventRoutes(app: AppInstance): Promise<void> {
       'x-accel-buffering': 'no',
       'x-request-id': request.id,
     });
-    let closed = false;
-    const watch = runEvents.watch(runId);
-    request.raw.once('close', () => { closed = true; watch.stop(); });
-    try {
-      while (!closed && !runEvents.closed) {
-        watch.reset();
-        // The status first, then the events: an event is written with the change it records, so every event up
-        // to that status is visible by the time it is read.
-        const status = await statusOf();
-        const events = await listRunEvents(db, workspaceId, runId, after, 500);
-        for (const event of events) {
-          raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-          after = event.id;
-        }
-        if (events.length === 500) continue;
-        if (!status || AT_REST.has(status)) {
-          raw.write(`event: end\ndata: ${JSON.stringify({ status: status ?? null })}\n\n`);
-          break;
-        }
-        if (!watch.changed()) {
-          await watch.next(HEARTBEAT_MS);
-          if (!watch.changed() && !closed) raw.write(': still running\n\n');
-        }
-      }
-    } catch (error) {
-      request.log.warn({ err: error }, 'run event stream stopped');
-    } finally {
-      watch.stop();
-      raw.end();
-    }
+    const heartbeat = setInterval(() => raw.write(': still running\n\n'), HEARTBEAT_MS);
+    let stopFollowing = () => {};
+    const finish = () => {
+      clearInterval(heartbeat);
+      stopFollowing();
+      // The place is free before the response ends: a client that sees its stream end may open the next at once.
+      void slot.release().finally(() => { if (!raw.writableEnded) raw.end(); });
+    };
+    raw.once('close', finish);
+    stopFollowing = runEvents.follow({ workspaceId, runId, after, credential: credentialOf(request) }, {
+      send: (events) => {
+        if (raw.destroyed) return;
+        for (const event of events) raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      },
+      end: (how) => {
+        if (how.reason === 'rest') raw.write(`event: end\ndata: ${JSON.stringify({ status: how.status })}\n\n`);
+        if (how.reason === 'failed') request.log.warn({ err: how.error }, 'run event stream stopped');
+        finish();
+      },
+    });
   });
 }
