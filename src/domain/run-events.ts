@@ -87,16 +87,6 @@ function toEvent(r: EventRow): RunEvent {
   };
 }
 
-/** The run's events after number `after`, oldest first. */
-export async function listRunEvents(db: Kysely<DB>, workspaceId: string, runId: string, after = 0, limit = 500): Promise<RunEvent[]> {
-  if (!isUuid(runId)) return [];
-  const { rows } = await sql<EventRow>`
-    SELECT seq, type, node, attempt, duration_ms, engine, model, input_tokens, output_tokens, error, occurred_at
-    FROM run_events WHERE workspace_id = ${workspaceId} AND run_id = ${runId} AND seq > ${after}::bigint
-    ORDER BY seq LIMIT ${limit}::int`.execute(db);
-  return rows.map(toEvent);
-}
-
 export interface RunProgress {
   status: RunStatus;
   /** The events after the number asked for, oldest first, at most the limit. */
