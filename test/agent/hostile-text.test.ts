@@ -53,6 +53,7 @@ const HOSTILE: Record<string, string> = {
   'a colon after every word, so every line looks like a speaker’s': fill('a: b: c: d:\n'),
   'unicode letters': fill('Ünïcödé 日本語の文章です émoji 😀 Ærøskøbing '),
   'emoji without a space': fill('😀'),
+  'sentences cut at 1,000 characters inside an emoji': fill(`I'll send a demo ${'um,'.repeat(262)}${'😀'.repeat(100)}. `),
   'fillers and stutters': `Ada: ${fill('um uh er, you know, the the ')}`,
   'notes that all report what she said': fill('Note: Ada said their reps spend hours copying notes.\n'),
   'unclosed quotes': fill('“a '),

@@ -220,12 +220,9 @@ function endingDashAsStop(text: string): string {
 function cutAtWord(text: string, max: number): string {
   if (text.length <= max) return text;
   const space = text.lastIndexOf(' ', max);
-  return space > max / 2 ? text.slice(0, space) : wholeCharacters(text.slice(0, max));
-}
-
-/** Without the first half of a surrogate pair at its end, which a cut can leave and PostgreSQL refuses in JSON. */
-function wholeCharacters(text: string): string {
-  return /[\ud800-\udbff]$/.test(text) ? text.slice(0, -1) : text;
+  if (space > max / 2) return text.slice(0, space);
+  // Never between the halves of a surrogate pair: PostgreSQL refuses half a character in a JSON column.
+  return text.slice(0, /[\ud800-\udbff]/.test(text.charAt(max - 1)) ? max - 1 : max);
 }
 
 function shortenSentence(text: string, max: number): string {
@@ -233,7 +230,7 @@ function shortenSentence(text: string, max: number): string {
   const head = text.slice(0, max);
   const clause = Math.max(head.lastIndexOf(', '), head.lastIndexOf('; '), head.lastIndexOf(' — '));
   if (clause > max * 0.5) return `${head.slice(0, clause)}.`;
-  return `${wholeCharacters(head.slice(0, head.lastIndexOf(' ')))}…`;
+  return `${head.slice(0, head.lastIndexOf(' '))}…`;
 }
 
 function escapeRegExp(text: string): string {
