@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { PermanentStepError, StepAttemptError, type RunContext } from '../../src/agent/engine.ts';
 import { ModelEndpointError } from '../../src/agent/engine.ts';
-import { createModelEngine, type ModelEngineOptions } from '../../src/agent/engines/model.ts';
+import { createModelEngine, MAX_ANSWER_BYTES, type ModelEngineOptions } from '../../src/agent/engines/model.ts';
 import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../src/agent/outputs.ts';
 import { chat, hang, messageText, rateLimited, startOpenAIServer, status, type OpenAIServer } from '../support/openai-server.ts';
 
@@ -270,6 +270,13 @@ describe('model engine: endpoint failures', () => {
       assert.match(error.message, new RegExp(`^the model endpoint answered ${code} `));
       assert.doesNotMatch(error.message, /sk-test/);
     }
+  });
+
+  it('stops reading an answer larger than 4 MiB, as a retryable error', async () => {
+    server.reply(chat({ ...ANALYSIS, painPoints: ['x'.repeat(MAX_ANSWER_BYTES)] }));
+    const error = await failure(engine().analyse(context()));
+    assertRetryable(error);
+    assert.equal(error.message, "the model endpoint's answer is larger than 4 MiB; it was not read");
   });
 
   it('reports an endpoint it cannot reach as retryable', async () => {

@@ -25,6 +25,11 @@ export interface ModelEngineOptions {
 /** Answers another attempt cannot change: a malformed request, refused credentials, an unknown model or path. */
 const PERMANENT_STATUSES = new Set([400, 401, 403, 404]);
 const DEFAULT_TIMEOUT_MS = 60_000;
+/**
+ * The largest answer read from the endpoint. An answer is parsed on the event loop, so its size is bounded: the
+ * step outputs are a few kilobytes, and anything near this is not an answer to the question asked.
+ */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 /** Fields the pipeline sets itself; the model is not asked for them. */
 const NOT_FROM_MODEL = new Set(['engine', 'grounding']);
 
@@ -81,7 +86,7 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
     // Sends `response_format: {type: "json_schema"}` with the step's schema, which OpenAI, Ollama, vLLM and
     // LM Studio all accept; the schema is repeated in the system prompt for servers that ignore it.
     supportsStructuredOutputs: true,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: boundedFetch(options.fetch ?? globalThis.fetch, MAX_ANSWER_BYTES),
   });
   const languageModel = provider.chatModel(options.model);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -118,6 +123,7 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
         throw new StepAttemptError(`the model's answer did not match the ${node} schema: ${reason}`, usage);
       }
       if (ctx.signal?.aborted) throw cancelled(ctx.signal);
+      if (causedBy(error, AnswerTooLarge)) throw new ModelEndpointError(`the model endpoint's answer is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB; it was not read`, null);
       if (timeout.aborted) throw new ModelEndpointError(`the model endpoint did not answer within ${seconds(timeoutMs)}`, null);
       throw endpointError(error);
     }
@@ -249,4 +255,35 @@ function detailOf(body: string | undefined): string | null {
   if (typeof text !== 'string' || !text.trim()) return null;
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+class AnswerTooLarge extends Error {}
+
+/** A fetch that stops reading an answer past `maxBytes`, by its Content-Length or as it streams in. */
+function boundedFetch(base: typeof fetch, maxBytes: number): typeof fetch {
+  return async (input, init) => {
+    const response = await base(input, init);
+    const tooLarge = () => new AnswerTooLarge(`the answer is larger than ${maxBytes} bytes`);
+    if (Number(response.headers.get('content-length')) > maxBytes) {
+      await response.body?.cancel();
+      throw tooLarge();
+    }
+    if (!response.body) return response;
+    let read = 0;
+    const body = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        read += chunk.byteLength;
+        if (read > maxBytes) controller.error(tooLarge());
+        else controller.enqueue(chunk);
+      },
+    }));
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
+function causedBy(error: unknown, type: new (...args: never[]) => Error): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 8; cause = cause.cause, depth++) {
+    if (cause instanceof type) return true;
+  }
+  return false;
 }
