@@ -282,8 +282,10 @@ function boundedFetch(base: typeof fetch, maxBytes: number): typeof fetch {
 }
 
 function causedBy(error: unknown, type: new (...args: never[]) => Error): boolean {
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 8; cause = cause.cause, depth++) {
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth < 8; depth++) {
     if (cause instanceof type) return true;
+    cause = cause.cause;
   }
   return false;
 }
