@@ -123,7 +123,7 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
         throw new StepAttemptError(`the model's answer did not match the ${node} schema: ${reason}`, usage);
       }
       if (ctx.signal?.aborted) throw cancelled(ctx.signal);
-      if (causedBy(error, AnswerTooLarge)) throw new ModelEndpointError(`the model endpoint's answer is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB; it was not read`, null);
+      if (answerTooLarge(error)) throw new ModelEndpointError(`the model endpoint's answer is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB; it was not read`, null);
       if (timeout.aborted) throw new ModelEndpointError(`the model endpoint did not answer within ${seconds(timeoutMs)}`, null);
       throw endpointError(error);
     }
@@ -281,11 +281,12 @@ function boundedFetch(base: typeof fetch, maxBytes: number): typeof fetch {
   };
 }
 
-function causedBy(error: unknown, type: new (...args: never[]) => Error): boolean {
+/** Whether the answer was refused for its size, however deep the AI SDK wrapped that. */
+function answerTooLarge(error: unknown): boolean {
   let cause: unknown = error;
-  for (let depth = 0; cause instanceof Error && depth < 8; depth++) {
-    if (cause instanceof type) return true;
-    cause = cause.cause;
+  for (let depth = 0; depth < 8 && cause instanceof Error; depth++) {
+    if (cause instanceof AnswerTooLarge) return true;
+    cause = (cause as { cause?: unknown }).cause;
   }
   return false;
 }
