@@ -2,8 +2,7 @@
 // concrete statements in it (facts), a short summary, and the links to the pages worth reading next. Pure CPU
 // work over a stranger's HTML: it runs in the CPU pool's threads (src/cpu), never on the event loop that answers
 // HTTP, and every parser and pattern here is linear in the size of the page (DESIGN §10).
-import * as cheerio from 'cheerio';
-import type { AnyNode } from 'domhandler';
+import { type Attributes, type HtmlVisitor, walkHtml } from './html.ts';
 import type { Fact } from './outputs.ts';
 
 const MAX_FACTS_PER_PAGE = 6;
@@ -46,69 +45,312 @@ export function readPage(input: { html: string; url: string; companyName: string
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Parsing
+// Parsing: one walk over the document (src/agent/html.ts) reads everything at once. Which element holds the main
+// text is known only at the end (the first <main>, else the only <article>, else <body>), so the text of each of
+// the three is kept as it goes, each without its own chrome.
 
-const REMOVED = 'script, style, noscript, template, svg, iframe, canvas, object, embed, form, button, select, dialog';
-const CHROME =
-  'nav, footer, aside, [role="navigation"], [role="contentinfo"], [role="banner"], [role="complementary"], ' +
-  '[aria-hidden="true"], [hidden], [id*="cookie" i], [class*="cookie" i], [class*="consent" i]';
+const MAX_TEXT_CHARS = 200_000;
+const MAX_HEADINGS = 200;
+const MAX_HEADING_CHARS = 1_000;
+const MAX_LINKS = 5_000;
+const MAX_LINK_TEXT_CHARS = 500;
+const MAX_TITLE_CHARS = 1_000;
+
+/** Elements whose content is never read as text. */
+const REMOVED = new Set([
+  'button', 'canvas', 'dialog', 'embed', 'form', 'iframe', 'noscript', 'object', 'script', 'select', 'style', 'svg',
+  'template',
+]);
+/** Elements whose content a browser reads as plain text, so that no link inside them is one. */
+const RAW_TEXT = new Set(['iframe', 'noembed', 'noframes', 'noscript']);
+/** Page chrome: left out of a container's text when inside it. */
+const CHROME_TAGS = new Set(['aside', 'footer', 'nav']);
+const CHROME_ROLES = new Set(['banner', 'complementary', 'contentinfo', 'navigation']);
 const BLOCK_TAGS = new Set([
   'address', 'article', 'blockquote', 'br', 'dd', 'div', 'dl', 'dt', 'figcaption', 'figure', 'h1', 'h2', 'h3',
   'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'ol', 'p', 'pre', 'section', 'table', 'td', 'th', 'tr', 'ul',
 ]);
+const READ_HEADINGS = new Set(['h1', 'h2', 'h3']);
+const READ_ATTRIBUTES = new Set(['aria-hidden', 'class', 'content', 'hidden', 'href', 'id', 'name', 'property', 'role']);
+
+// The three candidate containers, as bits of Frame.reading.
+const BODY = 1;
+const MAIN = 2;
+const ARTICLE = 4;
+const CONTAINERS = [BODY, MAIN, ARTICLE];
 
 export function parsePage(html: string, url: string): ParsedPage {
-  const $ = cheerio.load(html);
-  const meta = (selector: string): string | null => clean($(selector).first().attr('content') ?? '') || null;
-
-  const title = clean($('head > title').first().text()) || meta('meta[property="og:title"]') || clean($('h1').first().text()) || null;
-  const description =
-    meta('meta[name="description" i]') ?? meta('meta[property="og:description"]') ?? meta('meta[name="twitter:description" i]');
-
-  // Links are taken before the chrome goes: the about and pricing links usually live in the nav and footer.
-  const links: ParsedPage['links'] = [];
-  $('a[href]').each((_, element) => {
-    const href = $(element).attr('href') ?? '';
-    try {
-      const target = new URL(href, url);
-      target.hash = '';
-      links.push({ url: target.href, text: clean($(element).text()) });
-    } catch {
-      // Not a URL: ignore the link.
-    }
-  });
-
-  $(REMOVED).remove();
-  // A page of article cards has no one article to prefer; then the whole body is read.
-  let main = $('main, [role="main"]').first();
-  if (main.length === 0 && $('article').length === 1) main = $('article');
-  const container = main.length > 0 ? main : $('body');
-  container.find(CHROME).remove();
-  // Without a <main>, the page's own header (logo, menu) is chrome too; a header inside <main> is content.
-  if (main.length === 0) container.find('body > header, header:has(nav), header:has(ul)').remove();
-
-  const headings = container.find('h1, h2, h3').toArray().map((h) => clean($(h).text())).filter(Boolean);
-  const parts: string[] = [];
-  for (const node of container.toArray()) collectText(node, parts);
-  const blocks = parts
-    .join('')
-    .split('\n')
-    .map(clean)
-    .filter((block) => block.length > 0);
-
-  return { url, title, description, headings, blocks, links };
+  const reader = new PageReader(url);
+  walkHtml(html, reader);
+  return reader.page();
 }
 
-function collectText(node: AnyNode, parts: string[]): void {
-  if (node.type === 'text') {
-    parts.push((node as { data: string }).data);
-    return;
+/** What the reader keeps for each open element. */
+interface Frame {
+  name: string;
+  /** Inside an element whose content is never read (REMOVED). */
+  removed: boolean;
+  /** Inside an element whose content is plain text to a browser (RAW_TEXT). */
+  rawText: boolean;
+  /** The containers (bits) that read this element's text. */
+  reading: number;
+  /** The containers whose heading this element is. */
+  headings: number;
+  /** A header of the body held until it is known whether it is the page's header (see PageReader.open). */
+  held: boolean;
+  link: boolean;
+  title: boolean;
+  firstH1: boolean;
+}
+
+class PageReader implements HtmlVisitor<Frame> {
+  readonly attributes = READ_ATTRIBUTES;
+  private readonly url: string;
+  private readonly containers = new Map(CONTAINERS.map((container) => [container, new ContainerText()]));
+  private mainFound = false;
+  private articles = 0;
+  private bodyStarted = false;
+  private readonly meta = new Map<string, string>();
+  private title: TextCapture | null = null;
+  private titleText: string | null = null;
+  private h1: TextCapture | null = null;
+  private h1Text: string | null = null;
+  private readonly links: ParsedPage['links'] = [];
+  private link: { url: string; text: TextCapture } | null = null;
+
+  constructor(url: string) {
+    this.url = url;
   }
-  if (!('children' in node) || !('name' in node)) return;
-  const block = BLOCK_TAGS.has(node.name);
-  if (block) parts.push('\n');
-  for (const child of node.children) collectText(child, parts);
-  if (block) parts.push('\n');
+
+  open(name: string, attributes: Attributes, parent: Frame | undefined): Frame {
+    const removed = (parent?.removed ?? false) || REMOVED.has(name);
+    const rawText = (parent?.rawText ?? false) || RAW_TEXT.has(name);
+    const frame: Frame = {
+      name, removed, rawText, reading: 0, headings: 0, held: false, link: false, title: false, firstH1: false,
+    };
+    const atTop = !parent || parent.name === 'html';
+    const titleHere = name === 'title' && !this.bodyStarted && (atTop || parent?.name === 'head');
+    if (!HEAD_ELEMENTS.has(name)) this.bodyStarted = true;
+
+    if (!removed) {
+      frame.reading = parent ? parent.reading : BODY;
+      // The head's content, and a title before the body (a browser moves it into the head), are not the body's.
+      if ((name === 'head' && atTop) || titleHere) frame.reading = 0;
+      if (isChrome(name, attributes)) frame.reading &= name === 'html' || name === 'body' ? BODY : 0;
+      if (!this.mainFound && (name === 'main' || attributes.get('role') === 'main')) {
+        this.mainFound = true;
+        frame.reading |= MAIN;
+      }
+      if (name === 'article' && ++this.articles === 1) frame.reading |= ARTICLE;
+      // Without a main element, the page's own header (logo, menu) is chrome: a header at the top of the body, or
+      // one with a menu in it. The latter is known only once its content has been read, so until it closes the
+      // body's text holds it apart.
+      const body = this.containerText(BODY);
+      if ((name === 'nav' || name === 'ul') && body.holding) body.dropHeld();
+      if (name === 'header' && frame.reading & BODY) {
+        if (atTop || parent?.name === 'body') frame.reading &= ~BODY;
+        else frame.held = true;
+      }
+    }
+
+    if (BLOCK_TAGS.has(name)) this.endBlocks(frame.reading);
+    if (frame.held) this.containerText(BODY).hold();
+    if (READ_HEADINGS.has(name)) {
+      for (const container of CONTAINERS) {
+        if (frame.reading & container && this.containerText(container).startHeading()) frame.headings |= container;
+      }
+    }
+    if (titleHere && this.title === null && this.titleText === null) {
+      this.title = new TextCapture(MAX_TITLE_CHARS);
+      frame.title = true;
+    }
+    if (name === 'h1' && this.h1 === null && this.h1Text === null) {
+      this.h1 = new TextCapture(MAX_TITLE_CHARS);
+      frame.firstH1 = true;
+    }
+    // Links are read everywhere, chrome included: the about and pricing links usually live in the nav and footer.
+    const href = name === 'a' ? attributes.get('href') : undefined;
+    if (href !== undefined && !rawText) frame.link = this.startLink(href);
+    if (name === 'meta') this.readMeta(attributes);
+    return frame;
+  }
+
+  close(frame: Frame): void {
+    if (BLOCK_TAGS.has(frame.name)) this.endBlocks(frame.reading);
+    for (const container of CONTAINERS) if (frame.headings & container) this.containerText(container).endHeading();
+    if (frame.held) this.containerText(BODY).release();
+    if (frame.link) this.endLink();
+    if (frame.title && this.title) {
+      this.titleText = clean(this.title.text());
+      this.title = null;
+    }
+    if (frame.firstH1 && this.h1) {
+      this.h1Text = clean(this.h1.text());
+      this.h1 = null;
+    }
+  }
+
+  deep(name: string, parent: Frame | undefined): void {
+    if (BLOCK_TAGS.has(name)) this.endBlocks(parent ? parent.reading : BODY);
+  }
+
+  text(text: string, parent: Frame | undefined): void {
+    const reading = parent ? parent.reading : BODY;
+    for (const container of CONTAINERS) if (reading & container) this.containerText(container).add(text);
+    this.title?.add(text);
+    this.h1?.add(text);
+    this.link?.text.add(text);
+  }
+
+  page(): ParsedPage {
+    const meta = (key: string): string | null => clean(this.meta.get(key) ?? '') || null;
+    const title = this.titleText || meta('og:title') || this.h1Text || null;
+    const description = meta('description') ?? meta('og:description') ?? meta('twitter:description');
+    // A page of article cards has no one article to prefer; then the whole body is read.
+    const container = this.mainFound ? MAIN : this.articles === 1 ? ARTICLE : BODY;
+    const { headings, blocks } = this.containerText(container).result();
+    return { url: this.url, title, description, headings, blocks, links: this.links };
+  }
+
+  private containerText(container: number): ContainerText {
+    return this.containers.get(container) as ContainerText;
+  }
+
+  private endBlocks(reading: number): void {
+    for (const container of CONTAINERS) if (reading & container) this.containerText(container).endBlock();
+  }
+
+  private startLink(href: string): boolean {
+    this.endLink();
+    if (this.links.length >= MAX_LINKS) return false;
+    try {
+      const target = new URL(href, this.url);
+      target.hash = '';
+      this.link = { url: target.href, text: new TextCapture(MAX_LINK_TEXT_CHARS) };
+      return true;
+    } catch {
+      return false; // Not a URL: ignore the link.
+    }
+  }
+
+  private endLink(): void {
+    if (!this.link) return;
+    this.links.push({ url: this.link.url, text: clean(this.link.text.text()) });
+    this.link = null;
+  }
+
+  /** The first of each: name="description" or "twitter:description" (any case), property="og:title" or "og:description". */
+  private readMeta(attributes: Attributes): void {
+    const content = attributes.get('content') ?? '';
+    const name = attributes.get('name')?.toLowerCase();
+    const property = attributes.get('property');
+    for (const key of [name, property]) {
+      if (key !== undefined && META_KEYS.has(key) && !this.meta.has(key)) this.meta.set(key, content);
+    }
+  }
+}
+
+const META_KEYS = new Set(['description', 'twitter:description', 'og:title', 'og:description']);
+const HEAD_ELEMENTS = new Set(['base', 'head', 'html', 'link', 'meta', 'noscript', 'script', 'style', 'template', 'title']);
+
+function isChrome(name: string, attributes: Attributes): boolean {
+  if (CHROME_TAGS.has(name) || CHROME_ROLES.has(attributes.get('role') ?? '')) return true;
+  if (attributes.get('aria-hidden') === 'true' || attributes.has('hidden')) return true;
+  return (
+    (attributes.get('id') ?? '').toLowerCase().includes('cookie') ||
+    /cookie|consent/i.test(attributes.get('class') ?? '')
+  );
+}
+
+/** Text up to a number of characters; the rest is not kept. */
+class TextCapture {
+  private readonly parts: string[] = [];
+  private room: number;
+
+  constructor(max: number) {
+    this.room = max;
+  }
+
+  add(text: string): void {
+    if (this.room <= 0) return;
+    const taken = text.length <= this.room ? text : text.slice(0, this.room);
+    this.parts.push(taken);
+    this.room -= taken.length;
+  }
+
+  text(): string {
+    return this.parts.join('');
+  }
+}
+
+/**
+ * The text of one container, as blocks split at block elements, and its headings, up to MAX_TEXT_CHARS. Held
+ * parts (a header that may turn out to be chrome) are appended as they are read and cut off again if dropped.
+ */
+class ContainerText {
+  private readonly blocks: string[] = [];
+  private readonly headings: string[] = [];
+  private block: string[] = [];
+  private heading: TextCapture | null = null;
+  private room = MAX_TEXT_CHARS;
+  private readonly holds: Array<{ blocks: number; headings: number; dropped: boolean }> = [];
+
+  add(text: string): void {
+    if (this.room <= 0) return;
+    const taken = text.length <= this.room ? text : text.slice(0, this.room);
+    this.block.push(taken);
+    this.room -= taken.length;
+    this.heading?.add(taken);
+  }
+
+  endBlock(): void {
+    if (this.block.length === 0) return;
+    const block = clean(this.block.join(''));
+    this.block = [];
+    if (block) this.blocks.push(block);
+  }
+
+  /** Starts a heading unless one is open (a heading inside a heading is part of it). */
+  startHeading(): boolean {
+    if (this.heading) return false;
+    this.heading = new TextCapture(MAX_HEADING_CHARS);
+    return true;
+  }
+
+  endHeading(): void {
+    const heading = clean(this.heading?.text() ?? '');
+    this.heading = null;
+    if (heading && this.headings.length < MAX_HEADINGS) this.headings.push(heading);
+  }
+
+  get holding(): boolean {
+    return this.holds.length > 0;
+  }
+
+  hold(): void {
+    this.endBlock();
+    this.holds.push({ blocks: this.blocks.length, headings: this.headings.length, dropped: false });
+  }
+
+  /** Drops everything held: what is dropped is inside the outermost hold, so that one hold says it. */
+  dropHeld(): void {
+    const outermost = this.holds[0];
+    if (outermost) outermost.dropped = true;
+  }
+
+  release(): void {
+    this.endBlock();
+    const hold = this.holds.pop();
+    if (hold?.dropped) {
+      this.blocks.length = hold.blocks;
+      this.headings.length = hold.headings;
+    }
+  }
+
+  result(): { headings: string[]; blocks: string[] } {
+    this.endBlock();
+    return { headings: this.headings, blocks: this.blocks };
+  }
 }
 
 function clean(text: string): string {
@@ -122,20 +364,27 @@ function clean(text: string): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Sentences and facts
 
-const ABBREVIATIONS = /\b(inc|ltd|llc|co|corp|dr|mr|mrs|ms|st|no|vs|etc|e\.g|i\.e|approx|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.$/i;
+const SENTENCE_BREAK = /(?<=[.!?]["')\]”’]?)\s+(?=["'(“‘]?[A-Z0-9])/;
+const ABBREVIATION = /\b(inc|ltd|llc|co|corp|dr|mr|mrs|ms|st|no|vs|etc|e\.g|i\.e|approx|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.$/i;
+const INITIAL = /\b[A-Z]\.$/;
 
 export function splitSentences(text: string): string[] {
-  const pieces = text.split(/(?<=[.!?]["')\]”’]?)\s+(?=["'(“‘]?[A-Z0-9])/);
   const sentences: string[] = [];
-  for (const piece of pieces) {
-    const previous = sentences.at(-1);
-    // "Acme Inc. serves…" and "U.S. teams" are one sentence, not two.
-    if (previous !== undefined && (ABBREVIATIONS.test(previous) || /\b[A-Z]\.$/.test(previous))) {
-      sentences[sentences.length - 1] = `${previous} ${piece}`;
-    } else {
-      sentences.push(piece);
+  let sentence: string[] = [];
+  for (const piece of text.split(SENTENCE_BREAK)) {
+    // "Acme Inc. serves…" and "U.S. teams" are one sentence, not two. Only the end of the piece before is looked
+    // at (its last characters, longer than any abbreviation), never the sentence as it grows.
+    const previous = sentence.at(-1);
+    if (previous !== undefined) {
+      const end = previous.slice(-16);
+      if (!ABBREVIATION.test(end) && !INITIAL.test(end)) {
+        sentences.push(sentence.join(' '));
+        sentence = [];
+      }
     }
+    sentence.push(piece);
   }
+  if (sentence.length > 0) sentences.push(sentence.join(' '));
   return sentences.map(clean).filter(Boolean);
 }
 
@@ -154,9 +403,9 @@ const BOILERPLATE =
   /(cookie|privacy|terms of (use|service)|all rights reserved|©|copyright|subscribe|newsletter|sign (in|up)|log ?in\b|javascript|your browser|click here|read more|learn more|get started|book a demo|request a demo|contact (us|sales)|skip to)/i;
 
 function factScore(sentence: string, companyNames: string[]): number {
+  if (sentence.length < 15 || sentence.length > MAX_FACT_CHARS) return 0;
   const words = sentence.split(' ').length;
   const hasDigit = /\d/.test(sentence);
-  if (sentence.length < 15 || sentence.length > MAX_FACT_CHARS) return 0;
   if (words < (hasDigit ? 3 : 5) || words > 45) return 0;
   if (sentence.endsWith('?') || BOILERPLATE.test(sentence)) return 0;
   // A bare number or a price tag alone ("$49", "2024") states nothing.
@@ -173,12 +422,19 @@ function factScore(sentence: string, companyNames: string[]): number {
   return score;
 }
 
+const LEGAL_FORMS = new Set(['inc', 'ltd', 'llc', 'gmbh', 'ag', 'sa', 'sas', 'bv', 'plc', 'limited', 'corp', 'corporation', 'co']);
+
 /** The company's name as a page would write it: "Kestrel Logistics Ltd" also matches "Kestrel". */
 function nameVariants(companyName: string | null): string[] {
   if (!companyName) return [];
   const full = companyName.trim().toLowerCase();
-  const bare = full.replace(/[,.]?\s+(inc|ltd|llc|gmbh|ag|sa|sas|bv|plc|limited|corp|corporation|co)\.?$/i, '');
-  const first = bare.split(/\s+/)[0] ?? '';
+  const words = full.split(/\s+/);
+  const last = words.at(-1) ?? '';
+  const legalForm = words.length > 1 && LEGAL_FORMS.has(last.endsWith('.') ? last.slice(0, -1) : last);
+  const rest = words.slice(0, -1).join(' ');
+  // "Acme, Inc." → "acme"
+  const bare = !legalForm ? full : rest.endsWith(',') || rest.endsWith('.') ? rest.slice(0, -1) : rest;
+  const first = bare.split(' ')[0] ?? '';
   return [...new Set([full, bare, first.length >= 4 ? first : ''])].filter(Boolean);
 }
 
@@ -226,7 +482,7 @@ export function summarise(page: ParsedPage): string | null {
 function truncateWords(text: string, max: number): string {
   if (text.length <= max) return text;
   const cut = text.slice(0, max - 1);
-  return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), 1)).replace(/[\s,;:.-]+$/, '')}…`;
+  return `${trimEnd(cut.slice(0, Math.max(cut.lastIndexOf(' '), 1)), ' ,;:.-')}…`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -279,5 +535,12 @@ export function pickFollowUpLinks(page: ParsedPage, limit: number): string[] {
 }
 
 function pageKey(url: URL): string {
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}${url.search}`;
+  return `${url.origin}${trimEnd(url.pathname, '/')}${url.search}`;
+}
+
+/** `text` without `characters` at its end, by a loop: /[…]+$/ would rescan a run of them from each of its characters. */
+function trimEnd(text: string, characters: string): string {
+  let end = text.length;
+  while (end > 0 && characters.includes(text.charAt(end - 1))) end -= 1;
+  return text.slice(0, end);
 }
