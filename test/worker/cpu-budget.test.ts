@@ -8,7 +8,7 @@ import { createCpuPool, type CpuPool } from '../../src/cpu/pool.ts';
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { createProspect, startRunViaApi, startWebsite, type Website } from './support.ts';
 
-const PAGE = `<html><head><title>Kestrel</title></head><body><main>${'<p>Kestrel plans delivery routes for 400 carriers in 12 countries.</p>'.repeat(15_000)}</main></body></html>`;
+const PAGE = `<html><head><title>Kestrel</title></head><body><main>${'<p>Kestrel plans delivery routes for 400 carriers in 12 countries.</p>'.repeat(12_000)}</main></body></html>`;
 
 const kind = BACKENDS.includes('pglite') ? 'pglite' : BACKENDS[0]!;
 
