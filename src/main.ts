@@ -200,7 +200,8 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
   const telemetry = await startTelemetry(config.otelEndpoint);
   // The model engine (the AI SDK), the worker and its CPU pool are loaded only by a process that uses them.
   const cpu = mode.worker
-    ? (await import('./cpu/pool.ts')).createCpuPool({ budgetMs: config.cpuBudgetMs, ...(config.cpuThreads ? { threads: config.cpuThreads } : {}) })
+    ? await import('./cpu/pool.ts').then(({ createCpuPool, defaultThreadCount }) =>
+      createCpuPool({ budgetMs: config.cpuBudgetMs, threads: config.cpuThreads ?? defaultThreadCount(mode.http) }))
     : null;
   const engine = config.llm
     ? (await import('./agent/engines/model.ts')).createModelEngine({

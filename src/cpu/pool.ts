@@ -44,21 +44,25 @@ export interface CpuPool {
 export interface CpuPoolOptions {
   /** Time one task may take once a thread has begun it. */
   budgetMs: number;
-  /** Threads at most; by default one fewer than the cores (one at least), so that one stays with the event loop. */
+  /** Threads at most; by default defaultThreadCount(true). */
   threads?: number;
   /** Heap a thread may use before it is ended. */
   memoryMb?: number;
 }
 
-export function defaultThreadCount(): number {
-  return Math.max(1, Math.min(8, availableParallelism() - 1));
+/**
+ * One thread per core (up to 8); one fewer (one at least) in a process that answers HTTP, so that a core stays
+ * with its event loop while the threads chew on hostile input.
+ */
+export function defaultThreadCount(servesHttp: boolean): number {
+  return Math.max(1, Math.min(8, availableParallelism() - (servesHttp ? 1 : 0)));
 }
 
 export function createCpuPool(options: CpuPoolOptions): CpuPool {
   const piscina = new Piscina<TaskEnvelope, unknown>({
     filename: new URL('./tasks.ts', import.meta.url).href,
     minThreads: 0,
-    maxThreads: options.threads ?? defaultThreadCount(),
+    maxThreads: options.threads ?? defaultThreadCount(true),
     // An idle thread is let go after a while: a server that reads no website holds no thread.
     idleTimeout: 30_000,
     resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? 256 },

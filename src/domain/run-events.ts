@@ -1,8 +1,8 @@
 // The event log of a run: every step started, retried, completed or failed, and every change of the run's state,
 // written in the same transaction as the change it records. Progress streams and trace pages read it.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { prepare } from '../db/database.ts';
-import type { DB, RunEventType, RunStatus } from '../db/schema.ts';
+import type { DB, RunEventsTable, RunEventType, RunStatus } from '../db/schema.ts';
 import { isUuid } from './validation.ts';
 
 /** Carries the id of a run whose log grew, so that streams of that run can read on. */
@@ -58,19 +58,8 @@ export interface RunEvent {
 /** The statuses in which a run waits for nobody's worker: its event stream ends there. */
 export const RUN_AT_REST: ReadonlySet<RunStatus> = new Set(['AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED']);
 
-interface EventRow {
-  seq: number;
-  type: RunEventType;
-  node: string | null;
-  attempt: number | null;
-  duration_ms: number | null;
-  engine: string | null;
-  model: string | null;
-  input_tokens: number | null;
-  output_tokens: number | null;
-  error: string | null;
-  occurred_at: Date;
-}
+/** An event as read from the table, without the ids that stay inside the database. */
+type EventRow = Omit<Selectable<RunEventsTable>, 'id' | 'run_id' | 'workspace_id'>;
 
 function toEvent(r: EventRow): RunEvent {
   return {
