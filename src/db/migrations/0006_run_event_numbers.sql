@@ -6,7 +6,7 @@
 -- tomorrow's) gets it right without saying so. It counts on the run's row: the update takes the row's lock, so two
 -- transactions adding events to one run take turns and the second continues the first one's count. (Reading the
 -- highest number so far from run_events instead cost a third of the runs a second (`npm run bench -- --only runs`): on a
--- young table the planner's cached plan for it may scan, while the run is found by its primary key.)
+-- young table the generic plan leadrun's connections force may scan it, while the run is found by its primary key.)
 ALTER TABLE run_events ADD COLUMN seq integer;
 
 UPDATE run_events e SET seq = n.seq
