@@ -85,8 +85,6 @@ export interface RunsTable {
   updated_at: Date;
   tokens_used: Generated<number>;
   feedback: string | null;
-  /** The number of the run's latest event, kept by the trigger that numbers run_events (migration 0006). */
-  last_event_seq: Generated<number>;
 }
 
 export interface RunStepsTable {

@@ -3,10 +3,14 @@
 -- told each workspace how busy the others were.
 --
 -- The number is given by a trigger, so that every writer (one event or several in one statement, today's and
--- tomorrow's) gets it right without saying so. It counts on the run's row: the update takes the row's lock, so two
--- transactions adding events to one run take turns and the second continues the first one's count. (Reading the
--- highest number so far from run_events instead cost a third of the runs a second (`npm run bench -- --only runs`): on a
--- young table the generic plan leadrun's connections force may scan it, while the run is found by its primary key.)
+-- tomorrow's) gets it right without saying so. It takes the run row's lock first: two transactions adding events
+-- to one run take turns, and the second counts the first one's events. The lock is FOR NO KEY UPDATE, which the
+-- foreign-key checks of rows that reference the run do not wait for. (A counter on the run row would not do: a
+-- statement that updates the run and adds its events, as the worker's do, may change that row only once.)
+--
+-- The function plans its query at each call: leadrun's connections force generic plans, and the one made when
+-- run_events was young scanned the whole table, which cost a third of the runs a second in
+-- `npm run bench -- --only runs`.
 ALTER TABLE run_events ADD COLUMN seq integer;
 
 UPDATE run_events e SET seq = n.seq
@@ -17,14 +21,11 @@ ALTER TABLE run_events ALTER COLUMN seq SET NOT NULL;
 CREATE UNIQUE INDEX run_events_by_run_seq ON run_events (run_id, seq);
 DROP INDEX run_events_by_run;
 
-ALTER TABLE runs ADD COLUMN last_event_seq integer NOT NULL DEFAULT 0;
-UPDATE runs r SET last_event_seq = n.last
-FROM (SELECT run_id, max(seq) AS last FROM run_events GROUP BY run_id) n
-WHERE r.id = n.run_id;
-
-CREATE FUNCTION leadrun_number_run_event() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION leadrun_number_run_event() RETURNS trigger LANGUAGE plpgsql SET plan_cache_mode = force_custom_plan AS $$
 BEGIN
-  UPDATE runs SET last_event_seq = last_event_seq + 1 WHERE id = NEW.run_id RETURNING last_event_seq INTO NEW.seq;
+  PERFORM 1 FROM runs WHERE id = NEW.run_id FOR NO KEY UPDATE;
+  -- A query of this function sees the rows that earlier rows of the same INSERT added.
+  NEW.seq := coalesce((SELECT max(seq) FROM run_events WHERE run_id = NEW.run_id), 0) + 1;
   RETURN NEW;
 END
 $$;
