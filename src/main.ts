@@ -4,12 +4,13 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino, type Logger } from 'pino';
 import { runAdminCommand, type AdminCommand } from './admin/commands.ts';
-import { claimDataDir, sendControlCommand, type DataDirClaim } from './admin/control.ts';
+import { claimDataDir, dataDirHolder, DataDirError, sendControlCommand, type DataDirClaim } from './admin/control.ts';
 import { createOfflineEngine } from './agent/engines/offline.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { AppError } from './domain/errors.ts';
+import { setupNeeded } from './domain/users.ts';
 import { buildApp, createDeps } from './http/app.ts';
 import { redactSecrets } from './http/security.ts';
 import { startTelemetry } from './telemetry.ts';
@@ -27,7 +28,93 @@ Usage:
   leadrun user password --email E    set a user's web UI password, read from standard input
 
 Scopes: leads:read, leads:write, runs:read, runs:write.
-Configuration comes from the environment; see README.md.`;
+Configuration comes from the environment; see README.md.
+'leadrun COMMAND --help' tells more about a command; 'leadrun --version' prints the version.`;
+
+interface CommandHelp {
+  usage: string;
+  about: string;
+  options: Array<[flag: string, meaning: string]>;
+}
+
+const JSON_OPTION: [string, string] = ['--json', 'print the result as JSON'];
+
+/** What `leadrun COMMAND --help` prints, by the command's words. */
+const COMMAND_HELP: Record<string, CommandHelp> = {
+  serve: {
+    usage: 'leadrun serve [--no-worker]',
+    about: 'Serves the HTTP API and the web UI, with an in-process run worker.',
+    options: [['--no-worker', 'no in-process worker: run `leadrun worker` processes instead (PostgreSQL)']],
+  },
+  worker: {
+    usage: 'leadrun worker',
+    about: 'Runs only the run worker; start as many as you like on PostgreSQL.',
+    options: [],
+  },
+  migrate: {
+    usage: 'leadrun migrate [--json]',
+    about: 'Applies the database migrations not applied yet (serve and worker apply them too).',
+    options: [JSON_OPTION],
+  },
+  'workspace create': {
+    usage: 'leadrun workspace create --name N [--plan free|pro] [--admin-email E] [--json]',
+    about: 'Creates a workspace and its admin user.',
+    options: [
+      ['--name N', 'the name of the workspace (required)'],
+      ['--plan free|pro', 'its plan (default free)'],
+      ['--admin-email E', 'the e-mail of its admin user'],
+      JSON_OPTION,
+    ],
+  },
+  'key create': {
+    usage: 'leadrun key create --workspace ID --name N --scopes a,b [--json]',
+    about: 'Creates an API key and prints it; this is the only time it is shown.',
+    options: [
+      ['--workspace ID', 'the workspace the key belongs to (required)'],
+      ['--name N', 'a name that says who uses the key (required)'],
+      ['--scopes a,b', 'comma-separated: leads:read, leads:write, runs:read, runs:write (required)'],
+      JSON_OPTION,
+    ],
+  },
+  'key revoke': {
+    usage: 'leadrun key revoke KEY_ID [--json]',
+    about: 'Revokes an API key at once; revoking it again keeps the first time.',
+    options: [JSON_OPTION],
+  },
+  'audit list': {
+    usage: 'leadrun audit list --workspace ID [--limit N] [--json]',
+    about: "Lists a workspace's audit entries, newest first.",
+    options: [
+      ['--workspace ID', 'the workspace (required)'],
+      ['--limit N', 'how many entries, 1 to 1000 (default 50)'],
+      JSON_OPTION,
+    ],
+  },
+  'user password': {
+    usage: 'leadrun user password --email E [--json]',
+    about: "Sets a user's web UI password, read from standard input (never from the command line).",
+    options: [['--email E', 'the e-mail of the user (required)'], JSON_OPTION],
+  },
+};
+
+/** The help of the command the words name (`key` names both key commands); null for no known command. */
+function commandHelp(words: string[]): string | null {
+  const named = words.filter((word) => !word.startsWith('-')).slice(0, 2);
+  const exact = COMMAND_HELP[named.join(' ')] ?? COMMAND_HELP[named[0] ?? ''];
+  const matches = exact ? [exact] : Object.entries(COMMAND_HELP).filter(([key]) => key.split(' ')[0] === named[0]).map(([, help]) => help);
+  if (matches.length === 0) return null;
+  return matches.map(({ usage, about, options }) => {
+    const width = Math.max(0, ...options.map(([flag]) => flag.length)) + 2;
+    const lines = [`Usage: ${usage}`, '', about];
+    if (options.length) lines.push('', 'Options:', ...options.map(([flag, meaning]) => `  ${flag.padEnd(width)}${meaning}`));
+    return lines.join('\n');
+  }).join('\n\n');
+}
+
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
+}
 
 class UsageError extends Error {}
 
@@ -141,14 +228,25 @@ async function open(config: Config, logger: Logger, migrate = true): Promise<Dat
   return database;
 }
 
-/** Embedded mode: take DATA_DIR, waiting a little for a short-lived command that holds it. */
-async function claimOrWait(config: Config, logger: Logger): Promise<DataDirClaim> {
+/**
+ * Embedded mode: take DATA_DIR. Another serve or worker holding it is refused at once, naming it; a short-lived
+ * admin command that holds it is waited for a little.
+ */
+async function claimOrWait(config: Config, logger: Logger, role: 'serve' | 'worker'): Promise<DataDirClaim> {
   const deadline = Date.now() + 15_000;
+  let told = false;
   for (;;) {
-    const claim = await claimDataDir(config.dataDir);
+    const claim = await claimDataDir(config.dataDir, role);
     if (claim) return claim;
-    if (Date.now() > deadline) fail(`DATA_DIR ${config.dataDir} is in use by another leadrun process; stop it or set another DATA_DIR`);
-    logger.info('DATA_DIR is held by another leadrun command; waiting');
+    const holder = await dataDirHolder(config.dataDir);
+    if (holder && (holder.role === 'serve' || holder.role === 'worker')) {
+      fail(`DATA_DIR ${config.dataDir} is in use by another leadrun process (leadrun ${holder.role}, pid ${holder.pid}); stop it or set another DATA_DIR`);
+    }
+    if (Date.now() > deadline) {
+      fail(`DATA_DIR ${config.dataDir} is in use by another leadrun process${holder ? ` (pid ${holder.pid})` : ''}; stop it or set another DATA_DIR`);
+    }
+    if (!told) logger.info({ pid: holder?.pid ?? null }, 'DATA_DIR is held by a leadrun command; waiting for it to finish');
+    told = true;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -166,7 +264,7 @@ async function runAdmin(config: Config, logger: Logger, command: AdminCommand, j
     }
   } else {
     for (;;) {
-      const claim = await claimDataDir(config.dataDir);
+      const claim = await claimDataDir(config.dataDir, command.command);
       if (!claim) {
         // A running server holds the embedded database: it runs the command for us.
         const answer = await sendControlCommand(config.dataDir, command);
@@ -194,8 +292,13 @@ async function runAdmin(config: Config, logger: Logger, command: AdminCommand, j
   print(result, json, (value) => humanResult(command, value));
 }
 
+/** The line `serve` prints on a terminal once it answers requests. */
+function readyLine(publicUrl: string, setupNeeded: boolean): string {
+  return `leadrun is ready at ${publicUrl}${setupNeeded ? ' — open it to set up' : ''}`;
+}
+
 async function runService(config: Config, logger: Logger, mode: { http: boolean; worker: boolean }): Promise<void> {
-  const claim = config.databaseUrl ? null : await claimOrWait(config, logger);
+  const claim = config.databaseUrl ? null : await claimOrWait(config, logger, mode.http ? 'serve' : 'worker');
   const database = await open(config, logger);
   const telemetry = await startTelemetry(config.otelEndpoint);
   // The model engine (the AI SDK), the worker and its CPU pool are loaded only by a process that uses them.
@@ -232,7 +335,12 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
   const app = mode.http ? await buildApp(deps, { logger }) : null;
   if (app) {
     await app.listen({ port: config.port, host: config.host });
-    logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker), engine: engine?.name ?? null }, 'leadrun is serving');
+    if (process.stdout.isTTY) {
+      // A person started it: one line that says where to go, instead of a JSON log line.
+      process.stdout.write(`${readyLine(config.publicUrl, await setupNeeded(database.db))}\n`);
+    } else {
+      logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker), engine: engine?.name ?? null }, 'leadrun is serving');
+    }
   }
 
   let stopping = false;
@@ -255,9 +363,21 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
 }
 
 async function main(argv: string[]): Promise<void> {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+  if (argv[0] === '--version' || argv[0] === '-v') {
+    process.stdout.write(`leadrun ${version()}\n`);
+    return;
+  }
+  const asksHelp = argv[0] === 'help' || argv.includes('--help') || argv.includes('-h');
+  const words = argv[0] === 'help' ? argv.slice(1) : argv;
+  if (argv.length === 0 || (asksHelp && words.every((word) => word.startsWith('-')))) {
     process.stdout.write(`${USAGE}\n`);
     if (argv.length === 0) process.exitCode = 2;
+    return;
+  }
+  if (asksHelp) {
+    const help = commandHelp(words);
+    if (!help) fail(`unknown command "${words.join(' ')}"\n\n${USAGE}`, 2);
+    process.stdout.write(`${help}\n`);
     return;
   }
   let parsed: ReturnType<typeof parseCommand>;
@@ -284,7 +404,7 @@ async function main(argv: string[]): Promise<void> {
       await runAdmin(config, logger, parsed.command, parsed.json);
     }
   } catch (error) {
-    if (error instanceof AppError) fail(error.message);
+    if (error instanceof AppError || error instanceof DataDirError) fail(error.message);
     // A service logs the failure with its stack; an admin command says it in one line, like every other error.
     if (isService) logger.fatal({ err: error }, 'leadrun stopped');
     fail(error instanceof Error ? error.message : String(error));

@@ -2,7 +2,8 @@
 // binding it is how a process takes the data directory, and any other `leadrun` command sends its work
 // through it instead of opening the files a second time. The socket is private to the user (0600).
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, chmod, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +26,75 @@ export function controlSocketPath(dataDir: string): string {
   return path.join(os.tmpdir(), `leadrun-${digest}.sock`);
 }
 
+/** DATA_DIR cannot be created, or is not a directory this process can write to. */
+export class DataDirError extends Error {}
+
+const REASONS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOENT: 'it cannot be created there',
+  ENOTDIR: 'a file is in the way',
+  EEXIST: 'a file is in the way',
+  ENOSPC: 'the disk is full',
+};
+
+/** mkdir -p by hand: Node's recursive mkdir never returns for some paths (e.g. under /proc). */
+async function makeDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') {
+      if (!(await stat(dir)).isDirectory()) throw error;
+      return;
+    }
+    const parent = path.dirname(dir);
+    if (code !== 'ENOENT' || parent === dir) throw error;
+    await makeDir(parent);
+    await mkdir(dir, { mode: 0o700 }).catch((again: NodeJS.ErrnoException) => { if (again.code !== 'EEXIST') throw again; });
+  }
+}
+
+/** Creates DATA_DIR if need be and checks that it can be written, so that a bad one fails at once and says why. */
+export async function prepareDataDir(dataDir: string): Promise<void> {
+  try {
+    await makeDir(path.resolve(dataDir));
+    await access(dataDir, constants.W_OK | constants.X_OK);
+    // Permission bits do not tell about a read-only mount, nor about root: write a file to be sure.
+    const probe = path.join(dataDir, `.leadrun-probe-${process.pid}`);
+    await writeFile(probe, '');
+    await unlink(probe);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    throw new DataDirError(`DATA_DIR ${dataDir} cannot be used: ${REASONS[code] ?? (error as Error).message}`);
+  }
+}
+
+/** Who holds a data directory: written next to the socket by the holder, so that others can name it. */
+export interface DataDirHolder {
+  pid: number;
+  /** The command that holds it: `serve`, `worker` or an admin command. */
+  role: string;
+}
+
+function holderPath(dataDir: string): string {
+  return path.join(dataDir, 'leadrun.holder');
+}
+
+/** The live process holding the data directory, as it wrote itself down; null when unknown. */
+export async function dataDirHolder(dataDir: string): Promise<DataDirHolder | null> {
+  try {
+    const [pid, role] = (await readFile(holderPath(dataDir), 'utf8')).trim().split(' ');
+    if (!Number.isInteger(Number(pid)) || !role) return null;
+    // A file left by a process that died is not the holder's: its successor has not written its own yet.
+    process.kill(Number(pid), 0);
+    return { pid: Number(pid), role };
+  } catch {
+    return null;
+  }
+}
+
 export interface DataDirClaim {
   /** Set what incoming commands run on, once the database is open. */
   serve(handler: ControlHandler): void;
@@ -40,8 +110,8 @@ function canConnect(socketPath: string): Promise<boolean> {
 }
 
 /** Takes the data directory; null when a live process holds it. */
-export async function claimDataDir(dataDir: string): Promise<DataDirClaim | null> {
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+export async function claimDataDir(dataDir: string, role: string): Promise<DataDirClaim | null> {
+  await prepareDataDir(dataDir);
   const socketPath = controlSocketPath(dataDir);
   let handler: ControlHandler | null = null;
   const server = net.createServer((socket) => {
@@ -73,9 +143,13 @@ export async function claimDataDir(dataDir: string): Promise<DataDirClaim | null
     });
     if (listening === true) {
       await chmod(socketPath, 0o600);
+      await writeFile(holderPath(dataDir), `${process.pid} ${role}\n`, { mode: 0o600 });
       return {
         serve: (next) => { handler = next; },
-        release: () => new Promise<void>((resolve) => server.close(() => resolve())),
+        release: async () => {
+          await unlink(holderPath(dataDir)).catch(() => {});
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+        },
       };
     }
     if (listening === false) throw new Error(`cannot listen on ${socketPath}`);

@@ -2,13 +2,15 @@
 // with and without a running server holding it, and how `serve` takes, shares and gives back its DATA_DIR.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { controlSocketPath } from '../../src/admin/control.ts';
 import { createPostgresDatabase } from '../helpers.ts';
 import {
-  assertCleanFailure, freePort, leadrunJson, runLeadrun, spawnLeadrun, tempDir, waitForReady, type LeadrunProcess,
+  assertCleanFailure, cleanEnv, freePort, LEADRUN_BIN, PROJECT_ROOT, leadrunJson, runLeadrun, spawnLeadrun, tempDir, waitForReady, type LeadrunProcess,
 } from './support.ts';
 
 const KEY_PATTERN = /^sk_[0-9A-Za-z]{38}$/;
@@ -249,8 +251,7 @@ describe('leadrun on the embedded database', () => {
     await waitForReady(server, `http://127.0.0.1:${port}/readyz`);
     assert.ok(existsSync(controlSocketPath(dataDir.path)), 'serve listens on the control socket');
 
-    // A second serve on the same DATA_DIR waits up to 15 s for it to be free before giving up; it is started now
-    // so that its wait overlaps this test, and judged in the next one.
+    // A second serve on the same DATA_DIR is started now, while this test runs, and judged in the next one.
     rivalStarted = Date.now();
     rival = spawnLeadrun(['serve'], { ...env, PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
     servers.push(rival);
@@ -276,13 +277,16 @@ describe('leadrun on the embedded database', () => {
     server.assertAlive();
   });
 
-  it('a second serve on the same DATA_DIR refuses with one clear line', { timeout: 60_000 }, async () => {
+  it('a second serve on the same DATA_DIR refuses at once with one line naming the running one', { timeout: 60_000 }, async () => {
     await rival.exited;
-    assert.notEqual(rival.code, 0);
+    assert.equal(rival.code, 1);
+    assert.equal(rival.stdout(), '');
     const lines = rival.stderr().trimEnd().split('\n');
     assert.equal(lines.length, 1, rival.stderr());
     assert.match(lines[0]!, /^leadrun: DATA_DIR .* is in use by another leadrun process/);
-    assert.ok(Date.now() - rivalStarted < 30_000);
+    assert.match(lines[0]!, new RegExp(`\\(leadrun serve, pid ${servers[0]!.pid}\\)`));
+    // Today's bound is the start of Node.js and a look at the socket, far from the 15 s it waited before.
+    assert.ok(Date.now() - rivalStarted < 10_000, `refused after ${Date.now() - rivalStarted} ms`);
     servers[0]!.assertAlive();
   });
 
@@ -320,5 +324,121 @@ describe('leadrun on the embedded database', () => {
     assert.equal(await get('/api/v1/leads', created.key), 200);
     await kept.kill('SIGTERM');
     assert.equal(kept.code, 0, kept.output());
+  });
+});
+
+describe('leadrun tells people what it is and how to use it', { concurrency: 2 }, () => {
+  it('--version prints the version of package.json', async () => {
+    const { version } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8'));
+    const result = await runLeadrun(['--version'], {});
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, `leadrun ${version}\n`);
+    assert.equal(result.stderr, '');
+  });
+
+  it('--help and help print the usage and exit 0', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const result = await runLeadrun(args, {});
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /^leadrun: .*\n\nUsage:\n(  leadrun .*\n)+/);
+      assert.equal(result.stderr, '');
+    }
+  });
+
+  const commands: Array<[string[], RegExp[]]> = [
+    [['serve'], [/^Usage: leadrun serve/, /^  --no-worker  /m]],
+    [['worker'], [/^Usage: leadrun worker/]],
+    [['migrate'], [/^Usage: leadrun migrate/, /^  --json  /m]],
+    [['workspace'], [/^Usage: leadrun workspace create/, /^  --name N  /m, /^  --plan free\|pro  /m, /^  --admin-email E  /m]],
+    [['workspace', 'create'], [/^Usage: leadrun workspace create/, /^  --admin-email E  /m]],
+    [['key'], [/^Usage: leadrun key create/, /^Usage: leadrun key revoke/m, /^  --scopes a,b  /m]],
+    [['key', 'revoke'], [/^Usage: leadrun key revoke KEY_ID/]],
+    [['audit'], [/^Usage: leadrun audit list/, /^  --limit N  /m, /^  --workspace ID  /m]],
+    [['user'], [/^Usage: leadrun user password/, /^  --email E  /m]],
+  ];
+  for (const [words, patterns] of commands) {
+    it(`leadrun ${words.join(' ')} --help prints that command's usage, one line per option`, async () => {
+      for (const args of [[...words, '--help'], ['help', ...words]]) {
+        const result = await runLeadrun(args, {});
+        assert.equal(result.code, 0, result.stderr);
+        assert.equal(result.stderr, '');
+        for (const pattern of patterns) assert.match(result.stdout, pattern);
+        assert.doesNotMatch(result.stdout, /Unknown option|ERR_PARSE_ARGS/);
+      }
+    });
+  }
+
+  it('an unknown command with --help is a usage mistake', async () => {
+    const result = await runLeadrun(['frobnicate', '--help'], {});
+    assert.equal(result.code, 2);
+    assertCleanFailure(result, /unknown command "frobnicate/);
+  });
+});
+
+describe('a DATA_DIR that cannot be used fails at once with one line', { concurrency: 2 }, () => {
+  let scratch: { path: string; remove(): Promise<void> };
+  before(async () => {
+    scratch = await tempDir();
+    writeFileSync(path.join(scratch.path, 'a-file'), '');
+  });
+  after(() => scratch?.remove());
+
+  for (const args of [['serve'], ['workspace', 'create', '--name', 'x']]) {
+    it(`leadrun ${args.join(' ')}`, async () => {
+      for (const dataDir of ['/proc/nope', '/proc/nope/deeper', path.join(scratch.path, 'a-file'), path.join(scratch.path, 'a-file', 'below')]) {
+        const result = await runLeadrun(args, { DATA_DIR: dataDir, PORT: String(await freePort()) }, { timeoutMs: 20_000 });
+        assert.equal(result.code, 1, `${dataDir}: ${result.stderr}`);
+        const line = assertCleanFailure(result, new RegExp(`^leadrun: DATA_DIR ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be used: \\S`));
+        assert.equal(result.stderr, `${line}\n`, 'exactly one line');
+      }
+    });
+  }
+});
+
+describe('serve says when it is ready', () => {
+  let dataDir: { path: string; remove(): Promise<void> };
+  before(async () => { dataDir = await tempDir(); });
+  after(() => dataDir?.remove());
+
+  // script(1) runs serve on a pseudo-terminal, as when a person starts it.
+  it('on a terminal: one human line with the PUBLIC_URL, and the hint to set up an empty installation', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const child = spawn('script', ['-qec', `'${LEADRUN_BIN}' serve`, '/dev/null'], {
+      env: cleanEnv({ DATA_DIR: dataDir.path, PORT: String(port), HOST: '127.0.0.1' }), cwd: PROJECT_ROOT, stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const ready = new Promise<string>((resolve, reject) => {
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        output += chunk;
+        const line = output.split(/\r?\n/).find((l) => l.startsWith('leadrun is ready'));
+        if (line) resolve(line);
+      });
+      void exited.then(() => reject(new Error(`serve exited:\n${output}`)));
+    });
+    try {
+      assert.equal(await ready, `leadrun is ready at http://localhost:${port} — open it to set up`);
+    } finally {
+      const holder = readFileSync(path.join(dataDir.path, 'leadrun.holder'), 'utf8');
+      process.kill(Number(holder.split(' ')[0]), 'SIGTERM');
+      await exited;
+    }
+  });
+
+  it('not on a terminal: JSON log lines only, as before', async () => {
+    const port = await freePort();
+    const server = spawnLeadrun(['serve'], { DATA_DIR: dataDir.path, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+    try {
+      await waitForReady(server, `http://127.0.0.1:${port}/readyz`);
+      if (!server.stdout().includes('leadrun is serving')) {
+        await new Promise<void>((resolve) => server.child.stdout!.on('data', () => { if (server.stdout().includes('leadrun is serving')) resolve(); }));
+      }
+      const messages = server.stdout().trimEnd().split('\n').map((line) => JSON.parse(line).msg);
+      assert.ok(messages.includes('leadrun is serving'), server.stdout());
+      assert.doesNotMatch(server.output(), /leadrun is ready/);
+    } finally {
+      await server.kill('SIGTERM');
+    }
+    assert.equal(server.code, 0, server.output());
   });
 });
