@@ -194,3 +194,26 @@ export function newestFirst<T>(items: T[], time: (item: T) => string, id: (item:
     return id(a) < id(b) ? 1 : id(a) > id(b) ? -1 : 0;
   });
 }
+
+/** A person signed in to the web UI: the session cookie, its CSRF token and the session answer. */
+export interface Browser {
+  cookie: string;
+  csrf: string;
+  session: any;
+}
+
+/** The browser a sign-in or setup answer leaves behind. */
+export function browserOf(res: ApiResponse): Browser {
+  assert.ok(res.status === 200 || res.status === 201, res.text);
+  const cookie = res.headers.get('set-cookie') ?? '';
+  assert.match(cookie, /^leadrun_session=[A-Za-z0-9_-]{43};/);
+  return { cookie: cookie.split(';')[0]!, csrf: res.json.csrfToken, session: res.json };
+}
+
+/** A request as the browser makes it: the session cookie, and the CSRF header on changes. */
+export function asBrowser(t: TestApp, who: Browser | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> {
+  return t.api(method, path, {
+    ...(body === undefined ? {} : { body }),
+    headers: { ...(who ? { cookie: who.cookie } : {}), ...(who && method !== 'GET' ? { 'x-csrf-token': who.csrf } : {}), ...headers },
+  });
+}

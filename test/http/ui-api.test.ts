@@ -6,15 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { runAdminCommand } from '../../src/admin/commands.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { BACKENDS, startTestApp, type ApiResponse, type TestApp } from '../helpers.ts';
-import { assertInvalid, assertProblem, db } from './support.ts';
+import { asBrowser, assertInvalid, assertProblem, browserOf, db, type Browser } from './support.ts';
 
 const PASSWORD = 'correct horse battery staple';
-
-interface Browser {
-  cookie: string;
-  csrf: string;
-  session: any;
-}
 
 for (const kind of BACKENDS) {
   describe(kind, () => {
@@ -23,18 +17,8 @@ for (const kind of BACKENDS) {
     let admin: Browser;
     let member: Browser;
 
-    /** A request as the browser makes it: the session cookie, and the CSRF header on changes. */
     const as = (who: Browser | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-      t.api(method, path, {
-        ...(body === undefined ? {} : { body }),
-        headers: { ...(who ? { cookie: who.cookie } : {}), ...(who && method !== 'GET' ? { 'x-csrf-token': who.csrf } : {}), ...headers },
-      });
-
-    const browserOf = (res: ApiResponse): Browser => {
-      const cookie = res.headers.get('set-cookie') ?? '';
-      assert.match(cookie, /^leadrun_session=[A-Za-z0-9_-]{43};/);
-      return { cookie: cookie.split(';')[0]!, csrf: res.json.csrfToken, session: res.json };
-    };
+      asBrowser(t, who, method, path, body, headers);
 
     const signIn = async (email: string, password = PASSWORD) => {
       const res = await t.api('POST', '/ui/api/session', { body: { email, password } });

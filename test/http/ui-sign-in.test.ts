@@ -8,17 +8,11 @@ import { runAdminCommand } from '../../src/admin/commands.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { BACKENDS, startTestApp, type ApiResponse, type TestApp } from '../helpers.ts';
 import { asApiResponse, rawRequest } from '../security/support.ts';
-import { assertInvalid, assertProblem, db } from './support.ts';
+import { asBrowser, assertInvalid, assertProblem, browserOf, db, type Browser } from './support.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const PUBLIC_URL = 'https://leads.example.com';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-interface Browser {
-  cookie: string;
-  csrf: string;
-  session: any;
-}
 
 for (const kind of BACKENDS) {
   describe(kind, () => {
@@ -39,18 +33,7 @@ for (const kind of BACKENDS) {
     const signInFrom = (address: string, email: string, password: string) =>
       t.api('POST', '/ui/api/session', { body: { email, password }, headers: { 'x-forwarded-for': address } });
 
-    const browserOf = (res: ApiResponse): Browser => {
-      assert.ok(res.status === 200 || res.status === 201, res.text);
-      const cookie = res.headers.get('set-cookie') ?? '';
-      assert.match(cookie, /^leadrun_session=[A-Za-z0-9_-]{43};/);
-      return { cookie: cookie.split(';')[0]!, csrf: res.json.csrfToken, session: res.json };
-    };
-
-    const as = (who: Browser, method: string, path: string, body?: unknown) =>
-      t.api(method, path, {
-        ...(body === undefined ? {} : { body }),
-        headers: { cookie: who.cookie, ...(method !== 'GET' ? { 'x-csrf-token': who.csrf } : {}) },
-      });
+    const as = (who: Browser, method: string, path: string, body?: unknown) => asBrowser(t, who, method, path, body);
 
     const setupBody = { workspaceName: 'Acme', name: 'Sam Rivera', email: 'sam@acme.test', password: PASSWORD };
     // Each part has an installation of its own, so that none depends on what another did.
