@@ -26,6 +26,10 @@ export interface UsersTable {
   role: Role;
   password_hash: string | null;
   created_at: Date;
+  /** Set when an admin removed the person; their row stays for the audit log (0010_members.sql). */
+  removed_at: Generated<Date | null>;
+  /** The address a removed person had; `email` is then null, free for someone else. */
+  removed_email: Generated<string | null>;
 }
 
 export interface ApiKeysTable {
@@ -190,6 +194,17 @@ export interface SignInAttemptsTable {
   attempted_at: Date;
 }
 
+export interface PasswordResetLinksTable {
+  digest: string;
+  workspace_id: string;
+  user_id: string;
+  created_by_user_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+  revoked_at: Date | null;
+}
+
 export interface RunUsageTable {
   workspace_id: string;
   month: string;
@@ -224,4 +239,5 @@ export interface DB {
   run_events: RunEventsTable;
   sessions: SessionsTable;
   sign_in_attempts: SignInAttemptsTable;
+  password_reset_links: PasswordResetLinksTable;
 }

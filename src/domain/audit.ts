@@ -46,7 +46,7 @@ export interface AuditEntry {
   keyId: string | null;
   key: { name: string; prefix: string } | null;
   userId: string | null;
-  user: { name: string | null; email: string | null } | null;
+  user: { name: string | null; email: string | null; removed: boolean } | null;
   action: string;
   target: { type: string; id: string } | null;
   outcome: AuditOutcome;
@@ -73,7 +73,9 @@ export async function listAudit(db: Kysely<DB>, workspaceId: string, filter: Aud
     .leftJoin('api_keys as k', 'k.id', 'a.key_id')
     .leftJoin('users as u', 'u.id', 'a.user_id')
     .selectAll('a')
-    .select(['k.name as key_name', 'k.prefix as key_prefix', 'u.name as user_name', 'u.email as user_email'])
+    .select(['k.name as key_name', 'k.prefix as key_prefix', 'u.name as user_name', 'u.removed_at as user_removed_at'])
+    // A removed person keeps their name and former address here: the log still says who did what.
+    .select((eb) => eb.fn.coalesce('u.email', 'u.removed_email').as('user_email'))
     .where('a.workspace_id', '=', workspaceId);
   if (filter.source) query = query.where('a.source', '=', filter.source);
   if (filter.outcome) query = query.where('a.outcome', '=', filter.outcome);
@@ -93,7 +95,7 @@ export async function listAudit(db: Kysely<DB>, workspaceId: string, filter: Aud
     keyId: r.key_id,
     key: r.key_name && r.key_prefix ? { name: r.key_name, prefix: r.key_prefix } : null,
     userId: r.user_id,
-    user: r.user_id ? { name: r.user_name, email: r.user_email } : null,
+    user: r.user_id ? { name: r.user_name, email: r.user_email, removed: r.user_removed_at !== null } : null,
     action: r.action,
     target: r.target_type && r.target_id ? { type: r.target_type, id: r.target_id } : null,
     outcome: r.outcome,

@@ -263,7 +263,8 @@ export interface KeyView {
   name: string;
   prefix: string;
   scopes: string[];
-  createdBy: { id: string; name: string | null; email: string | null } | null;
+  /** Who made the key in the UI; `removed` once they are no longer a member (the key stays valid unless revoked). */
+  createdBy: { id: string; name: string | null; email: string | null; removed: boolean } | null;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
@@ -274,7 +275,8 @@ export interface KeyView {
 export async function listKeys(db: Kysely<DB>, workspaceId: string, keyId?: string): Promise<KeyView[]> {
   let query = db.selectFrom('api_keys as k')
     .leftJoin('users as u', 'u.id', 'k.created_by_user_id')
-    .select(['k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.created_at', 'k.last_used_at', 'k.revoked_at', 'u.id as user_id', 'u.name as user_name', 'u.email'])
+    .select(['k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.created_at', 'k.last_used_at', 'k.revoked_at', 'u.id as user_id', 'u.name as user_name', 'u.removed_at'])
+    .select((eb) => eb.fn.coalesce('u.email', 'u.removed_email').as('email'))
     .where('k.workspace_id', '=', workspaceId);
   if (keyId) query = query.where('k.id', '=', keyId);
   const rows = await query.orderBy('k.created_at', 'desc').orderBy('k.id', 'desc').execute();
@@ -283,7 +285,7 @@ export async function listKeys(db: Kysely<DB>, workspaceId: string, keyId?: stri
     name: r.name,
     prefix: r.prefix,
     scopes: r.scopes,
-    createdBy: r.user_id ? { id: r.user_id, name: r.user_name, email: r.email } : null,
+    createdBy: r.user_id ? { id: r.user_id, name: r.user_name, email: r.email, removed: r.removed_at !== null } : null,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
     revokedAt: r.revoked_at,

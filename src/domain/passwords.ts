@@ -27,7 +27,8 @@ export async function verifyPassword(password: string, stored: string | null): P
   return stored !== null && expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
-export function checkPassword(password: string): void {
-  if (password.length < PASSWORD_MIN) throw invalid('password', `must be at least ${PASSWORD_MIN} characters`);
-  if (password.length > PASSWORD_MAX) throw invalid('password', `must be at most ${PASSWORD_MAX} characters`);
+/** The same rules wherever a password is chosen; `field` names it in the refusal (`password`, `newPassword`). */
+export function checkPassword(password: string, field = 'password'): void {
+  if (password.length < PASSWORD_MIN) throw invalid(field, `must be at least ${PASSWORD_MIN} characters`);
+  if (password.length > PASSWORD_MAX) throw invalid(field, `must be at most ${PASSWORD_MAX} characters`);
 }

@@ -74,6 +74,8 @@ export async function findSession(db: Kysely<DB>, token: string, clock: Clock): 
     .select(['s.id', 's.csrf_digest', 's.expires_at', 's.last_seen_at', 'u.id as user_id', 'u.name as user_name', 'u.email', 'u.role',
       'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'w.admin_user_id'])
     .where('s.id', '=', digest(token)).where('s.revoked_at', 'is', null).where('s.expires_at', '>', now)
+    // A removal ends the person's sessions too; this keeps a removed person out even if one were missed.
+    .where('u.removed_at', 'is', null)
     .where('s.last_seen_at', '>', new Date(now.getTime() - SESSION_IDLE_MS))
     .executeTakeFirst();
   if (!row) return null;

@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { DB, Role } from '../db/schema.ts';
 import { AppError, invalid } from './errors.ts';
+import { endResetLinks } from './password-resets.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
 import { endUserSessions } from './sessions.ts';
 import { isEmail } from './validation.ts';
@@ -28,7 +29,7 @@ export interface Member {
 
 export async function listMembers(db: Kysely<DB>, workspaceId: string): Promise<Member[]> {
   const rows = await db.selectFrom('users').select(['id', 'name', 'email', 'role', 'created_at'])
-    .where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').execute();
+    .where('workspace_id', '=', workspaceId).where('removed_at', 'is', null).orderBy('created_at').orderBy('id').execute();
   return rows.map((r) => ({ id: r.id, name: r.name, email: r.email, role: r.role, createdAt: r.created_at }));
 }
 
@@ -77,8 +78,8 @@ export async function setUpInstallation(
 }
 
 /**
- * Sets a user's password (the CLI's `user password`) and ends their sessions in the same transaction: whoever
- * was signed in with the old password is signed out. Null when there is no such user.
+ * Sets a user's password (the CLI's `user password`) and ends their sessions and unused reset links in the same
+ * transaction: whoever was signed in with the old password is signed out. Null when there is no such user.
  */
 export async function setPassword(db: Kysely<DB>, email: string, password: string, clock: Clock): Promise<{ id: string; email: string } | null> {
   checkPassword(password);
@@ -89,6 +90,7 @@ export async function setPassword(db: Kysely<DB>, email: string, password: strin
       .where(sql`lower(email)`, '=', normal).returning(['id']).executeTakeFirst();
     if (!row) return null;
     await endUserSessions(trx, row.id, clock);
+    await endResetLinks(trx, row.id, clock);
     return { id: row.id, email: normal };
   });
 }

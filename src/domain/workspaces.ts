@@ -56,7 +56,12 @@ export async function getWorkspace(db: Kysely<DB>, workspaceId: string) {
   return (await db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst()) ?? null;
 }
 
+/**
+ * True for a present (not removed) user of the workspace. The row is share-locked: a lead assigned in the caller's
+ * transaction cannot slip past a removal running at the same moment, which unassigns that person's leads.
+ */
 export async function isUserOfWorkspace(db: Kysely<DB>, workspaceId: string, userId: string): Promise<boolean> {
-  const row = await db.selectFrom('users').select('id').where('id', '=', userId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const row = await db.selectFrom('users').select('id').where('id', '=', userId).where('workspace_id', '=', workspaceId)
+    .where('removed_at', 'is', null).forShare().executeTakeFirst();
   return row !== undefined;
 }

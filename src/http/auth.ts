@@ -41,6 +41,11 @@ declare module 'fastify' {
 }
 
 export const SESSION_COOKIE = 'leadrun_session';
+
+/** Gives the browser its session: HttpOnly, SameSite=Lax, and Secure when leadrun is served over https. */
+export function setSessionCookie(reply: FastifyReply, config: Config, token: string, expires: Date): void {
+  reply.setCookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: config.publicUrl.startsWith('https:'), path: '/', expires });
+}
 // The scheme is case-insensitive and may be followed by more than one space (RFC 9110 §11.1, §11.4).
 const BEARER = /^Bearer +([^\s]+)$/i;
 const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

@@ -28,6 +28,8 @@ export interface Outcome<T> {
   body: T | null;
   location?: string;
   target: { type: string; id: string };
+  /** Runs once the change has committed, before the answer is sent: to set a new session's cookie, say. */
+  afterCommit?: (reply: FastifyReply) => void;
 }
 
 export interface MutationDeps {
@@ -81,6 +83,7 @@ export async function mutate<T>(
   });
   request.audited = true;
   request.idempotency = null;
+  outcome.afterCommit?.(reply);
   if (outcome.location) reply.header('location', outcome.location);
   if (outcome.body === null) return reply.code(outcome.status).send();
   return reply.code(outcome.status).send(outcome.body);

@@ -18,10 +18,10 @@ import { addMember, listMembers, setUpInstallation, setupNeeded } from '../../do
 import { isUuid } from '../../domain/validation.ts';
 
 const Timestamp = TimestampOf();
-const Role = Type.Enum(['ADMIN', 'MEMBER']);
+export const Role = Type.Enum(['ADMIN', 'MEMBER']);
 const Scope = Type.Enum(SCOPES);
 
-const Session = Type.Object({
+export const Session = Type.Object({
   user: Type.Object({ id: Type.String(), name: Nullable(Type.String()), email: Nullable(Type.String()), role: Role }),
   workspace: Type.Object({ id: Type.String(), name: Type.String(), plan: Type.Enum(['FREE', 'PRO']) }),
   csrfToken: Type.String({ description: 'Send it back in X-CSRF-Token with every change.' }),
@@ -32,7 +32,10 @@ const ApiKey = Type.Object({
   name: Type.String(),
   prefix: Type.String({ description: 'The first characters of the key, to tell keys apart.' }),
   scopes: Type.Array(Scope),
-  createdBy: Nullable(Type.Object({ id: Type.String(), name: Nullable(Type.String()), email: Nullable(Type.String()) })),
+  createdBy: Nullable(Type.Object({
+    id: Type.String(), name: Nullable(Type.String()), email: Nullable(Type.String()),
+    removed: Type.Boolean({ description: 'The person is no longer a member; the key stays valid until revoked.' }),
+  })),
   createdAt: Timestamp,
   lastUsedAt: Nullable(Timestamp),
   revokedAt: Nullable(Timestamp),
@@ -41,7 +44,7 @@ const ApiKey = Type.Object({
 
 const CreatedApiKey = Type.Intersect([ApiKey, Type.Object({ key: Type.String({ description: 'The plaintext key: shown this once, never again.' }) })]);
 
-const Member = Type.Object({ id: Type.String(), name: Nullable(Type.String()), email: Nullable(Type.String()), role: Role, createdAt: Timestamp }, { $id: 'UiMember' });
+export const Member = Type.Object({ id: Type.String(), name: Nullable(Type.String()), email: Nullable(Type.String()), role: Role, createdAt: Timestamp }, { $id: 'UiMember' });
 
 const AuditEntry = Type.Object({
   id: Type.String(),
@@ -49,7 +52,7 @@ const AuditEntry = Type.Object({
   keyId: Nullable(Type.String()),
   key: Nullable(Type.Object({ name: Type.String(), prefix: Type.String() })),
   userId: Nullable(Type.String()),
-  user: Nullable(Type.Object({ name: Nullable(Type.String()), email: Nullable(Type.String()) })),
+  user: Nullable(Type.Object({ name: Nullable(Type.String()), email: Nullable(Type.String()), removed: Type.Boolean({ description: 'No longer a member.' }) })),
   action: Type.String(),
   target: Nullable(Type.Object({ type: Type.String(), id: Type.String() })),
   outcome: Type.Enum(['success', 'failure', 'denied', 'replayed']),
@@ -68,11 +71,11 @@ const Usage = Type.Object({
   days: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), runs: Type.Integer() })),
 }, { $id: 'UiUsage' });
 
-const Password = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
+export const Password = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
 const Email = Type.String({ format: 'email', maxLength: 254 });
-const Name = Type.String({ minLength: 1, maxLength: 200 });
+export const Name = Type.String({ minLength: 1, maxLength: 200 });
 
-const sessionView = (session: SessionView) => ({
+export const sessionView = (session: SessionView) => ({
   user: session.user,
   workspace: { id: session.workspace.id, name: session.workspace.name, plan: session.workspace.plan },
   csrfToken: session.csrfToken,
