@@ -1,5 +1,5 @@
 // Which page a path shows, and who may see it: a first run sees only setup, a signed-out person only sign-in
-// (then comes back to where they were going), a signed-in person the app.
+// (then comes back to where they were going), a signed-in person the app; a password reset link, anyone.
 import type { ReactNode } from 'react';
 import { AppShell, AuthLayout } from './components/Layout';
 import { Button, EmptyState, ErrorAlert, LoadingBlock } from './components/ui';
@@ -8,6 +8,7 @@ import { useSession } from './lib/session';
 import { LeadPage } from './pages/LeadPage';
 import { LeadsPage } from './pages/LeadsPage';
 import { RunPage } from './pages/RunPage';
+import { ResetPasswordPage } from './pages/ResetPasswordPage';
 import { RunsPage } from './pages/RunsPage';
 import { SetupPage } from './pages/SetupPage';
 import { SignInPage } from './pages/SignInPage';
@@ -15,6 +16,7 @@ import { TracePage } from './pages/TracePage';
 import { AuditPage } from './pages/settings/AuditPage';
 import { KeysPage } from './pages/settings/KeysPage';
 import { MembersPage } from './pages/settings/MembersPage';
+import { ProfilePage } from './pages/settings/ProfilePage';
 import { UsagePage } from './pages/settings/UsagePage';
 
 const ROUTES: { pattern: string; render(params: Record<string, string>): ReactNode }[] = [
@@ -27,6 +29,7 @@ const ROUTES: { pattern: string; render(params: Record<string, string>): ReactNo
   { pattern: '/settings/members', render: () => <MembersPage /> },
   { pattern: '/settings/audit', render: () => <AuditPage /> },
   { pattern: '/settings/usage', render: () => <UsagePage /> },
+  { pattern: '/settings/profile', render: () => <ProfilePage /> },
 ];
 
 function NotFound() {
@@ -53,6 +56,8 @@ export function App() {
   if (state.status === 'error') {
     return <AuthLayout><div className="auth-card"><ErrorAlert error={state.error} retry={retry} /></div></AuthLayout>;
   }
+  // A password reset link works whoever is signed in here, or nobody.
+  if (pathname === '/reset-password') return <AuthLayout><ResetPasswordPage /></AuthLayout>;
   if (state.status === 'setup') {
     return pathname === '/setup' ? <AuthLayout><SetupPage /></AuthLayout> : <Redirect to="/setup" />;
   }

@@ -27,6 +27,8 @@ export type Role = Session['user']['role'];
 export type ApiKey = ResponseOf<'get', '/ui/api/keys'>['data'][number];
 export type CreatedApiKey = ResponseOf<'post', '/ui/api/keys'>;
 export type Member = ResponseOf<'get', '/ui/api/members'>['data'][number];
+export type RemovedMember = ResponseOf<'post', '/ui/api/members/{id}/remove'>;
+export type ResetLink = ResponseOf<'post', '/ui/api/members/{id}/password-reset'>;
 export type AuditEntry = ResponseOf<'get', '/ui/api/audit'>['data'][number];
 export type Usage = ResponseOf<'get', '/ui/api/usage'>;
 

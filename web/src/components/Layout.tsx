@@ -19,6 +19,7 @@ const SETTINGS: NavItem[] = [
   { to: '/settings/members', label: 'Members', icon: 'members' },
   { to: '/settings/audit', label: 'Audit log', icon: 'audit', adminOnly: true },
   { to: '/settings/usage', label: 'Plan and usage', icon: 'usage' },
+  { to: '/settings/profile', label: 'Your profile', icon: 'profile' },
 ];
 
 function isActive(pathname: string, to: string): boolean {
@@ -74,7 +75,7 @@ function Navigation({ onNavigate }: { onNavigate?: () => void }) {
       <div className="user-card">
         <Avatar name={displayName(session.user)} />
         <div className="user-text">
-          <span className="user-name">{displayName(session.user)}</span>
+          <Link to="/settings/profile" className="user-name" onClick={onNavigate} title="Your profile">{displayName(session.user)}</Link>
           <span className="user-meta">{session.user.email}</span>
         </div>
         <button type="button" className="icon-button" onClick={() => void signOut()} aria-label="Sign out" title="Sign out">

@@ -97,6 +97,7 @@ const FRIENDLY: [RegExp, string][] = [
   [/format "uri"|pattern "\^\[Hh\]/, 'Enter a full web address starting with http:// or https://.'],
   [/fewer than 1 characters|must not be empty/, 'This field is required.'],
   [/must have required property/, 'This field is required.'],
+  [/is not your current password/, 'That is not your current password.'],
 ];
 
 /** Focuses the first invalid control of a form, so a keyboard or screen-reader user lands on it. */

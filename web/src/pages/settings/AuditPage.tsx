@@ -193,7 +193,7 @@ function AuditLog() {
 }
 
 function Actor({ entry }: { entry: AuditEntry }) {
-  if (entry.user) return <span title={entry.user.email ?? undefined}>{displayName(entry.user)}</span>;
+  if (entry.user) return <span title={entry.user.email ?? undefined}>{displayName(entry.user)}{entry.user.removed && <span className="removed-tag"> (removed)</span>}</span>;
   if (entry.key) return <span>{entry.key.name} <code className="key-prefix">{entry.key.prefix}…</code></span>;
   if (entry.source === 'cli') return <span className="muted">Command line</span>;
   return <span className="muted">{entry.keyId ? `Key ${shortId(entry.keyId)}` : entry.source === 'system' ? 'System' : 'Unknown'}</span>;

@@ -87,7 +87,9 @@ function KeyList() {
                     <th scope="row" className="row-title-cell">{key.name}</th>
                     <td><code className="key-prefix">{key.prefix}…</code></td>
                     <td><span className="chips">{key.scopes.map((s) => <span key={s} className="chip">{s}</span>)}</span></td>
-                    <td>{key.createdBy ? <span title={key.createdBy.email ?? undefined}>{displayName(key.createdBy)}</span> : <span className="muted">Command line</span>}</td>
+                    <td>{key.createdBy
+                      ? <span title={key.createdBy.email ?? undefined}>{displayName(key.createdBy)}{key.createdBy.removed && <span className="removed-tag"> (removed member)</span>}</span>
+                      : <span className="muted">Command line</span>}</td>
                     <td className="nowrap"><RelativeTime iso={key.createdAt} /></td>
                     <td className="nowrap" data-col="last-used"><RelativeTime iso={key.lastUsedAt} fallback="Never" /></td>
                     <td>

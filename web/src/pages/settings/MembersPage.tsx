@@ -1,4 +1,5 @@
-// Settings / Members: everyone who can sign in to this workspace; admins add people as ADMIN or MEMBER.
+// Settings / Members: everyone who can sign in to this workspace. Admins add people as ADMIN or MEMBER, change
+// their role, make them a one-time link to set a new password, and remove them.
 import { useState } from 'react';
 import { api } from '../../api/client';
 import type { Member, Role } from '../../api/types';
@@ -9,6 +10,9 @@ import { displayName } from '../../lib/format';
 import { isEmail, useFormSubmit } from '../../lib/forms';
 import { useSignedIn } from '../../lib/session';
 import { useAsync, useTitle } from '../../lib/useAsync';
+import { RemoveMemberDialog, ResetLinkDialog, RoleDialog } from './MemberDialogs';
+
+type Acting = { kind: 'role' | 'reset' | 'remove'; member: Member };
 
 export function MembersPage() {
   useTitle('Members');
@@ -17,6 +21,7 @@ export function MembersPage() {
   const isAdmin = session.user.role === 'ADMIN';
   const members = useAsync((signal) => api.get('/ui/api/members', { signal }).then((r) => r.body.data), []);
   const [adding, setAdding] = useState(false);
+  const [acting, setActing] = useState<Acting | null>(null);
 
   return (
     <>
@@ -34,7 +39,10 @@ export function MembersPage() {
             <table className="table">
               <caption className="visually-hidden">Members of {session.workspace.name}</caption>
               <thead>
-                <tr><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col" className="align-right">Joined</th></tr>
+                <tr>
+                  <th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col" className="align-right">Joined</th>
+                  {isAdmin && <th scope="col"><span className="visually-hidden">Actions</span></th>}
+                </tr>
               </thead>
               <tbody>
                 {members.data.map((m) => (
@@ -48,12 +56,54 @@ export function MembersPage() {
                     <td>{m.email ?? <span className="muted">—</span>}</td>
                     <td><Badge tone={m.role === 'ADMIN' ? 'violet' : 'neutral'}>{m.role === 'ADMIN' ? 'Admin' : 'Member'}</Badge></td>
                     <td className="align-right nowrap muted"><RelativeTime iso={m.createdAt} /></td>
+                    {isAdmin && (
+                      <td className="align-right nowrap">
+                        <span className="row-actions">
+                          <Button size="small" variant="ghost" onClick={() => setActing({ kind: 'role', member: m })}
+                            aria-label={`Make ${displayName(m)} ${m.role === 'ADMIN' ? 'a member' : 'an admin'}`}>
+                            {m.role === 'ADMIN' ? 'Make member' : 'Make admin'}
+                          </Button>
+                          <Button size="small" variant="ghost" onClick={() => setActing({ kind: 'reset', member: m })} aria-label={`Reset the password of ${displayName(m)}`}>
+                            Reset password
+                          </Button>
+                          <Button size="small" variant="ghost" className="danger-text" onClick={() => setActing({ kind: 'remove', member: m })} aria-label={`Remove ${displayName(m)}`}>
+                            Remove
+                          </Button>
+                        </span>
+                      </td>
+                    )}
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
         </div>
+      )}
+      {acting?.kind === 'role' && (
+        <RoleDialog
+          member={acting.member}
+          onClose={() => setActing(null)}
+          onChanged={(member) => {
+            setActing(null);
+            members.set((list) => (list ?? []).map((m) => (m.id === member.id ? member : m)));
+            toast(`${displayName(member)} is ${member.role === 'ADMIN' ? 'an admin' : 'a member'} now.`);
+          }}
+        />
+      )}
+      {acting?.kind === 'reset' && <ResetLinkDialog member={acting.member} onClose={() => setActing(null)} />}
+      {acting?.kind === 'remove' && (
+        <RemoveMemberDialog
+          member={acting.member}
+          onClose={() => setActing(null)}
+          onRemoved={(removed) => {
+            setActing(null);
+            members.set((list) => (list ?? []).filter((m) => m.id !== removed.id));
+            const parts = [`signed out of ${removed.endedSessions} session${removed.endedSessions === 1 ? '' : 's'}`];
+            if (removed.unassignedLeads) parts.push(`${removed.unassignedLeads} lead${removed.unassignedLeads === 1 ? '' : 's'} unassigned`);
+            if (removed.revokedKeys) parts.push(`${removed.revokedKeys} API key${removed.revokedKeys === 1 ? '' : 's'} revoked`);
+            toast(`${displayName(removed)} was removed: ${parts.join(', ')}.`);
+          }}
+        />
       )}
       {adding && (
         <AddMemberDialog
