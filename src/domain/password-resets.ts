@@ -58,7 +58,7 @@ export async function createResetLink(
   });
 }
 
-const NOT_VALID = 'is not a valid link; ask an admin of your workspace for a new one';
+const NOT_VALID = 'is not valid; ask an admin of your workspace for a new link';
 
 /**
  * The link of a token, as long as it can still be used; otherwise a 400 naming `token` that says why. A token
