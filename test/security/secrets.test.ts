@@ -1,11 +1,11 @@
 // Secrets never reach the logs. A real `leadrun serve` at LOG_LEVEL=trace, on PostgreSQL (with a password in
 // DATABASE_URL and REDIS_URL) and on the embedded database (where CLI commands pass through the server's control
 // socket), takes a whole session of work: first-run setup and sign-in with passwords, a failed sign-in, keys made
-// in the UI and with the CLI, a password set from standard input, API calls that succeed and fail (401 with
-// revoked, mistyped, unknown and misplaced keys, 400, 404, 413, 415, 422), a run whose model endpoint refuses
-// its API key. Then every line it wrote, and the CLI's own output, is searched for every secret; and the database
-// is searched too: keys are kept as SHA-256 digests only, sessions and CSRF tokens as digests, passwords as scrypt
-// hashes.
+// in the UI and with the CLI, a password set from standard input, a password reset link used and a password
+// changed, API calls that succeed and fail (401 with revoked, mistyped, unknown and misplaced keys, 400, 404, 413,
+// 415, 422), a run whose model endpoint refuses its API key. Then every line it wrote, and the CLI's own output, is
+// searched for every secret; and the database is searched too: keys are kept as SHA-256 digests only, sessions,
+// CSRF tokens and reset links as digests, passwords as scrypt hashes.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -29,6 +29,8 @@ const SETUP_PASSWORD = 'setup-password-Qw8Er4Ty';
 const MEMBER_PASSWORD = 'member-password-Zx6Cv2Bn';
 const WRONG_PASSWORD = 'wrong-password-Lk9Jh3Gf';
 const CLI_PASSWORD = 'cli-password-Mn5Bv1Cx';
+const RESET_PASSWORD = 'reset-password-Pq4Wd7Rt';
+const CHANGED_PASSWORD = 'changed-password-Hy2Ku6Io';
 
 /** An OpenAI-compatible endpoint that refuses every key, as one would refuse a wrong one. */
 async function refusingModelEndpoint(): Promise<{ url: string; seenKeys: string[]; close(): Promise<void> }> {
@@ -204,6 +206,23 @@ for (const mode of modes) {
       const signedInAgain = await request(base, 'POST', '/ui/api/session', { headers: origin, body: { email: 'member@secrets.test', password: CLI_PASSWORD } });
       assert.equal(signedInAgain.status, 200, 'the CLI password works');
       secrets.push({ name: 'a third session token', value: sessionToken(signedInAgain) });
+
+      // A password reset link made by the admin and used by the member, then a change of their own password.
+      const link = await request(base, 'POST', `/ui/api/members/${member.json.id}/password-reset`, { headers: asAdmin, body: {} });
+      assert.equal(link.status, 201, link.text);
+      const resetToken = new URL(link.json.url).hash.replace('#token=', '');
+      secrets.push({ name: 'a password reset token', value: resetToken }, { name: 'the reset password', value: RESET_PASSWORD }, { name: 'the changed password', value: CHANGED_PASSWORD });
+      assert.equal((await request(base, 'POST', '/ui/api/password-reset/check', { headers: origin, body: { token: resetToken } })).status, 200);
+      const reset = await request(base, 'POST', '/ui/api/password-reset', { headers: origin, body: { token: resetToken, password: RESET_PASSWORD } });
+      assert.equal(reset.status, 200, reset.text);
+      assert.equal((await request(base, 'POST', '/ui/api/password-reset', { headers: origin, body: { token: resetToken, password: RESET_PASSWORD } })).status, 400, 'used up');
+      const afterReset = { ...origin, cookie: `${SESSION_COOKIE}=${sessionToken(reset)}`, 'x-csrf-token': reset.json.csrfToken as string };
+      secrets.push({ name: 'the session token of the reset', value: sessionToken(reset) });
+      const wrongCurrent = await request(base, 'POST', '/ui/api/profile/password', { headers: afterReset, body: { currentPassword: WRONG_PASSWORD, newPassword: CHANGED_PASSWORD } });
+      assert.equal(wrongCurrent.status, 400, wrongCurrent.text);
+      const changed = await request(base, 'POST', '/ui/api/profile/password', { headers: afterReset, body: { currentPassword: RESET_PASSWORD, newPassword: CHANGED_PASSWORD } });
+      assert.equal(changed.status, 200, changed.text);
+      secrets.push({ name: 'the session token after the change', value: sessionToken(changed) });
 
       // The API, with the key and with bad ones, succeeding and failing.
       const bearer = (k: string) => ({ authorization: `Bearer ${k}` });
