@@ -294,6 +294,19 @@ for (const kind of BACKENDS) {
         assert.deepEqual(revocations.map((e) => e.target.id).sort(), made.map((k) => k.id).sort());
       });
 
+      it('leaves no lead assigned to a removed person, even one assigned while the removal runs', async () => {
+        const pat = await addMember(admin, 'Pat Doe', 'pat@acme.test');
+        const creations = Array.from({ length: 20 }, (_, i) => as(admin, 'POST', '/api/v1/leads', { name: `Racing lead ${i}`, assignedToUserId: pat }));
+        const [removal, ...answers] = await Promise.all([as(admin, 'POST', `/ui/api/members/${pat}/remove`, { revokeKeys: false }), ...creations]);
+        assert.equal(removal.status, 200, removal.text);
+        for (const answer of answers) {
+          if (answer.status !== 201) assertInvalid(answer, ['assignedToUserId']);
+        }
+        const assigned = await db(t).selectFrom('leads').select('id').where('assigned_to_user_id', '=', pat).execute();
+        assert.deepEqual(assigned, [], 'every lead created before the removal was unassigned by it; none after could name them');
+        assert.equal(removal.json.unassignedLeads, answers.filter((r) => r.status === 201).length);
+      });
+
       it('signs out an admin who removes themselves, and moves the workspace\'s admin user to an admin who stays', async () => {
         const { workspace, admin: founder } = await otherWorkspace();
         const heirEmail = `heir-${workspace.id.slice(0, 8)}@example.com`;
