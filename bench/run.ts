@@ -1,11 +1,13 @@
 // `npm run bench`: leadrun against a bare node:http + pg baseline (bench/baseline.ts), on the same freshly seeded
-// PostgreSQL database, with the same load generator and concurrency, in the same run; then runs end to end, and
-// the read workload on embedded PGlite. Prints the table that docs/PERFORMANCE.md records. Not part of `npm test`
-// (test/bench/smoke.test.ts runs it small, as a correctness check only).
+// PostgreSQL database, with the same load generator and concurrency, in the same run; then runs end to end, a batch
+// of 100 runs against 100 single starts, and the read workload on embedded PGlite. Prints the table that
+// docs/PERFORMANCE.md records. Not part of `npm test` (test/bench/smoke.test.ts runs it small, as a correctness check
+// only).
 //
 //   npm run bench                         the full benchmark (about 5 minutes)
 //   npm run bench -- --duration 5 --only leads.get,runs
 //   npm run bench -- --json report.json   also write every figure as JSON
+//   npm run bench -- --only batch --batch-rounds 30
 //   npm run bench -- --rounds 1           each server measured once (by default three times, in turns; medians)
 //   npm run bench -- --variant ../copy    another copy of leadrun measured in the same turns (an A/B of a change;
 //                                         repeat --variant for more copies)
@@ -23,7 +25,7 @@ import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, ty
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, type Seeded } from './seed.ts';
 import { startSites } from './sites.ts';
 
-export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'keycheck', 'pglite'] as const;
+export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 export interface BenchOptions {
@@ -36,6 +38,8 @@ export interface BenchOptions {
   maxRequests: number;
   /** Runs started in the end-to-end workload. */
   runs: number;
+  /** Measured rounds of the batch workload: one POST /api/v1/runs/batch of 100 runs against 100 POST /api/v1/runs. */
+  batchRounds: number;
   /** Separate `leadrun worker` processes for the runs workload; 0 works runs inside `serve`. */
   workerProcesses: number;
   workerConcurrency: number;
@@ -61,6 +65,7 @@ export const DEFAULTS: BenchOptions = {
   warmupSec: 5,
   maxRequests: 1_000_000,
   runs: 1500,
+  batchRounds: 30,
   workerProcesses: 0,
   workerConcurrency: 16,
   logLevel: 'info',
@@ -107,11 +112,29 @@ export interface RunsFigures {
   setup: string;
 }
 
+/** Milliseconds: the median, the 95th percentile and the slowest of a workload's rounds. */
+export interface Latency { median: number; p95: number; max: number }
+
+export interface BatchFigures {
+  rounds: number;
+  /** How many runs one request of the batch starts. */
+  size: number;
+  /** One POST /api/v1/runs/batch of `size` runs. */
+  batch: Latency;
+  /** `size` POST /api/v1/runs one after another, over one connection: the same runs started without the batch. */
+  sequential: Latency;
+  /** One POST /api/v1/runs among those. */
+  single: Latency;
+  /** Answers that were not 202 (must be none). */
+  non202: number;
+}
+
 export interface BenchReport {
   options: Omit<BenchOptions, 'log'>;
   seeded: { workspaces: number; leads: number; calls: number; seedSeconds: number };
   rows: Row[];
   runs: RunsFigures | null;
+  batch: BatchFigures | null;
   keyCheck: { microsPerCheck: number; requestCpuMicros: number; share: number } | null;
   memory: { postgresAfterReadsMiB: number | null; pgliteAfterReadsMiB: number | null };
 }
@@ -244,6 +267,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     seeded: { workspaces: 0, leads: 0, calls: 0, seedSeconds: 0 },
     rows: [],
     runs: null,
+    batch: null,
     keyCheck: null,
     memory: { postgresAfterReadsMiB: null, pgliteAfterReadsMiB: null },
   };
@@ -334,6 +358,9 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
         for (const [, variant] of variants) await variant.stop();
       }
     }
+
+    // --- Many runs in one request, against as many single requests ---------------------------------------------
+    if (wants('batch')) report.batch = await batchWorkload(options, created.url, seeded);
 
     // --- The read workload on embedded PGlite -----------------------------------------------------------------
     if (wants('pglite')) {
@@ -493,6 +520,69 @@ async function runsWorkload(
   }
 }
 
+const latencyOf = (values: number[]): Latency => {
+  const sorted = values.toSorted((a, b) => a - b);
+  return { median: median(sorted), p95: sorted[Math.min(sorted.length - 1, Math.ceil(0.95 * sorted.length) - 1)]!, max: sorted.at(-1)! };
+};
+
+/**
+ * POST /api/v1/runs/batch with 100 runs, against the same 100 runs started by 100 POST /api/v1/runs one after another
+ * (what a client without the batch does), each round timing both in turn on one keep-alive connection, so that a slow
+ * spell of the machine falls on both. `serve --no-worker`: the runs stay queued, and only the requests are measured.
+ * Each round uses the next workspace, so no workspace's runs pile up.
+ */
+async function batchWorkload(options: BenchOptions, url: string, seeded: Seeded): Promise<BatchFigures> {
+  const { log } = options;
+  const size = 100;
+  log(`POST /api/v1/runs/batch (${size} runs) against ${size} × POST /api/v1/runs in sequence, ${options.batchRounds} rounds`);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+  let items: Awaited<ReturnType<typeof prospects>>;
+  try {
+    items = await prospects(db, size);
+  } finally {
+    await db.destroy();
+  }
+  const serve = await startServe({ env: leadrunEnv(options, { DATABASE_URL: url }), worker: false });
+  const times = { batch: [] as number[], sequential: [] as number[], single: [] as number[] };
+  let non202 = 0;
+  const post = async (w: Seeded['workspaces'][number], path: string, body: unknown): Promise<number> => {
+    const began = performance.now();
+    const res = await fetch(`${serve.url}${path}`, { method: 'POST', headers: { ...auth(w), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await res.arrayBuffer();
+    if (res.status !== 202) non202 += 1;
+    return performance.now() - began;
+  };
+  try {
+    const warmUp = 3;
+    for (let round = 0; round < warmUp + options.batchRounds; round++) {
+      const w = seeded.workspaces[round % seeded.workspaces.length]!;
+      const mine = items.get(w.id) ?? [];
+      if (mine.length === 0) throw new Error(`workspace ${w.id} has no call to start runs for`);
+      const runs = Array.from({ length: size }, (_, i) => mine[i % mine.length]!);
+      const batch = await post(w, '/api/v1/runs/batch', { runs });
+      let sequential = 0;
+      const singles: number[] = [];
+      for (const run of runs) {
+        const took = await post(w, '/api/v1/runs', run);
+        singles.push(took);
+        sequential += took;
+      }
+      if (round < warmUp) continue;
+      times.batch.push(batch);
+      times.sequential.push(sequential);
+      times.single.push(...singles);
+    }
+  } finally {
+    await serve.stop();
+  }
+  const figures: BatchFigures = {
+    rounds: options.batchRounds, size, batch: latencyOf(times.batch), sequential: latencyOf(times.sequential), single: latencyOf(times.single), non202,
+  };
+  log(`  batch of ${size}: median ${figures.batch.median.toFixed(1)} ms, p95 ${figures.batch.p95.toFixed(1)} ms; ${size} single POSTs: `
+    + `median ${figures.sequential.median.toFixed(1)} ms, p95 ${figures.sequential.p95.toFixed(1)} ms (one: median ${figures.single.median.toFixed(2)} ms); ${non202} not 202`);
+  return figures;
+}
+
 /**
  * What the key check costs a request: KeyVerifier.verify (format, checksum, SHA-256, the one-second cache, with a
  * database look-up per key per second) and LastUsedRecorder.record, timed in CPU over the benchmark's keys used in
@@ -549,6 +639,15 @@ export function formatReport(report: BenchReport): string {
     lines.push(`| ${runs.finished}/${runs.started} runs, ${runs.setup} | ${f(runs.runsPerSecond)} | ${f(runs.p50, 1)} | ${f(runs.p99, 1)} | `
       + `${f(runs.post.p50, 2)} | ${f(runs.post.p99, 2)} | ${f(runs.dbMsPerRun, 2)} | ${f(runs.dbCpuMsPerRun, 2)} | ${f(runs.transactionsPerRun, 1)} | ${f(runs.leadrunCpuMsPerRun, 1)} |`);
   }
+  const batch = report.batch;
+  if (batch) {
+    lines.push('');
+    lines.push(`| ${batch.size} runs started (${batch.rounds} rounds) | median ms | p95 ms | slowest ms |`);
+    lines.push(`|---|--:|--:|--:|`);
+    lines.push(`| one POST /api/v1/runs/batch | ${f(batch.batch.median, 1)} | ${f(batch.batch.p95, 1)} | ${f(batch.batch.max, 1)} |`);
+    lines.push(`| ${batch.size} POST /api/v1/runs in sequence | ${f(batch.sequential.median, 1)} | ${f(batch.sequential.p95, 1)} | ${f(batch.sequential.max, 1)} |`);
+    lines.push(`| one POST /api/v1/runs of those | ${f(batch.single.median, 2)} | ${f(batch.single.p95, 2)} | ${f(batch.single.max, 2)} |`);
+  }
   lines.push('');
   if (report.keyCheck) {
     lines.push(`key check: ${f(report.keyCheck.microsPerCheck, 2)} µs CPU per request = ${(report.keyCheck.share * 100).toFixed(1)} % `
@@ -568,7 +667,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
     options: {
       duration: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, workspaces: { type: 'string' },
       leads: { type: 'string' }, runs: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' },
-      'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
+      'batch-rounds': { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
       variant: { type: 'string', multiple: true }, rounds: { type: 'string' },
     },
     strict: true,
@@ -582,6 +681,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
   set('workspaces', num(values.workspaces));
   set('leadsPerWorkspace', num(values.leads));
   set('runs', num(values.runs));
+  set('batchRounds', num(values['batch-rounds']));
   set('workerProcesses', num(values.workers));
   set('workerConcurrency', num(values['worker-concurrency']));
   set('logLevel', values['log-level']);

@@ -178,6 +178,22 @@ async function main(): Promise<void> {
     await shoot(page, 'run-live');
     await waitForRun(admin, live.id, 'AWAITING_APPROVAL');
 
+    // Four runs started together: the batch once settled, and its drafts in the approval queue.
+    const batchLeads = (await admin.ok('GET', '/api/v1/leads?limit=100')).data
+      .filter((l: any) => ['Aiko Tanaka', 'Chloé Martin', 'Daniel Kim', 'Marcus Webb'].includes(l.name));
+    const items = [];
+    for (const lead of batchLeads) {
+      const batchCall = await admin.ok('POST', `/api/v1/leads/${lead.id}/calls`, { title: 'Discovery call', transcript: TRANSCRIPT });
+      items.push({ leadId: lead.id, callId: batchCall.id });
+    }
+    const batch = (await admin.ok('POST', '/api/v1/runs/batch', { runs: items })).data;
+    await page.goto(`${base}/runs/batches/${batch[0].batchId}`);
+    await page.getByText('Every run of the batch has finished.').waitFor({ timeout: 30_000 });
+    await shoot(page, 'batch');
+    await page.getByRole('link', { name: /^Review \d+ drafts?$/ }).click();
+    await page.locator('.review-position').waitFor();
+    await shoot(page, 'review');
+
     // A member on an admins-only page.
     const memberContext = await newContext();
     await SessionClient.signIn(memberContext, base, 'jordan@acme.test', 'a long member password');

@@ -89,6 +89,7 @@ export interface RunsTable {
   updated_at: Date;
   tokens_used: Generated<number>;
   feedback: string | null;
+  batch_id: string | null;
 }
 
 export interface RunStepsTable {

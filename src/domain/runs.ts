@@ -12,8 +12,13 @@ import { RUN_EVENTS_CHANNEL } from './run-events.ts';
 import { isUuid } from './validation.ts';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED'] as const;
-/** Wakes idle workers when a run becomes claimable. */
+/** Wakes idle workers when runs become claimable: the notice holds a run's id, or how many runs a batch queued. */
 export const RUNS_CHANNEL = 'leadrun_runs';
+
+/** How many runs a RUNS_CHANNEL notice says became claimable. */
+export function claimableRuns(payload: string): number {
+  return /^\d{1,3}$/.test(payload) ? Math.max(1, Number(payload)) : 1;
+}
 
 export interface Step {
   node: StepNode;
@@ -49,6 +54,8 @@ export interface Run {
   completedAt: string | null;
   error: string | null;
   tokensUsed: number;
+  /** The batch (POST /api/v1/runs/batch) the run was started in, or null. */
+  batchId: string | null;
   steps: Step[];
   emailDraft: EmailDraft | null;
 }
@@ -97,25 +104,10 @@ export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: Sta
   }
 
   const now = clock.now();
-  await countRunAgainstPlan(trx, workspaceId, found.plan, now, ctx.freePlanMonthlyRuns);
+  await countRunsAgainstPlan(trx, workspaceId, found.plan, now, ctx.freePlanMonthlyRuns, 1);
 
   // The run, its four PENDING steps, its first event and both wake-up notices (delivered at commit), in one statement.
-  const run: Run = {
-    id: randomUUID(),
-    status: 'QUEUED',
-    leadId: found.lead_id,
-    callId: found.call_id,
-    traceId: randomBytes(16).toString('hex'),
-    startedAt: now.toISOString(),
-    completedAt: null,
-    error: null,
-    tokensUsed: 0,
-    steps: STEP_NODES.map((node) => ({
-      node, status: 'PENDING', output: null, attempts: 0, startedAt: null, completedAt: null, error: null,
-      engine: null, model: null, promptVersion: null, durationMs: null, usage: null,
-    })),
-    emailDraft: null,
-  };
+  const run = queuedRun({ leadId: found.lead_id, callId: found.call_id }, now, null);
   await sql`
     ${prepare}WITH run AS (
       INSERT INTO runs (id, workspace_id, lead_id, call_id, status, created_by_user_id, key_id, trace_id, lease_owner, lease_expires_at,
@@ -132,24 +124,50 @@ export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: Sta
   return run;
 }
 
+/** A run as it is accepted: QUEUED, its four steps PENDING, no draft. */
+export function queuedRun(input: StartRunInput, now: Date, batchId: string | null): Run {
+  return {
+    id: randomUUID(),
+    status: 'QUEUED',
+    leadId: input.leadId,
+    callId: input.callId,
+    traceId: randomBytes(16).toString('hex'),
+    startedAt: now.toISOString(),
+    completedAt: null,
+    error: null,
+    tokensUsed: 0,
+    batchId,
+    steps: STEP_NODES.map((node) => ({
+      node, status: 'PENDING', output: null, attempts: 0, startedAt: null, completedAt: null, error: null,
+      engine: null, model: null, promptVersion: null, durationMs: null, usage: null,
+    })),
+    emailDraft: null,
+  };
+}
+
 /**
- * Adds one run to the workspace's month. On the Free plan the increment only happens while the count is below
- * the limit; concurrent starts queue on the usage row, so exactly `limit` of them succeed.
+ * Adds `count` runs to the workspace's month, all or none. On the Free plan the increment only happens while the
+ * month can hold all of them; concurrent starts queue on the usage row (the upsert locks it and re-reads the count
+ * it waited for), so together they never pass the limit.
  */
-async function countRunAgainstPlan(trx: Kysely<DB>, workspaceId: string, plan: Plan, now: Date, freeLimit: number): Promise<void> {
+export async function countRunsAgainstPlan(trx: Kysely<DB>, workspaceId: string, plan: Plan, now: Date, freeLimit: number, count: number): Promise<void> {
   const limited = plan === 'FREE';
   const month = monthKey(now);
   const refuse = async (): Promise<never> => {
     const usage = await trx.selectFrom('run_usage').select('runs').where('workspace_id', '=', workspaceId).where('month', '=', month).executeTakeFirst();
-    throw new AppError('run_limit_reached', `The Free plan allows ${freeLimit} runs a month; this workspace has used them. The limit resets at the start of next month (UTC).`, {
-      extra: { limit: freeLimit, used: usage?.runs ?? 0, resetsAt: monthStart(now, 1).toISOString() },
+    const used = usage?.runs ?? 0;
+    const detail = count === 1 || used >= freeLimit
+      ? `The Free plan allows ${freeLimit} runs a month; this workspace has used them.`
+      : `The Free plan allows ${freeLimit} runs a month; this workspace has used ${used}, and ${count} more would pass the limit. Nothing was started.`;
+    throw new AppError('run_limit_reached', `${detail} The limit resets at the start of next month (UTC).`, {
+      extra: { limit: freeLimit, used, resetsAt: monthStart(now, 1).toISOString() },
     });
   };
-  if (limited && freeLimit <= 0) return refuse();
+  if (limited && count > freeLimit) return refuse();
   const counted = await sql<{ runs: number }>`
-    ${prepare}INSERT INTO run_usage (workspace_id, month, runs) VALUES (${workspaceId}, ${month}, 1)
-    ON CONFLICT (workspace_id, month) DO UPDATE SET runs = run_usage.runs + 1
-    WHERE ${!limited}::boolean OR run_usage.runs < ${freeLimit}
+    ${prepare}INSERT INTO run_usage (workspace_id, month, runs) VALUES (${workspaceId}, ${month}, ${count}::int)
+    ON CONFLICT (workspace_id, month) DO UPDATE SET runs = run_usage.runs + ${count}::int
+    WHERE ${!limited}::boolean OR run_usage.runs + ${count}::int <= ${freeLimit}
     RETURNING runs`.execute(trx);
   if (counted.rows.length === 0) return refuse();
 }
@@ -169,6 +187,7 @@ interface RunRow {
   completed_at: string | null;
   error: string | null;
   tokens_used: number;
+  batch_id: string | null;
   steps: Step[];
   email_draft: EmailDraft | null;
 }
@@ -188,7 +207,7 @@ const DRAFT_JSON = sql`
   (SELECT json_build_object('id', d.id, 'status', d.status, 'subject', d.subject, 'body', d.body, 'to', d.to_address, 'version', d.version)
    FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1)`;
 const RUN_COLUMNS = sql`
-  r.id, r.status, r.lead_id, r.call_id, r.trace_id, r.error, r.tokens_used,
+  r.id, r.status, r.lead_id, r.call_id, r.trace_id, r.error, r.tokens_used, r.batch_id,
   leadrun_iso(r.started_at) AS started_at,
   leadrun_iso(r.completed_at) AS completed_at,
   ${STEPS_JSON} AS steps,
@@ -205,6 +224,7 @@ function toRun(row: RunRow): Run {
     completedAt: row.completed_at,
     error: row.error,
     tokensUsed: row.tokens_used,
+    batchId: row.batch_id,
     steps: row.steps,
     emailDraft: row.email_draft,
   };
@@ -227,25 +247,35 @@ export async function getRunJson(db: Kysely<DB>, workspaceId: string, runId: str
     ${prepare}SELECT r.id, r.trace_id, json_build_object(
       'id', r.id, 'status', r.status, 'leadId', r.lead_id, 'callId', r.call_id,
       'startedAt', leadrun_iso(r.started_at), 'completedAt', leadrun_iso(r.completed_at), 'error', r.error,
-      'tokensUsed', r.tokens_used, 'steps', ${STEPS_JSON}, 'emailDraft', ${DRAFT_JSON})::text AS json
+      'tokensUsed', r.tokens_used, 'batchId', r.batch_id, 'steps', ${STEPS_JSON}, 'emailDraft', ${DRAFT_JSON})::text AS json
     FROM runs r WHERE r.workspace_id = ${workspaceId} AND r.id = ${runId}`.execute(db);
   const row = result.rows[0];
   return row ? { json: row.json, id: row.id, traceId: row.trace_id } : null;
 }
 
-/** The workspace's runs, newest first. */
+/** The workspace's runs, newest first (or oldest first: the approval queue), filtered. */
 export async function listRuns(
   db: Kysely<DB>,
   workspaceId: string,
-  options: { limit: number; cursor?: Cursor | null; leadId?: string | null; status?: RunStatus | null },
+  options: {
+    limit: number; cursor?: Cursor | null; leadId?: string | null; status?: RunStatus | null; batchId?: string | null; order?: 'newest' | 'oldest';
+  },
 ): Promise<{ items: Run[]; next: Cursor | null }> {
   if (options.leadId && !isUuid(options.leadId)) return { items: [], next: null };
+  if (options.batchId && !isUuid(options.batchId)) return { items: [], next: null };
+  const oldestFirst = options.order === 'oldest';
   const filters = [sql`r.workspace_id = ${workspaceId}`];
   if (options.leadId) filters.push(sql`r.lead_id = ${options.leadId}`);
   if (options.status) filters.push(sql`r.status = ${options.status}`);
-  if (options.cursor) filters.push(sql`(r.started_at, r.id) < (${options.cursor.at}, ${options.cursor.id})`);
+  if (options.batchId) filters.push(sql`r.batch_id = ${options.batchId}`);
+  if (options.cursor) {
+    filters.push(oldestFirst
+      ? sql`(r.started_at, r.id) > (${options.cursor.at}, ${options.cursor.id})`
+      : sql`(r.started_at, r.id) < (${options.cursor.at}, ${options.cursor.id})`);
+  }
+  const direction = sql.raw(oldestFirst ? 'ASC' : 'DESC');
   const result = await sql<RunRow>`
     SELECT ${RUN_COLUMNS} FROM runs r WHERE ${sql.join(filters, sql` AND `)}
-    ORDER BY r.started_at DESC, r.id DESC LIMIT ${options.limit + 1}`.execute(db);
+    ORDER BY r.started_at ${direction}, r.id ${direction} LIMIT ${options.limit + 1}`.execute(db);
   return pageOf(result.rows.map(toRun), options.limit, (run) => ({ at: new Date(run.startedAt), id: run.id }));
 }

@@ -27,6 +27,7 @@ import runEventRoutes, { RunEvent } from './routes/v1/run-events.ts';
 import runRoutes from './routes/v1/runs.ts';
 import { RunEventHub } from './run-event-hub.ts';
 import security from './security.ts';
+import batchRoutes from './ui/batches.ts';
 import memberRoutes from './ui/members.ts';
 import uiRoutes from './ui/routes.ts';
 import webApp from './ui/web-app.ts';
@@ -223,6 +224,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(runEventRoutes);
   await app.register(uiRoutes);
   await app.register(memberRoutes);
+  await app.register(batchRoutes);
   await app.register(webApp);
   return app;
 }

@@ -89,11 +89,19 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|PGlite is closed/i.test(error.message);
 }
 
+/** A JSON pointer as a field name: `/runs/3/callId` is `runs[3].callId`. */
+function fieldPath(pointer: string): string {
+  return pointer.split('/').slice(1).reduce((path, segment) => {
+    if (/^\d+$/.test(segment)) return `${path}[${segment}]`;
+    return path ? `${path}.${segment}` : segment;
+  }, '');
+}
+
 function validationErrors(error: FastifyError): FieldError[] {
   const part = error.validationContext === 'querystring' ? 'query' : error.validationContext ?? 'body';
   return (error.validation ?? []).map((issue) => {
     const params = issue.params as Record<string, unknown>;
-    const path = issue.instancePath.replace(/^\//, '').replaceAll('/', '.');
+    const path = fieldPath(issue.instancePath);
     if (issue.keyword === 'required') return { field: [path, params.missingProperty].filter(Boolean).join('.'), message: 'is required' };
     if (issue.keyword === 'additionalProperties') {
       return { field: [path, params.additionalProperty].filter(Boolean).join('.'), message: 'is not a known field' };

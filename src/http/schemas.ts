@@ -130,6 +130,7 @@ export const Run = Type.Object({
   traceUrl: Type.String({ format: 'uri', description: 'Where the trace of the run can be seen.' }),
   error: Nullable(Type.String({ description: 'Why the run failed, when it did.' })),
   tokensUsed: Type.Integer({ description: 'Tokens the run has spent on model calls, over every step and attempt.' }),
+  batchId: Nullable(Id('The batch the run was started in (POST /api/v1/runs/batch); null for a run started on its own.')),
   steps: Type.Array(Step, { description: 'Always four, in the order RESEARCH, ANALYSIS, STRATEGY, WRITER.' }),
   emailDraft: Nullable(EmailDraft),
 }, { $id: 'Run' });
@@ -137,6 +138,12 @@ export const Run = Type.Object({
 export const RunCreate = Type.Object({
   leadId: Type.String({ format: 'uuid', description: 'The lead the run is for.' }),
   callId: Type.String({ format: 'uuid', description: 'A call of that lead.' }),
+}, { additionalProperties: false });
+
+export const RunBatchCreate = Type.Object({
+  runs: Type.Array(RunCreate, {
+    minItems: 1, maxItems: 100, description: 'One run for each item, started in this order, all or none. A lead or call may appear more than once.',
+  }),
 }, { additionalProperties: false });
 
 export const RunReject = Type.Object({

@@ -11,7 +11,7 @@ import type { Clock } from '../clock.ts';
 import { CpuBudgetExceeded, type CpuPool } from '../cpu/pool.ts';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
-import { RUNS_CHANNEL } from '../domain/runs.ts';
+import { claimableRuns, RUNS_CHANNEL } from '../domain/runs.ts';
 import type { Metrics } from '../http/metrics.ts';
 import { traceStep } from '../telemetry.ts';
 import {
@@ -63,8 +63,8 @@ export class Worker {
   }
 
   async start(): Promise<void> {
-    // One notice is one claimable run: it wakes one idle slot, not all of them to race for it.
-    this.#unlisten = await this.#options.database.listen(RUNS_CHANNEL, () => this.#wakeOne());
+    // A notice wakes as many idle slots as it has claimable runs (one, or a batch's count), not all of them to race.
+    this.#unlisten = await this.#options.database.listen(RUNS_CHANNEL, (payload) => this.#wake(claimableRuns(payload)));
     this.#slots = Array.from({ length: this.#options.concurrency }, () => this.#slot());
     this.#log.info({ concurrency: this.#options.concurrency, engine: this.#options.engine.name }, 'worker started');
   }
@@ -83,11 +83,11 @@ export class Worker {
     this.#log.info('worker stopped');
   }
 
-  #wakeOne(): void {
-    const [wake] = this.#wakers;
-    if (!wake) return;
-    this.#wakers.delete(wake);
-    wake();
+  #wake(count: number): void {
+    for (const wake of [...this.#wakers].slice(0, count)) {
+      this.#wakers.delete(wake);
+      wake();
+    }
   }
 
   #wakeAll(): void {

@@ -17,6 +17,7 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       rounds: 2,
       maxRequests: 300,
       runs: 12,
+      batchRounds: 2,
       log: () => {},
     });
 
@@ -44,11 +45,17 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
     assert.equal(runs.finished, 12, 'every run reached AWAITING_APPROVAL');
     assert.ok(Number.isFinite(runs.dbMsPerRun) && Number.isFinite(runs.runsPerSecond));
 
+    const batch = report.batch;
+    assert.ok(batch, 'the batch workload is reported');
+    assert.equal(batch.non202, 0, 'every batch and single start answered 202');
+    assert.equal(batch.size, 100);
+    for (const figure of [batch.batch, batch.sequential, batch.single]) assert.ok(figure.median > 0 && figure.p95 >= figure.median);
+
     assert.ok(report.keyCheck && Number.isFinite(report.keyCheck.microsPerCheck), 'the key check is measured');
     assert.ok(report.memory.postgresAfterReadsMiB && report.memory.pgliteAfterReadsMiB, 'serve memory is read on both backends');
 
     const table = formatReport(report);
-    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'key check', 'resident memory']) {
+    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'POST /api/v1/runs/batch', 'key check', 'resident memory']) {
       assert.ok(table.includes(line), `the printed table has ${line}`);
     }
   });

@@ -38,6 +38,7 @@ function bodyFor(route: RouteEntry, r: Resources): unknown {
     case 'PATCH /api/v1/leads/:id': return { name: 'Mallory' };
     case 'POST /api/v1/leads/:leadId/calls': return { transcript: 'Mallory: hello' };
     case 'POST /api/v1/runs': return { leadId: r.lead.id, callId: r.call.id };
+    case 'POST /api/v1/runs/batch': return { runs: [{ leadId: r.lead.id, callId: r.call.id }] };
     default: return {};
   }
 }

@@ -105,7 +105,7 @@ for (const kind of BACKENDS) {
       assert.ok(!listed.text.includes(created.json.key), 'the list never shows the plaintext');
       const row = listed.json.data.find((k: any) => k.id === created.json.id);
       assert.equal(row.state, 'active');
-      assertInvalid(await as(admin, 'POST', '/ui/api/keys', { name: 'x', scopes: ['admin:all'] }), ['scopes.0']);
+      assertInvalid(await as(admin, 'POST', '/ui/api/keys', { name: 'x', scopes: ['admin:all'] }), ['scopes[0]']);
       assertInvalid(await as(admin, 'POST', '/ui/api/keys', { name: '', scopes: ['leads:read'] }), ['name']);
       const revoked = await as(admin, 'POST', `/ui/api/keys/${created.json.id}/revoke`, {});
       assert.equal(revoked.status, 200);

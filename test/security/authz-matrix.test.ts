@@ -37,6 +37,7 @@ function bodyFor(route: RouteEntry, a: Resources): unknown {
     case 'PATCH /api/v1/leads/:id': return { companyName: 'Matrix edit' };
     case 'POST /api/v1/leads/:leadId/calls': return { transcript: 'Matrix: hello' };
     case 'POST /api/v1/runs': return { leadId: a.lead.id, callId: a.call.id };
+    case 'POST /api/v1/runs/batch': return { runs: [{ leadId: a.lead.id, callId: a.call.id }] };
     case 'POST /api/v1/runs/:id/reject': return { feedback: 'matrix' };
     default: return route.method === 'GET' ? undefined : {};
   }

@@ -7,6 +7,8 @@ import { matchPath, Redirect, useRouter } from './lib/router';
 import { useSession } from './lib/session';
 import { LeadPage } from './pages/LeadPage';
 import { LeadsPage } from './pages/LeadsPage';
+import { BatchPage } from './pages/BatchPage';
+import { ReviewPage } from './pages/ReviewPage';
 import { RunPage } from './pages/RunPage';
 import { ResetPasswordPage } from './pages/ResetPasswordPage';
 import { RunsPage } from './pages/RunsPage';
@@ -23,6 +25,9 @@ const ROUTES: { pattern: string; render(params: Record<string, string>): ReactNo
   { pattern: '/leads', render: () => <LeadsPage /> },
   { pattern: '/leads/:id', render: ({ id }) => <LeadPage key={id} id={id!} /> },
   { pattern: '/runs', render: () => <RunsPage /> },
+  // Before /runs/:id, which would take them for run ids.
+  { pattern: '/runs/review', render: () => <ReviewPage /> },
+  { pattern: '/runs/batches/:id', render: ({ id }) => <BatchPage key={id} id={id!} /> },
   { pattern: '/runs/:id', render: ({ id }) => <RunPage key={id} id={id!} /> },
   { pattern: '/runs/:id/trace', render: ({ id }) => <TracePage key={id} id={id!} /> },
   { pattern: '/settings/keys', render: () => <KeysPage /> },

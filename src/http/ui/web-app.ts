@@ -10,7 +10,7 @@ export const WEB_DIST = path.resolve(import.meta.dirname, '../../../web/dist');
 
 /** The pages of the UI (see web/src/): every one is index.html, and the app shows the right page. */
 const PAGES = [
-  '/', '/setup', '/signin', '/leads', '/leads/:id', '/runs', '/runs/:id', '/runs/:id/trace',
+  '/', '/setup', '/signin', '/leads', '/leads/:id', '/runs', '/runs/:id', '/runs/:id/trace', '/runs/batches/:id',
   '/settings', '/settings/keys', '/settings/members', '/settings/audit', '/settings/usage',
   '/settings/profile', '/reset-password',
 ];

@@ -87,7 +87,7 @@ export class ApiError extends Error {
 }
 
 export function normaliseField(field: string): string {
-  return field.replace(/^(body)?[/.]?/, '').replace(/^\//, '').split(/[/.]/)[0] ?? field;
+  return field.replace(/^(body)?[/.]?/, '').replace(/^\//, '').split(/[/.[]/)[0] ?? field;
 }
 
 let csrfToken: string | null = null;

@@ -762,18 +762,22 @@ export type paths = {
         };
         /**
          * List runs
-         * @description Newest first; filter by leadId and status. The next page is linked by a `Link: <…>; rel="next"` header.
+         * @description Newest first (`order=oldest`: oldest first); filter by leadId, status and batchId (the runs one POST /api/v1/runs/batch started). The next page is linked by a `Link: <…>; rel="next"` header.
          *
          *     Required scope: `runs:read`.
          */
         get: {
             parameters: {
                 query: {
+                    /** @description The runs of one batch: the `batchId` of its runs. */
+                    batchId?: string;
                     /** @description Opaque; take it from the Link header of the previous page. */
                     cursor?: string;
                     leadId?: string;
                     /** @description Page size, 1 to 100. */
                     limit: number;
+                    /** @description By `startedAt`, then id. */
+                    order?: "newest" | "oldest";
                     status?: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "COMPLETED" | "REJECTED" | "FAILED" | "CANCELLED";
                 };
                 header?: never;
@@ -887,6 +891,7 @@ export type paths = {
                     };
                     content: {
                         "application/json": {
+                            batchId: string | null;
                             /**
                              * Format: uuid
                              * @description The call the run is for.
@@ -1805,6 +1810,166 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start up to 100 runs at once
+         * @description Answers 202 with the runs, in the order of `runs`, and a Location header listing the batch (`GET /api/v1/runs?batchId=…`). All or nothing: an invalid item is a 400 and an unknown lead or call a 404, each naming the item (`runs[3].callId`); a Free-plan workspace whose month cannot hold every run gets 402. One audit entry, `run.batch_created`, whose target is the batch.
+         *
+         *     Required scope: `runs:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description One run for each item, started in this order, all or none. A lead or call may appear more than once. */
+                        runs: {
+                            /**
+                             * Format: uuid
+                             * @description A call of that lead.
+                             */
+                            callId: string;
+                            /**
+                             * Format: uuid
+                             * @description The lead the run is for.
+                             */
+                            leadId: string;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Run"][];
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A Free workspace's remaining runs this month cannot hold the whole batch; adds `limit`, `used`, `resetsAt`. */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A request with this Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1928,6 +2093,101 @@ export type paths = {
                     content: {
                         "application/json": {
                             data: components["schemas"]["UiAuditEntry"][];
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui/api/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A batch's runs: status, lead and draft subject, by lead name */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier (UUID). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["UiBatchRun"][];
                         };
                     };
                 };
@@ -4018,6 +4278,7 @@ export type components = {
             used?: number;
         };
         Run: {
+            batchId: string | null;
             /**
              * Format: uuid
              * @description The call the run is for.
@@ -4214,6 +4475,24 @@ export type components = {
             } | null;
             userAgent: string | null;
             userId: string | null;
+        };
+        UiBatchRun: {
+            companyName: string | null;
+            completedAt: string | null;
+            error: string | null;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            leadId: string;
+            leadName: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp in UTC with milliseconds.
+             */
+            startedAt: string;
+            /** @enum {unknown} */
+            status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "COMPLETED" | "REJECTED" | "FAILED" | "CANCELLED";
+            subject: string | null;
         };
         UiMember: {
             /**

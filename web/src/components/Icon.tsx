@@ -28,6 +28,7 @@ const PATHS = {
   trace: 'M4 6h7M8 12h9M6 18h12',
   doc: 'M7 3h7l5 5v13H7zM14 3v5h5M10 13h6M10 17h6',
   lock: 'M6 11h12v10H6zM8.5 11V8a3.5 3.5 0 0 1 7 0v3',
+  inbox: 'M4 13h4.5l1.5 2.5h4l1.5-2.5H20M6.5 5h11L20 13v6H4v-6z',
   sparkle: 'M12 3v4M12 17v4M3 12h4M17 12h4M6 6l2.5 2.5M15.5 15.5 18 18M6 18l2.5-2.5M15.5 8.5 18 6',
 } as const;
 

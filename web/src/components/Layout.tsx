@@ -13,6 +13,7 @@ interface NavItem { to: string; label: string; icon: IconName; adminOnly?: boole
 const WORK: NavItem[] = [
   { to: '/leads', label: 'Leads', icon: 'leads' },
   { to: '/runs', label: 'Runs', icon: 'runs' },
+  { to: '/runs/review', label: 'Review drafts', icon: 'inbox' },
 ];
 const SETTINGS: NavItem[] = [
   { to: '/settings/keys', label: 'API keys', icon: 'key', adminOnly: true },
@@ -23,7 +24,7 @@ const SETTINGS: NavItem[] = [
 ];
 
 function isActive(pathname: string, to: string): boolean {
-  if (to === '/runs') return pathname === '/runs' || pathname.startsWith('/runs/');
+  if (to === '/runs') return pathname === '/runs' || (pathname.startsWith('/runs/') && !pathname.startsWith('/runs/review'));
   return pathname === to || pathname.startsWith(`${to}/`);
 }
 

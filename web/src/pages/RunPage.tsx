@@ -8,6 +8,7 @@ import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
 import { Alert, Badge, Button, Card, CopyButton, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import { formatDateTime, formatDuration, formatNumber, RUN_STATUS_LABEL, STEP_DESCRIPTION, STEP_LABEL } from '../lib/format';
+import { batchPath } from '../lib/batch';
 import { useLiveRun, type Transport } from '../lib/liveRun';
 import { Link } from '../lib/router';
 import { useAsync, useTitle } from '../lib/useAsync';
@@ -131,6 +132,7 @@ export function RunPage({ id }: { id: string }) {
               <div><dt>Took</dt><dd>{run.completedAt ? formatDuration(new Date(run.completedAt).getTime() - new Date(run.startedAt).getTime()) : '—'}</dd></div>
               <div><dt>Engine</dt><dd>{engineOf(run)}</dd></div>
               <div><dt>Tokens</dt><dd>{formatNumber(run.tokensUsed)}</dd></div>
+              {run.batchId && <div><dt>Batch</dt><dd><Link to={batchPath(run.batchId)}>Started with others</Link></dd></div>}
             </dl>
             <a className="details-link" href={run.traceUrl} target={isOurs(run.traceUrl) ? undefined : '_blank'} rel="noopener noreferrer">
               <Icon name="trace" /> Open the trace

@@ -3,8 +3,9 @@ import { Type, type TSchema } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunCreate, RunReject, RunStatus } from '../../schemas.ts';
+import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunBatchCreate, RunCreate, RunReject, RunStatus } from '../../schemas.ts';
 import { getRunJson, listRuns, startRun, type Run as RunRecord } from '../../../domain/runs.ts';
+import { startRunBatch } from '../../../domain/run-batches.ts';
 import { approveRun, cancelRun, rejectRun } from '../../../domain/run-decisions.ts';
 import type { FastifyRequest } from 'fastify';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
@@ -20,6 +21,17 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     const { traceId, ...rest } = run;
     return { ...rest, traceUrl: traceUrlOf(run.id, traceId) };
   };
+  const starter = (request: FastifyRequest) => {
+    const principal = principalOf(request);
+    return {
+      workspaceId: principal.workspaceId,
+      // A person starting a run in the UI is its author; a key's runs are attributed to the workspace's admin.
+      userId: principal.userId ?? principal.adminUserId,
+      keyId: principal.keyId,
+      freePlanMonthlyRuns: config.freePlanMonthlyRuns,
+      clock,
+    };
+  };
 
   app.post('/api/v1/runs', {
     config: { scope: 'runs:write', auditAction: 'run.created' },
@@ -32,16 +44,30 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       response: { 202: Run, 402: problem('A Free workspace has used its runs this month; adds `limit`, `used`, `resetsAt`.'), ...writeProblems, ...authProblems },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    const principal = principalOf(request);
-    const run = await startRun(trx, {
-      workspaceId: principal.workspaceId,
-      // A person starting a run in the UI is its author; a key's runs are attributed to the workspace's admin.
-      userId: principal.userId ?? principal.adminUserId,
-      keyId: principal.keyId,
-      freePlanMonthlyRuns: config.freePlanMonthlyRuns,
-      clock,
-    }, request.body);
+    const run = await startRun(trx, starter(request), request.body);
     return { status: 202, body: render(run), location: `/api/v1/runs/${run.id}`, target: { type: 'run', id: run.id } };
+  }));
+
+  app.post('/api/v1/runs/batch', {
+    config: { scope: 'runs:write', auditAction: 'run.batch_created' },
+    schema: {
+      summary: 'Start up to 100 runs at once',
+      description: 'Answers 202 with the runs, in the order of `runs`, and a Location header listing the batch '
+        + '(`GET /api/v1/runs?batchId=…`). All or nothing: an invalid item is a 400 and an unknown lead or call a 404, each '
+        + 'naming the item (`runs[3].callId`); a Free-plan workspace whose month cannot hold every run gets 402. One audit '
+        + 'entry, `run.batch_created`, whose target is the batch.',
+      tags: ['Runs'],
+      body: RunBatchCreate,
+      response: {
+        202: listOf(Run),
+        402: problem("A Free workspace's remaining runs this month cannot hold the whole batch; adds `limit`, `used`, `resetsAt`."),
+        ...writeProblems,
+        ...authProblems,
+      },
+    },
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const { batchId, runs } = await startRunBatch(trx, starter(request), request.body.runs);
+    return { status: 202, body: { data: runs.map(render) }, location: `/api/v1/runs?batchId=${batchId}`, target: { type: 'batch', id: batchId } };
   }));
 
   // A decision answers the run only to a key that may read runs: `runs:write` alone does not grant reading.
@@ -104,20 +130,23 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'runs:read' },
     schema: {
       summary: 'List runs',
-      description: 'Newest first; filter by leadId and status. The next page is linked by a `Link: <…>; rel="next"` header.',
+      description: 'Newest first (`order=oldest`: oldest first); filter by leadId, status and batchId (the runs one '
+        + 'POST /api/v1/runs/batch started). The next page is linked by a `Link: <…>; rel="next"` header.',
       tags: ['Runs'],
       querystring: Type.Object({
         limit: Limit(20, 100),
         cursor: Type.Optional(Cursor),
         leadId: Type.Optional(Type.String({ format: 'uuid' })),
         status: Type.Optional(RunStatus),
+        batchId: Type.Optional(Type.String({ format: 'uuid', description: 'The runs of one batch: the `batchId` of its runs.' })),
+        order: Type.Optional(Type.Enum(['newest', 'oldest'], { default: 'newest', description: 'By `startedAt`, then id.' })),
       }),
       response: { 200: listOf(Run), ...authProblems },
     },
   }, async (request, reply) => {
-    const { limit, cursor, leadId, status } = request.query;
+    const { limit, cursor, leadId, status, batchId, order } = request.query;
     const page = await listRuns(db, principalOf(request).workspaceId, {
-      limit, cursor: cursorParam(cursor), leadId: leadId ?? null, status: status ?? null,
+      limit, cursor: cursorParam(cursor), leadId: leadId ?? null, status: status ?? null, batchId: batchId ?? null, order: order ?? 'newest',
     });
     linkNextPage(reply, '/api/v1/runs', page.next, request.query);
     return { data: page.items.map(render) };

@@ -4,6 +4,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError } from '../../api/client';
 import type { AuditEntry } from '../../api/types';
 import { Badge, Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, type Tone } from '../../components/ui';
+import { batchPath } from '../../lib/batch';
 import { displayName, formatDateTime, formatRelative, shortId } from '../../lib/format';
 import { Link, useSearchParams } from '../../lib/router';
 import { useSignedIn } from '../../lib/session';
@@ -15,7 +16,7 @@ const OUTCOMES = [['success', 'Success'], ['failure', 'Failure'], ['denied', 'De
 const OUTCOME_TONE: Record<AuditEntry['outcome'], Tone> = { success: 'green', failure: 'red', denied: 'amber', replayed: 'blue' };
 const SOURCE_LABEL: Record<AuditEntry['source'], string> = Object.fromEntries(SOURCES) as Record<AuditEntry['source'], string>;
 const PAGE_SIZE = 50;
-const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'call.created', 'run.created', 'run.approved', 'run.rejected', 'run.cancelled', 'key.created', 'key.revoked', 'member.created', 'session.created'];
+const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'call.created', 'run.created', 'run.batch_created', 'run.approved', 'run.rejected', 'run.cancelled', 'key.created', 'key.revoked', 'member.created', 'session.created'];
 
 export function AuditPage() {
   useTitle('Audit log');
@@ -204,5 +205,6 @@ function Target({ target }: { target: AuditEntry['target'] }) {
   const label = <><span className="muted">{target.type}</span> <span className="mono">{shortId(target.id)}</span></>;
   if (target.type === 'lead') return <Link to={`/leads/${target.id}`}>{label}</Link>;
   if (target.type === 'run') return <Link to={`/runs/${target.id}`}>{label}</Link>;
+  if (target.type === 'batch') return <Link to={batchPath(target.id)}>{label}</Link>;
   return <span>{label}</span>;
 }

@@ -1,0 +1,358 @@
+// The approval queue: the drafts awaiting approval, oldest first (or those of one batch: ?batch=…), one at a time,
+// each with its lead, recipient, subject, body and grounding verdict. A decision moves on to the next draft.
+// Everything is a button; the keyboard shortcuts (shown beside the draft) never fire while a field or a dialog has
+// the focus.
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { api, ApiError } from '../api/client';
+import type { Lead, Run, WriterOutput } from '../api/types';
+import { Dialog } from '../components/Dialog';
+import { Icon } from '../components/Icon';
+import { useToast } from '../components/Toast';
+import { Alert, Badge, Button, EmptyState, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
+import { batchPath } from '../lib/batch';
+import { formatNumber, plural } from '../lib/format';
+import { Link, useRouter, useSearchParams } from '../lib/router';
+import { useTitle } from '../lib/useAsync';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** While nothing awaits, the queue looks for new drafts this often. */
+const EMPTY_POLL_MS = 5000;
+
+type Action = 'approve' | 'reject' | 'edit' | 'next' | 'previous';
+
+const SHORTCUTS: Record<string, Action> = { a: 'approve', r: 'reject', e: 'edit', j: 'next', ArrowRight: 'next', k: 'previous', ArrowLeft: 'previous' };
+const LEGEND: { keys: string[]; label: string }[] = [
+  { keys: ['A'], label: 'Approve' },
+  { keys: ['R'], label: 'Reject or regenerate' },
+  { keys: ['E'], label: 'Edit (opens the run)' },
+  { keys: ['J', '→'], label: 'Next draft' },
+  { keys: ['K', '←'], label: 'Previous draft' },
+];
+
+/** Whether a key press belongs to what has the focus: a field being typed in, or an open dialog. */
+function typingIn(target: EventTarget | null): boolean {
+  return target instanceof Element && target.closest('input, textarea, select, [contenteditable], dialog') !== null;
+}
+
+export function ReviewPage() {
+  useTitle('Review drafts');
+  const [params] = useSearchParams();
+  const batch = UUID.test(params.get('batch') ?? '') ? params.get('batch') : null;
+  const { navigate } = useRouter();
+  const toast = useToast();
+
+  const [queue, setQueue] = useState<Run[] | null>(null);
+  const [index, setIndex] = useState(0);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [rejecting, setRejecting] = useState(false);
+  const [decided, setDecided] = useState(0);
+  const [announcement, setAnnouncement] = useState('');
+  const [leads, setLeads] = useState<Record<string, Lead | null>>({});
+  const asked = useRef(new Set<string>());
+  const heading = useRef<HTMLHeadingElement>(null);
+  const moved = useRef(false);
+
+  const read = useCallback(async (signal?: AbortSignal) => {
+    const { body } = await api.get('/api/v1/runs', { query: { status: 'AWAITING_APPROVAL', order: 'oldest', limit: 100, batchId: batch }, signal });
+    return body.data;
+  }, [batch]);
+
+  const reload = useCallback(async () => {
+    try {
+      setQueue(await read());
+      setIndex(0);
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  }, [read]);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    setQueue(null);
+    read(controller.signal).then((runs) => { setQueue(runs); setIndex(0); }, (e: unknown) => { if (!controller.signal.aborted) setError(e); });
+    return () => controller.abort();
+  }, [read]);
+
+  // Nothing to review: look again now and then, for runs that finish meanwhile.
+  const empty = queue?.length === 0;
+  useEffect(() => {
+    if (!empty) return;
+    const timer = window.setInterval(() => { if (!document.hidden) void read().then((runs) => { if (runs.length) { setQueue(runs); setIndex(0); } }, () => {}); }, EMPTY_POLL_MS);
+    return () => window.clearInterval(timer);
+  }, [empty, read]);
+
+  const current = queue && index < queue.length ? queue[index] : undefined;
+  const lead = current ? leads[current.leadId] : undefined;
+
+  // The lead of the draft on show, and of the next one, each read once.
+  useEffect(() => {
+    for (const run of [current, queue?.[index + 1]]) {
+      if (!run || asked.current.has(run.leadId)) continue;
+      asked.current.add(run.leadId);
+      api.get('/api/v1/leads/{id}', { params: { id: run.leadId } }).then(
+        ({ body }) => setLeads((known) => ({ ...known, [run.leadId]: body.data })),
+        () => setLeads((known) => ({ ...known, [run.leadId]: null })),
+      );
+    }
+  }, [current, queue, index]);
+
+  // After a decision or a move, the focus goes to the draft now on show (or to the page's end state).
+  useEffect(() => {
+    if (!moved.current) return;
+    moved.current = false;
+    heading.current?.focus();
+  }, [current?.id, index, queue?.length]);
+
+  const go = (to: number) => {
+    if (!queue) return;
+    const next = Math.max(0, Math.min(queue.length, to));
+    if (next === index) return;
+    moved.current = true;
+    setIndex(next);
+    setAnnouncement(next < queue.length ? `Draft ${next + 1} of ${queue.length}.` : 'You have been through every draft.');
+  };
+
+  /** Takes the decided draft out of the queue; the next one slides into its place. */
+  const settle = async (run: Run, message: string) => {
+    moved.current = true;
+    setDecided((n) => n + 1);
+    const rest = (queue ?? []).filter((r) => r.id !== run.id);
+    setQueue(rest);
+    setAnnouncement(`${message} ${index < rest.length ? `Draft ${index + 1} of ${rest.length}.` : rest.length ? 'You have been through every draft.' : ''}`);
+    // The last one decided: more may be waiting beyond the first hundred, or may have arrived meanwhile.
+    if (rest.length === 0) await reload();
+  };
+
+  const nameOf = (run: Run) => leads[run.leadId]?.name ?? 'this lead';
+
+  const approve = async () => {
+    if (!current || busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api.post('/api/v1/runs/{id}/approve', { params: { id: current.id } });
+      toast(`Approved the draft for ${nameOf(current)}.`);
+      await settle(current, `Approved the draft for ${nameOf(current)}.`);
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 'invalid_state') await settle(current, 'That draft was already decided elsewhere.');
+      else setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const act = (action: Action) => {
+    if (!queue || busy || rejecting) return;
+    switch (action) {
+      case 'approve': return void approve();
+      case 'reject': if (current) setRejecting(true); return;
+      // Draft editing arrives with another change (PATCH /api/v1/runs/{id}/draft); until then `e` opens the run.
+      case 'edit': if (current) navigate(`/runs/${current.id}`); return;
+      case 'next': return go(index + 1);
+      case 'previous': return go(index - 1);
+    }
+  };
+  const latest = useRef(act);
+  latest.current = act;
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.defaultPrevented || event.repeat || event.ctrlKey || event.metaKey || event.altKey || typingIn(event.target)) return;
+      const action = SHORTCUTS[event.key.length === 1 ? event.key.toLowerCase() : event.key];
+      if (!action) return;
+      event.preventDefault();
+      latest.current(action);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  const header = (
+    <PageHeader
+      eyebrow="Approval queue"
+      title="Review drafts"
+      description={batch ? "This batch's drafts awaiting approval, oldest first." : 'Every draft awaiting approval, oldest first.'}
+      actions={batch ? <Link to={batchPath(batch)} className="button button-secondary button-medium">Back to the batch</Link> : undefined}
+    />
+  );
+  const live = <div className="visually-hidden" aria-live="polite" aria-atomic="true">{announcement}</div>;
+
+  if (!queue) return <>{header}{error ? <ErrorAlert error={error} retry={() => void reload()} /> : <LoadingBlock label="Loading the drafts" />}</>;
+
+  if (queue.length === 0) {
+    return (
+      <>
+        {header}{live}
+        {error ? <ErrorAlert error={error} /> : null}
+        <div ref={heading} tabIndex={-1} className="review-end">
+          <EmptyState icon="check" title="Nothing awaits approval"
+            action={batch ? <Link to={batchPath(batch)} className="button button-secondary button-medium">Back to the batch</Link> : <Link to="/runs" className="button button-secondary button-medium">See all runs</Link>}>
+            {decided > 0 ? `You decided on ${plural(decided, 'draft')}. ` : ''}Drafts appear here as runs finish.
+          </EmptyState>
+        </div>
+      </>
+    );
+  }
+
+  if (!current) {
+    return (
+      <>
+        {header}{live}
+        <div ref={heading} tabIndex={-1} className="review-end">
+          <EmptyState icon="check" title="You have been through every draft"
+            action={<>
+              <Button onClick={() => go(0)}>Back to the first skipped</Button>
+              <Button variant="ghost" icon="refresh" onClick={() => void reload()}>Check for new drafts</Button>
+            </>}>
+            {plural(queue.length, 'draft')} you skipped {queue.length === 1 ? 'still awaits' : 'still await'} approval. Press K or ← to go back.
+          </EmptyState>
+        </div>
+      </>
+    );
+  }
+
+  const draft = current.emailDraft;
+  const writer = current.steps.find((s) => s.node === 'WRITER');
+  const grounding = writer?.status === 'COMPLETED' ? (writer.output as WriterOutput | null)?.grounding : undefined;
+
+  return (
+    <>
+      {header}{live}
+      {error ? <ErrorAlert error={error} /> : null}
+      <p className="review-position" aria-hidden="true">
+        Draft {formatNumber(index + 1)} of {formatNumber(queue.length)}
+        <span className="meter review-meter"><span className="meter-fill" style={{ width: `${((index + 1) / queue.length) * 100}%` }} /></span>
+      </p>
+      <div className="review-layout">
+        <section className="card draft-card draft-review" aria-labelledby="review-lead">
+          <header className="card-header review-head">
+            <div>
+              <h2 id="review-lead" ref={heading} tabIndex={-1} className="card-title">
+                <span className="visually-hidden">Draft {index + 1} of {queue.length}: </span>
+                {lead === undefined ? 'Loading the lead…' : lead ? lead.name : 'Unknown lead'}
+              </h2>
+              <p className="row-sub">
+                {lead?.companyName ? `${lead.companyName} · ` : ''}started <RelativeTime iso={current.startedAt} />
+              </p>
+            </div>
+            <div className="card-actions">
+              {draft && draft.version > 1 && <Badge tone="violet">Version {draft.version}</Badge>}
+              <Link to={`/runs/${current.id}`} className="button button-ghost button-small">Open run <Icon name="chevronRight" /></Link>
+            </div>
+          </header>
+
+          <div className="review-bar" role="group" aria-label="Decide on the draft">
+            <div className="review-actions">
+              <Button variant="primary" icon="check" busy={busy} onClick={() => act('approve')} aria-keyshortcuts="a">
+                Approve <kbd className="kbd" aria-hidden="true">A</kbd>
+              </Button>
+              <Button disabled={busy} onClick={() => act('reject')} aria-keyshortcuts="r">Reject… <kbd className="kbd" aria-hidden="true">R</kbd></Button>
+              <Button variant="ghost" disabled={busy} onClick={() => act('edit')} aria-keyshortcuts="e">Edit <kbd className="kbd" aria-hidden="true">E</kbd></Button>
+            </div>
+            <div className="review-actions">
+              <Button size="small" icon="chevronLeft" disabled={busy || index === 0} onClick={() => act('previous')} aria-keyshortcuts="k ArrowLeft">Previous</Button>
+              <Button size="small" disabled={busy} onClick={() => act('next')} aria-keyshortcuts="j ArrowRight">Next <Icon name="chevronRight" /></Button>
+            </div>
+          </div>
+
+          {draft ? (
+            <div className="email">
+              <dl className="email-head">
+                <div><dt>To</dt><dd>{draft.to ?? <span className="muted">No e-mail address on the lead</span>}</dd></div>
+                <div><dt>Subject</dt><dd className="email-subject">{draft.subject}</dd></div>
+              </dl>
+              <div className="email-body">{draft.body}</div>
+            </div>
+          ) : <p className="muted">This run has no draft.</p>}
+
+          {grounding && grounding.unsupported.length > 0 && (
+            <Alert tone="warning" title="Check these claims before sending">
+              They could not be traced to the research or the call:
+              <ul className="bullet-list">{grounding.unsupported.map((claim, i) => <li key={i}>{claim}</li>)}</ul>
+            </Alert>
+          )}
+          {grounding && grounding.unsupported.length === 0 && (
+            <p className="grounded review-grounded"><Icon name="check" size={14} /> Every specific claim is backed by the research or the call{grounding.rewritten ? ' (rewritten once to get there)' : ''}.</p>
+          )}
+        </section>
+
+        <aside className="card shortcut-card" aria-labelledby="shortcuts-title">
+          <h2 className="card-title" id="shortcuts-title">Keyboard</h2>
+          <dl className="shortcuts">
+            {LEGEND.map(({ keys, label }) => (
+              <div key={label}>
+                <dt>{keys.map((k, i) => <span key={k}>{i > 0 && ' or '}<kbd className="kbd">{k}</kbd></span>)}</dt>
+                <dd>{label}</dd>
+              </div>
+            ))}
+          </dl>
+          <p className="muted small">Shortcuts rest while you type in a field.</p>
+        </aside>
+      </div>
+
+      {rejecting && (
+        <RejectDialog
+          run={current}
+          leadName={nameOf(current)}
+          onClose={() => setRejecting(false)}
+          onDone={(regenerated) => {
+            setRejecting(false);
+            const message = regenerated ? `A new version of the draft for ${nameOf(current)} is being written.` : `Rejected the draft for ${nameOf(current)}.`;
+            toast(message);
+            void settle(current, message);
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function RejectDialog({ run, leadName, onClose, onDone }: { run: Run; leadName: string; onClose(): void; onDone(regenerated: boolean): void }) {
+  const [feedback, setFeedback] = useState('');
+  const [regenerate, setRegenerate] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  // Into the field as the dialog opens (showModal() would focus its close button, where a space typed closes it).
+  const field = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => field.current?.focus(), []);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api.post('/api/v1/runs/{id}/reject', { params: { id: run.id }, body: { feedback: feedback.trim() || null, regenerate } });
+      onDone(regenerate);
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+  const fieldError = error instanceof ApiError ? error.fieldError('feedback') : undefined;
+  return (
+    <Dialog
+      title="Reject the draft"
+      description={`The draft for ${leadName}. Rejected, the run ends without an e-mail; regenerated, the writer keeps the research and strategy and writes the next version with your feedback.`}
+      onClose={onClose}
+      busy={busy}
+      footer={<>
+        <Button onClick={onClose} disabled={busy}>Cancel</Button>
+        <Button type="submit" form="review-reject" variant={regenerate ? 'primary' : 'danger'} busy={busy} icon={regenerate ? 'refresh' : undefined}>
+          {regenerate ? 'Regenerate draft' : 'Reject draft'}
+        </Button>
+      </>}
+    >
+      <form id="review-reject" onSubmit={submit} noValidate className="form">
+        {error && !fieldError ? <ErrorAlert error={error} /> : null}
+        <Field label="Feedback" optional error={fieldError} hint="What should change, or why it is wrong. Up to 2,000 characters.">
+          {(p) => <textarea {...p} ref={field} className="input textarea" rows={4} maxLength={2000} value={feedback} onChange={(e) => setFeedback(e.target.value)} />}
+        </Field>
+        <label className="checkbox">
+          <input type="checkbox" checked={regenerate} onChange={(e) => setRegenerate(e.target.checked)} />
+          <span>Regenerate: write a new version with this feedback</span>
+        </label>
+      </form>
+    </Dialog>
+  );
+}
