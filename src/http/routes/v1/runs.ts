@@ -7,6 +7,7 @@ import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, l
 import { getRunJson, listRuns, startRun, type Run as RunRecord } from '../../../domain/runs.ts';
 import { approveRun, cancelRun, rejectRun } from '../../../domain/run-decisions.ts';
 import type { FastifyRequest } from 'fastify';
+import { compactJson } from '../../compact-json.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
 
@@ -95,8 +96,9 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
   }, async (request, reply) => {
     const run = await getRunJson(db, principalOf(request).workspaceId, request.params.id);
     if (!run) throw notFound('Run');
-    // PostgreSQL wrote the run in the shape of the 200 schema above, all but its traceUrl; a JSON string is sent as it is.
-    const json = `{"data":${run.json.slice(0, -1)},"traceUrl":${JSON.stringify(traceUrlOf(run.id, run.traceId))}}}`;
+    // PostgreSQL wrote the run in the shape of the 200 schema above, all but its traceUrl; a JSON string is sent as it
+    // is, without the spaces PostgreSQL puts in.
+    const json = `{"data":${compactJson(run.json).slice(0, -1)},"traceUrl":${JSON.stringify(traceUrlOf(run.id, run.traceId))}}}`;
     return reply.type('application/json; charset=utf-8').send(json as never);
   });
 
