@@ -1662,7 +1662,7 @@ export type paths = {
         put?: never;
         /**
          * Reject the draft
-         * @description From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         * @description From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED. Audited as `run.regenerated` or `run.rejected`. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
          *
          *     Required scope: `runs:write`.
          */

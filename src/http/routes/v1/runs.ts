@@ -61,6 +61,8 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
         + 'or `idempotency_conflict`: a request with this Idempotency-Key is in flight.'),
     },
   });
+  // A body that fails validation is audited as what it seems to ask for; only `regenerate: true` asks for a new draft.
+  const asksToRegenerate = (body: unknown) => typeof body === 'object' && body !== null && (body as { regenerate?: unknown }).regenerate === true;
   const NoBody = Type.Object({}, { additionalProperties: false, description: 'No body is needed; `{}` is accepted.' });
   const decider = (request: FastifyRequest) => ({ keyId: principalOf(request).keyId, userId: principalOf(request).userId });
   const decided = (request: FastifyRequest, run: RunRecord) => {
@@ -76,9 +78,10 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
   }));
 
   app.post('/api/v1/runs/:id/reject', {
-    config: { scope: 'runs:write', auditAction: 'run.rejected' },
+    config: { scope: 'runs:write', auditAction: (request) => (asksToRegenerate(request.body) ? 'run.regenerated' : 'run.rejected') },
     schema: decision('Reject the draft', 'From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is '
-      + 'queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED.', RunReject),
+      + 'queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED. '
+      + 'Audited as `run.regenerated` or `run.rejected`.', RunReject),
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     return decided(request, await rejectRun(trx, principalOf(request).workspaceId, request.params.id, request.body, decider(request), clock));
   }));

@@ -15,7 +15,7 @@ const OUTCOMES = [['success', 'Success'], ['failure', 'Failure'], ['denied', 'De
 const OUTCOME_TONE: Record<AuditEntry['outcome'], Tone> = { success: 'green', failure: 'red', denied: 'amber', replayed: 'blue' };
 const SOURCE_LABEL: Record<AuditEntry['source'], string> = Object.fromEntries(SOURCES) as Record<AuditEntry['source'], string>;
 const PAGE_SIZE = 50;
-const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'call.created', 'run.created', 'run.approved', 'run.rejected', 'run.cancelled', 'key.created', 'key.revoked', 'member.created', 'session.created'];
+const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'call.created', 'run.created', 'run.approved', 'run.rejected', 'run.regenerated', 'run.cancelled', 'key.created', 'key.revoked', 'member.created', 'session.created'];
 
 export function AuditPage() {
   useTitle('Audit log');
