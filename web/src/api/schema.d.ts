@@ -2894,6 +2894,48 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/ui/api/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the web UI opens with: the session, if any, and whether first-run setup is needed
+         * @description Always 200: `session` is null when the request carries no live session.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            session: components["schemas"]["UiSession"] | null;
+                            setupNeeded: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ui/api/usage": {
         parameters: {
             query?: never;
@@ -3284,6 +3326,23 @@ export type components = {
             name: string | null;
             /** @enum {unknown} */
             role: "ADMIN" | "MEMBER";
+        };
+        UiSession: {
+            /** @description Send it back in X-CSRF-Token with every change. */
+            csrfToken: string;
+            user: {
+                email: string | null;
+                id: string;
+                name: string | null;
+                /** @enum {unknown} */
+                role: "ADMIN" | "MEMBER";
+            };
+            workspace: {
+                id: string;
+                name: string;
+                /** @enum {unknown} */
+                plan: "FREE" | "PRO";
+            };
         };
     };
     responses: never;
