@@ -9,6 +9,7 @@ import { useToast } from '../components/Toast';
 import { Alert, Badge, Button, Card, CopyButton, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import { formatDateTime, formatDuration, formatNumber, RUN_STATUS_LABEL, STEP_DESCRIPTION, STEP_LABEL } from '../lib/format';
 import { useLiveRun, type Transport } from '../lib/liveRun';
+import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link } from '../lib/router';
 import { useAsync, useTitle } from '../lib/useAsync';
 import { AnalysisView, ResearchView, StepFooter, StrategyView } from './run/StepViews';
@@ -128,7 +129,7 @@ export function RunPage({ id }: { id: string }) {
               <div><dt>Lead</dt><dd>{lead.data ? <Link to={`/leads/${lead.data.id}`}>{lead.data.name}</Link> : '…'}</dd></div>
               <div><dt>Started</dt><dd>{formatDateTime(run.startedAt)}</dd></div>
               <div><dt>Finished</dt><dd>{run.completedAt ? formatDateTime(run.completedAt) : inPipeline ? 'In progress' : '—'}</dd></div>
-              <div><dt>Took</dt><dd>{run.completedAt ? formatDuration(new Date(run.completedAt).getTime() - new Date(run.startedAt).getTime()) : '—'}</dd></div>
+              <div title={PIPELINE_TIME_HELP}><dt>Pipeline time</dt><dd>{inPipeline ? '—' : formatDuration(pipelineMs(run.steps))}</dd></div>
               <div><dt>Engine</dt><dd>{engineOf(run)}</dd></div>
               <div><dt>Tokens</dt><dd>{formatNumber(run.tokensUsed)}</dd></div>
             </dl>

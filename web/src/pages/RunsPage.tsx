@@ -5,6 +5,7 @@ import type { Lead, RunStatus } from '../api/types';
 import { Icon } from '../components/Icon';
 import { Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import { formatDuration, plural, RUN_STATUS_LABEL } from '../lib/format';
+import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link, useSearchParams } from '../lib/router';
 import { useAsync, useTitle } from '../lib/useAsync';
 
@@ -56,7 +57,7 @@ export function RunsPage() {
                   <th scope="col">Lead</th>
                   <th scope="col">Draft</th>
                   <th scope="col">Status</th>
-                  <th scope="col" className="align-right">Took</th>
+                  <th scope="col" className="align-right"><abbr title={PIPELINE_TIME_HELP}>Pipeline time</abbr></th>
                   <th scope="col" className="align-right">Started</th>
                 </tr>
               </thead>
@@ -71,8 +72,8 @@ export function RunsPage() {
                       </td>
                       <td className="cell-subject">{run.emailDraft?.subject ?? <span className="muted">—</span>}</td>
                       <td><RunStatusBadge status={run.status} /></td>
-                      <td className="align-right nowrap muted">
-                        {run.completedAt ? formatDuration(new Date(run.completedAt).getTime() - new Date(run.startedAt).getTime()) : '—'}
+                      <td className="align-right nowrap muted" title={PIPELINE_TIME_HELP}>
+                        {run.status === 'QUEUED' || run.status === 'RUNNING' ? '—' : formatDuration(pipelineMs(run.steps))}
                       </td>
                       <td className="align-right nowrap muted"><RelativeTime iso={run.startedAt} /></td>
                     </tr>
