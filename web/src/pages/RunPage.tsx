@@ -272,7 +272,7 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
       <Card className="draft-card draft-pending" title={<><Icon name="mail" size={17} /> E-mail draft</>} titleId="draft-title">
         {run.status === 'FAILED' || run.status === 'CANCELLED'
           ? <p className="muted">No draft was written.</p>
-          : <Skeleton lines={5} label={regenerating ? 'Writing the next version with your feedback…' : 'The draft appears here when the writer finishes.'} />}
+          : <Skeleton lines={5} label={regenerating ? 'Writing the next version…' : 'The draft appears here when the writer finishes.'} />}
       </Card>
     );
   }
@@ -299,7 +299,7 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
       )}
       {regenerating && (
         <div className="review-bar review-bar-working" role="status">
-          <p className="review-text"><span className="spinner spinner-small" aria-hidden="true" /> Writing version {draft.version + 1} with your feedback…</p>
+          <p className="review-text"><span className="spinner spinner-small" aria-hidden="true" /> Writing version {draft.version + 1}…</p>
         </div>
       )}
       {error ? <ErrorAlert error={error} /> : null}
@@ -335,7 +335,7 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
           onClose={() => setDecision(null)}
           onDone={(next) => {
             setDecision(null);
-            onDecided(next, decision === 'regenerate' ? 'Writing a new version with your feedback.' : 'Draft rejected.');
+            onDecided(next, decision === 'regenerate' ? 'Writing a new version of the draft.' : 'Draft rejected.');
           }}
         />
       )}
@@ -367,7 +367,7 @@ function DecisionDialog({ run, regenerate, onClose, onDone }: { run: Run; regene
     <Dialog
       title={regenerate ? 'Regenerate the draft' : 'Reject the draft'}
       description={regenerate
-        ? 'Say what should change. The writer keeps the research, analysis and strategy and writes the next version.'
+        ? 'The writer keeps the research, analysis and strategy and writes the next version, taking your feedback into account if you give any.'
         : 'The run ends without an e-mail. Your feedback is kept in the trace for the team.'}
       onClose={onClose}
       busy={busy}
@@ -380,8 +380,10 @@ function DecisionDialog({ run, regenerate, onClose, onDone }: { run: Run; regene
     >
       <form id="decision" onSubmit={submit} noValidate className="form">
         {error && !fieldError ? <ErrorAlert error={error} /> : null}
-        <Field label="Feedback" optional={!regenerate} error={fieldError}
-          hint={regenerate ? 'For example: “Shorter, and lead with the pilot they asked about.”' : 'What was wrong with it? Up to 2,000 characters.'}>
+        <Field label="Feedback" optional error={fieldError}
+          hint={regenerate
+            ? 'Say what should change, e.g. “Shorter, and lead with the pilot they asked about.” Leave it empty to have it simply written again.'
+            : 'What was wrong with it? Up to 2,000 characters.'}>
           {(p) => <textarea {...p} className="input textarea" rows={5} maxLength={2000} value={feedback} onChange={(e) => setFeedback(e.target.value)} autoFocus />}
         </Field>
       </form>
