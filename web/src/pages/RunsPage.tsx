@@ -50,7 +50,7 @@ export function RunsPage() {
       {page.data && page.data.runs.length > 0 && (
         <div className="table-card">
           <div className="table-scroll">
-            <table className="table" aria-busy={page.loading}>
+            <table className="table table-stack" aria-busy={page.loading}>
               <caption className="visually-hidden">Runs, page {cursors.length}</caption>
               <thead>
                 <tr>
@@ -66,16 +66,16 @@ export function RunsPage() {
                   const lead = page.data!.leads.get(run.leadId);
                   return (
                     <tr key={run.id}>
-                      <td>
+                      <td className="cell-main">
                         <Link to={`/runs/${run.id}`} className="row-title">{lead?.name ?? 'Unknown lead'}</Link>
                         {lead?.companyName && <div className="row-sub">{lead.companyName}</div>}
                       </td>
-                      <td className="cell-subject">{run.emailDraft?.subject ?? <span className="muted">—</span>}</td>
-                      <td><RunStatusBadge status={run.status} /></td>
-                      <td className="align-right nowrap muted" title={PIPELINE_TIME_HELP}>
+                      <td className="cell-subject cell-wide">{run.emailDraft?.subject ?? <span className="muted">—</span>}</td>
+                      <td data-col="status"><RunStatusBadge status={run.status} /></td>
+                      <td className="align-right nowrap muted" data-label="Pipeline time" data-col="took" title={PIPELINE_TIME_HELP}>
                         {run.status === 'QUEUED' || run.status === 'RUNNING' ? '—' : formatDuration(pipelineMs(run.steps))}
                       </td>
-                      <td className="align-right nowrap muted"><RelativeTime iso={run.startedAt} /></td>
+                      <td className="align-right nowrap muted" data-label="Started" data-col="started"><RelativeTime iso={run.startedAt} /></td>
                     </tr>
                   );
                 })}

@@ -207,7 +207,7 @@ function EventLog({ events, run }: { events: RunEvent[]; run: Run }) {
   const versions = draftVersions(events);
   return (
     <div className="table-scroll">
-      <table className="table table-compact">
+      <table className="table table-compact table-stack">
         <caption className="visually-hidden">Events of run {run.id}, oldest first</caption>
         <thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Step</th><th scope="col">Detail</th></tr></thead>
         <tbody>
@@ -220,7 +220,7 @@ function EventLog({ events, run }: { events: RunEvent[]; run: Run }) {
                 {event.node === 'WRITER' && <span className="muted"> v{versions.get(event.id)}</span>}
                 {event.attempt ? <span className="muted"> #{event.attempt}</span> : null}
               </td>
-              <td className="small">{eventDetail(event)}</td>
+              <td className="small cell-wide">{eventDetail(event)}</td>
             </tr>
           ))}
         </tbody>

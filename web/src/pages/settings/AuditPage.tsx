@@ -149,7 +149,7 @@ function AuditLog() {
       {entries && entries.length > 0 && (
         <div className="table-card">
           <div className="table-scroll">
-            <table className="table table-compact audit-table">
+            <table className="table table-compact table-stack audit-table">
               <caption className="visually-hidden">Audit log entries, newest first</caption>
               <thead>
                 <tr>
@@ -168,15 +168,15 @@ function AuditLog() {
                   <tr key={entry.id}>
                     <td className="nowrap"><time dateTime={entry.occurredAt} title={formatDateTime(entry.occurredAt)}>{formatRelative(entry.occurredAt)}</time></td>
                     <td><Actor entry={entry} /></td>
-                    <td><code className="action">{entry.action}</code></td>
+                    <td className="cell-main"><code className="action">{entry.action}</code></td>
                     <td><Target target={entry.target} /></td>
                     <td className="nowrap">
                       <Badge tone={OUTCOME_TONE[entry.outcome]}>{entry.outcome}</Badge>
                       {entry.status !== null && <span className="muted small"> {entry.status}</span>}
                     </td>
                     <td className="nowrap">{SOURCE_LABEL[entry.source] ?? entry.source}</td>
-                    <td className="mono small nowrap">{entry.ip ?? '—'}</td>
-                    <td className="mono small nowrap" title={entry.userAgent ?? undefined}>{entry.requestId ? shortId(entry.requestId) : '—'}</td>
+                    <td className="mono small nowrap" data-label="IP">{entry.ip ?? '—'}</td>
+                    <td className="mono small nowrap" data-label="Request" title={entry.userAgent ?? undefined}>{entry.requestId ? shortId(entry.requestId) : '—'}</td>
                   </tr>
                 ))}
               </tbody>
