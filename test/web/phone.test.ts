@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { pipelineMs } from '../../web/src/lib/pipeline.ts';
-import { browserUnavailable, launchBrowser, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
+import {
+  browserUnavailable, launchBrowser, parseDuration, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
+} from './support.ts';
 
 const PHONE = { width: 390, height: 844 };
 const LEAD = {
@@ -81,14 +83,6 @@ async function assertInView(locator: Locator, what: string): Promise<void> {
   assert.ok(box, `${what} is shown`);
   assert.ok(box.x >= 0 && box.x + box.width <= PHONE.width, `${what} spans ${box.x}..${box.x + box.width}`);
   assert.ok(box.y >= 0 && box.y + box.height <= PHONE.height, `${what} is within the screen's height`);
-}
-
-/** "426 ms", "1.3 s", "1 min 05 s" back to milliseconds. */
-function parseDuration(text: string): number {
-  const m = /^(?:(\d+) min (\d+) s|([\d.]+) s|(\d+) ms)$/.exec(text.trim());
-  assert.ok(m, `a duration: "${text}"`);
-  if (m[1]) return Number(m[1]) * 60_000 + Number(m[2]) * 1000;
-  return m[3] ? Number(m[3]) * 1000 : Number(m[4]);
 }
 
 describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? false }, () => {
