@@ -162,6 +162,20 @@ function searching<T>(db: Kysely<DB>, words: string[], work: (db: Kysely<DB>) =>
 }
 
 /**
+ * The statement of a page of leads' JSON, newest first, and the words of its search: listLeadsJson runs it, the
+ * benchmark (bench/search.ts) shows its plan. It reads `limit + 1` rows, which tell whether there is a next page.
+ */
+export function leadsPageStatement(workspaceId: string, options: LeadFilter & { limit: number; cursor?: Cursor | null }) {
+  const words = searchWords(options.q);
+  const filters = leadConditions(workspaceId, options, words);
+  if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
+  const page = sql<{ api_json: string; created_at: Date; id: string }>`
+    SELECT l.api_json, l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
+    ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}`;
+  return { words, page };
+}
+
+/**
  * A page of leads as the JSON text of the Lead array, in the API's shape, with the cursor of the next page. Each
  * lead's JSON is stored with it (api_json, which PostgreSQL writes with the row: 0005_lead_json.sql), so a page is
  * read as text and sent on as it is: nothing is rendered by the database at each read, and no lead is mapped, no
@@ -176,13 +190,7 @@ export async function listLeadsJson(
   workspaceId: string,
   options: LeadFilter & { limit: number; cursor?: Cursor | null; oneRow?: boolean },
 ): Promise<{ json: string; next: Cursor | null }> {
-  const words = searchWords(options.q);
-  const filters = leadConditions(workspaceId, options, words);
-  if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
-  // limit + 1 rows tell whether there is a next page.
-  const page = sql`
-    SELECT l.api_json, l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
-    ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}`;
+  const { words, page } = leadsPageStatement(workspaceId, options);
   // A lead's JSON holds no line break: to_json escapes every control character of the text fields.
   const leads = await searching(db, words, async (db) => {
     if (options.oneRow) {
