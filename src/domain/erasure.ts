@@ -53,7 +53,7 @@ async function deleteRuns(trx: Kysely<DB>, workspaceId: string, runs: Runs): Pro
  * Removes a lead with its calls, its runs and their steps, drafts and events, and the stored responses that show any
  * of them. A run being worked at that moment is removed too: its worker stops at its next write.
  */
-export async function deleteLead(trx: Kysely<DB>, workspaceId: string, leadId: string): Promise<void> {
+export async function deleteLead(trx: Kysely<DB>, workspaceId: string, leadId: string): Promise<{ id: string }> {
   if (!isUuid(leadId)) throw notFound('Lead');
   const lead = await trx.selectFrom('leads').select('id')
     .where('workspace_id', '=', workspaceId).where('id', '=', leadId).forUpdate().executeTakeFirst();
@@ -66,6 +66,7 @@ export async function deleteLead(trx: Kysely<DB>, workspaceId: string, leadId: s
   await deleteRuns(trx, workspaceId, { leadId });
   await trx.deleteFrom('calls').where('workspace_id', '=', workspaceId).where('lead_id', '=', leadId).execute();
   await trx.deleteFrom('leads').where('workspace_id', '=', workspaceId).where('id', '=', leadId).execute();
+  return lead;
 }
 
 /**
@@ -73,8 +74,8 @@ export async function deleteLead(trx: Kysely<DB>, workspaceId: string, leadId: s
  * nothing is removed (409 invalid_state). The runs are locked before they are looked at, so none can be claimed,
  * started again or added between the check and the removal.
  */
-export async function deleteCall(trx: Kysely<DB>, workspaceId: string, leadId: string, callId: string): Promise<void> {
-  // Shared: another change to the call's lead goes on, while the lead's erasure waits (it locks the lead first).
+export async function deleteCall(trx: Kysely<DB>, workspaceId: string, leadId: string, callId: string): Promise<{ id: string }> {
+  // FOR KEY SHARE: an update of the lead or a new call of it goes on meanwhile; the lead's erasure waits.
   const lead = isUuid(leadId)
     ? await trx.selectFrom('leads').select('id').where('workspace_id', '=', workspaceId).where('id', '=', leadId).forKeyShare().executeTakeFirst()
     : undefined;
@@ -97,4 +98,5 @@ export async function deleteCall(trx: Kysely<DB>, workspaceId: string, leadId: s
     SELECT ${callId}::uuid UNION ALL ${ids} UNION ALL SELECT id FROM email_drafts WHERE run_id IN (${ids})`);
   await deleteRuns(trx, workspaceId, { callId });
   await trx.deleteFrom('calls').where('workspace_id', '=', workspaceId).where('id', '=', callId).execute();
+  return call;
 }

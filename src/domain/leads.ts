@@ -163,7 +163,7 @@ function searching<T>(db: Kysely<DB>, words: string[], work: (db: Kysely<DB>) =>
 
 /**
  * The statement of a page of leads' JSON, newest first, and the words of its search: listLeadsJson runs it, the
- * benchmark (bench/search.ts) shows its plan. It reads `limit + 1` rows, which tell whether there is a next page.
+ * benchmark's search workload (bench/run.ts) shows its plan. It reads `limit + 1` rows, which tell whether there is a next page.
  */
 export function leadsPageStatement(workspaceId: string, options: LeadFilter & { limit: number; cursor?: Cursor | null }) {
   const words = searchWords(options.q);

@@ -170,11 +170,14 @@ for (const kind of BACKENDS) {
       assertProblem(await t.api('DELETE', `/api/v1/leads/${lead.id}`, { key: readOnly }), 403, 'insufficient_scope');
       assert.equal((await t.api('GET', `/api/v1/leads/${lead.id}`, { key })).status, 200, 'the lead is still there');
       assert.equal((await t.api('GET', '/api/v1/leads/count', { key })).json.count, before);
-      // A key that may write but not read leads may erase; then the lead is gone, and a second erasure is a 404.
+      // A key that may write but not read leads may erase (the id in capitals is the same id); then the lead is gone,
+      // and a second erasure is a 404.
       const writeOnly = (await t.key(A.id, ['leads:write'])).key;
-      assert.equal((await t.api('DELETE', `/api/v1/leads/${lead.id}`, { key: writeOnly })).status, 204);
+      assert.equal((await t.api('DELETE', `/api/v1/leads/${lead.id.toUpperCase()}`, { key: writeOnly })).status, 204);
       assertProblem(await t.api('DELETE', `/api/v1/leads/${lead.id}`, { key }), 404, 'not_found', 'twice');
-      const refused = (await auditRows(t, { workspaceId: A.id })).filter((e) => e.action === 'lead.deleted' && e.outcome !== 'success');
+      const entries = (await auditRows(t, { workspaceId: A.id })).filter((e) => e.action === 'lead.deleted');
+      assert.ok(entries.some((e) => e.outcome === 'success' && e.target_id === lead.id), 'the entry names the lead by its id as stored');
+      const refused = entries.filter((e) => e.outcome !== 'success');
       assert.ok(refused.some((e) => e.status === 404 && e.outcome === 'failure'), 'a refused erasure is audited too');
       assert.ok(refused.some((e) => e.status === 403 && e.outcome === 'denied'));
     });

@@ -62,8 +62,7 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
       },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    const { leadId, id } = request.params;
-    await deleteCall(trx, principalOf(request).workspaceId, leadId, id);
-    return { status: 204, body: null, target: { type: 'call', id } };
+    const call = await deleteCall(trx, principalOf(request).workspaceId, request.params.leadId, request.params.id);
+    return { status: 204, body: null, target: { type: 'call', id: call.id } };
   }));
 }
