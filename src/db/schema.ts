@@ -209,6 +209,12 @@ export interface IdempotencyKeysTable {
   created_at: Date;
 }
 
+export interface SetupTokensTable {
+  /** SHA-256 of the token, hex. */
+  digest: string;
+  created_at: Date;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -224,4 +230,5 @@ export interface DB {
   run_events: RunEventsTable;
   sessions: SessionsTable;
   sign_in_attempts: SignInAttemptsTable;
+  setup_tokens: SetupTokensTable;
 }

@@ -2787,6 +2787,8 @@ export type paths = {
                     content: {
                         "application/json": {
                             needed: boolean;
+                            /** @description Setup needs `setupToken`, the one-time token `leadrun serve` printed at start. */
+                            tokenRequired: boolean;
                         };
                     };
                 };
@@ -2795,7 +2797,7 @@ export type paths = {
         put?: never;
         /**
          * Set up an empty installation: its first workspace and admin
-         * @description Only while no workspace exists; signs the new admin in.
+         * @description Only while no workspace exists; signs the new admin in. When leadrun listens on a non-loopback address, `setupToken` must be the one-time token `leadrun serve` printed at start.
          */
         post: {
             parameters: {
@@ -2811,6 +2813,7 @@ export type paths = {
                         email: string;
                         name: string;
                         password: string;
+                        setupToken?: string;
                         workspaceName: string;
                     };
                 };
@@ -2850,7 +2853,7 @@ export type paths = {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description The request came from another site. */
+                /** @description The request came from another site, or the setup token is missing or not right. */
                 403: {
                     headers: {
                         [name: string]: unknown;

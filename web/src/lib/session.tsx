@@ -7,7 +7,8 @@ import type { Session } from '../api/types';
 export type SessionState =
   | { status: 'loading' }
   | { status: 'error'; error: unknown }
-  | { status: 'setup' }
+  /** An empty installation; `tokenRequired`: setup needs the one-time token `leadrun serve` printed. */
+  | { status: 'setup'; tokenRequired: boolean }
   | { status: 'signed-out'; expired: boolean }
   | { status: 'signed-in'; session: Session };
 
@@ -30,7 +31,7 @@ async function loadSession(): Promise<SessionState> {
     if (!(error instanceof ApiError) || error.status !== 401) throw error;
   }
   const { body: setup } = await api.get('/ui/api/setup');
-  return setup.needed ? { status: 'setup' } : { status: 'signed-out', expired: false };
+  return setup.needed ? { status: 'setup', tokenRequired: setup.tokenRequired } : { status: 'signed-out', expired: false };
 }
 
 export function SessionProvider({ children }: { children: ReactNode }) {
