@@ -102,7 +102,7 @@ async function runAdmin(config: Config, logger: Logger, command: AdminCommand, {
   }
   // With --json, standard output holds the JSON alone; a notice that goes with it (how to set a password) goes to
   // standard error.
-  const notice = spec.notice?.(result) ?? null;
+  const notice = spec.notice?.(result, command) ?? null;
   process.stdout.write(`${json || !spec.human ? JSON.stringify(result, null, 2) : spec.human(result)}\n`);
   if (notice) (json ? process.stderr : process.stdout).write(`${notice}\n`);
 }
@@ -159,9 +159,9 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
       // A person started it: one line that says where to go, instead of a JSON log line.
       process.stdout.write(`${readyLine(config.publicUrl, needsSetup, setupToken)}\n`);
     } else {
-      logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker), engine: engine?.name ?? null }, 'leadrun is serving');
       // A warning, so that it is written at the usual log levels: nobody can set up without it.
       if (setupToken) logger.warn({ url: config.publicUrl, setupToken }, 'leadrun is not set up yet: open it and give this setup token');
+      logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker), engine: engine?.name ?? null }, 'leadrun is serving');
     }
   }
 

@@ -55,8 +55,8 @@ export interface CommandSpec {
   build(args: Args): Request;
   /** The result, for a person. */
   human?(result: any): string;
-  /** A line for standard error that goes with the result, --json or not (standard output keeps only JSON). */
-  notice?(result: any): string | null;
+  /** A line that goes with the result: after it, or on standard error beside --json (stdout keeps only JSON). */
+  notice?(result: any, command: AdminCommand): string | null;
 }
 
 const JSON_OPTION: Option = { flag: '--json', meaning: 'print the result as JSON' };
@@ -152,6 +152,7 @@ export const COMMANDS: CommandSpec[] = [
       adminEmail: args.values['admin-email'] === undefined ? null : email(args, 'admin-email'),
     }),
     human: (r) => `Created workspace ${r.id} (${printable(r.name)}, plan ${r.plan}); admin user ${r.adminUserId}`,
+    notice: (_, command) => (command.command === 'workspace.create' ? passwordHint(command.adminEmail?.trim().toLowerCase() || null) : null),
   },
   {
     words: 'workspace list',
