@@ -211,6 +211,18 @@ describe('leadrun on PostgreSQL', () => {
     assert.doesNotMatch(none.stdout + none.stderr, /password/, 'no hint without an e-mail to sign in with');
   });
 
+  it('control characters in a name or a message never reach the terminal as such, and an error stays one line', async () => {
+    const sneaky = await leadrunJson(['workspace', 'create', '--name', 'Red\u001b[31m\nSecond line', '--json'], env);
+    const human = await runLeadrun(['workspace', 'list'], env);
+    const line = human.stdout.split('\n').find((l) => l.startsWith(sneaky.id))!;
+    assert.match(line, /Red\uFFFD\[31m\uFFFDSecond line/);
+    assert.doesNotMatch(human.stdout, /\u001b/);
+
+    const result = await runLeadrun(['key', 'create', '--workspace', 'two\nlines', '--name', 'x', '--scopes', 'leads:read'], env);
+    const error = assertCleanFailure(result, /^leadrun: There is no workspace with the id or name "two\uFFFDlines"/);
+    assert.equal(result.stderr, `${error}\n`);
+  });
+
   // Each of these changes nothing, so they run side by side.
   describe('refuses bad input with one readable line and no stack trace', { concurrency: 2 }, () => {
     it('an unknown scope', async () => {
@@ -318,6 +330,8 @@ describe('leadrun setup, and user password', () => {
   });
 
   it('on an empty installation, setup makes its first workspace and admin, and says how to give them a password', async () => {
+    assert.deepEqual(await leadrunJson(['workspace', 'list', '--json'], env), []);
+    assert.equal((await runLeadrun(['workspace', 'list'], env)).stdout, '(no workspaces: leadrun setup, or the web UI, makes the first)\n');
     // Two at once: one makes the workspace, and both answer with it.
     const [a, b] = await Promise.all([
       runLeadrun(['setup', '--name', 'Acme Sales', '--admin-email', 'You@Example.com', '--json'], env),
