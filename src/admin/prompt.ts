@@ -71,29 +71,36 @@ function hiddenPrompt(io: PasswordIO): { ask(question: string): Promise<string>;
   let ended: Error | null = null;
   const end = (error: Error) => {
     ended ??= error;
+    // A question on the screen is ended with its line, so that the error comes on a line of its own.
+    if (waiting) io.output.write('\n');
     waiting?.reject(ended);
     waiting = null;
   };
   rl.on('line', (line: string) => {
-    // The Enter key is not echoed either: end the question's line here.
-    io.output.write('\n');
     if (waiting) waiting.resolve(line);
     else typed.push(line);
     waiting = null;
   });
   rl.on('SIGINT', () => {
-    io.output.write('\n');
     end(new PasswordInputError(`cancelled; ${NOTHING_CHANGED}`));
     rl.close();
   });
   rl.on('close', () => end(new PasswordInputError(`no password was given; ${NOTHING_CHANGED}`)));
   return {
-    ask(question) {
+    async ask(question) {
       io.output.write(question);
       const line = typed.shift();
-      if (line !== undefined) return Promise.resolve(line);
-      if (ended) return Promise.reject(ended);
-      return new Promise((resolve, reject) => { waiting = { resolve, reject }; });
+      const answer = line !== undefined ? line : await new Promise<string>((resolve, reject) => {
+        if (ended) {
+          io.output.write('\n');
+          reject(ended);
+        } else {
+          waiting = { resolve, reject };
+        }
+      });
+      // The Enter key was not echoed either: end the question's line here.
+      io.output.write('\n');
+      return answer;
     },
     close: () => rl.close(),
   };
