@@ -1,221 +1,32 @@
 // The process entry of `leadrun`: read the configuration, open the database, then serve, work or run one admin
 // command, and shut down cleanly on SIGTERM or SIGINT.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { pino, type Logger } from 'pino';
+import { commandHelp, parseCommandLine, printable, UsageError, USAGE, type CommandSpec, type Invocation } from './admin/cli.ts';
 import { runAdminCommand, type AdminCommand } from './admin/commands.ts';
 import { claimDataDir, dataDirHolder, DataDirError, sendControlCommand, type DataDirClaim } from './admin/control.ts';
+import { PasswordInputError, readNewPassword } from './admin/prompt.ts';
 import { createOfflineEngine } from './agent/engines/offline.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { AppError } from './domain/errors.ts';
+import { issueSetupToken } from './domain/setup-tokens.ts';
 import { setupNeeded } from './domain/users.ts';
 import { buildApp, createDeps } from './http/app.ts';
+import { isLoopbackAddress } from './http/hosts.ts';
 import { redactSecrets } from './http/security.ts';
 import { startTelemetry } from './telemetry.ts';
-
-const USAGE = `leadrun: leads, calls and agent runs that draft sales e-mails
-
-Usage:
-  leadrun serve [--no-worker]        HTTP API with an in-process run worker
-  leadrun worker                     only the run worker (start as many as you like on PostgreSQL)
-  leadrun migrate                    apply database migrations
-  leadrun workspace create --name N [--plan free|pro] [--admin-email E] [--json]
-  leadrun key create --workspace ID --name N --scopes a,b [--json]
-  leadrun key revoke KEY_ID
-  leadrun audit list --workspace ID [--limit N] [--json]
-  leadrun user password --email E    set a user's web UI password, read from standard input
-
-Scopes: leads:read, leads:write, runs:read, runs:write.
-Configuration comes from the environment; see README.md.
-'leadrun COMMAND --help' tells more about a command; 'leadrun --version' prints the version.`;
-
-interface CommandHelp {
-  usage: string;
-  about: string;
-  options: Array<[flag: string, meaning: string]>;
-}
-
-const JSON_OPTION: [string, string] = ['--json', 'print the result as JSON'];
-
-/** What `leadrun COMMAND --help` prints, by the command's words. */
-const COMMAND_HELP: Record<string, CommandHelp> = {
-  serve: {
-    usage: 'leadrun serve [--no-worker]',
-    about: 'Serves the HTTP API and the web UI, with an in-process run worker.',
-    options: [['--no-worker', 'no in-process worker: run `leadrun worker` processes instead (PostgreSQL)']],
-  },
-  worker: {
-    usage: 'leadrun worker',
-    about: 'Runs only the run worker; start as many as you like on PostgreSQL.',
-    options: [],
-  },
-  migrate: {
-    usage: 'leadrun migrate [--json]',
-    about: 'Applies the database migrations not applied yet (serve and worker apply them too).',
-    options: [JSON_OPTION],
-  },
-  'workspace create': {
-    usage: 'leadrun workspace create --name N [--plan free|pro] [--admin-email E] [--json]',
-    about: 'Creates a workspace and its admin user.',
-    options: [
-      ['--name N', 'the name of the workspace (required)'],
-      ['--plan free|pro', 'its plan (default free)'],
-      ['--admin-email E', 'the e-mail of its admin user'],
-      JSON_OPTION,
-    ],
-  },
-  'key create': {
-    usage: 'leadrun key create --workspace ID --name N --scopes a,b [--json]',
-    about: 'Creates an API key and prints it; this is the only time it is shown.',
-    options: [
-      ['--workspace ID', 'the workspace the key belongs to (required)'],
-      ['--name N', 'a name that says who uses the key (required)'],
-      ['--scopes a,b', 'comma-separated: leads:read, leads:write, runs:read, runs:write (required)'],
-      JSON_OPTION,
-    ],
-  },
-  'key revoke': {
-    usage: 'leadrun key revoke KEY_ID [--json]',
-    about: 'Revokes an API key at once; revoking it again keeps the first time.',
-    options: [JSON_OPTION],
-  },
-  'audit list': {
-    usage: 'leadrun audit list --workspace ID [--limit N] [--json]',
-    about: "Lists a workspace's audit entries, newest first.",
-    options: [
-      ['--workspace ID', 'the workspace (required)'],
-      ['--limit N', 'how many entries, 1 to 1000 (default 50)'],
-      JSON_OPTION,
-    ],
-  },
-  'user password': {
-    usage: 'leadrun user password --email E [--json]',
-    about: "Sets a user's web UI password, read from standard input (never from the command line).",
-    options: [['--email E', 'the e-mail of the user (required)'], JSON_OPTION],
-  },
-};
-
-/** The help of the command the words name (`key` names both key commands); null for no known command. */
-function commandHelp(words: string[]): string | null {
-  const named = words.filter((word) => !word.startsWith('-')).slice(0, 2);
-  const exact = COMMAND_HELP[named.join(' ')] ?? COMMAND_HELP[named[0] ?? ''];
-  const matches = exact ? [exact] : Object.entries(COMMAND_HELP).filter(([key]) => key.split(' ')[0] === named[0]).map(([, help]) => help);
-  if (matches.length === 0) return null;
-  return matches.map(({ usage, about, options }) => {
-    const width = Math.max(0, ...options.map(([flag]) => flag.length)) + 2;
-    const lines = [`Usage: ${usage}`, '', about];
-    if (options.length) lines.push('', 'Options:', ...options.map(([flag, meaning]) => `  ${flag.padEnd(width)}${meaning}`));
-    return lines.join('\n');
-  }).join('\n\n');
-}
 
 function version(): string {
   const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   return manifest.version;
 }
 
-class UsageError extends Error {}
-
-function fail(message: string, code = 1): never {
-  process.stderr.write(`leadrun: ${message}\n`);
-  process.exit(code);
-}
-
-function print(value: unknown, json: boolean, human: (value: never) => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${human(value as never)}\n`);
-}
-
-function requireText(value: string | boolean | undefined, flag: string): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`${flag} is required`);
-  return value;
-}
-
-/** Parses the words after `leadrun` into an admin command, or null for serve/worker. */
-function parseCommand(argv: string[], stdin: () => string): { command: AdminCommand; json: boolean } | { run: 'serve' | 'worker'; worker: boolean } {
-  const [first, second, ...rest] = argv;
-  const options = {
-    name: { type: 'string' },
-    plan: { type: 'string' },
-    'admin-email': { type: 'string' },
-    workspace: { type: 'string' },
-    scopes: { type: 'string' },
-    limit: { type: 'string' },
-    email: { type: 'string' },
-    json: { type: 'boolean', default: false },
-    'no-worker': { type: 'boolean', default: false },
-  } as const;
-  const words = first === 'serve' || first === 'worker' || first === 'migrate' ? argv.slice(1) : rest;
-  let parsed;
-  try {
-    parsed = parseArgs({ args: words, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
-  const json = values.json;
-  const key = `${first ?? ''} ${['serve', 'worker', 'migrate'].includes(first ?? '') ? '' : second ?? ''}`.trim();
-  switch (key) {
-    case 'serve':
-      return { run: 'serve', worker: !values['no-worker'] };
-    case 'worker':
-      return { run: 'worker', worker: true };
-    case 'migrate':
-      return { command: { command: 'migrate' }, json };
-    case 'workspace create':
-      return {
-        command: { command: 'workspace.create', name: requireText(values.name, '--name'), plan: values.plan ?? 'free', adminEmail: values['admin-email'] ?? null },
-        json,
-      };
-    case 'key create':
-      return {
-        command: {
-          command: 'key.create',
-          workspaceId: requireText(values.workspace, '--workspace'),
-          name: requireText(values.name, '--name'),
-          scopes: requireText(values.scopes, '--scopes').split(',').map((s) => s.trim()).filter(Boolean),
-        },
-        json,
-      };
-    case 'key revoke':
-      return { command: { command: 'key.revoke', keyId: requireText(positionals[0], 'KEY_ID') }, json };
-    case 'audit list': {
-      const limit = values.limit === undefined ? 50 : Number(values.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
-      return { command: { command: 'audit.list', workspaceId: requireText(values.workspace, '--workspace'), limit }, json };
-    }
-    case 'user password': {
-      const email = requireText(values.email, '--email');
-      // From standard input, never from the command line, where other users could read it in the process list.
-      const password = stdin().replace(/\r?\n$/, '');
-      if (!password) throw new UsageError('give the password on standard input, e.g. leadrun user password --email E < file');
-      return { command: { command: 'user.password', email, password }, json };
-    }
-    default:
-      throw new UsageError(first ? `unknown command "${argv.join(' ')}"` : 'no command given');
-  }
-}
-
-function humanResult(command: AdminCommand, result: unknown): string {
-  const r = result as Record<string, unknown>;
-  switch (command.command) {
-    case 'workspace.create':
-      return `Created workspace ${r.id} (${r.name}, plan ${r.plan}); admin user ${r.adminUserId}`;
-    case 'key.create':
-      return `Created key ${r.id} with scopes ${(r.scopes as string[]).join(', ')}.\n\n  ${r.key}\n\nThis is the only time the key is shown: store it now.`;
-    case 'key.revoke':
-      return `Revoked key ${r.id} at ${r.revokedAt}`;
-    case 'audit.list':
-      return (result as Record<string, unknown>[]).map((e) =>
-        `${e.occurredAt}  ${String(e.source).padEnd(3)}  ${String(e.outcome).padEnd(7)}  ${e.status ?? '-'}  ${e.action}${e.target ? `  ${(e.target as { type: string; id: string }).type}:${(e.target as { id: string }).id}` : ''}`).join('\n') || '(no entries)';
-    case 'user.password':
-      return `Set the password of ${r.email}; they can sign in to the web UI now.`;
-    case 'migrate': {
-      const applied = (r.applied as string[]);
-      return applied.length ? `Applied ${applied.join(', ')}` : 'The database is up to date.';
-    }
-  }
+/** Every error of the program: one line on standard error (whatever a message holds), and exit code 1. */
+function fail(message: string): never {
+  process.stderr.write(`leadrun: ${printable(message)}\n`);
+  process.exit(1);
 }
 
 async function open(config: Config, logger: Logger, migrate = true): Promise<Database> {
@@ -251,7 +62,7 @@ async function claimOrWait(config: Config, logger: Logger, role: 'serve' | 'work
   }
 }
 
-async function runAdmin(config: Config, logger: Logger, command: AdminCommand, json: boolean): Promise<void> {
+async function runAdmin(config: Config, logger: Logger, command: AdminCommand, { spec, json }: { spec: CommandSpec; json: boolean }): Promise<void> {
   let result: unknown;
   // The migrate command applies the migrations itself, so that it can say which it applied.
   const migrateFirst = command.command !== 'migrate';
@@ -289,12 +100,17 @@ async function runAdmin(config: Config, logger: Logger, command: AdminCommand, j
       break;
     }
   }
-  print(result, json, (value) => humanResult(command, value));
+  // With --json, standard output holds the JSON alone; a notice that goes with it (how to set a password) goes to
+  // standard error.
+  const notice = spec.notice?.(result, command) ?? null;
+  process.stdout.write(`${json || !spec.human ? JSON.stringify(result, null, 2) : spec.human(result)}\n`);
+  if (notice) (json ? process.stderr : process.stdout).write(`${notice}\n`);
 }
 
 /** The line `serve` prints on a terminal once it answers requests. */
-function readyLine(publicUrl: string, setupNeeded: boolean): string {
-  return `leadrun is ready at ${publicUrl}${setupNeeded ? ' — open it to set up' : ''}`;
+function readyLine(publicUrl: string, setupNeeded: boolean, setupToken: string | null): string {
+  const setup = setupToken ? ` — open it to set up, with the setup token ${setupToken}` : ' — open it to set up';
+  return `leadrun is ready at ${publicUrl}${setupNeeded ? setup : ''}`;
 }
 
 async function runService(config: Config, logger: Logger, mode: { http: boolean; worker: boolean }): Promise<void> {
@@ -334,11 +150,17 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
 
   const app = mode.http ? await buildApp(deps, { logger }) : null;
   if (app) {
+    // An empty installation reachable from other machines is set up only with a token printed here, so that the
+    // first stranger to open it cannot make themselves its admin (src/domain/setup-tokens.ts).
+    const needsSetup = await setupNeeded(database.db);
+    const setupToken = needsSetup && !isLoopbackAddress(config.host) ? await issueSetupToken(database.db, systemClock) : null;
     await app.listen({ port: config.port, host: config.host });
     if (process.stdout.isTTY) {
       // A person started it: one line that says where to go, instead of a JSON log line.
-      process.stdout.write(`${readyLine(config.publicUrl, await setupNeeded(database.db))}\n`);
+      process.stdout.write(`${readyLine(config.publicUrl, needsSetup, setupToken)}\n`);
     } else {
+      // A warning, so that it is written at the usual log levels: nobody can set up without it.
+      if (setupToken) logger.warn({ url: config.publicUrl, setupToken }, 'leadrun is not set up yet: open it and give this setup token');
       logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker), engine: engine?.name ?? null }, 'leadrun is serving');
     }
   }
@@ -371,20 +193,20 @@ async function main(argv: string[]): Promise<void> {
   const words = argv[0] === 'help' ? argv.slice(1) : argv;
   if (argv.length === 0 || (asksHelp && words.every((word) => word.startsWith('-')))) {
     process.stdout.write(`${USAGE}\n`);
-    if (argv.length === 0) process.exitCode = 2;
+    if (argv.length === 0) process.exitCode = 1;
     return;
   }
   if (asksHelp) {
     const help = commandHelp(words);
-    if (!help) fail(`unknown command "${words.join(' ')}"\n\n${USAGE}`, 2);
+    if (!help) fail(`unknown command "${words.filter((word) => !word.startsWith('-')).join(' ')}" (see leadrun --help)`);
     process.stdout.write(`${help}\n`);
     return;
   }
-  let parsed: ReturnType<typeof parseCommand>;
+  let invocation: Invocation;
   try {
-    parsed = parseCommand(argv, () => readFileSync(0, 'utf8'));
+    invocation = parseCommandLine(argv);
   } catch (error) {
-    if (error instanceof UsageError) fail(`${error.message}\n\n${USAGE}`, 2);
+    if (error instanceof UsageError) fail(error.message);
     throw error;
   }
   let config: Config;
@@ -394,17 +216,20 @@ async function main(argv: string[]): Promise<void> {
     if (error instanceof ConfigError) fail(`invalid configuration: ${error.message}`);
     throw error;
   }
-  const isService = 'run' in parsed;
+  const isService = invocation.kind === 'service';
   // A key a client put where it does not belong (a URL, a field) is logged with its prefix only.
   const logger = pino({ level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' }, hooks: { streamWrite: redactSecrets } }, pino.destination(isService ? 1 : 2));
   try {
-    if ('run' in parsed) {
-      await runService(config, logger, { http: parsed.run === 'serve', worker: parsed.worker });
+    if (invocation.kind === 'service') {
+      await runService(config, logger, { http: invocation.http, worker: invocation.worker });
+    } else if (invocation.kind === 'password') {
+      const password = await readNewPassword(invocation.email, { input: process.stdin, output: process.stderr });
+      await runAdmin(config, logger, { command: 'user.password', email: invocation.email, password }, invocation);
     } else {
-      await runAdmin(config, logger, parsed.command, parsed.json);
+      await runAdmin(config, logger, invocation.command, invocation);
     }
   } catch (error) {
-    if (error instanceof AppError || error instanceof DataDirError) fail(error.message);
+    if (error instanceof AppError || error instanceof DataDirError || error instanceof PasswordInputError) fail(error.message);
     // A service logs the failure with its stack; an admin command says it in one line, like every other error.
     if (isService) logger.fatal({ err: error }, 'leadrun stopped');
     fail(error instanceof Error ? error.message : String(error));

@@ -115,7 +115,7 @@ export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock;
       })) as { id: string; name: string; plan: string; adminUserId: string };
     },
     async key(workspaceId, scopes = ALL_SCOPES, name = 'test key') {
-      return (await runAdminCommand(admin, { command: 'key.create', workspaceId, name, scopes })) as {
+      return (await runAdminCommand(admin, { command: 'key.create', workspace: workspaceId, name, scopes })) as {
         id: string; key: string; prefix: string; scopes: Scope[];
       };
     },

@@ -1,21 +1,25 @@
 // The admin commands of the `leadrun` program, as functions of a database. The CLI runs them directly (on
 // PostgreSQL, or on an embedded database no server holds) or sends them to the running server that holds the
 // embedded database (src/admin/control.ts), which runs them here.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { listAudit, writeAudit } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { createKey, revokeKey } from '../domain/keys.ts';
 import { isUuid } from '../domain/validation.ts';
-import { setPassword } from '../domain/users.ts';
-import { createWorkspace, getWorkspace } from '../domain/workspaces.ts';
+import { setPassword, setUpOrFindInstallation } from '../domain/users.ts';
+import { createWorkspace, listWorkspaces } from '../domain/workspaces.ts';
+import { resolveWorkspace } from './workspaces.ts';
 
+/** An admin command. `workspace` is a workspace's id or its exact name (src/admin/workspaces.ts). */
 export type AdminCommand =
+  | { command: 'setup'; name: string; plan?: string; adminEmail: string }
   | { command: 'workspace.create'; name: string; plan?: string; adminEmail?: string | null }
-  | { command: 'key.create'; workspaceId: string; name: string; scopes: string[] }
+  | { command: 'workspace.list' }
+  | { command: 'key.create'; workspace: string; name: string; scopes: string[] }
   | { command: 'key.revoke'; keyId: string }
-  | { command: 'audit.list'; workspaceId: string; limit: number }
+  | { command: 'audit.list'; workspace: string; limit: number }
   | { command: 'user.password'; email: string; password: string }
   | { command: 'migrate' };
 
@@ -25,24 +29,55 @@ export interface AdminDeps {
   migrate(): Promise<string[]>;
 }
 
-async function requireWorkspace(db: Kysely<DB>, workspaceId: string) {
-  const workspace = isUuid(workspaceId) ? await getWorkspace(db, workspaceId) : null;
-  if (!workspace) throw new AppError('not_found', `There is no workspace ${workspaceId}.`);
-  return workspace;
+/**
+ * A new workspace's admin e-mail that is someone's already: refused before anything is made, in words that say
+ * whose it is and what to do instead (an e-mail names one person in the whole installation).
+ */
+async function refuseTakenEmail(db: Kysely<DB>, adminEmail: string): Promise<void> {
+  const email = adminEmail.trim().toLowerCase();
+  const user = await db.selectFrom('users as u').innerJoin('workspaces as w', 'w.id', 'u.workspace_id')
+    .select(['u.role', 'w.id', 'w.name']).where(sql<string>`lower(u.email)`, '=', email).executeTakeFirst();
+  if (!user) return;
+  throw new AppError('invalid_request',
+    `${email} is already ${user.role === 'ADMIN' ? 'an admin' : 'a member'} of workspace ${user.id} ("${user.name}"): use that workspace `
+    + `(leadrun key create --workspace ${user.id} ...), or give another --admin-email.`,
+    { errors: [{ field: 'adminEmail', message: 'is already in use' }] });
 }
 
 export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Promise<unknown> {
   const { db, clock } = deps;
+  // Whoever runs a command is not a user of leadrun's: its entries name no user (key.created names the admin, to
+  // whom the key is attributed).
+  const auditCreated = (trx: Kysely<DB>, workspace: { id: string }) => writeAudit(trx, {
+    workspaceId: workspace.id, source: 'cli', action: 'workspace.created',
+    target: { type: 'workspace', id: workspace.id }, outcome: 'success', occurredAt: clock.now(),
+  });
   switch (input.command) {
-    case 'workspace.create':
-      return createWorkspace(db, { name: input.name, plan: input.plan ?? 'free', adminEmail: input.adminEmail ?? null }, clock);
+    case 'setup':
+      return db.transaction().execute(async (trx) => {
+        const { workspace, created } = await setUpOrFindInstallation(trx, { workspaceName: input.name, plan: input.plan ?? 'free', adminEmail: input.adminEmail }, clock);
+        if (created) await auditCreated(trx, workspace);
+        return { ...workspace, created };
+      });
+
+    case 'workspace.create': {
+      if (input.adminEmail) await refuseTakenEmail(db, input.adminEmail);
+      return db.transaction().execute(async (trx) => {
+        const workspace = await createWorkspace(trx, { name: input.name, plan: input.plan ?? 'free', adminEmail: input.adminEmail ?? null }, clock);
+        await auditCreated(trx, workspace);
+        return workspace;
+      });
+    }
+
+    case 'workspace.list':
+      return listWorkspaces(db);
 
     case 'key.create': {
-      const workspace = await requireWorkspace(db, input.workspaceId);
+      const workspace = await resolveWorkspace(db, input.workspace);
       return db.transaction().execute(async (trx) => {
-        const key = await createKey(trx, workspace.id, { name: input.name, scopes: input.scopes, createdByUserId: workspace.admin_user_id }, clock);
+        const key = await createKey(trx, workspace.id, { name: input.name, scopes: input.scopes, createdByUserId: workspace.adminUserId }, clock);
         await writeAudit(trx, {
-          workspaceId: workspace.id, source: 'cli', userId: workspace.admin_user_id, action: 'key.created',
+          workspaceId: workspace.id, source: 'cli', userId: workspace.adminUserId, action: 'key.created',
           target: { type: 'key', id: key.id }, outcome: 'success', occurredAt: clock.now(),
         });
         return { id: key.id, key: key.key, prefix: key.prefix, name: key.name, scopes: key.scopes };
@@ -63,15 +98,20 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
     }
 
     case 'audit.list': {
-      await requireWorkspace(db, input.workspaceId);
-      return (await listAudit(db, input.workspaceId, { limit: input.limit })).items;
+      const workspace = await resolveWorkspace(db, input.workspace);
+      return (await listAudit(db, workspace.id, { limit: input.limit })).items;
     }
 
-    case 'user.password': {
-      const user = await setPassword(db, input.email, input.password, clock);
-      if (!user) throw new AppError('not_found', `There is no user with the e-mail ${input.email}.`);
-      return { id: user.id, email: user.email, passwordSet: true };
-    }
+    case 'user.password':
+      return db.transaction().execute(async (trx) => {
+        const user = await setPassword(trx, input.email, input.password, clock);
+        if (!user) throw new AppError('not_found', `There is no user with the e-mail ${input.email}.`);
+        const { workspace_id: workspaceId } = await trx.selectFrom('users').select('workspace_id').where('id', '=', user.id).executeTakeFirstOrThrow();
+        await writeAudit(trx, {
+          workspaceId, source: 'cli', action: 'user.password_set', target: { type: 'user', id: user.id }, outcome: 'success', occurredAt: clock.now(),
+        });
+        return { id: user.id, email: user.email, passwordSet: true };
+      });
 
     case 'migrate':
       return { applied: await deps.migrate() };

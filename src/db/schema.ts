@@ -227,6 +227,12 @@ export interface IdempotencyKeysTable {
   created_at: Date;
 }
 
+export interface SetupTokensTable {
+  /** SHA-256 of the token, hex. */
+  digest: string;
+  created_at: Date;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -243,4 +249,5 @@ export interface DB {
   sessions: SessionsTable;
   sign_in_attempts: SignInAttemptsTable;
   password_reset_links: PasswordResetLinksTable;
+  setup_tokens: SetupTokensTable;
 }

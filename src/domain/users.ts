@@ -11,7 +11,7 @@ import { endResetLinks } from './password-resets.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
 import { endUserSessions } from './sessions.ts';
 import { isEmail } from './validation.ts';
-import { createWorkspace } from './workspaces.ts';
+import { createWorkspace, listWorkspaces, type WorkspaceSummary } from './workspaces.ts';
 
 function normaliseEmail(email: string): string {
   const normal = email.trim().toLowerCase();
@@ -59,6 +59,10 @@ export async function setupNeeded(db: Kysely<DB>): Promise<boolean> {
   return (await db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst()) === undefined;
 }
 
+// Only one setup may win: the lock makes a second, concurrent one (in the browser or the CLI) wait for the first
+// one's transaction to end, and then find a workspace.
+const lockSetup = (db: Kysely<DB>) => sql`SELECT pg_advisory_xact_lock(7361204552)`.execute(db);
+
 /** Creates the installation's first workspace and its admin, once. */
 export async function setUpInstallation(
   db: Kysely<DB>,
@@ -69,8 +73,7 @@ export async function setUpInstallation(
   checkPassword(input.password);
   const name = input.name.trim();
   if (!name) throw invalid('name', 'must not be empty');
-  // Only one setup may win: the lock makes a second, concurrent one wait and then find a workspace.
-  await sql`SELECT pg_advisory_xact_lock(7361204552)`.execute(db);
+  await lockSetup(db);
   if (!(await setupNeeded(db))) throw new AppError('invalid_state', 'This installation is already set up; sign in instead.');
   const workspace = await createWorkspace(db, { name: input.workspaceName, plan: 'free', adminEmail: email, adminName: name }, clock);
   await db.updateTable('users').set({ password_hash: await hashPassword(input.password) }).where('id', '=', workspace.adminUserId).execute();
@@ -93,4 +96,24 @@ export async function setPassword(db: Kysely<DB>, email: string, password: strin
     await endResetLinks(trx, row.id, clock);
     return { id: row.id, email: normal };
   });
+}
+
+/**
+ * `leadrun setup`: on an empty installation, creates its first workspace and admin (who then sets a password with
+ * `leadrun user password`); on one that is set up already, changes nothing. Either way it answers the
+ * installation's first workspace, the one a setup made, so that whatever follows works on that one whether the
+ * installation was set up in the browser, by an earlier `leadrun setup`, or just now. Holds the setup lock until
+ * the caller's transaction ends.
+ */
+export async function setUpOrFindInstallation(
+  db: Kysely<DB>,
+  input: { workspaceName: string; plan: string; adminEmail: string },
+  clock: Clock,
+): Promise<{ workspace: WorkspaceSummary; created: boolean }> {
+  const email = normaliseEmail(input.adminEmail);
+  await lockSetup(db);
+  const created = await setupNeeded(db);
+  if (created) await createWorkspace(db, { name: input.workspaceName, plan: input.plan, adminEmail: email }, clock);
+  const [first] = await listWorkspaces(db, { limit: 1 });
+  return { workspace: first!, created };
 }

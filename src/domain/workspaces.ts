@@ -65,3 +65,30 @@ export async function isUserOfWorkspace(db: Kysely<DB>, workspaceId: string, use
     .where('removed_at', 'is', null).forShare().executeTakeFirst();
   return row !== undefined;
 }
+
+/** A workspace as the admin commands list it: with its admin's e-mail. */
+export interface WorkspaceSummary {
+  id: string;
+  name: string;
+  plan: 'free' | 'pro';
+  adminUserId: string | null;
+  adminEmail: string | null;
+  createdAt: string;
+}
+
+/**
+ * The installation's workspaces, oldest first (the first is the one setup made), optionally only the one with an
+ * id or those with an exact name. Installation-wide on purpose: only the admin commands, run by whoever runs the installation, call it.
+ */
+export async function listWorkspaces(db: Kysely<DB>, filter: { id?: string; name?: string; limit?: number } = {}): Promise<WorkspaceSummary[]> {
+  let query = db.selectFrom('workspaces as w').leftJoin('users as u', 'u.id', 'w.admin_user_id')
+    .select(['w.id', 'w.name', 'w.plan', 'w.admin_user_id', 'u.email', 'w.created_at'])
+    .orderBy('w.created_at').orderBy('w.id');
+  if (filter.id !== undefined) query = query.where('w.id', '=', filter.id);
+  if (filter.name !== undefined) query = query.where('w.name', '=', filter.name);
+  if (filter.limit !== undefined) query = query.limit(filter.limit);
+  const rows = await query.execute();
+  return rows.map((r) => ({
+    id: r.id, name: r.name, plan: r.plan === 'FREE' ? 'free' : 'pro', adminUserId: r.admin_user_id, adminEmail: r.email, createdAt: r.created_at.toISOString(),
+  }));
+}

@@ -2,6 +2,7 @@
 // attacker who points attacker.example at 127.0.0.1 makes a victim's browser reach leadrun from a page of that
 // name, same-origin with itself; its requests still say `Host: attacker.example`, and that is what is checked.
 // Requests with a bearer key are not held to this: a service may reach the API by an internal name.
+import { isIPv4 } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
@@ -24,6 +25,14 @@ export function hostnameOf(host: string | undefined): string | null {
 export function isOwnHostname(config: Pick<Config, 'publicUrl' | 'allowedHosts'>, hostname: string | null): boolean {
   if (hostname === null) return false;
   return LOOPBACK_NAMES.includes(hostname) || config.allowedHosts.includes(hostname) || new URL(config.publicUrl).hostname === hostname;
+}
+
+/** A listening address (HOST) that only this machine can reach: `localhost`, 127.0.0.0/8 or ::1. */
+export function isLoopbackAddress(host: string): boolean {
+  const name = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (name === 'localhost' || name === '::1' || name === '0:0:0:0:0:0:0:1') return true;
+  const v4 = /^::ffff:(.+)$/.exec(name)?.[1] ?? name;
+  return isIPv4(v4) && v4.startsWith('127.');
 }
 
 /** An Origin header naming one of leadrun's own hosts, over http or https. */

@@ -31,16 +31,18 @@ export interface Completed {
   stderr: string;
 }
 
-/** Runs one `leadrun` command to its end; never throws for a non-zero exit. */
-export function runLeadrun(args: string[], env: Record<string, string>, options: { timeoutMs?: number; cwd?: string } = {}): Promise<Completed> {
+/** Runs one `leadrun` command to its end, with `input` on its standard input; never throws for a non-zero exit. */
+export function runLeadrun(args: string[], env: Record<string, string>, options: { timeoutMs?: number; cwd?: string; input?: string } = {}): Promise<Completed> {
   return new Promise((resolve, reject) => {
-    execFile(LEADRUN_BIN, args, {
+    const child = execFile(LEADRUN_BIN, args, {
       env: cleanEnv(env), cwd: options.cwd ?? PROJECT_ROOT, timeout: options.timeoutMs ?? 60_000, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024,
     }, (error, stdout, stderr) => {
       if (error && typeof (error as { code?: unknown }).code === 'string') return reject(error); // could not start it at all
       const code = error ? ((error as { code?: number | null }).code ?? null) : 0;
       resolve({ code, signal: (error as { signal?: NodeJS.Signals } | null)?.signal ?? null, stdout, stderr });
     });
+    child.stdin!.on('error', () => {}); // a command that exits before reading all of it
+    child.stdin!.end(options.input ?? '');
   });
 }
 
@@ -153,4 +155,21 @@ export async function waitForReady(server: LeadrunProcess, url: string, timeoutM
     if (Date.now() > deadline) throw new Error(`${url} not ready in ${timeoutMs} ms:\n${server.output().slice(-4000)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** Resolves with the first line of the process's standard output that matches, as soon as it is written. */
+export function waitForLine(server: LeadrunProcess, pattern: RegExp): Promise<string> {
+  const find = () => server.stdout().split('\n').find((line) => pattern.test(line));
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const line = find();
+      if (line !== undefined) {
+        server.child.stdout!.off('data', check);
+        resolve(line);
+      }
+    };
+    server.child.stdout!.on('data', check);
+    void server.exited.then(() => { if (find() === undefined) reject(new Error(`no line matching ${pattern} before the exit:\n${server.output()}`)); });
+    check();
+  });
 }

@@ -202,7 +202,7 @@ for (const kind of BACKENDS) {
     it('the audit.list admin command shows the API entries, newest first, with source api and the key id', async () => {
       const { res } = await audited('POST', '/api/v1/leads', { key: keyA.key, body: { name: 'Listed Entry' } });
       const admin = { db: t.database.db, clock: t.deps.clock, migrate: () => t.database.migrate() };
-      const entries = (await runAdminCommand(admin, { command: 'audit.list', workspaceId: A.id, limit: 1000 })) as any[];
+      const entries = (await runAdminCommand(admin, { command: 'audit.list', workspace: A.id, limit: 1000 })) as any[];
       const newest = entries[0];
       assert.equal(newest.requestId, res.headers.get('x-request-id'));
       assert.equal(newest.source, 'api');

@@ -358,7 +358,7 @@ for (const kind of BACKENDS) {
         const admin = { db: testDb.database.db, clock: systemClock, migrate: () => testDb.database.migrate() };
         const W = await runAdminCommand(admin, { command: 'workspace.create', name: 'Crowd', plan: 'pro', adminEmail: `crowd-${randomUUID()}@example.com` }) as { id: string };
         const keys = await Promise.all([1, 2, 3].map(async () =>
-          (await runAdminCommand(admin, { command: 'key.create', workspaceId: W.id, name: 'crowd', scopes: ALL_SCOPES }) as { key: string }).key));
+          (await runAdminCommand(admin, { command: 'key.create', workspace: W.id, name: 'crowd', scopes: ALL_SCOPES }) as { key: string }).key));
         const post = async (path: string, body: unknown) => {
           const res = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${keys[0]}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
           assert.ok(res.ok, await res.clone().text());

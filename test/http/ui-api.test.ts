@@ -32,8 +32,8 @@ for (const kind of BACKENDS) {
     after(() => t?.close());
 
     it('sets up an empty installation once: the workspace, its admin, signed in', async () => {
-      assert.deepEqual((await t.api('GET', '/ui/api/setup')).json, { needed: true });
-      assert.deepEqual((await t.api('GET', '/ui/api/start')).json, { session: null, setupNeeded: true });
+      assert.deepEqual((await t.api('GET', '/ui/api/setup')).json, { needed: true, tokenRequired: false });
+      assert.deepEqual((await t.api('GET', '/ui/api/start')).json, { session: null, setupNeeded: true, setupTokenRequired: false });
       assertInvalid(await t.api('POST', '/ui/api/setup', { body: { workspaceName: 'Acme', name: 'Sam', email: 'sam@acme.test', password: 'short' } }), ['password']);
       const body = { workspaceName: 'Acme Sales', name: 'Sam Rivera', email: 'Sam@Acme.test', password: PASSWORD };
       const [first, second] = await Promise.all([t.api('POST', '/ui/api/setup', { body }), t.api('POST', '/ui/api/setup', { body: { ...body, email: 'other@acme.test' } })]);
@@ -43,8 +43,8 @@ for (const kind of BACKENDS) {
       admin = browserOf(won[0]!);
       assert.equal(admin.session.user.role, 'ADMIN');
       assert.equal(admin.session.workspace.plan, 'FREE');
-      assert.deepEqual((await t.api('GET', '/ui/api/setup')).json, { needed: false });
-      assert.deepEqual((await t.api('GET', '/ui/api/start')).json, { session: null, setupNeeded: false });
+      assert.deepEqual((await t.api('GET', '/ui/api/setup')).json, { needed: false, tokenRequired: false });
+      assert.deepEqual((await t.api('GET', '/ui/api/start')).json, { session: null, setupNeeded: false, setupTokenRequired: false });
       assertProblem(await t.api('POST', '/ui/api/setup', { body }), 409, 'invalid_state');
     });
 

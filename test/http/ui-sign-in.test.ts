@@ -64,7 +64,7 @@ for (const kind of BACKENDS) {
         // Behind a proxy the name the browser used is the forwarded one.
         assertProblem(await addressed(`127.0.0.1:${port}`, 'POST', '/ui/api/setup', { headers: { 'x-forwarded-host': 'attacker.example' }, body: setupBody }), 421, 'misdirected_request');
         assert.equal((await db(t).selectFrom('workspaces').select('id').execute()).length, 0, 'nobody took the installation');
-        assert.deepEqual((await t.api('GET', '/ui/api/setup')).json, { needed: true });
+        assert.deepEqual((await t.api('GET', '/ui/api/setup')).json, { needed: true, tokenRequired: false });
       });
 
       it('answers under PUBLIC_URL\'s host, loopback names with any port, and ALLOWED_HOSTS', async () => {

@@ -207,7 +207,7 @@ describe('the Content-Security-Policy in a browser', { skip: !existsSync(CHROMIU
     const { runAdminCommand } = await import('../../src/admin/commands.ts');
     const admin = { db: testDb.database.db, clock: systemClock, migrate: () => testDb.database.migrate() };
     const ws = await runAdminCommand(admin, { command: 'workspace.create', name: 'CORS', plan: 'pro', adminEmail: 'cors@example.com' }) as { id: string };
-    key = (await runAdminCommand(admin, { command: 'key.create', workspaceId: ws.id, name: 'cors', scopes: ['leads:read'] }) as { key: string }).key;
+    key = (await runAdminCommand(admin, { command: 'key.create', workspace: ws.id, name: 'cors', scopes: ['leads:read'] }) as { key: string }).key;
     // Another site (another port is another origin), whose page calls the API.
     other = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>crm</title><p>another site</p>'));
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));

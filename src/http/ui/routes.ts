@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeIP } from '@fastify/rate-limit';
 import type { AppInstance } from '../app.ts';
 import { assertSameOrigin, principalOf, SESSION_COOKIE } from '../auth.ts';
+import { isLoopbackAddress } from '../hosts.ts';
 import { auditContext, mutate } from '../mutation.ts';
 import { cursorParam, linkNextPage } from '../pagination.ts';
 import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../schemas.ts';
@@ -14,6 +15,7 @@ import { createKey, listKeys, revokeKey, SCOPES } from '../../domain/keys.ts';
 import { createSession, endSession, findSession, signIn, type SessionView } from '../../domain/sessions.ts';
 import { workspaceUsage } from '../../domain/usage.ts';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../domain/passwords.ts';
+import { checkSetupToken, clearSetupTokens } from '../../domain/setup-tokens.ts';
 import { addMember, listMembers, setUpInstallation, setupNeeded } from '../../domain/users.ts';
 import { isUuid } from '../../domain/validation.ts';
 
@@ -94,21 +96,54 @@ export default async function uiRoutes(app: AppInstance): Promise<void> {
       ...entry, source: 'ui', outcome: 'success', occurredAt: clock.now(), ...auditContext(request),
     });
 
+  // On a non-loopback address anyone on the network could reach an empty installation first: setup then needs
+  // the one-time token `serve` printed (src/domain/setup-tokens.ts).
+  const setupTokenRequired = !isLoopbackAddress(config.host);
+
   app.get('/ui/api/setup', {
-    schema: { summary: 'Whether this installation still needs its first workspace', tags, response: { 200: Type.Object({ needed: Type.Boolean() }) } },
-  }, async () => ({ needed: await setupNeeded(db) }));
+    schema: {
+      summary: 'Whether this installation still needs its first workspace',
+      tags,
+      response: {
+        200: Type.Object({
+          needed: Type.Boolean(),
+          tokenRequired: Type.Boolean({ description: 'Setup needs `setupToken`, the one-time token `leadrun serve` printed at start.' }),
+        }),
+      },
+    },
+  }, async () => {
+    const needed = await setupNeeded(db);
+    return { needed, tokenRequired: needed && setupTokenRequired };
+  });
 
   app.post('/ui/api/setup', {
     schema: {
       summary: 'Set up an empty installation: its first workspace and admin',
-      description: 'Only while no workspace exists; signs the new admin in.',
+      description: 'Only while no workspace exists; signs the new admin in. When leadrun listens on a non-loopback address, '
+        + '`setupToken` must be the one-time token `leadrun serve` printed at start.',
       tags,
-      body: Type.Object({ workspaceName: Name, name: Name, email: Email, password: Password }, { additionalProperties: false }),
-      response: { 201: Session, 400: authProblems[400], 403: problem('The request came from another site.'), 409: problem('The installation is already set up.'), 413: writeProblems[413], 415: writeProblems[415] },
+      body: Type.Object({
+        workspaceName: Name, name: Name, email: Email, password: Password, setupToken: Type.Optional(Type.String({ maxLength: 200 })),
+      }, { additionalProperties: false }),
+      response: {
+        201: Session,
+        400: authProblems[400],
+        403: problem('The request came from another site, or the setup token is missing or not right.'),
+        409: problem('The installation is already set up.'),
+        413: writeProblems[413],
+        415: writeProblems[415],
+      },
     },
   }, async (request, reply) => {
     assertSameOrigin(request, config);
-    const created = await db.transaction().execute((trx) => setUpInstallation(trx, request.body, clock));
+    const { setupToken, ...input } = request.body;
+    const created = await db.transaction().execute(async (trx) => {
+      // Once set up, the answer is 409 whatever the token: the tokens are gone by then.
+      if (setupTokenRequired && await setupNeeded(trx)) await checkSetupToken(trx, setupToken);
+      const done = await setUpInstallation(trx, input, clock);
+      await clearSetupTokens(trx);
+      return done;
+    });
     const { token, session } = await createSession(db, created.userId, clock, client(request));
     await auditUi(request, { workspaceId: created.workspaceId, userId: created.userId, action: 'workspace.created', target: { type: 'workspace', id: created.workspaceId }, status: 201 });
     setCookie(reply, token, session.expiresAt);
@@ -151,12 +186,19 @@ export default async function uiRoutes(app: AppInstance): Promise<void> {
       summary: 'What the web UI opens with: the session, if any, and whether first-run setup is needed',
       description: 'Always 200: `session` is null when the request carries no live session.',
       tags,
-      response: { 200: Type.Object({ session: Nullable(Session), setupNeeded: Type.Boolean() }) },
+      response: {
+        200: Type.Object({
+          session: Nullable(Session),
+          setupNeeded: Type.Boolean(),
+          setupTokenRequired: Type.Boolean({ description: 'Setup needs `setupToken`, the one-time token `leadrun serve` printed at start.' }),
+        }),
+      },
     },
   }, async (request) => {
     const token = request.cookies[SESSION_COOKIE];
     const session = token ? await findSession(db, token, clock) : null;
-    return { session: session ? sessionView(session) : null, setupNeeded: session ? false : await setupNeeded(db) };
+    const needed = session ? false : await setupNeeded(db);
+    return { session: session ? sessionView(session) : null, setupNeeded: needed, setupTokenRequired: needed && setupTokenRequired };
   });
 
   app.delete('/ui/api/session', {

@@ -4383,6 +4383,8 @@ export type paths = {
                     content: {
                         "application/json": {
                             needed: boolean;
+                            /** @description Setup needs `setupToken`, the one-time token `leadrun serve` printed at start. */
+                            tokenRequired: boolean;
                         };
                     };
                 };
@@ -4391,7 +4393,7 @@ export type paths = {
         put?: never;
         /**
          * Set up an empty installation: its first workspace and admin
-         * @description Only while no workspace exists; signs the new admin in.
+         * @description Only while no workspace exists; signs the new admin in. When leadrun listens on a non-loopback address, `setupToken` must be the one-time token `leadrun serve` printed at start.
          */
         post: {
             parameters: {
@@ -4407,6 +4409,7 @@ export type paths = {
                         email: string;
                         name: string;
                         password: string;
+                        setupToken?: string;
                         workspaceName: string;
                     };
                 };
@@ -4446,7 +4449,7 @@ export type paths = {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description The request came from another site. */
+                /** @description The request came from another site, or the setup token is missing or not right. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4519,6 +4522,8 @@ export type paths = {
                         "application/json": {
                             session: components["schemas"]["UiSession"] | null;
                             setupNeeded: boolean;
+                            /** @description Setup needs `setupToken`, the one-time token `leadrun serve` printed at start. */
+                            setupTokenRequired: boolean;
                         };
                     };
                 };

@@ -7,7 +7,8 @@ import type { Session } from '../api/types';
 export type SessionState =
   | { status: 'loading' }
   | { status: 'error'; error: unknown }
-  | { status: 'setup' }
+  /** An empty installation; `tokenRequired`: setup needs the one-time token `leadrun serve` printed. */
+  | { status: 'setup'; tokenRequired: boolean }
   | { status: 'signed-out'; expired: boolean }
   | { status: 'signed-in'; session: Session };
 
@@ -26,7 +27,7 @@ async function loadSession(): Promise<SessionState> {
   // One request, answered 200 signed in or not: a signed-out visit logs no failed request in the console.
   const { body } = await api.get('/ui/api/start');
   if (body.session) return { status: 'signed-in', session: body.session };
-  return body.setupNeeded ? { status: 'setup' } : { status: 'signed-out', expired: false };
+  return body.setupNeeded ? { status: 'setup', tokenRequired: body.setupTokenRequired } : { status: 'signed-out', expired: false };
 }
 
 export function SessionProvider({ children }: { children: ReactNode }) {

@@ -6,12 +6,14 @@ import { isEmail, useFormSubmit } from '../lib/forms';
 import { useTitle } from '../lib/useAsync';
 import { useSession } from '../lib/session';
 
-const FIELDS = ['workspaceName', 'name', 'email', 'password'] as const;
+const FIELDS = ['setupToken', 'workspaceName', 'name', 'email', 'password'] as const;
 
 export function SetupPage() {
   useTitle('Set up leadrun');
-  const { signedIn, retry } = useSession();
-  const [values, setValues] = useState({ workspaceName: '', name: '', email: '', password: '' });
+  const { state, signedIn, retry } = useSession();
+  // Served on an address other machines reach: setup needs the token `leadrun serve` printed when it started.
+  const tokenRequired = state.status === 'setup' && state.tokenRequired;
+  const [values, setValues] = useState({ setupToken: '', workspaceName: '', name: '', email: '', password: '' });
   const [alreadySetUp, setAlreadySetUp] = useState(false);
   const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
 
@@ -19,6 +21,7 @@ export function SetupPage() {
     known: FIELDS,
     check: () => {
       const local: Record<string, string> = {};
+      if (tokenRequired && !values.setupToken.trim()) local.setupToken = 'Enter the setup token that leadrun printed when it started.';
       if (!values.workspaceName.trim()) local.workspaceName = 'Name your workspace, e.g. your company or team.';
       if (!values.name.trim()) local.name = 'Enter your name.';
       if (!isEmail(values.email.trim())) local.email = 'Enter an e-mail address like name@company.com.';
@@ -27,7 +30,10 @@ export function SetupPage() {
     },
     send: async () => {
       const { body } = await api.post('/ui/api/setup', {
-        body: { workspaceName: values.workspaceName.trim(), name: values.name.trim(), email: values.email.trim(), password: values.password },
+        body: {
+          workspaceName: values.workspaceName.trim(), name: values.name.trim(), email: values.email.trim(), password: values.password,
+          ...(tokenRequired ? { setupToken: values.setupToken.trim() } : {}),
+        },
       });
       signedIn(body);
     },
@@ -53,8 +59,13 @@ export function SetupPage() {
       <p className="auth-lead">This installation is new. Create the workspace your team will share, and your admin account.</p>
       <form ref={formRef} onSubmit={onSubmit} noValidate className="form">
         {errors.form && <Alert tone="error">{errors.form}</Alert>}
+        {tokenRequired && (
+          <Field label="Setup token" error={errors.fields.setupToken} hint={<>Printed by <code>leadrun serve</code> when it started, in its terminal or its log.</>}>
+            {(p) => <input {...p} className="input mono" autoComplete="off" spellCheck={false} value={values.setupToken} onChange={change('setupToken')} autoFocus />}
+          </Field>
+        )}
         <Field label="Workspace name" error={errors.fields.workspaceName} hint="Usually your company or sales team.">
-          {(p) => <input {...p} className="input" autoComplete="organization" value={values.workspaceName} onChange={change('workspaceName')} autoFocus />}
+          {(p) => <input {...p} className="input" autoComplete="organization" value={values.workspaceName} onChange={change('workspaceName')} autoFocus={!tokenRequired} />}
         </Field>
         <div className="form-row">
           <Field label="Your name" error={errors.fields.name}>
