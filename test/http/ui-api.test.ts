@@ -86,11 +86,11 @@ for (const kind of BACKENDS) {
     it('opens the UI with 200 whether signed in or not: the session, or null', async () => {
       const signedIn = await as(admin, 'GET', '/ui/api/start');
       assert.equal(signedIn.status, 200);
-      assert.deepEqual(signedIn.json, { session: (await as(admin, 'GET', '/ui/api/session')).json, setupNeeded: false });
+      assert.deepEqual(signedIn.json, { session: (await as(admin, 'GET', '/ui/api/session')).json, setupNeeded: false, setupTokenRequired: false });
       for (const headers of [{}, { cookie: 'leadrun_session=forged-token-value' }, { cookie: 'other=1' }] as Record<string, string>[]) {
         const res = await t.api('GET', '/ui/api/start', { headers });
         assert.equal(res.status, 200, res.text);
-        assert.deepEqual(res.json, { session: null, setupNeeded: false });
+        assert.deepEqual(res.json, { session: null, setupNeeded: false, setupTokenRequired: false });
       }
     });
 
@@ -192,11 +192,11 @@ for (const kind of BACKENDS) {
       const short = await signIn('mo@acme.test');
       assert.equal((await as(short, 'DELETE', '/ui/api/session')).status, 204);
       assertProblem(await as(short, 'GET', '/ui/api/session'), 401, 'unauthorized');
-      assert.deepEqual((await as(short, 'GET', '/ui/api/start')).json, { session: null, setupNeeded: false });
+      assert.deepEqual((await as(short, 'GET', '/ui/api/start')).json, { session: null, setupNeeded: false, setupTokenRequired: false });
       const idle = await signIn('mo@acme.test');
       clock.advance(25 * 60 * 60 * 1000);
       assertProblem(await as(idle, 'GET', '/ui/api/session'), 401, 'unauthorized');
-      assert.deepEqual((await as(idle, 'GET', '/ui/api/start')).json, { session: null, setupNeeded: false });
+      assert.deepEqual((await as(idle, 'GET', '/ui/api/start')).json, { session: null, setupNeeded: false, setupTokenRequired: false });
     });
 
     it('lets the CLI set a password for an admin it created', async () => {
