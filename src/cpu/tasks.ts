@@ -4,6 +4,7 @@ import type { Engine, RunContext } from '../agent/engine.ts';
 import { offlineRules } from '../agent/engines/offline.ts';
 import { checkGrounding, type Draft } from '../agent/grounding.ts';
 import { readPage } from '../agent/page.ts';
+import { readImportFile } from '../domain/lead-import-file.ts';
 import type { TaskEnvelope } from './pool.ts';
 
 export const TASKS = {
@@ -15,6 +16,8 @@ export const TASKS = {
   write: (ctx: Parameters<Engine['write']>[0]) => offlineRules.write(ctx),
   /** WRITER's grounding guard, for every engine's draft. */
   checkGrounding: ({ draft, ctx }: { draft: Draft; ctx: RunContext }) => checkGrounding(draft, ctx),
+  /** A lead import's file: parsed, and every row validated. */
+  readLeadImport: readImportFile,
 };
 
 export default function run(envelope: TaskEnvelope): unknown {
