@@ -1,15 +1,18 @@
 // The process entry of `leadrun`: read the configuration, open the database, then serve, work or run one admin
 // command, and shut down cleanly on SIGTERM or SIGINT.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino, type Logger } from 'pino';
 import { runAdminCommand, type AdminCommand } from './admin/commands.ts';
 import { claimDataDir, dataDirHolder, DataDirError, sendControlCommand, type DataDirClaim } from './admin/control.ts';
 import { createOfflineEngine } from './agent/engines/offline.ts';
+import { createCpuPool, defaultThreadCount } from './cpu/pool.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { AppError } from './domain/errors.ts';
+import { IMPORT_MAX_BYTES } from './domain/lead-import-format.ts';
+import type { LeadImportResult } from './domain/lead-import.ts';
 import { setupNeeded } from './domain/users.ts';
 import { buildApp, createDeps } from './http/app.ts';
 import { redactSecrets } from './http/security.ts';
@@ -25,6 +28,7 @@ Usage:
   leadrun key create --workspace ID --name N --scopes a,b [--json]
   leadrun key revoke KEY_ID
   leadrun audit list --workspace ID [--limit N] [--json]
+  leadrun leads import FILE --workspace ID [--dedupe email] [--dry-run] [--map FIELD:COLUMN] [--json]
   leadrun user password --email E    set a user's web UI password, read from standard input
 
 Scopes: leads:read, leads:write, runs:read, runs:write.
@@ -90,6 +94,18 @@ const COMMAND_HELP: Record<string, CommandHelp> = {
       JSON_OPTION,
     ],
   },
+  'leads import': {
+    usage: 'leadrun leads import FILE --workspace ID [--dedupe email] [--dry-run] [--map FIELD:COLUMN]... [--json]',
+    about: 'Imports a CSV file (a header row, then a row per lead) or a JSON file ({"leads": […]}, named *.json) of leads, '
+      + 'as POST /api/v1/leads/import does: valid rows are written in one transaction, invalid rows reported and skipped.',
+    options: [
+      ['--workspace ID', 'the workspace to import into (required)'],
+      ['--dedupe email', 'update the lead with the same e-mail (any case) instead of creating a second'],
+      ['--dry-run', 'check the file and count, write nothing'],
+      ['--map FIELD:COLUMN', 'read a field from the column with that header, e.g. --map "email:Work E-mail" (repeatable)'],
+      JSON_OPTION,
+    ],
+  },
   'user password': {
     usage: 'leadrun user password --email E [--json]',
     about: "Sets a user's web UI password, read from standard input (never from the command line).",
@@ -143,6 +159,9 @@ function parseCommand(argv: string[], stdin: () => string): { command: AdminComm
     scopes: { type: 'string' },
     limit: { type: 'string' },
     email: { type: 'string' },
+    dedupe: { type: 'string' },
+    'dry-run': { type: 'boolean', default: false },
+    map: { type: 'string', multiple: true },
     json: { type: 'boolean', default: false },
     'no-worker': { type: 'boolean', default: false },
   } as const;
@@ -185,6 +204,23 @@ function parseCommand(argv: string[], stdin: () => string): { command: AdminComm
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be a whole number from 1 to 1000');
       return { command: { command: 'audit.list', workspaceId: requireText(values.workspace, '--workspace'), limit }, json };
     }
+    case 'leads import': {
+      const path = requireText(positionals[0], 'FILE');
+      const workspaceId = requireText(values.workspace, '--workspace');
+      if (values.dedupe !== undefined && values.dedupe !== 'email') throw new UsageError('--dedupe takes one value: email');
+      return {
+        command: {
+          command: 'leads.import',
+          workspaceId,
+          format: path.toLowerCase().endsWith('.json') ? 'json' : 'csv',
+          content: readImportFile(path).toString('base64'),
+          dedupe: values.dedupe ?? null,
+          dryRun: values['dry-run'],
+          map: values.map ?? [],
+        },
+        json,
+      };
+    }
     case 'user password': {
       const email = requireText(values.email, '--email');
       // From standard input, never from the command line, where other users could read it in the process list.
@@ -195,6 +231,33 @@ function parseCommand(argv: string[], stdin: () => string): { command: AdminComm
     default:
       throw new UsageError(first ? `unknown command "${argv.join(' ')}"` : 'no command given');
   }
+}
+
+/** The file of `leads import`, refused at once when it is not a readable file within the import's size limit. */
+function readImportFile(path: string): Buffer {
+  try {
+    const { size } = statSync(path);
+    if (size > IMPORT_MAX_BYTES) {
+      throw new AppError('payload_too_large', `${path} is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MiB, the most one import takes; split it into several`);
+    }
+    return readFileSync(path);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'there is no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    throw new AppError('invalid_request', `cannot read ${path}: ${why}`);
+  }
+}
+
+/** An import's answer for a person: the counts, and the first errors by row. */
+function humanImport(result: LeadImportResult): string {
+  const lines = [`${result.dryRun ? 'Dry run (nothing written): would create' : 'Created'} ${result.created}, `
+    + `${result.dryRun ? 'update' : 'updated'} ${result.updated}, skipped ${result.skipped} of ${result.rows} rows.`];
+  const ignored = (result.columns ?? []).filter((c) => c.field === null).map((c) => c.header);
+  if (ignored.length > 0) lines.push(`Ignored columns: ${ignored.join(', ')}`);
+  for (const e of result.errors.slice(0, 20)) lines.push(`  row ${e.row}: ${e.field} ${e.message}`);
+  if (result.errorCount > 20) lines.push(`  … and ${result.errorCount - 20} more (--json lists up to ${result.errors.length})`);
+  return lines.join('\n');
 }
 
 function humanResult(command: AdminCommand, result: unknown): string {
@@ -209,6 +272,8 @@ function humanResult(command: AdminCommand, result: unknown): string {
     case 'audit.list':
       return (result as Record<string, unknown>[]).map((e) =>
         `${e.occurredAt}  ${String(e.source).padEnd(3)}  ${String(e.outcome).padEnd(7)}  ${e.status ?? '-'}  ${e.action}${e.target ? `  ${(e.target as { type: string; id: string }).type}:${(e.target as { id: string }).id}` : ''}`).join('\n') || '(no entries)';
+    case 'leads.import':
+      return humanImport(result as LeadImportResult);
     case 'user.password':
       return `Set the password of ${r.email}; they can sign in to the web UI now.`;
     case 'migrate': {
@@ -301,20 +366,18 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
   const claim = config.databaseUrl ? null : await claimOrWait(config, logger, mode.http ? 'serve' : 'worker');
   const database = await open(config, logger);
   const telemetry = await startTelemetry(config.otelEndpoint);
-  // The model engine (the AI SDK), the worker and its CPU pool are loaded only by a process that uses them.
-  const cpu = mode.worker
-    ? await import('./cpu/pool.ts').then(({ createCpuPool, defaultThreadCount }) =>
-      createCpuPool({ budgetMs: config.cpuBudgetMs, threads: config.cpuThreads ?? defaultThreadCount(mode.http) }))
-    : null;
-  const engine = config.llm
+  // The CPU pool serves the worker's steps and the API's lead imports; it starts a thread only when a task comes.
+  const cpu = createCpuPool({ budgetMs: config.cpuBudgetMs, threads: config.cpuThreads ?? defaultThreadCount(mode.http) });
+  // The model engine (the AI SDK) and the worker are loaded only by a process that uses them.
+  const engine = !mode.worker ? null : config.llm
     ? (await import('./agent/engines/model.ts')).createModelEngine({
       baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, model: config.llm.model, timeoutMs: config.llm.timeoutMs,
     })
-    : cpu ? createOfflineEngine(cpu) : null;
-  const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'));
-  claim?.serve((command) => runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate() }, command));
+    : createOfflineEngine(cpu);
+  const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'), cpu);
+  claim?.serve((command) => runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate(), cpu }, command));
 
-  const worker = cpu && engine
+  const worker = engine
     ? new (await import('./worker/worker.ts')).Worker({
       database,
       clock: systemClock,
@@ -351,7 +414,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     // Stop accepting requests and let those in flight finish; then hand runs back; then close the database.
     await app?.close();
     await worker?.stop();
-    await cpu?.close();
+    await cpu.close();
     await deps.lastUsed.flush();
     await telemetry.shutdown();
     await database.close();
@@ -385,6 +448,7 @@ async function main(argv: string[]): Promise<void> {
     parsed = parseCommand(argv, () => readFileSync(0, 'utf8'));
   } catch (error) {
     if (error instanceof UsageError) fail(`${error.message}\n\n${USAGE}`, 2);
+    if (error instanceof AppError) fail(error.message);
     throw error;
   }
   let config: Config;

@@ -3,10 +3,12 @@
 // embedded database (src/admin/control.ts), which runs them here.
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
+import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
 import { listAudit, writeAudit } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { createKey, revokeKey } from '../domain/keys.ts';
+import { importAuditDetails, importFile, importReader, readLeadImport, writeLeadImport } from '../domain/lead-import.ts';
 import { isUuid } from '../domain/validation.ts';
 import { setPassword } from '../domain/users.ts';
 import { createWorkspace, getWorkspace } from '../domain/workspaces.ts';
@@ -17,12 +19,24 @@ export type AdminCommand =
   | { command: 'key.revoke'; keyId: string }
   | { command: 'audit.list'; workspaceId: string; limit: number }
   | { command: 'user.password'; email: string; password: string }
+  | {
+    command: 'leads.import';
+    workspaceId: string;
+    format: 'csv' | 'json';
+    /** The file, base64: a command travels as a line of JSON to the server that holds an embedded database. */
+    content: string;
+    dedupe: 'email' | null;
+    dryRun: boolean;
+    map: string[];
+  }
   | { command: 'migrate' };
 
 export interface AdminDeps {
   db: Kysely<DB>;
   clock: Clock;
   migrate(): Promise<string[]>;
+  /** The CPU pool of the server that runs the command; without one, a file is read in this process. */
+  cpu?: CpuPool | null;
 }
 
 async function requireWorkspace(db: Kysely<DB>, workspaceId: string) {
@@ -71,6 +85,21 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
       const user = await setPassword(db, input.email, input.password, clock);
       if (!user) throw new AppError('not_found', `There is no user with the e-mail ${input.email}.`);
       return { id: user.id, email: user.email, passwordSet: true };
+    }
+
+    case 'leads.import': {
+      const workspace = await requireWorkspace(db, input.workspaceId);
+      const file = importFile(input.format, Buffer.from(input.content, 'base64'), input.map);
+      const options = { dedupe: input.dedupe, dryRun: input.dryRun };
+      const rows = await readLeadImport(db, workspace.id, file, options, importReader(deps.cpu ?? null));
+      return db.transaction().execute(async (trx) => {
+        const result = await writeLeadImport(trx, workspace.id, rows, options, clock);
+        await writeAudit(trx, {
+          workspaceId: workspace.id, source: 'cli', action: 'lead.imported', outcome: 'success', occurredAt: clock.now(),
+          details: importAuditDetails(file, options, result),
+        });
+        return result;
+      });
     }
 
     case 'migrate':
