@@ -4,7 +4,7 @@ import type { Engine, RunContext } from '../agent/engine.ts';
 import { offlineRules } from '../agent/engines/offline.ts';
 import { checkGrounding, type Draft } from '../agent/grounding.ts';
 import { readPage } from '../agent/page.ts';
-import { readImportFile } from '../domain/lead-import-file.ts';
+import { prepareImportReading, readImportFile } from '../domain/lead-import-file.ts';
 import type { TaskEnvelope } from './pool.ts';
 
 export const TASKS = {
@@ -19,6 +19,9 @@ export const TASKS = {
   /** A lead import's file: parsed, and every row validated. */
   readLeadImport: readImportFile,
 };
+
+// As the thread starts, so that a task's time budget does not pay for it.
+prepareImportReading();
 
 export default function run(envelope: TaskEnvelope): unknown {
   // The pool starts the task's time budget when it hears this.

@@ -3,7 +3,7 @@
 // a CPU pool thread (src/cpu/tasks.ts), in time linear in the file's size, and it answers with data rather than
 // exceptions, since an error's class does not cross the thread boundary.
 import type { ValidateFunction } from 'ajv';
-import { CsvError, parse } from 'csv-parse/sync';
+import { CsvQuoteNotClosed, readCsvRecords, type CsvRecord } from './csv.ts';
 import type { FieldError } from './errors.ts';
 import {
   hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS, matchColumns,
@@ -89,6 +89,12 @@ const MiB = 1024 * 1024;
 
 let leadValidator: ValidateFunction | null = null;
 let envelopeValidator: ValidateFunction | null = null;
+
+/** Compiles the validators now rather than within the first import (a CPU pool thread does it as it starts). */
+export function prepareImportReading(): void {
+  validateLead();
+  validateEnvelope();
+}
 
 /** LeadCreate, compiled once per thread. */
 function validateLead(): ValidateFunction {
@@ -260,10 +266,9 @@ type Delimiter = ',' | ';' | '\t';
 
 /**
  * The delimiter of the file: the one of comma, semicolon and tab that the header row holds most often outside
- * quotes (a comma when none is there). Also counts the header's columns, so that a header of a million columns is
- * refused before it is parsed.
+ * quotes (a comma when none is there).
  */
-function sniffHeader(text: string): { delimiter: Delimiter; columns: number } {
+function delimiterOf(text: string): Delimiter {
   const counts: Record<Delimiter, number> = { ',': 0, ';': 0, '\t': 0 };
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
@@ -276,19 +281,13 @@ function sniffHeader(text: string): { delimiter: Delimiter; columns: number } {
       else if (c === 9) counts['\t'] += 1;
     }
   }
-  const delimiter = (Object.keys(counts) as Delimiter[]).reduce((best, d) => (counts[d] > counts[best] ? d : best), ',');
-  return { delimiter, columns: counts[delimiter] + 1 };
+  return (Object.keys(counts) as Delimiter[]).reduce((best, d) => (counts[d] > counts[best] ? d : best), ',');
 }
 
 function readCsv(text: string, input: ImportFileInput): ImportFileResult {
   if (!/\S/.test(text)) {
     return refused('invalid_request', 'The file is empty: it needs a header row that names the columns, then a row per lead.',
       [{ field: '(body)', message: 'is empty' }]);
-  }
-  const { delimiter, columns: headerColumns } = sniffHeader(text);
-  if (headerColumns > IMPORT_MAX_COLUMNS) {
-    return refused('invalid_request', `The header row has ${headerColumns.toLocaleString('en')} columns; an import reads at most `
-      + `${IMPORT_MAX_COLUMNS.toLocaleString('en')}.`, [{ field: '(header)', message: `has more than ${IMPORT_MAX_COLUMNS} columns` }]);
   }
   const rows = new Rows(input);
   const file: {
@@ -298,9 +297,13 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
     read: Array<[number, ImportField]>;
   } = { headers: null, fields: [], read: [] };
 
-  const onRecord = (record: string[], row: number): void => {
+  const onRecord = ({ cells, row, width, droppedText }: CsvRecord): void => {
     if (file.headers === null) {
-      const headers = record.map((cell) => cell.trim());
+      if (width > IMPORT_MAX_COLUMNS) {
+        throw new Stop(refused('invalid_request', `The header row has ${width.toLocaleString('en')} columns; an import reads at most `
+          + `${IMPORT_MAX_COLUMNS.toLocaleString('en')}.`, [{ field: '(header)', message: `has more than ${IMPORT_MAX_COLUMNS} columns` }]));
+      }
+      const headers = cells.map((cell) => cell.trim());
       file.headers = headers;
       const matched = matchColumns(headers, input.map);
       if (matched.problems.length > 0) {
@@ -317,50 +320,38 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
       file.read = file.fields.flatMap((field, index) => (field ? [[index, field] as [number, ImportField]] : []));
       return;
     }
-    if (record.every((cell) => cell.trim() === '')) return;
+    if (!droppedText && cells.every((cell) => cell.trim() === '')) return;
     if (rows.rows >= IMPORT_MAX_ROWS) throw new Stop(tooManyRows());
-    const cells: Partial<Record<ImportField, string>> = {};
+    const given: Partial<Record<ImportField, string>> = {};
     for (const [index, field] of file.read) {
-      const cell = record[index]?.trim() ?? '';
-      if (cell !== '') cells[field] = cell;
+      const cell = cells[index]?.trim() ?? '';
+      if (cell !== '') given[field] = cell;
     }
     const lead: Record<string, unknown> = {};
-    const name = cells.name ?? [cells.firstName, cells.lastName].filter(Boolean).join(' ');
+    const name = given.name ?? [given.firstName, given.lastName].filter(Boolean).join(' ');
     if (name !== '') lead.name = name;
-    if (cells.email !== undefined) lead.email = cells.email;
-    if (cells.companyName !== undefined) lead.companyName = cells.companyName;
-    if (cells.companyWebsite !== undefined) lead.companyWebsite = cells.companyWebsite;
+    if (given.email !== undefined) lead.email = given.email;
+    if (given.companyName !== undefined) lead.companyName = given.companyName;
+    if (given.companyWebsite !== undefined) lead.companyWebsite = given.companyWebsite;
     // A spreadsheet's "Qualified" is the API's QUALIFIED.
-    if (cells.status !== undefined) lead.status = cells.status.toUpperCase();
-    if (cells.assignedToUserId !== undefined) lead.assignedToUserId = cells.assignedToUserId;
-    const width = file.headers.length;
-    const extra = record.length > width && record.slice(width).some((cell) => cell.trim() !== '')
-      ? [{ field: '(row)', message: `has ${record.length} cells, more than the ${width} columns of the header row` }]
+    if (given.status !== undefined) lead.status = given.status.toUpperCase();
+    if (given.assignedToUserId !== undefined) lead.assignedToUserId = given.assignedToUserId;
+    const columns = file.headers.length;
+    const extra = width > columns && (droppedText || cells.slice(columns).some((cell) => cell.trim() !== ''))
+      ? [{ field: '(row)', message: `has ${width} cells, more than the ${columns} columns of the header row` }]
       : [];
     rows.add(row, lead, extra);
   };
 
   try {
-    parse(text, {
-      delimiter,
-      record_delimiter: ['\r\n', '\n', '\r'],
-      relax_column_count: true,
-      relax_quotes: true,
-      skip_empty_lines: false,
-      // Each record is handled as it is read and then dropped: the whole file is never held as records.
-      on_record: (record: string[], context) => {
-        onRecord(record, context.records);
-        return null;
-      },
-    });
+    // Each record is handled as it is read and then dropped: the file is never held as records. A record keeps one
+    // cell more than a header may have columns, to tell a header that has too many.
+    readCsvRecords(text, delimiterOf(text), IMPORT_MAX_COLUMNS + 1, onRecord);
   } catch (error) {
     if (error instanceof Stop) return error.answer;
-    if (error instanceof CsvError) {
-      const row = (error as CsvError & { records?: number }).records ?? 0;
-      const message = error.code === 'CSV_QUOTE_NOT_CLOSED'
-        ? `Row ${row + 1} opens a quoted cell that is never closed: the file ends inside it. Close the quote (a quote inside a quoted cell is written twice: "").`
-        : `Row ${row + 1} cannot be read as CSV: ${shown(error.message)}.`;
-      return refused('invalid_request', message, [{ field: '(body)', message: `row ${row + 1} cannot be read as CSV` }]);
+    if (error instanceof CsvQuoteNotClosed) {
+      return refused('invalid_request', `Row ${error.row} opens a quoted cell that is never closed: the file ends inside it. `
+        + 'Close the quote (a quote inside a quoted cell is written twice: "").', [{ field: '(body)', message: `row ${error.row} opens a quote that is never closed` }]);
     }
     throw error;
   }

@@ -56,9 +56,9 @@ export function importReader(cpu: CpuPool | null): ImportReader {
       return await cpu.run('readLeadImport', input);
     } catch (error) {
       if (!(error instanceof CpuBudgetExceeded)) throw error;
-      const seconds = `${Math.round(cpu.budgetMs / 100) / 10} s`;
+      const budget = cpu.budgetMs >= 1000 ? `${Math.round(cpu.budgetMs / 100) / 10} s` : `${cpu.budgetMs} ms`;
       throw new AppError('payload_too_large', error.limit === 'time'
-        ? `Reading the file took longer than the ${seconds} an import may take, and was stopped; split it into smaller files.`
+        ? `Reading the file took longer than the ${budget} an import may take, and was stopped; split it into smaller files.`
         : 'Reading the file needed more memory than an import may use, and was stopped; split it into smaller files.');
     }
   };
