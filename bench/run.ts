@@ -9,6 +9,7 @@
 //   npm run bench -- --rounds 1           each server measured once (by default three times, in turns; medians)
 //   npm run bench -- --variant ../copy    another copy of leadrun measured in the same turns (an A/B of a change;
 //                                         repeat --variant for more copies)
+//   npm run bench -- --only import        POST /api/v1/leads/import of 50,000 rows on both backends (--import-rows N)
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,9 +22,10 @@ import { KeyVerifier, LastUsedRecorder } from '../src/domain/keys.ts';
 import { load, type LoadRequest, type LoadResult } from './load.ts';
 import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, type Seeded } from './seed.ts';
+import { formatImports, importWorkload, type ImportFigures } from './import.ts';
 import { startSites } from './sites.ts';
 
-export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'keycheck', 'pglite'] as const;
+export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'keycheck', 'pglite', 'import'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 export interface BenchOptions {
@@ -36,6 +38,8 @@ export interface BenchOptions {
   maxRequests: number;
   /** Runs started in the end-to-end workload. */
   runs: number;
+  /** Rows of the file the import workload sends. */
+  importRows: number;
   /** Separate `leadrun worker` processes for the runs workload; 0 works runs inside `serve`. */
   workerProcesses: number;
   workerConcurrency: number;
@@ -61,6 +65,7 @@ export const DEFAULTS: BenchOptions = {
   warmupSec: 5,
   maxRequests: 1_000_000,
   runs: 1500,
+  importRows: 50_000,
   workerProcesses: 0,
   workerConcurrency: 16,
   logLevel: 'info',
@@ -114,6 +119,7 @@ export interface BenchReport {
   runs: RunsFigures | null;
   keyCheck: { microsPerCheck: number; requestCpuMicros: number; share: number } | null;
   memory: { postgresAfterReadsMiB: number | null; pgliteAfterReadsMiB: number | null };
+  imports: ImportFigures[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -246,6 +252,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     runs: null,
     keyCheck: null,
     memory: { postgresAfterReadsMiB: null, pgliteAfterReadsMiB: null },
+    imports: [],
   };
 
   const sites = await startSites();
@@ -253,6 +260,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
   const created = await createBenchDatabase();
   const dbRef = { admin, name: created.name };
   let pgliteDir: string | null = null;
+  let importDir: string | null = null;
   try {
     // --- Seed -------------------------------------------------------------------------------------------------
     log(`database ${created.name}: migrating and seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads`);
@@ -335,6 +343,43 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       }
     }
 
+    // --- Lead import on PostgreSQL and on PGlite ---------------------------------------------------------------
+    if (wants('import')) {
+      log(`POST /api/v1/leads/import of ${options.importRows} rows`);
+      const [into, other] = seeded.workspaces;
+      if (!into || !other) throw new Error('the import workload needs two workspaces');
+      report.imports.push(...await importWorkload({
+        backend: 'postgres',
+        env: leadrunEnv(options, { DATABASE_URL: created.url }),
+        workspace: into,
+        baselineWorkspaceId: other.id,
+        open: async () => {
+          const database = await openDatabase({ databaseUrl: created.url });
+          return { db: database.db, close: () => database.close() };
+        },
+      }, options.importRows, log));
+      importDir = await mkdtemp(path.join(tmpdir(), 'leadrun-bench-import-'));
+      const embedded = await openDatabase({ databaseUrl: null, dataDir: importDir });
+      let workspaces: Seeded['workspaces'];
+      try {
+        await embedded.migrate();
+        workspaces = (await seed(embedded.db, { workspaces: 2, leadsPerWorkspace: 0, siteUrl: sites.url })).workspaces;
+      } finally {
+        await embedded.close();
+      }
+      const dir = importDir;
+      report.imports.push(...await importWorkload({
+        backend: 'pglite',
+        env: leadrunEnv(options, { DATA_DIR: dir }),
+        workspace: workspaces[0]!,
+        baselineWorkspaceId: workspaces[1]!.id,
+        open: async () => {
+          const database = await openDatabase({ databaseUrl: null, dataDir: dir });
+          return { db: database.db, close: () => database.close() };
+        },
+      }, options.importRows, log));
+    }
+
     // --- The read workload on embedded PGlite -----------------------------------------------------------------
     if (wants('pglite')) {
       log(`PGlite: seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads`);
@@ -365,6 +410,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     await created.drop();
     await sites.close();
     if (pgliteDir) await rm(pgliteDir, { recursive: true, force: true });
+    if (importDir) await rm(importDir, { recursive: true, force: true });
   }
 }
 
@@ -554,6 +600,9 @@ export function formatReport(report: BenchReport): string {
     lines.push(`key check: ${f(report.keyCheck.microsPerCheck, 2)} µs CPU per request = ${(report.keyCheck.share * 100).toFixed(1)} % `
       + `of serve's ${f(report.keyCheck.requestCpuMicros)} µs CPU per GET /api/v1/leads`);
   }
+  if (report.imports.length > 0) {
+    lines.push(...formatImports(report.imports), '');
+  }
   lines.push(`serve resident memory after the reads: PostgreSQL ${f(report.memory.postgresAfterReadsMiB)} MiB, PGlite ${f(report.memory.pgliteAfterReadsMiB)} MiB`);
   const o = report.options;
   const rounds = o.rounds > 1 ? `, the median of ${o.rounds} rounds taken in turns` : '';
@@ -569,7 +618,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
       duration: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, workspaces: { type: 'string' },
       leads: { type: 'string' }, runs: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' },
       'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
-      variant: { type: 'string', multiple: true }, rounds: { type: 'string' },
+      variant: { type: 'string', multiple: true }, rounds: { type: 'string' }, 'import-rows': { type: 'string' },
     },
     strict: true,
   });
@@ -586,6 +635,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
   set('workerConcurrency', num(values['worker-concurrency']));
   set('logLevel', values['log-level']);
   set('rounds', num(values.rounds));
+  set('importRows', num(values['import-rows']));
   if (values.only) {
     const only = values.only.split(',').map((s) => s.trim());
     for (const w of only) if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`unknown workload ${w}; workloads: ${WORKLOADS.join(', ')}`);

@@ -45,6 +45,8 @@ describe('a real serve reading heavy lead imports', () => {
     const workspace = await leadrunJson(['workspace', 'create', '--name', 'Import freeze', '--plan', 'pro', '--json'], env);
     const { key } = await leadrunJson(['key', 'create', '--workspace', workspace.id, '--name', 'import', '--scopes', 'leads:write', '--json'], env);
 
+    let slowestOfAll = 0;
+    let longestInline = 0;
     for (const [name, file] of Object.entries(FILES)) {
       let importing = true;
       const began = performance.now();
@@ -74,9 +76,12 @@ describe('a real serve reading heavy lead imports', () => {
       const inlineMs = performance.now() - inline;
       t.diagnostic(`${name}: answered ${status} in ${Math.round(ms)} ms; slowest of ${probes} /healthz probes ${Math.round(slowest)} ms; read inline ${Math.round(inlineMs)} ms`);
       // Tens of milliseconds on a quiet machine (a probe also waits for this process, which sends the file, and for
-      // whatever else the machine runs); the bound leaves room for a loaded one, and is below what the heaviest of
-      // these files takes to read on an event loop.
-      assert.ok(slowest < 500, `${name}: slowest /healthz probe took ${Math.round(slowest)} ms`);
+      // whatever else the machine runs); the bound leaves room for a loaded CI machine, as test/security/freeze.test.ts.
+      assert.ok(slowest < 1_000, `${name}: slowest /healthz probe took ${Math.round(slowest)} ms`);
+      slowestOfAll = Math.max(slowestOfAll, slowest);
+      longestInline = Math.max(longestInline, inlineMs);
     }
+    // However loaded the machine, no probe waited as long as the heaviest file takes to read on an event loop.
+    assert.ok(slowestOfAll < longestInline, `slowest probe ${Math.round(slowestOfAll)} ms, heaviest file read inline in ${Math.round(longestInline)} ms`);
   });
 });
