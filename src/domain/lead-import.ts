@@ -1,5 +1,5 @@
 // Lead import (POST /api/v1/leads/import, `leadrun leads import`): a file of leads read in the CPU pool
-// (src/domain/lead-import-file.ts), then written in one transaction with a statement or two for the whole file, never a
+// (src/domain/lead-import-file.ts), then written in one transaction, a statement for each thousand rows, never a
 // statement per row. Every query is bounded by the workspace id.
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
@@ -118,6 +118,14 @@ const INSERT_FROM_RECORDS = (workspaceId: string, now: Date) => sql`
   SELECT gen_random_uuid(), ${workspaceId}::uuid, r->>'name', r->>'email', r->>'company_name', r->>'company_website',
          coalesce(r->>'status', 'DISCOVERY'), (r->>'assigned_to_user_id')::uuid, ${now}::timestamptz, ${now}::timestamptz`;
 
+/**
+ * Lets the event loop answer what came in meanwhile. PGlite runs a statement on this thread and settles it with a
+ * promise alone, so that statements in a row, however many, never let the event loop take a request in between.
+ */
+function betweenBatches(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 async function checkAssignees(trx: Kysely<DB>, workspaceId: string, read: ReadImport): Promise<void> {
   if (read.assignees.length === 0) return;
   // The rows were checked against the workspace's users before the transaction; a user removed since then is
@@ -134,15 +142,19 @@ async function checkAssignees(trx: Kysely<DB>, workspaceId: string, read: ReadIm
 async function insertAll(trx: Kysely<DB>, workspaceId: string, read: ReadImport, dryRun: boolean, clock: Clock): Promise<{ created: number; updated: number }> {
   if (!dryRun) {
     await checkAssignees(trx, workspaceId, read);
-    await sql`${INSERT_FROM_RECORDS(workspaceId, clock.now())} FROM jsonb_array_elements(${read.records}::jsonb) AS r`.execute(trx);
+    const now = clock.now();
+    for (const batch of read.records) {
+      await betweenBatches();
+      await sql`${INSERT_FROM_RECORDS(workspaceId, now)} FROM jsonb_array_elements(${batch}::jsonb) AS r`.execute(trx);
+    }
   }
   return { created: read.recordCount, updated: 0 };
 }
 
 /**
  * With dedupe=email: each record with an e-mail updates the workspace's lead with that e-mail (the oldest, should
- * there be several), only in the fields its rows gave; the others are inserted. One statement does both; a dry run
- * runs only its count.
+ * there be several), only in the fields its rows gave; the others are inserted. One statement a batch does both (no
+ * two batches hold one e-mail); a dry run runs only its count.
  */
 async function upsertByEmail(trx: Kysely<DB>, workspaceId: string, read: ReadImport, dryRun: boolean, clock: Clock): Promise<{ created: number; updated: number }> {
   if (!dryRun) {
@@ -150,9 +162,20 @@ async function upsertByEmail(trx: Kysely<DB>, workspaceId: string, read: ReadImp
     await checkAssignees(trx, workspaceId, read);
   }
   const now = clock.now();
+  const counts = { created: 0, updated: 0 };
+  for (const batch of read.records) {
+    await betweenBatches();
+    const done = await upsertBatch(trx, workspaceId, batch, dryRun, now);
+    counts.created += done.created;
+    counts.updated += done.updated;
+  }
+  return counts;
+}
+
+async function upsertBatch(trx: Kysely<DB>, workspaceId: string, records: string, dryRun: boolean, now: Date): Promise<{ created: number; updated: number }> {
   const input = sql`
     input AS (
-      SELECT r AS record, (r->>'n')::int AS n, r->>'key' AS key FROM jsonb_array_elements(${read.records}::jsonb) AS r
+      SELECT r AS record, (r->>'n')::int AS n, r->>'key' AS key FROM jsonb_array_elements(${records}::jsonb) AS r
     ),
     target AS (
       SELECT DISTINCT ON (lower(l.email)) l.id, lower(l.email) AS key

@@ -56,14 +56,13 @@ describe('a real serve reading heavy lead imports', () => {
       let slowest = 0;
       let probes = 0;
       while (importing) {
+        // Every probe sent during the import counts, the one still waiting when the import answers included.
         const probe = performance.now();
         const res = await fetch(`${baseUrl}/healthz`);
         await res.arrayBuffer();
         assert.equal(res.status, 200);
-        if (importing) {
-          slowest = Math.max(slowest, performance.now() - probe);
-          probes += 1;
-        }
+        slowest = Math.max(slowest, performance.now() - probe);
+        probes += 1;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       const { status, text } = await answer;
