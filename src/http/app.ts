@@ -28,9 +28,9 @@ import runEventRoutes, { RunEvent } from './routes/v1/run-events.ts';
 import runRoutes from './routes/v1/runs.ts';
 import { RunEventHub } from './run-event-hub.ts';
 import security from './security.ts';
-import { bodyValidator, textValidator } from './validators.ts';
 import uiRoutes from './ui/routes.ts';
 import webApp from './ui/web-app.ts';
+import { bodyValidator, textValidator } from './validators.ts';
 
 export interface AppDeps {
   config: Config;
