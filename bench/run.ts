@@ -12,6 +12,7 @@
 //   npm run bench -- --rounds 1           each server measured once (by default three times, in turns; medians)
 //   npm run bench -- --variant ../copy    another copy of leadrun measured in the same turns (an A/B of a change;
 //                                         repeat --variant for more copies)
+//   npm run bench -- --only import        POST /api/v1/leads/import of 50,000 rows on both backends (--import-rows N)
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,9 +26,10 @@ import { leadsPageStatement } from '../src/domain/leads.ts';
 import { load, type LoadRequest, type LoadResult } from './load.ts';
 import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, seedSearch, type Seeded } from './seed.ts';
+import { formatImports, importWorkload, type ImportFigures } from './import.ts';
 import { startSites } from './sites.ts';
 
-export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search'] as const;
+export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 export interface BenchOptions {
@@ -44,6 +46,8 @@ export interface BenchOptions {
   batchRounds: number;
   /** Leads of the one workspace the search workload searches. */
   searchLeads: number;
+  /** Rows of the file the import workload sends. */
+  importRows: number;
   /** Separate `leadrun worker` processes for the runs workload; 0 works runs inside `serve`. */
   workerProcesses: number;
   workerConcurrency: number;
@@ -71,6 +75,7 @@ export const DEFAULTS: BenchOptions = {
   runs: 1500,
   batchRounds: 30,
   searchLeads: 100_000,
+  importRows: 50_000,
   workerProcesses: 0,
   workerConcurrency: 16,
   logLevel: 'info',
@@ -170,6 +175,7 @@ export interface BenchReport {
   search: SearchFigures | null;
   keyCheck: { microsPerCheck: number; requestCpuMicros: number; share: number } | null;
   memory: { postgresAfterReadsMiB: number | null; pgliteAfterReadsMiB: number | null };
+  imports: ImportFigures[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -304,6 +310,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     search: null,
     keyCheck: null,
     memory: { postgresAfterReadsMiB: null, pgliteAfterReadsMiB: null },
+    imports: [],
   };
 
   const sites = await startSites();
@@ -311,6 +318,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
   const created = await createBenchDatabase();
   const dbRef = { admin, name: created.name };
   let pgliteDir: string | null = null;
+  let importDir: string | null = null;
   try {
     // --- Seed -------------------------------------------------------------------------------------------------
     const seedsMain = options.only.some((w) => w !== 'search' && w !== 'pglite');
@@ -402,6 +410,42 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
 
     // --- Lead search at 100,000 leads in one workspace, in a database of its own -------------------------------
     if (wants('search')) report.search = await searchWorkload(options, admin);
+    // --- Lead import on PostgreSQL and on PGlite ---------------------------------------------------------------
+    if (wants('import')) {
+      log(`POST /api/v1/leads/import of ${options.importRows} rows`);
+      const [into, other] = seeded.workspaces;
+      if (!into || !other) throw new Error('the import workload needs two workspaces');
+      report.imports.push(...await importWorkload({
+        backend: 'postgres',
+        env: leadrunEnv(options, { DATABASE_URL: created.url }),
+        workspace: into,
+        baselineWorkspaceId: other.id,
+        open: async () => {
+          const database = await openDatabase({ databaseUrl: created.url });
+          return { db: database.db, close: () => database.close() };
+        },
+      }, options.importRows, log));
+      importDir = await mkdtemp(path.join(tmpdir(), 'leadrun-bench-import-'));
+      const embedded = await openDatabase({ databaseUrl: null, dataDir: importDir });
+      let workspaces: Seeded['workspaces'];
+      try {
+        await embedded.migrate();
+        workspaces = (await seed(embedded.db, { workspaces: 2, leadsPerWorkspace: 0, siteUrl: sites.url })).workspaces;
+      } finally {
+        await embedded.close();
+      }
+      const dir = importDir;
+      report.imports.push(...await importWorkload({
+        backend: 'pglite',
+        env: leadrunEnv(options, { DATA_DIR: dir }),
+        workspace: workspaces[0]!,
+        baselineWorkspaceId: workspaces[1]!.id,
+        open: async () => {
+          const database = await openDatabase({ databaseUrl: null, dataDir: dir });
+          return { db: database.db, close: () => database.close() };
+        },
+      }, options.importRows, log));
+    }
 
     // --- The read workload on embedded PGlite -----------------------------------------------------------------
     if (wants('pglite')) {
@@ -433,6 +477,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     await created.drop();
     await sites.close();
     if (pgliteDir) await rm(pgliteDir, { recursive: true, force: true });
+    if (importDir) await rm(importDir, { recursive: true, force: true });
   }
 }
 
@@ -835,6 +880,9 @@ export function formatReport(report: BenchReport): string {
     lines.push(`key check: ${f(report.keyCheck.microsPerCheck, 2)} µs CPU per request = ${(report.keyCheck.share * 100).toFixed(1)} % `
       + `of serve's ${f(report.keyCheck.requestCpuMicros)} µs CPU per GET /api/v1/leads`);
   }
+  if (report.imports.length > 0) {
+    lines.push(...formatImports(report.imports), '');
+  }
   lines.push(`serve resident memory after the reads: PostgreSQL ${f(report.memory.postgresAfterReadsMiB)} MiB, PGlite ${f(report.memory.pgliteAfterReadsMiB)} MiB`);
   const o = report.options;
   const rounds = o.rounds > 1 ? `, the median of ${o.rounds} rounds taken in turns` : '';
@@ -851,7 +899,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
       leads: { type: 'string' }, runs: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' },
       'batch-rounds': { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
       'search-leads': { type: 'string' },
-      variant: { type: 'string', multiple: true }, rounds: { type: 'string' },
+      variant: { type: 'string', multiple: true }, rounds: { type: 'string' }, 'import-rows': { type: 'string' },
     },
     strict: true,
   });
@@ -870,6 +918,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
   set('workerConcurrency', num(values['worker-concurrency']));
   set('logLevel', values['log-level']);
   set('rounds', num(values.rounds));
+  set('importRows', num(values['import-rows']));
   if (values.only) {
     const only = values.only.split(',').map((s) => s.trim());
     for (const w of only) if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`unknown workload ${w}; workloads: ${WORKLOADS.join(', ')}`);

@@ -9,6 +9,7 @@ import { PasswordInputError, readNewPassword } from './admin/prompt.ts';
 import { createOfflineEngine } from './agent/engines/offline.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createCpuPool, defaultThreadCount } from './cpu/pool.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { AppError } from './domain/errors.ts';
 import { issueSetupToken } from './domain/setup-tokens.ts';
@@ -117,20 +118,18 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
   const claim = config.databaseUrl ? null : await claimOrWait(config, logger, mode.http ? 'serve' : 'worker');
   const database = await open(config, logger);
   const telemetry = await startTelemetry(config.otelEndpoint);
-  // The model engine (the AI SDK), the worker and its CPU pool are loaded only by a process that uses them.
-  const cpu = mode.worker
-    ? await import('./cpu/pool.ts').then(({ createCpuPool, defaultThreadCount }) =>
-      createCpuPool({ budgetMs: config.cpuBudgetMs, threads: config.cpuThreads ?? defaultThreadCount(mode.http) }))
-    : null;
-  const engine = config.llm
+  // The CPU pool serves the worker's steps and the API's lead imports; it starts a thread only when a task comes.
+  const cpu = createCpuPool({ budgetMs: config.cpuBudgetMs, threads: config.cpuThreads ?? defaultThreadCount(mode.http) });
+  // The model engine (the AI SDK) and the worker are loaded only by a process that uses them.
+  const engine = !mode.worker ? null : config.llm
     ? (await import('./agent/engines/model.ts')).createModelEngine({
       baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, model: config.llm.model, timeoutMs: config.llm.timeoutMs,
     })
-    : cpu ? createOfflineEngine(cpu) : null;
-  const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'));
-  claim?.serve((command) => runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate() }, command));
+    : createOfflineEngine(cpu);
+  const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'), cpu);
+  claim?.serve((command) => runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate(), cpu }, command));
 
-  const worker = cpu && engine
+  const worker = engine
     ? new (await import('./worker/worker.ts')).Worker({
       database,
       clock: systemClock,
@@ -173,7 +172,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     // Stop accepting requests and let those in flight finish; then hand runs back; then close the database.
     await app?.close();
     await worker?.stop();
-    await cpu?.close();
+    await cpu.close();
     await deps.lastUsed.flush();
     await telemetry.shutdown();
     await database.close();

@@ -94,7 +94,7 @@ export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock;
   const testDb = await createTestDatabase(kind);
   const clock = options.clock ?? systemClock;
   const config = testConfig(options.config);
-  const deps = createDeps(config, testDb.database, clock, () => {});
+  const deps = createDeps(config, testDb.database, clock, () => {}, testCpu());
   const app = await buildApp(deps, { logger: silentLogger });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

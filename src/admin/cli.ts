@@ -1,8 +1,11 @@
 // The words of the `leadrun` program: each command's options, its help, how its arguments become an admin command
 // (src/admin/commands.ts) or a service to run, and how its result reads. One table drives parsing and help, so
 // that `leadrun COMMAND --help` lists exactly the options the command takes.
+import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AdminCommand } from './commands.ts';
+import { IMPORT_MAX_BYTES } from '../domain/lead-import-format.ts';
+import type { LeadImportResult } from '../domain/lead-import.ts';
 import { isEmail } from '../domain/validation.ts';
 
 export const USAGE = `leadrun: leads, calls and agent runs that draft sales e-mails
@@ -17,6 +20,7 @@ Usage:
   leadrun key create --workspace ID|NAME --name N --scopes a,b [--json]
   leadrun key revoke KEY_ID
   leadrun audit list --workspace ID|NAME [--limit N] [--json]
+  leadrun leads import FILE --workspace ID|NAME [--dedupe email] [--dry-run] [--map FIELD:COLUMN] [--json]
   leadrun user password --email E    set a user's web UI password (asked for on a terminal)
 
 Scopes: leads:read, leads:write, runs:read, runs:write.
@@ -38,10 +42,12 @@ interface Option {
   /** As the help shows it: `--name N`, or `--json` for a switch. */
   flag: string;
   meaning: string;
+  /** May be given more than once; its values are kept in order. */
+  repeatable?: boolean;
 }
 
 interface Args {
-  values: Record<string, string | boolean | undefined>;
+  values: Record<string, string | string[] | boolean | undefined>;
   positionals: string[];
 }
 
@@ -213,6 +219,39 @@ export const COMMANDS: CommandSpec[] = [
       `${e.occurredAt}  ${String(e.source).padEnd(3)}  ${String(e.outcome).padEnd(7)}  ${e.status ?? '-'}  ${printable(e.action)}${e.target ? `  ${printable(e.target.type)}:${printable(e.target.id)}` : ''}`).join('\n') || '(no entries)',
   },
   {
+    words: 'leads import',
+    usage: 'leadrun leads import FILE --workspace ID|NAME [--dedupe email] [--dry-run] [--map FIELD:COLUMN]... [--json]',
+    about: 'Imports a CSV file (a header row, then a row per lead) or a JSON file ({"leads": […]}, named *.json) of\n'
+      + 'leads, as POST /api/v1/leads/import does: valid rows are written in one transaction, invalid rows are\n'
+      + 'reported and skipped.',
+    positionals: ['FILE'],
+    options: [
+      { flag: '--workspace ID|NAME', meaning: 'the workspace to import into: its id or its exact name (required)' },
+      { flag: '--dedupe email', meaning: 'update the lead with the same e-mail (any case) instead of creating a second' },
+      { flag: '--dry-run', meaning: 'check the file and count, write nothing' },
+      { flag: '--map FIELD:COLUMN', meaning: 'read a field from the column with that header, e.g. --map "email:Work E-mail" (repeatable)', repeatable: true },
+      JSON_OPTION,
+    ],
+    build: (args) => {
+      const path = args.positionals[0];
+      if (path === undefined) throw new UsageError('FILE is required');
+      const workspace = text(args, 'workspace');
+      const dedupe = args.values.dedupe;
+      if (dedupe !== undefined && dedupe !== 'email') throw new UsageError('--dedupe takes one value: email');
+      const map = args.values.map;
+      return admin({
+        command: 'leads.import',
+        workspace,
+        format: path.toLowerCase().endsWith('.json') ? 'json' : 'csv',
+        content: readImportFile(path).toString('base64'),
+        dedupe: dedupe ?? null,
+        dryRun: args.values['dry-run'] === true,
+        map: Array.isArray(map) ? map : [],
+      });
+    },
+    human: (result: LeadImportResult) => humanImport(result),
+  },
+  {
     words: 'user password',
     usage: 'leadrun user password --email E [--json]',
     about: "Sets a user's web UI password and signs them out everywhere. On a terminal it asks for the password\n"
@@ -223,6 +262,31 @@ export const COMMANDS: CommandSpec[] = [
     human: (r) => `Set the password of ${printable(r.email)}; they can sign in to the web UI now.`,
   },
 ];
+
+/** The file of `leads import`, refused at once when it is not a readable file within the import's size limit. */
+function readImportFile(path: string): Buffer {
+  let size: number;
+  try {
+    size = statSync(path).size;
+    if (size <= IMPORT_MAX_BYTES) return readFileSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'there is no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    throw new UsageError(`cannot read ${path}: ${why}`);
+  }
+  throw new UsageError(`${path} is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MiB, the most one import takes; split it into several`);
+}
+
+/** An import's answer for a person: the counts, and the first errors by row. */
+function humanImport(result: LeadImportResult): string {
+  const lines = [`${result.dryRun ? 'Dry run (nothing written): would create' : 'Created'} ${result.created}, `
+    + `${result.dryRun ? 'update' : 'updated'} ${result.updated}, skipped ${result.skipped} of ${result.rows} rows.`];
+  const ignored = (result.columns ?? []).filter((c) => c.field === null).map((c) => printable(c.header));
+  if (ignored.length > 0) lines.push(`Ignored columns: ${ignored.join(', ')}`);
+  for (const e of result.errors.slice(0, 20)) lines.push(`  row ${e.row}: ${printable(e.field)} ${printable(e.message)}`);
+  if (result.errorCount > 20) lines.push(`  … and ${result.errorCount - 20} more (--json lists up to ${result.errors.length})`);
+  return lines.join('\n');
+}
 
 const nameOf = (flag: string) => flag.split(' ')[0]!.slice(2);
 
@@ -289,7 +353,13 @@ export function parseCommandLine(argv: string[]): Invocation {
     if (type === 'string' && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) {
       throw new UsageError(`${token.rawName} needs a value (${see})`);
     }
-    values[token.name] = token.value ?? true;
+    const repeatable = spec.options.some((o) => o.repeatable && nameOf(o.flag) === token.name);
+    if (repeatable) {
+      const earlier = values[token.name];
+      values[token.name] = [...(Array.isArray(earlier) ? earlier : []), token.value!];
+    } else {
+      values[token.name] = token.value ?? true;
+    }
   }
   try {
     return { ...spec.build({ values, positionals }), spec, json: values.json === true };

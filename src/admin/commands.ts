@@ -3,10 +3,12 @@
 // embedded database (src/admin/control.ts), which runs them here.
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
+import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
 import { listAudit, writeAudit } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { createKey, revokeKey } from '../domain/keys.ts';
+import { importAuditDetails, importFile, importReader, readLeadImport, writeLeadImport } from '../domain/lead-import.ts';
 import { isUuid } from '../domain/validation.ts';
 import { setPassword, setUpOrFindInstallation } from '../domain/users.ts';
 import { createWorkspace, listWorkspaces } from '../domain/workspaces.ts';
@@ -21,12 +23,24 @@ export type AdminCommand =
   | { command: 'key.revoke'; keyId: string }
   | { command: 'audit.list'; workspace: string; limit: number }
   | { command: 'user.password'; email: string; password: string }
+  | {
+    command: 'leads.import';
+    workspace: string;
+    format: 'csv' | 'json';
+    /** The file, base64: a command travels as a line of JSON to the server that holds an embedded database. */
+    content: string;
+    dedupe: 'email' | null;
+    dryRun: boolean;
+    map: string[];
+  }
   | { command: 'migrate' };
 
 export interface AdminDeps {
   db: Kysely<DB>;
   clock: Clock;
   migrate(): Promise<string[]>;
+  /** The CPU pool of the server that runs the command; without one, a file is read in this process. */
+  cpu?: CpuPool | null;
 }
 
 /**
@@ -112,6 +126,21 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
         });
         return { id: user.id, email: user.email, passwordSet: true };
       });
+
+    case 'leads.import': {
+      const workspace = await resolveWorkspace(db, input.workspace);
+      const file = importFile(input.format, Buffer.from(input.content, 'base64'), input.map);
+      const options = { dedupe: input.dedupe, dryRun: input.dryRun };
+      const rows = await readLeadImport(db, workspace.id, file, options, importReader(deps.cpu ?? null));
+      return db.transaction().execute(async (trx) => {
+        const result = await writeLeadImport(trx, workspace.id, rows, options, clock);
+        await writeAudit(trx, {
+          workspaceId: workspace.id, source: 'cli', action: 'lead.imported', outcome: 'success', occurredAt: clock.now(),
+          details: importAuditDetails(file, options, result),
+        });
+        return result;
+      });
+    }
 
     case 'migrate':
       return { applied: await deps.migrate() };

@@ -119,10 +119,13 @@ export async function claimDataDir(dataDir: string, role: string): Promise<DataD
     socket.setEncoding('utf8');
     socket.on('error', () => {});
     socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      const end = buffer.indexOf('\n');
-      if (end < 0) return;
-      const line = buffer.slice(0, end);
+      // Only the new chunk is searched: a command can be megabytes long (a lead import's file).
+      const end = chunk.indexOf('\n');
+      if (end < 0) {
+        buffer += chunk;
+        return;
+      }
+      const line = buffer + chunk.slice(0, end);
       void answer(line).then((reply) => socket.end(`${JSON.stringify(reply)}\n`));
     });
   });

@@ -4,6 +4,7 @@ import type { Engine, RunContext } from '../agent/engine.ts';
 import { offlineRules } from '../agent/engines/offline.ts';
 import { checkGrounding, type Draft } from '../agent/grounding.ts';
 import { readPage } from '../agent/page.ts';
+import { prepareImportReading, readImportFile } from '../domain/lead-import-file.ts';
 import type { TaskEnvelope } from './pool.ts';
 
 export const TASKS = {
@@ -15,7 +16,12 @@ export const TASKS = {
   write: (ctx: Parameters<Engine['write']>[0]) => offlineRules.write(ctx),
   /** WRITER's grounding guard, for every engine's draft. */
   checkGrounding: ({ draft, ctx }: { draft: Draft; ctx: RunContext }) => checkGrounding(draft, ctx),
+  /** A lead import's file: parsed, and every row validated. */
+  readLeadImport: readImportFile,
 };
+
+// As the thread starts, so that a task's time budget does not pay for it.
+prepareImportReading();
 
 export default function run(envelope: TaskEnvelope): unknown {
   // The pool starts the task's time budget when it hears this.

@@ -143,6 +143,8 @@ export interface AuditLogTable {
   ip: string | null;
   user_agent: string | null;
   occurred_at: Date;
+  /** What an entry's action did, in counts (a lead import's); never personal data. */
+  details: unknown;
 }
 
 export type RunEventType =

@@ -1,6 +1,6 @@
 // The audit log: one entry for every POST made with a valid key, every UI mutation and every admin command.
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { AuditOutcome, AuditSource, DB } from '../db/schema.ts';
 import { pageOf, type Cursor } from './pagination.ts';
 import { isUuid } from './validation.ts';
@@ -18,7 +18,11 @@ export interface AuditEntryInput {
   ip?: string | null;
   userAgent?: string | null;
   occurredAt: Date;
+  /** Counts that say what the action did (e.g. a lead import's); never personal data. */
+  details?: AuditDetails | null;
 }
+
+export type AuditDetails = Record<string, number | boolean | string | null>;
 
 export async function writeAudit(db: Kysely<DB>, entry: AuditEntryInput): Promise<void> {
   await db.insertInto('audit_log').values({
@@ -36,6 +40,7 @@ export async function writeAudit(db: Kysely<DB>, entry: AuditEntryInput): Promis
     ip: entry.ip ?? null,
     user_agent: entry.userAgent?.slice(0, 512) ?? null,
     occurred_at: entry.occurredAt,
+    details: entry.details ? sql`${JSON.stringify(entry.details)}::jsonb` : null,
   }).execute();
 }
 
@@ -55,6 +60,7 @@ export interface AuditEntry {
   ip: string | null;
   userAgent: string | null;
   occurredAt: string;
+  details: AuditDetails | null;
 }
 
 export interface AuditFilter {
@@ -104,6 +110,7 @@ export async function listAudit(db: Kysely<DB>, workspaceId: string, filter: Aud
     ip: r.ip,
     userAgent: r.user_agent,
     occurredAt: r.occurred_at.toISOString(),
+    details: (r.details ?? null) as AuditDetails | null,
   }));
   return pageOf(entries, filter.limit, (e) => ({ at: new Date(e.occurredAt), id: e.id }));
 }

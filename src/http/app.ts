@@ -3,11 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv, type ErrorObject, type Options as AjvOptions, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { createCpuPool, defaultThreadCount, type CpuPool } from '../cpu/pool.ts';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
@@ -22,6 +22,7 @@ import { Problem } from './schemas.ts';
 import apiDocs from './routes/docs.ts';
 import serviceRoutes from './routes/service.ts';
 import callRoutes from './routes/v1/calls.ts';
+import leadImportRoutes from './routes/v1/lead-import.ts';
 import leadRoutes from './routes/v1/leads.ts';
 import runEventRoutes, { RunEvent } from './routes/v1/run-events.ts';
 import runRoutes from './routes/v1/runs.ts';
@@ -31,6 +32,7 @@ import batchRoutes from './ui/batches.ts';
 import memberRoutes from './ui/members.ts';
 import uiRoutes from './ui/routes.ts';
 import webApp from './ui/web-app.ts';
+import { bodyValidator, textValidator } from './validators.ts';
 
 export interface AppDeps {
   config: Config;
@@ -41,6 +43,8 @@ export interface AppDeps {
   lastUsed: LastUsedRecorder;
   metrics: Metrics;
   runEvents: RunEventHub;
+  /** Where CPU work over untrusted input runs (a lead import's file): worker threads, never the event loop. */
+  cpu: CpuPool;
 }
 
 export type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider> & {
@@ -69,10 +73,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // Query strings and path parameters arrive as text and are coerced to their types; bodies are JSON and are not:
 // `{"name": 42}` is refused rather than turned into "42". Unknown body fields are refused, never dropped.
 function validators() {
-  const base: AjvOptions = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false };
-  const body = addFormats.default(new Ajv({ ...base, coerceTypes: false }));
-  const text = addFormats.default(new Ajv({ ...base, coerceTypes: 'array' }));
-  return { body, text };
+  return { body: bodyValidator(), text: textValidator() };
 }
 
 // Ajv turns any text that JavaScript reads as a whole number into an integer: "0x10", "1e1", " 5", "5." and
@@ -104,7 +105,11 @@ export interface BuildOptions {
   logger?: FastifyBaseLogger;
 }
 
-export function createDeps(config: Config, database: Database, clock: Clock, onError: (error: unknown) => void): AppDeps {
+/**
+ * The app's dependencies. Without `cpu`, a pool of its own is made; it starts no thread until a task needs one, and
+ * lets idle threads go.
+ */
+export function createDeps(config: Config, database: Database, clock: Clock, onError: (error: unknown) => void, cpu?: CpuPool): AppDeps {
   return {
     config,
     database,
@@ -114,6 +119,7 @@ export function createDeps(config: Config, database: Database, clock: Clock, onE
     lastUsed: new LastUsedRecorder(database.db, { onError }),
     metrics: new Metrics(),
     runEvents: new RunEventHub(),
+    cpu: cpu ?? createCpuPool({ budgetMs: config.cpuBudgetMs, threads: config.cpuThreads ?? defaultThreadCount(true) }),
   };
 }
 
@@ -219,6 +225,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(apiDocs);
   await app.register(serviceRoutes);
   await app.register(leadRoutes);
+  await app.register(leadImportRoutes);
   await app.register(callRoutes);
   await app.register(runRoutes);
   await app.register(runEventRoutes);

@@ -5,7 +5,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
-import { writeAudit } from '../domain/audit.ts';
+import { writeAudit, type AuditDetails } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { principalOf } from './auth.ts';
 
@@ -27,7 +27,10 @@ export interface Outcome<T> {
   /** null for an answer without a body (204). */
   body: T | null;
   location?: string;
-  target: { type: string; id: string };
+  /** What the change acted on; null for one that acted on many rows (an import). */
+  target: { type: string; id: string } | null;
+  /** Counts for the audit entry (an import's); never personal data. */
+  details?: AuditDetails;
   /** Runs once the change has committed, before the answer is sent: to set a new session's cookie, say. */
   afterCommit?: (reply: FastifyReply) => void;
 }
@@ -73,6 +76,7 @@ export async function mutate<T>(
       outcome: 'success',
       status: result.status,
       occurredAt: deps.clock.now(),
+      details: result.details ?? null,
       ...auditContext(request),
     });
     if (request.idempotency) {
@@ -81,8 +85,8 @@ export async function mutate<T>(
         response_status: result.status,
         response_body: result.body === null ? null : sql`${JSON.stringify(result.body)}::jsonb`,
         response_location: result.location ?? null,
-        target_type: result.target.type,
-        target_id: result.target.id,
+        target_type: result.target?.type ?? null,
+        target_id: result.target?.id ?? null,
       }).where('key_id', '=', request.idempotency.keyId).where('idempotency_key', '=', request.idempotency.key).execute();
     }
     return result;
@@ -111,7 +115,9 @@ export function idempotency(deps: MutationDeps) {
     const principal = principalOf(request);
     // Idempotency keys belong to API keys; the UI does not send them.
     if (!principal.keyId) return;
-    const hash = createHash('sha256').update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
+    // A body read as raw bytes (a lead import's file) is hashed as it came, not as JSON of a Buffer.
+    const body = Buffer.isBuffer(request.body) ? request.body : JSON.stringify(request.body ?? null);
+    const hash = createHash('sha256').update(`${request.method} ${request.url}\n`).update(body).digest('hex');
     const now = deps.clock.now();
     const unclaimed = {
       request_hash: hash, locked_until: new Date(now.getTime() + IN_FLIGHT_MS), created_at: now,

@@ -99,14 +99,37 @@ function fieldPath(pointer: string): string {
 
 function validationErrors(error: FastifyError): FieldError[] {
   const part = error.validationContext === 'querystring' ? 'query' : error.validationContext ?? 'body';
-  return (error.validation ?? []).map((issue) => {
+  return fieldErrorsOf(error.validation ?? [], part === 'body' ? '(body)' : part);
+}
+
+interface ValidationIssue {
+  instancePath: string;
+  keyword: string;
+  params: unknown;
+  message?: string | undefined;
+}
+
+function isUnionNoise(issue: ValidationIssue): boolean {
+  return issue.keyword === 'anyOf' || (issue.keyword === 'type' && (issue.params as { type?: unknown }).type === 'null');
+}
+
+/**
+ * Schema validation issues as the API names them: each field by its path, with Ajv's message (`is required`, `is
+ * not a known field`, `must be one of …`). `whole` names the validated value itself (an issue with an empty path).
+ * A lead import's rows are reported with the same words as POST /api/v1/leads.
+ */
+export function fieldErrorsOf(issues: ReadonlyArray<ValidationIssue>, whole: string): FieldError[] {
+  // A nullable field's wrong value fails both branches of its union: "must be null" and "must match a schema in
+  // anyOf" say nothing the other branch's error does not, and are left out when it is there.
+  const explained = new Set(issues.filter((issue) => !isUnionNoise(issue)).map((issue) => issue.instancePath));
+  return issues.filter((issue) => !(isUnionNoise(issue) && explained.has(issue.instancePath))).map((issue) => {
     const params = issue.params as Record<string, unknown>;
     const path = fieldPath(issue.instancePath);
     if (issue.keyword === 'required') return { field: [path, params.missingProperty].filter(Boolean).join('.'), message: 'is required' };
     if (issue.keyword === 'additionalProperties') {
       return { field: [path, params.additionalProperty].filter(Boolean).join('.'), message: 'is not a known field' };
     }
-    const field = path || (part === 'body' ? '(body)' : part);
+    const field = path || whole;
     if (issue.keyword === 'enum') return { field, message: `must be one of ${(params.allowedValues as unknown[]).join(', ')}` };
     return { field, message: issue.message ?? 'is invalid' };
   });

@@ -3,6 +3,7 @@
 import { Type, type TSchema } from 'typebox';
 import { AnalysisOutput, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from '../agent/outputs.ts';
 import { LEAD_STATUSES, SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../domain/leads.ts';
+import { IMPORT_FIELDS, IMPORT_LISTED_ERRORS, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS } from '../domain/lead-import-format.ts';
 import { RUN_STATUSES } from '../domain/runs.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -88,6 +89,47 @@ export const LeadFilters = {
 export const LeadCount = Type.Object({
   count: Type.Integer({ minimum: 0, description: 'How many leads the filters find.' }),
 });
+
+/** A JSON lead import: each lead as POST /api/v1/leads takes it (validated one by one, so that each is reported). */
+export const LeadImportJson = Type.Object({
+  leads: Type.Array(LeadCreate, { maxItems: IMPORT_MAX_ROWS, description: `The leads, at most ${IMPORT_MAX_ROWS.toLocaleString('en')}.` }),
+}, { additionalProperties: false });
+
+export const LeadImportQuery = Type.Object({
+  dedupe: Type.Optional(Type.Enum(['email'], {
+    description: 'With `email`, a row whose e-mail is that of a lead already there (compared case-insensitively) updates that lead '
+      + 'instead of creating a second; rows of the file with one e-mail make one lead, the later rows updating it.',
+  })),
+  dryRun: Type.Optional(Type.Boolean({ default: false, description: 'Read and check everything, write nothing, and answer the same counts.' })),
+  map: Type.Optional(Type.Array(Type.String({ maxLength: 300 }), {
+    maxItems: IMPORT_FIELDS.length,
+    description: 'CSV only: read a field from a column of your choice, as `FIELD:COLUMN` (`map=email:Work E-mail`); `FIELD:` '
+      + `reads that field from no column. FIELD is one of ${IMPORT_FIELDS.join(', ')}. Repeat for more fields; the other `
+      + 'columns are matched by their headers.',
+  })),
+});
+
+export const LeadImportResult = Type.Object({
+  created: Type.Integer({ minimum: 0, description: 'Rows that created a lead.' }),
+  updated: Type.Integer({ minimum: 0, description: 'Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created.' }),
+  skipped: Type.Integer({ minimum: 0, description: 'Invalid rows, left out; `errors` says why.' }),
+  errors: Type.Array(Type.Object({
+    row: Type.Integer({
+      minimum: 0,
+      description: 'CSV: the row as a spreadsheet numbers it (the header is row 1, the first lead row 2; a cell over several lines is '
+        + 'still one row). JSON: the index of the lead in `leads`, from 0.',
+    }),
+    field: Type.String({ description: 'The lead field, or `(row)` for the row as a whole.' }),
+    message: Type.String({ description: 'What is wrong, in the words of POST /api/v1/leads.' }),
+  }), { maxItems: IMPORT_LISTED_ERRORS, description: `What is wrong with each skipped row, in row order: the first ${IMPORT_LISTED_ERRORS.toLocaleString('en')}.` }),
+  errorCount: Type.Integer({ minimum: 0, description: 'How many entries `errors` would have in all.' }),
+  rows: Type.Integer({ minimum: 0, description: 'Rows of leads read: created + updated + skipped. Blank rows are not counted.' }),
+  dryRun: Type.Boolean({ description: 'True when nothing was written: the counts say what the import would do.' }),
+  columns: Nullable(Type.Array(Type.Object({
+    header: Type.String({ description: 'The header of the column (its first 200 characters).' }),
+    field: Nullable(Type.Enum(IMPORT_FIELDS, { description: 'What the column was read as; null for a column that was ignored.' })),
+  }), { maxItems: IMPORT_MAX_COLUMNS, description: 'CSV: how each column was read, in order. Null for JSON.' })),
+}, { $id: 'LeadImportResult' });
 
 export const Call = Type.Object({
   id: Id('Identifier of the call.'),

@@ -142,7 +142,8 @@ export function fieldWithNul(value: unknown): string | null {
       if (current.includes('\u0000')) return path || '(body)';
       continue;
     }
-    if (current === null || typeof current !== 'object') continue;
+    // Raw bytes (a lead import's file) are not walked byte by byte: their reader reports a NUL in its own rows.
+    if (current === null || typeof current !== 'object' || ArrayBuffer.isView(current)) continue;
     for (const [key, child] of Object.entries(current)) {
       const childPath = path ? `${path}.${key}` : key;
       if (key.includes('\u0000')) return childPath;

@@ -19,6 +19,7 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       runs: 12,
       batchRounds: 2,
       searchLeads: 2000,
+      importRows: 300,
       log: () => {},
     });
 
@@ -69,8 +70,14 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
     assert.ok(report.keyCheck && Number.isFinite(report.keyCheck.microsPerCheck), 'the key check is measured');
     assert.ok(report.memory.postgresAfterReadsMiB && report.memory.pgliteAfterReadsMiB, 'serve memory is read on both backends');
 
+    assert.deepEqual(report.imports.map((f) => [f.backend, f.kind, f.created, f.updated]), [
+      ['postgres', 'create', 300, 0], ['postgres', 'dedupe', 0, 300], ['pglite', 'create', 300, 0], ['pglite', 'dedupe', 0, 300],
+    ], 'each import created, then updated, every row');
+    for (const f of report.imports) assert.ok(f.probes >= 0 && Number.isFinite(f.slowestProbeMs) && f.seconds > 0);
+    assert.ok(report.imports.filter((f) => f.kind === 'create').every((f) => f.baselineSeconds !== null && f.baselineSeconds > 0), 'the bare INSERT baseline ran');
+
     const table = formatReport(report);
-    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'POST /api/v1/runs/batch', 'search, 2000 leads', 'export of 2000 leads', 'key check', 'resident memory']) {
+    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'POST /api/v1/runs/batch', 'search, 2000 leads', 'export of 2000 leads', 'key check', 'resident memory', 'lead import']) {
       assert.ok(table.includes(line), `the printed table has ${line}`);
     }
   });

@@ -35,6 +35,7 @@ function pathFor(route: RouteEntry, a: Resources, runId: string): string {
 function bodyFor(route: RouteEntry, a: Resources): unknown {
   switch (label(route)) {
     case 'POST /api/v1/leads': return { name: 'Matrix lead' };
+    case 'POST /api/v1/leads/import': return { leads: [{ name: 'Matrix import' }] };
     case 'PATCH /api/v1/leads/:id': return { companyName: 'Matrix edit' };
     case 'POST /api/v1/leads/:leadId/calls': return { transcript: 'Matrix: hello' };
     case 'POST /api/v1/runs': return { leadId: a.lead.id, callId: a.call.id };

@@ -63,6 +63,9 @@ const AuditEntry = Type.Object({
   ip: Nullable(Type.String()),
   userAgent: Nullable(Type.String()),
   occurredAt: Timestamp,
+  details: Nullable(Type.Record(Type.String(), Nullable(Type.Union([Type.Number(), Type.Boolean(), Type.String()])), {
+    description: 'What the action did, in counts: a lead import gives its created, updated and skipped rows. Never personal data.',
+  })),
 }, { $id: 'UiAuditEntry' });
 
 const Usage = Type.Object({

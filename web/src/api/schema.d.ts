@@ -1151,6 +1151,191 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/leads/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import leads from a CSV or JSON file
+         * @description Up to 10 MiB and 50,000 rows of leads, as `text/csv` or as `application/json` `{"leads": […]}`, in UTF-8. Every row is checked as `POST /api/v1/leads` checks a lead; the valid rows are written in one transaction and the others reported by row and field, and skipped. A CSV file has a header row; its delimiter (comma, semicolon or tab) is found from it, and its columns are matched by their headers, forgivingly (case, spaces, `_` and `-` do not matter): `name` or `full name` (or `first name` and `last name`), `email` or `e-mail`, `company`, `website`, `status` (any case), `assignedToUserId`. Other columns are ignored, and listed in `columns`. `map` chooses the column of a field. An empty cell gives no value: with `dedupe=email` it leaves the lead's value as it is.
+         *
+         *     Required scope: `leads:write`.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description With `email`, a row whose e-mail is that of a lead already there (compared case-insensitively) updates that lead instead of creating a second; rows of the file with one e-mail make one lead, the later rows updating it. */
+                    dedupe?: "email";
+                    /** @description Read and check everything, write nothing, and answer the same counts. */
+                    dryRun?: boolean;
+                    /** @description CSV only: read a field from a column of your choice, as `FIELD:COLUMN` (`map=email:Work E-mail`); `FIELD:` reads that field from no column. FIELD is one of name, firstName, lastName, email, companyName, companyWebsite, status, assignedToUserId. Repeat for more fields; the other columns are matched by their headers. */
+                    map?: string[];
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The leads, at most 50,000. */
+                        leads: {
+                            assignedToUserId?: string | null;
+                            companyName?: string | null;
+                            companyWebsite?: string | null;
+                            email?: string | null;
+                            /** @description Person name of the lead. */
+                            name: string;
+                            /**
+                             * @description Where the lead stands.
+                             * @enum {unknown}
+                             */
+                            status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                        }[];
+                    };
+                    "text/csv": string;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            columns: {
+                                field: ("name" | "firstName" | "lastName" | "email" | "companyName" | "companyWebsite" | "status" | "assignedToUserId") | null;
+                                /** @description The header of the column (its first 200 characters). */
+                                header: string;
+                            }[] | null;
+                            /** @description Rows that created a lead. */
+                            created: number;
+                            /** @description True when nothing was written: the counts say what the import would do. */
+                            dryRun: boolean;
+                            /** @description How many entries `errors` would have in all. */
+                            errorCount: number;
+                            /** @description What is wrong with each skipped row, in row order: the first 1,000. */
+                            errors: {
+                                /** @description The lead field, or `(row)` for the row as a whole. */
+                                field: string;
+                                /** @description What is wrong, in the words of POST /api/v1/leads. */
+                                message: string;
+                                /** @description CSV: the row as a spreadsheet numbers it (the header is row 1, the first lead row 2; a cell over several lines is still one row). JSON: the index of the lead in `leads`, from 0. */
+                                row: number;
+                            }[];
+                            /** @description Rows of leads read: created + updated + skipped. Blank rows are not counted. */
+                            rows: number;
+                            /** @description Invalid rows, left out; `errors` says why. */
+                            skipped: number;
+                            /** @description Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created. */
+                            updated: number;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A request with this Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The file is over 10 MiB or 50,000 rows, or took too long to read. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is neither text/csv nor application/json, or not in UTF-8. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs": {
         parameters: {
             query?: never;
@@ -4890,6 +5075,9 @@ export type components = {
         };
         UiAuditEntry: {
             action: string;
+            details: {
+                [key: string]: (number | boolean | string) | null;
+            } | null;
             id: string;
             ip: string | null;
             key: {

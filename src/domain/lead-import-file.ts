@@ -1,0 +1,368 @@
+// Reading a lead import: a file's bytes (CSV or JSON) into rows of leads, each validated as POST /api/v1/leads
+// validates its body (the same LeadCreate schema and messages). This is CPU work over a stranger's file: it runs in
+// a CPU pool thread (src/cpu/tasks.ts), in time linear in the file's size, and it answers with data rather than
+// exceptions, since an error's class does not cross the thread boundary.
+import type { ValidateFunction } from 'ajv';
+import { CsvQuoteNotClosed, readCsvRecords, type CsvRecord } from './csv.ts';
+import type { FieldError } from './errors.ts';
+import {
+  hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS, matchColumns,
+  type ColumnMap, type ImportField,
+} from './lead-import-format.ts';
+import { fieldErrorsOf } from '../http/problem.ts';
+import { LeadCreate, LeadImportJson } from '../http/schemas.ts';
+import { bodyValidator } from '../http/validators.ts';
+
+export interface ImportFileInput {
+  format: 'csv' | 'json';
+  bytes: Uint8Array;
+  /** The explicit column mapping (CSV). */
+  map: ColumnMap;
+  /** With `dedupe=email`, the rows with one e-mail become one lead. */
+  dedupe: boolean;
+  /** The ids of the workspace's users: a row's assignedToUserId must be one of them. */
+  userIds: string[];
+}
+
+export interface ImportRowError {
+  row: number;
+  field: string;
+  message: string;
+}
+
+export interface ImportColumn {
+  header: string;
+  field: ImportField | null;
+}
+
+/** A file read: its valid rows, ready for the database, and what is wrong with the others. */
+export interface ReadImport {
+  ok: true;
+  /** Rows of leads read (blank rows left out). */
+  rows: number;
+  skipped: number;
+  /** The first IMPORT_LISTED_ERRORS errors, in row order. */
+  errors: ImportRowError[];
+  errorCount: number;
+  columns: ImportColumn[] | null;
+  /**
+   * The valid rows as JSON arrays of lead records (IMPORT_WRITE_BATCH in each) in the database's column names,
+   * holding only the fields a row gives (a null clears a field on update). With dedupe, the rows of one e-mail are
+   * merged into one record, later rows' fields winning; `n` counts them and `key` is the e-mail in lower case.
+   */
+  records: string[];
+  recordCount: number;
+  /** Every assignedToUserId of the valid rows, once each. */
+  assignees: string[];
+}
+
+/** A file refused as a whole. */
+export interface RefusedImport {
+  ok: false;
+  code: 'invalid_request' | 'payload_too_large';
+  message: string;
+  errors: FieldError[];
+}
+
+export type ImportFileResult = ReadImport | RefusedImport;
+
+/** The database record of a valid row (src/domain/lead-import.ts writes it). */
+export interface LeadRecord {
+  n: number;
+  key?: string;
+  name?: string;
+  email?: string | null;
+  company_name?: string | null;
+  company_website?: string | null;
+  status?: string;
+  assigned_to_user_id?: string | null;
+}
+
+const COLUMN_OF = {
+  name: 'name', email: 'email', companyName: 'company_name', companyWebsite: 'company_website', status: 'status', assignedToUserId: 'assigned_to_user_id',
+} as const satisfies Partial<Record<ImportField, keyof LeadRecord>>;
+
+// The NUL character cannot be stored in PostgreSQL text; POST /api/v1/leads refuses it with these words.
+const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+const HEADER_SHOWN = 200;
+/**
+ * Records per statement of the write. One statement for 50,000 rows would hold an embedded database (PGlite runs on
+ * the thread that answers HTTP) for seconds; a thousand take it about a tenth of a second, and PostgreSQL a few
+ * more round trips.
+ */
+export const IMPORT_WRITE_BATCH = 1_000;
+const MiB = 1024 * 1024;
+
+let leadValidator: ValidateFunction | null = null;
+let envelopeValidator: ValidateFunction | null = null;
+
+/** Compiles the validators now rather than within the first import (a CPU pool thread does it as it starts). */
+export function prepareImportReading(): void {
+  validateLead();
+  validateEnvelope();
+}
+
+/** LeadCreate, compiled once per thread. */
+function validateLead(): ValidateFunction {
+  leadValidator ??= bodyValidator().compile(LeadCreate);
+  return leadValidator;
+}
+
+/** LeadImportJson without its items' schema and row limit: the items are validated one by one, the limit is a 413. */
+function validateEnvelope(): ValidateFunction {
+  if (!envelopeValidator) {
+    const { items: _items, maxItems: _maxItems, ...list } = LeadImportJson.properties.leads as unknown as Record<string, unknown>;
+    envelopeValidator = bodyValidator().compile({ ...LeadImportJson, properties: { leads: list } });
+  }
+  return envelopeValidator;
+}
+
+/** Text from a stranger, made safe to answer with and to store as JSON: well-formed, without NUL, short. */
+function shown(text: string, max = HEADER_SHOWN): string {
+  const cut = text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return cut.toWellFormed().replaceAll('\u0000', '\uFFFD');
+}
+
+function refused(code: RefusedImport['code'], message: string, errors: FieldError[] = []): RefusedImport {
+  return { ok: false, code, message, errors };
+}
+
+const tooManyRows = () => refused('payload_too_large',
+  `The import has more than ${IMPORT_MAX_ROWS.toLocaleString('en')} rows of leads, the most one import takes; split it into several.`);
+
+/** Collects the rows: validates each, keeps the valid ones as records, the errors of the others. */
+class Rows {
+  rows = 0;
+  skipped = 0;
+  errors: ImportRowError[] = [];
+  errorCount = 0;
+  readonly #records: LeadRecord[] = [];
+  readonly #byKey = new Map<string, LeadRecord>();
+  readonly #assignees = new Set<string>();
+  readonly #users: Set<string>;
+  readonly #dedupe: boolean;
+
+  constructor(input: ImportFileInput) {
+    this.#users = new Set(input.userIds.map((id) => id.toLowerCase()));
+    this.#dedupe = input.dedupe;
+  }
+
+  /** One row of leads: `lead` is what POST /api/v1/leads would have been sent. */
+  add(row: number, lead: Record<string, unknown>, rowErrors: FieldError[] = []): void {
+    this.rows += 1;
+    const errors = [...rowErrors];
+    if (lead !== null && typeof lead === 'object' && !Array.isArray(lead)) {
+      for (const [field, value] of Object.entries(lead)) {
+        if (typeof value === 'string' && value.includes('\u0000')) errors.push({ field, message: NUL_MESSAGE });
+      }
+    }
+    const validate = validateLead();
+    if (!validate(lead)) errors.push(...fieldErrorsOf(validate.errors ?? [], '(row)'));
+    const assignee = typeof lead?.assignedToUserId === 'string' ? lead.assignedToUserId.toLowerCase() : null;
+    if (errors.length === 0 && assignee !== null && !this.#users.has(assignee)) {
+      errors.push({ field: 'assignedToUserId', message: 'is not a user of this workspace' });
+    }
+    if (errors.length > 0) {
+      this.skipped += 1;
+      this.errorCount += errors.length;
+      for (const error of errors) {
+        if (this.errors.length >= IMPORT_LISTED_ERRORS) break;
+        this.errors.push({ row, field: shown(error.field), message: shown(error.message, 500) });
+      }
+      return;
+    }
+    if (assignee !== null) this.#assignees.add(assignee);
+    this.#keep(lead);
+  }
+
+  #keep(lead: Record<string, unknown>): void {
+    const record: LeadRecord = { n: 1 };
+    for (const [field, column] of Object.entries(COLUMN_OF)) {
+      if (!Object.hasOwn(lead, field)) continue;
+      const value = lead[field] as string | null;
+      // A JSON string may hold a lone surrogate, which PostgreSQL's JSON refuses; the API stores it as U+FFFD.
+      (record as unknown as Record<string, string | null>)[column] = typeof value === 'string' ? value.toWellFormed() : value;
+    }
+    if (record.assigned_to_user_id) record.assigned_to_user_id = record.assigned_to_user_id.toLowerCase();
+    const key = this.#dedupe && typeof record.email === 'string' ? record.email.toLowerCase() : null;
+    const earlier = key === null ? undefined : this.#byKey.get(key);
+    if (earlier) {
+      const { n } = earlier;
+      Object.assign(earlier, record, { n: n + 1 });
+      return;
+    }
+    if (key !== null) {
+      record.key = key;
+      this.#byKey.set(key, record);
+    }
+    this.#records.push(record);
+  }
+
+  result(columns: ImportColumn[] | null): ReadImport {
+    return {
+      ok: true,
+      rows: this.rows,
+      skipped: this.skipped,
+      errors: this.errors,
+      errorCount: this.errorCount,
+      columns,
+      records: Array.from({ length: Math.ceil(this.#records.length / IMPORT_WRITE_BATCH) },
+        (_, i) => JSON.stringify(this.#records.slice(i * IMPORT_WRITE_BATCH, (i + 1) * IMPORT_WRITE_BATCH))),
+      recordCount: this.#records.length,
+      assignees: [...this.#assignees],
+    };
+  }
+}
+
+/** Reads an import file. Never throws for anything the file holds. */
+export function readImportFile(input: ImportFileInput): ImportFileResult {
+  if (input.bytes.byteLength > IMPORT_MAX_BYTES) {
+    return refused('payload_too_large', `The file is larger than ${IMPORT_MAX_BYTES / MiB} MiB, the most one import takes; split it into several.`);
+  }
+  let text: string;
+  try {
+    // Strips a byte order mark; anything that is not UTF-8 is refused rather than read as something it is not.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(input.bytes);
+  } catch {
+    return refused('invalid_request', `The file is not UTF-8 text (line ${lineOfFirstInvalidByte(input.bytes)} is not); `
+      + 'save it as "CSV UTF-8" (or export it as UTF-8) and import it again.', [{ field: '(body)', message: 'is not UTF-8 text' }]);
+  }
+  return input.format === 'json' ? readJson(text, input) : readCsv(text, input);
+}
+
+function lineOfFirstInvalidByte(bytes: Uint8Array): number {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  const at = text.indexOf('\uFFFD');
+  let line = 1;
+  for (let i = 0; i < at; i++) if (text.charCodeAt(i) === 10) line += 1;
+  return line;
+}
+
+// ---- JSON ----------------------------------------------------------------------------------------------------
+
+function readJson(text: string, input: ImportFileInput): ImportFileResult {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return refused('invalid_request', 'The request body is not valid JSON.', [{ field: '(body)', message: 'is not valid JSON' }]);
+  }
+  const leads = (body as { leads?: unknown } | null)?.leads;
+  if (Array.isArray(leads) && leads.length > IMPORT_MAX_ROWS) return tooManyRows();
+  const validate = validateEnvelope();
+  if (!validate(body)) {
+    const errors = fieldErrorsOf(validate.errors ?? [], '(body)').map((e) => ({ field: shown(e.field), message: e.message }));
+    return refused('invalid_request', `The request body is invalid: ${errors.slice(0, 5).map((e) => `${e.field} ${e.message}`).join('; ')}.`, errors);
+  }
+  const rows = new Rows(input);
+  (leads as unknown[]).forEach((lead, index) => rows.add(index, lead as Record<string, unknown>));
+  return rows.result(null);
+}
+
+// ---- CSV -----------------------------------------------------------------------------------------------------
+
+/** Stops the CSV parser from inside its record callback, with the answer to give. */
+class Stop {
+  readonly answer: RefusedImport;
+  constructor(answer: RefusedImport) {
+    this.answer = answer;
+  }
+}
+
+type Delimiter = ',' | ';' | '\t';
+
+/**
+ * The delimiter of the file: the one of comma, semicolon and tab that the header row holds most often outside
+ * quotes (a comma when none is there).
+ */
+function delimiterOf(text: string): Delimiter {
+  const counts: Record<Delimiter, number> = { ',': 0, ';': 0, '\t': 0 };
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) quoted = !quoted;
+    else if (!quoted) {
+      if (c === 10 || c === 13) break;
+      if (c === 44) counts[','] += 1;
+      else if (c === 59) counts[';'] += 1;
+      else if (c === 9) counts['\t'] += 1;
+    }
+  }
+  return (Object.keys(counts) as Delimiter[]).reduce((best, d) => (counts[d] > counts[best] ? d : best), ',');
+}
+
+function readCsv(text: string, input: ImportFileInput): ImportFileResult {
+  if (!/\S/.test(text)) {
+    return refused('invalid_request', 'The file is empty: it needs a header row that names the columns, then a row per lead.',
+      [{ field: '(body)', message: 'is empty' }]);
+  }
+  const rows = new Rows(input);
+  const file: {
+    headers: string[] | null;
+    fields: Array<ImportField | null>;
+    /** The columns read, as [index, field]: a row costs the few of them, however many columns it has. */
+    read: Array<[number, ImportField]>;
+  } = { headers: null, fields: [], read: [] };
+
+  const onRecord = ({ cells, row, width, droppedText }: CsvRecord): void => {
+    if (file.headers === null) {
+      if (width > IMPORT_MAX_COLUMNS) {
+        throw new Stop(refused('invalid_request', `The header row has ${width.toLocaleString('en')} columns; an import reads at most `
+          + `${IMPORT_MAX_COLUMNS.toLocaleString('en')}.`, [{ field: '(header)', message: `has more than ${IMPORT_MAX_COLUMNS} columns` }]));
+      }
+      const headers = cells.map((cell) => cell.trim());
+      file.headers = headers;
+      const matched = matchColumns(headers, input.map);
+      if (matched.problems.length > 0) {
+        throw new Stop(refused('invalid_request', `The column mapping does not fit the file: ${matched.problems.map((p) => shown(p.message)).join('; ')}.`,
+          matched.problems.map((p) => ({ field: p.field, message: shown(p.message) }))));
+      }
+      file.fields = matched.fields;
+      if (!hasNameColumn(file.fields)) {
+        const found = headers.slice(0, 20).map((h) => `"${shown(h, 40)}"`).join(', ');
+        throw new Stop(refused('invalid_request', `No column of the file holds the leads' names (its columns: ${found}${headers.length > 20 ? ', …' : ''}). `
+          + 'Name one "name" or "full name", or two "first name" and "last name", or map one with map=name:COLUMN.',
+        [{ field: 'name', message: 'is in no column of the file' }]));
+      }
+      file.read = file.fields.flatMap((field, index) => (field ? [[index, field] as [number, ImportField]] : []));
+      return;
+    }
+    if (!droppedText && cells.every((cell) => cell.trim() === '')) return;
+    if (rows.rows >= IMPORT_MAX_ROWS) throw new Stop(tooManyRows());
+    const given: Partial<Record<ImportField, string>> = {};
+    for (const [index, field] of file.read) {
+      const cell = cells[index]?.trim() ?? '';
+      if (cell !== '') given[field] = cell;
+    }
+    const lead: Record<string, unknown> = {};
+    const name = given.name ?? [given.firstName, given.lastName].filter(Boolean).join(' ');
+    if (name !== '') lead.name = name;
+    if (given.email !== undefined) lead.email = given.email;
+    if (given.companyName !== undefined) lead.companyName = given.companyName;
+    if (given.companyWebsite !== undefined) lead.companyWebsite = given.companyWebsite;
+    // A spreadsheet's "Qualified" is the API's QUALIFIED.
+    if (given.status !== undefined) lead.status = given.status.toUpperCase();
+    if (given.assignedToUserId !== undefined) lead.assignedToUserId = given.assignedToUserId;
+    const columns = file.headers.length;
+    const extra = width > columns && (droppedText || cells.slice(columns).some((cell) => cell.trim() !== ''))
+      ? [{ field: '(row)', message: `has ${width} cells, more than the ${columns} columns of the header row` }]
+      : [];
+    rows.add(row, lead, extra);
+  };
+
+  try {
+    // Each record is handled as it is read and then dropped: the file is never held as records. A record keeps one
+    // cell more than a header may have columns, to tell a header that has too many.
+    readCsvRecords(text, delimiterOf(text), IMPORT_MAX_COLUMNS + 1, onRecord);
+  } catch (error) {
+    if (error instanceof Stop) return error.answer;
+    if (error instanceof CsvQuoteNotClosed) {
+      return refused('invalid_request', `Row ${error.row} opens a quoted cell that is never closed: the file ends inside it. `
+        + 'Close the quote (a quote inside a quoted cell is written twice: "").', [{ field: '(body)', message: `row ${error.row} opens a quote that is never closed` }]);
+    }
+    throw error;
+  }
+  const { headers, fields } = file;
+  if (headers === null) return refused('invalid_request', 'The file has no header row.', [{ field: '(body)', message: 'has no header row' }]);
+  return rows.result(headers.map((header, index) => ({ header: shown(header), field: fields[index] ?? null })));
+}

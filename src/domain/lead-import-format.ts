@@ -1,0 +1,114 @@
+// What a lead import may hold and how a file's columns are read as lead fields: the limits, the header matching
+// and the explicit column mapping (`map=email:Work E-mail`). Plain functions without imports, so that the web UI's
+// import page can show the very mapping the server will apply.
+
+/** The largest file an import reads, in bytes. */
+export const IMPORT_MAX_BYTES = 10 * 1024 * 1024;
+/** The most rows of leads one import takes (blank rows are not counted). */
+export const IMPORT_MAX_ROWS = 50_000;
+/** The most columns a file's header row may name. */
+export const IMPORT_MAX_COLUMNS = 1_000;
+/** The most row errors an answer lists; `errorCount` gives them all. */
+export const IMPORT_LISTED_ERRORS = 1_000;
+
+/** What a column of a file can be read as: a lead's field, or half of its name. */
+export const IMPORT_FIELDS = ['name', 'firstName', 'lastName', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId'] as const;
+export type ImportField = (typeof IMPORT_FIELDS)[number];
+
+/** An explicit mapping: the header of the column to read each field from, or null to read that field from none. */
+export type ColumnMap = Partial<Record<ImportField, string | null>>;
+
+/** A header as headers are compared: lower case, without spaces, `_` and `-` ("E-mail" and "email" are one). */
+export function normaliseHeader(header: string): string {
+  return header.toLowerCase().replace(/[\s_-]+/g, '');
+}
+
+/** The headers each field is recognised by, normalised. */
+const SYNONYMS: Record<ImportField, readonly string[]> = {
+  name: ['name', 'fullname', 'contactname', 'leadname', 'personname'],
+  firstName: ['firstname', 'givenname', 'forename', 'first'],
+  lastName: ['lastname', 'surname', 'familyname', 'last'],
+  email: ['email', 'emailaddress', 'mail', 'workemail'],
+  companyName: ['company', 'companyname', 'organisation', 'organization', 'employer'],
+  companyWebsite: ['website', 'companywebsite', 'url', 'web', 'homepage', 'companyurl', 'websiteurl'],
+  status: ['status', 'leadstatus', 'stage'],
+  assignedToUserId: ['assignedtouserid', 'assignedto', 'assignee'],
+};
+
+const FIELD_OF_HEADER = new Map<string, ImportField>(
+  IMPORT_FIELDS.flatMap((field) => SYNONYMS[field].map((header) => [header, field] as [string, ImportField])),
+);
+
+/** The field a header names by itself, or null. */
+export function fieldOfHeader(header: string): ImportField | null {
+  return FIELD_OF_HEADER.get(normaliseHeader(header)) ?? null;
+}
+
+export interface MappingProblem {
+  field: string;
+  message: string;
+}
+
+/**
+ * Reads `map` entries, each `FIELD:COLUMN` (`email:Work E-mail`; `status:` reads no column as the status). The
+ * field is matched forgivingly, like a header.
+ */
+export function parseColumnMap(entries: readonly string[]): { map: ColumnMap; problems: MappingProblem[] } {
+  const map: ColumnMap = {};
+  const problems: MappingProblem[] = [];
+  const byName = new Map(IMPORT_FIELDS.map((field) => [normaliseHeader(field), field]));
+  for (const entry of entries) {
+    const colon = entry.indexOf(':');
+    const field = colon < 0 ? undefined : byName.get(normaliseHeader(entry.slice(0, colon)));
+    if (!field) {
+      problems.push({ field: 'map', message: `must be FIELD:COLUMN, where FIELD is one of ${IMPORT_FIELDS.join(', ')}` });
+      continue;
+    }
+    if (field in map) {
+      problems.push({ field: 'map', message: `maps ${field} more than once` });
+      continue;
+    }
+    const header = entry.slice(colon + 1).trim();
+    map[field] = header === '' ? null : header;
+  }
+  return { map, problems };
+}
+
+/**
+ * Which field each column is read as (null: ignored). Columns the mapping names come first: each found by its exact
+ * header, else by its normalised one. Every other column is recognised by its header, the first of two columns
+ * with the same meaning winning; a field the mapping sets to null is read from no column.
+ */
+export function matchColumns(headers: readonly string[], map: ColumnMap = {}): { fields: Array<ImportField | null>; problems: MappingProblem[] } {
+  const fields: Array<ImportField | null> = headers.map(() => null);
+  const normalisedHeaders = headers.map(normaliseHeader);
+  const problems: MappingProblem[] = [];
+  const taken = new Set<ImportField>();
+  for (const field of IMPORT_FIELDS) {
+    if (!(field in map)) continue;
+    taken.add(field);
+    const wanted = map[field];
+    if (wanted === null || wanted === undefined) continue;
+    let index = headers.indexOf(wanted);
+    if (index < 0) {
+      index = normalisedHeaders.indexOf(normaliseHeader(wanted));
+    }
+    if (index < 0) problems.push({ field: 'map', message: `${field}: the file has no column "${wanted}"` });
+    else if (fields[index] !== null) problems.push({ field: 'map', message: `${field}: the column "${wanted}" is already read as ${fields[index]}` });
+    else fields[index] = field;
+  }
+  normalisedHeaders.forEach((header, index) => {
+    if (fields[index] !== null) return;
+    const field = FIELD_OF_HEADER.get(header);
+    if (field && !taken.has(field)) {
+      fields[index] = field;
+      taken.add(field);
+    }
+  });
+  return { fields, problems };
+}
+
+/** Whether the columns give each row a name: a name column, or first and last name columns (either suffices). */
+export function hasNameColumn(fields: ReadonlyArray<ImportField | null>): boolean {
+  return fields.some((field) => field === 'name' || field === 'firstName' || field === 'lastName');
+}

@@ -1,0 +1,213 @@
+// Lead import (POST /api/v1/leads/import, `leadrun leads import`): a file of leads read in the CPU pool
+// (src/domain/lead-import-file.ts), then written in one transaction, a statement for each thousand rows, never a
+// statement per row. Every query is bounded by the workspace id.
+import { sql, type Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import { CpuBudgetExceeded, type CpuPool } from '../cpu/pool.ts';
+import type { DB } from '../db/schema.ts';
+import type { AuditDetails } from './audit.ts';
+import { AppError, invalid } from './errors.ts';
+import { readImportFile, type ImportColumn, type ImportFileInput, type ImportFileResult, type ImportRowError, type ReadImport } from './lead-import-file.ts';
+import { parseColumnMap, type ColumnMap } from './lead-import-format.ts';
+
+export interface ImportOptions {
+  /** `email`: a row whose e-mail is a lead's already updates that lead. */
+  dedupe: 'email' | null;
+  /** Read and count, write nothing. */
+  dryRun: boolean;
+}
+
+export interface ImportFile {
+  format: 'csv' | 'json';
+  bytes: Uint8Array;
+  map: ColumnMap;
+}
+
+/** The answer of an import. */
+export interface LeadImportResult {
+  created: number;
+  updated: number;
+  skipped: number;
+  errors: ImportRowError[];
+  errorCount: number;
+  rows: number;
+  dryRun: boolean;
+  columns: ImportColumn[] | null;
+}
+
+/**
+ * A file to import, with its `map` entries (`FIELD:COLUMN`, CSV only) read; entries that make no sense are a 400,
+ * before the file is read.
+ */
+export function importFile(format: ImportFile['format'], bytes: Uint8Array, mapEntries: readonly string[]): ImportFile {
+  const { map, problems } = parseColumnMap(mapEntries);
+  if (problems.length > 0) throw new AppError('invalid_request', `The request is invalid: map ${problems[0]!.message}.`, { errors: problems });
+  if (format === 'json' && mapEntries.length > 0) throw invalid('map', 'applies to CSV files only');
+  return { format, bytes, map };
+}
+
+/** How a file is read: in the CPU pool, or (a command-line import, with no event loop to keep free) right here. */
+export type ImportReader = (input: ImportFileInput) => Promise<ImportFileResult>;
+
+export function importReader(cpu: CpuPool | null): ImportReader {
+  if (!cpu) return async (input) => readImportFile(input);
+  return async (input) => {
+    try {
+      return await cpu.run('readLeadImport', input);
+    } catch (error) {
+      if (!(error instanceof CpuBudgetExceeded)) throw error;
+      const budget = cpu.budgetMs >= 1000 ? `${Math.round(cpu.budgetMs / 100) / 10} s` : `${cpu.budgetMs} ms`;
+      throw new AppError('payload_too_large', error.limit === 'time'
+        ? `Reading the file took longer than the ${budget} an import may take, and was stopped; split it into smaller files.`
+        : 'Reading the file needed more memory than an import may use, and was stopped; split it into smaller files.');
+    }
+  };
+}
+
+/**
+ * Reads a file of leads for the workspace: parses it and validates every row (with the workspace's users, for
+ * assignedToUserId). A file refused as a whole (not UTF-8, not CSV or JSON, over a limit) throws its AppError.
+ */
+export async function readLeadImport(db: Kysely<DB>, workspaceId: string, file: ImportFile, options: ImportOptions, read: ImportReader): Promise<ReadImport> {
+  const users = await db.selectFrom('users').select('id').where('workspace_id', '=', workspaceId).execute();
+  const result = await read({ ...file, dedupe: options.dedupe === 'email', userIds: users.map((u) => u.id) });
+  if (!result.ok) throw new AppError(result.code, result.message, result.errors.length > 0 ? { errors: result.errors } : {});
+  return result;
+}
+
+// Any fixed number: dedupe imports into one workspace take turns, so that two of them never both create a lead
+// for an e-mail that neither found (the two-key form of the lock, a space apart from the migrations' one-key lock).
+const DEDUPE_LOCK = 7_361_209;
+
+/** Writes the valid rows of a file read by readLeadImport, in the caller's transaction; with dryRun only counts. */
+export async function writeLeadImport(
+  trx: Kysely<DB>, workspaceId: string, read: ReadImport, options: ImportOptions, clock: Clock,
+): Promise<LeadImportResult> {
+  const counts = read.recordCount === 0
+    ? { created: 0, updated: 0 }
+    : options.dedupe === 'email'
+      ? await upsertByEmail(trx, workspaceId, read, options.dryRun, clock)
+      : await insertAll(trx, workspaceId, read, options.dryRun, clock);
+  return {
+    ...counts,
+    skipped: read.skipped,
+    errors: read.errors,
+    errorCount: read.errorCount,
+    rows: read.rows,
+    dryRun: options.dryRun,
+    columns: read.columns,
+  };
+}
+
+/** What an import's audit entry records: counts and choices, never a lead's data. */
+export function importAuditDetails(file: Pick<ImportFile, 'format'>, options: ImportOptions, result: LeadImportResult): AuditDetails {
+  return {
+    format: file.format,
+    rows: result.rows,
+    created: result.created,
+    updated: result.updated,
+    skipped: result.skipped,
+    dedupe: options.dedupe,
+    dryRun: options.dryRun,
+  };
+}
+
+/** A record's fields as columns of a new lead; a field the row does not give is null, the status DISCOVERY. */
+const INSERT_FROM_RECORDS = (workspaceId: string, now: Date) => sql`
+  INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at)
+  SELECT gen_random_uuid(), ${workspaceId}::uuid, r->>'name', r->>'email', r->>'company_name', r->>'company_website',
+         coalesce(r->>'status', 'DISCOVERY'), (r->>'assigned_to_user_id')::uuid, ${now}::timestamptz, ${now}::timestamptz`;
+
+/**
+ * Lets the event loop answer what came in meanwhile. PGlite runs a statement on this thread and settles it with a
+ * promise alone, so that statements in a row, however many, never let the event loop take a request in between.
+ */
+function betweenBatches(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+async function checkAssignees(trx: Kysely<DB>, workspaceId: string, read: ReadImport): Promise<void> {
+  if (read.assignees.length === 0) return;
+  // The rows were checked against the workspace's users before the transaction; a user removed since then is
+  // found here, under a lock that keeps the others until the import commits.
+  const found = await sql<{ id: string }>`
+    SELECT id FROM users
+    WHERE workspace_id = ${workspaceId} AND id IN (SELECT jsonb_array_elements_text(${JSON.stringify(read.assignees)}::jsonb)::uuid)
+    FOR KEY SHARE`.execute(trx);
+  if (found.rows.length !== read.assignees.length) {
+    throw invalid('assignedToUserId', 'names a user who left the workspace during the import; import the file again');
+  }
+}
+
+async function insertAll(trx: Kysely<DB>, workspaceId: string, read: ReadImport, dryRun: boolean, clock: Clock): Promise<{ created: number; updated: number }> {
+  if (!dryRun) {
+    await checkAssignees(trx, workspaceId, read);
+    const now = clock.now();
+    for (const batch of read.records) {
+      await betweenBatches();
+      await sql`${INSERT_FROM_RECORDS(workspaceId, now)} FROM jsonb_array_elements(${batch}::jsonb) AS r`.execute(trx);
+    }
+  }
+  return { created: read.recordCount, updated: 0 };
+}
+
+/**
+ * With dedupe=email: each record with an e-mail updates the workspace's lead with that e-mail (the oldest, should
+ * there be several), only in the fields its rows gave; the others are inserted. One statement a batch does both (no
+ * two batches hold one e-mail); a dry run runs only its count.
+ */
+async function upsertByEmail(trx: Kysely<DB>, workspaceId: string, read: ReadImport, dryRun: boolean, clock: Clock): Promise<{ created: number; updated: number }> {
+  if (!dryRun) {
+    await sql`SELECT pg_advisory_xact_lock(${DEDUPE_LOCK}, hashtext(${workspaceId}))`.execute(trx);
+    await checkAssignees(trx, workspaceId, read);
+  }
+  const now = clock.now();
+  const counts = { created: 0, updated: 0 };
+  for (const batch of read.records) {
+    await betweenBatches();
+    const done = await upsertBatch(trx, workspaceId, batch, dryRun, now);
+    counts.created += done.created;
+    counts.updated += done.updated;
+  }
+  return counts;
+}
+
+async function upsertBatch(trx: Kysely<DB>, workspaceId: string, records: string, dryRun: boolean, now: Date): Promise<{ created: number; updated: number }> {
+  const input = sql`
+    input AS (
+      SELECT r AS record, (r->>'n')::int AS n, r->>'key' AS key FROM jsonb_array_elements(${records}::jsonb) AS r
+    ),
+    target AS (
+      SELECT DISTINCT ON (lower(l.email)) l.id, lower(l.email) AS key
+      FROM leads l
+      WHERE l.workspace_id = ${workspaceId} AND lower(l.email) IN (SELECT key FROM input WHERE key IS NOT NULL)
+      ORDER BY lower(l.email), l.created_at, l.id
+    )`;
+  const given = (field: string, column: string, cast = '') => sql.raw(`CASE WHEN i.record ? '${field}' THEN (i.record->>'${field}')${cast} ELSE l.${column} END`);
+  const writes = dryRun ? sql`` : sql`,
+    updated AS (
+      UPDATE leads l SET
+        name = ${given('name', 'name')},
+        email = ${given('email', 'email')},
+        company_name = ${given('company_name', 'company_name')},
+        company_website = ${given('company_website', 'company_website')},
+        status = ${given('status', 'status')},
+        assigned_to_user_id = ${given('assigned_to_user_id', 'assigned_to_user_id', '::uuid')},
+        -- Never backwards: another process's clock may lag this one's.
+        updated_at = GREATEST(l.updated_at, ${now}::timestamptz)
+      FROM target t JOIN input i ON i.key = t.key
+      WHERE l.id = t.id AND l.workspace_id = ${workspaceId}
+    ),
+    inserted AS (
+      ${INSERT_FROM_RECORDS(workspaceId, now)}
+      FROM (SELECT i.record AS r FROM input i WHERE i.key IS NULL OR i.key NOT IN (SELECT key FROM target)) AS fresh
+    )`;
+  // A record that found its lead updated it with each of its rows; one that did not created a lead with its first
+  // row and updated it with the others.
+  const { rows } = await sql<{ created: number; updated: number }>`
+    WITH ${input}${writes}
+    SELECT count(*) FILTER (WHERE t.id IS NULL)::int AS created,
+           (coalesce(sum(i.n) FILTER (WHERE t.id IS NOT NULL), 0) + coalesce(sum(i.n - 1) FILTER (WHERE t.id IS NULL), 0))::int AS updated
+    FROM input i LEFT JOIN target t ON t.key = i.key`.execute(trx);
+  return rows[0] ?? { created: 0, updated: 0 };
+}
