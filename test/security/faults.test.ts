@@ -189,7 +189,11 @@ describe('faults', { skip: !BACKENDS.includes('postgres') && 'PostgreSQL is not 
       const inFlight = new Promise<Answer>((resolve, reject) => {
         const req = http.request({
           host: url.hostname, port: url.port, method: 'POST', path: '/api/v1/leads',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
+          // 100-continue: the server answers "continue" once it has taken the request in, which is the moment to wait for.
+          headers: {
+            authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)),
+            expect: '100-continue',
+          },
         }, (res) => {
           let text = '';
           res.setEncoding('utf8').on('data', (d: string) => { text += d; }).on('end', () => {
@@ -197,10 +201,13 @@ describe('faults', { skip: !BACKENDS.includes('postgres') && 'PostgreSQL is not 
           });
         });
         req.on('error', reject);
-        req.write(payload.slice(0, 20));
-        inFlightRequest.req = req;
+        req.on('continue', () => {
+          req.write(payload.slice(0, 20));
+          inFlightRequest.req = req;
+        });
+        req.flushHeaders();
       });
-      await eventually(async () => (inFlightRequest.req?.socket?.bytesWritten ?? 0) > 0, 'the first half of the body sent');
+      await eventually(async () => (inFlightRequest.req?.socket?.bytesWritten ?? 0) > 0, 'the server to take the request in, and the first half of the body sent');
 
       server.process.child.kill('SIGTERM');
       await eventually(async () => server.process.output().includes('shutting down'), 'the server to start shutting down');
