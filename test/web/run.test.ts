@@ -49,7 +49,8 @@ describe('a run in the web UI', { skip: browserUnavailable() ?? false }, () => {
     const describedBy = await email.getAttribute('aria-describedby');
     assert.ok(describedBy, 'the e-mail field is described by its error');
     assert.match(await page.locator(`[id="${describedBy}"]`).innerText(), /Enter an e-mail address/);
-    assert.equal(await email.evaluate((el) => el === (globalThis as any).document.activeElement), true, 'focus moves to the first invalid field');
+    // The form moves focus once the answer has rendered: awaited, not read at the instant the message appears.
+    await waitFor(() => email.evaluate((el) => el === (globalThis as any).document.activeElement), 'focus moves to the first invalid field');
 
     await email.fill('priya.raman@northwind-freight.com');
     await form.getByLabel('Company website').fill(site.url);

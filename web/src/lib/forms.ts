@@ -1,6 +1,6 @@
 // Form errors: the server's per-field messages (`errors[]` of a 400 problem) next to their fields, anything
 // else above the form, and a few checks made before sending so a person hears about them at once.
-import { useCallback, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError, normaliseField } from '../api/client';
 
 export interface FormErrors {
@@ -54,10 +54,18 @@ export function useFormSubmit({ known, check, send, failed }: FormSubmit) {
   const formRef = useRef<HTMLFormElement>(null);
   const [busy, setBusy] = useState(false);
   const { errors, fromError, setFields, clear } = useFormErrors(known);
+  // Focus goes to the first invalid field once the messages are on the page: after the render that shows them,
+  // never at a guessed moment before it.
+  const focusPending = useRef(false);
+  useEffect(() => {
+    if (!focusPending.current || busy) return;
+    focusPending.current = false;
+    formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+  });
 
   const show = (error: unknown) => {
     fromError(error);
-    focusFirstInvalid(formRef.current);
+    focusPending.current = true;
   };
 
   const onSubmit = async (event: FormEvent) => {
@@ -65,7 +73,7 @@ export function useFormSubmit({ known, check, send, failed }: FormSubmit) {
     const local = check?.() ?? {};
     if (Object.keys(local).length) {
       setFields(local);
-      focusFirstInvalid(formRef.current);
+      focusPending.current = true;
       return;
     }
     clear();
@@ -99,14 +107,6 @@ const FRIENDLY: [RegExp, string][] = [
   [/must have required property/, 'This field is required.'],
   [/is not your current password/, 'That is not your current password.'],
 ];
-
-/** Focuses the first invalid control of a form, so a keyboard or screen-reader user lands on it. */
-export function focusFirstInvalid(form: HTMLFormElement | null): void {
-  window.requestAnimationFrame(() => {
-    const invalid = form?.querySelector<HTMLElement>('[aria-invalid="true"]');
-    invalid?.focus();
-  });
-}
 
 export function isEmail(value: string): boolean {
   return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value);

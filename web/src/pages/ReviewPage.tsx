@@ -2,17 +2,17 @@
 // each with its lead, recipient, subject, body and grounding verdict. A decision moves on to the next draft.
 // Everything is a button; the keyboard shortcuts (shown beside the draft) never fire while a field or a dialog has
 // the focus.
-import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client';
 import type { Lead, Run, WriterOutput } from '../api/types';
-import { Dialog } from '../components/Dialog';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
-import { Alert, Badge, Button, EmptyState, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
+import { Alert, Badge, Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
 import { batchPath } from '../lib/batch';
 import { formatNumber, plural } from '../lib/format';
 import { Link, useRouter, useSearchParams } from '../lib/router';
 import { useTitle } from '../lib/useAsync';
+import { RejectDialog } from './run/RejectDialog';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** While nothing awaits, the queue looks for new drafts this often. */
@@ -295,9 +295,11 @@ export function ReviewPage() {
       {rejecting && (
         <RejectDialog
           run={current}
+          regenerate={false}
+          choose
           leadName={nameOf(current)}
           onClose={() => setRejecting(false)}
-          onDone={(regenerated) => {
+          onDone={(_, regenerated) => {
             setRejecting(false);
             const message = regenerated ? `A new version of the draft for ${nameOf(current)} is being written.` : `Rejected the draft for ${nameOf(current)}.`;
             toast(message);
@@ -306,53 +308,5 @@ export function ReviewPage() {
         />
       )}
     </>
-  );
-}
-
-function RejectDialog({ run, leadName, onClose, onDone }: { run: Run; leadName: string; onClose(): void; onDone(regenerated: boolean): void }) {
-  const [feedback, setFeedback] = useState('');
-  const [regenerate, setRegenerate] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  // Into the field as the dialog opens (showModal() would focus its close button, where a space typed closes it).
-  const field = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => field.current?.focus(), []);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await api.post('/api/v1/runs/{id}/reject', { params: { id: run.id }, body: { feedback: feedback.trim() || null, regenerate } });
-      onDone(regenerate);
-    } catch (e) {
-      setError(e);
-      setBusy(false);
-    }
-  };
-  const fieldError = error instanceof ApiError ? error.fieldError('feedback') : undefined;
-  return (
-    <Dialog
-      title="Reject the draft"
-      description={`The draft for ${leadName}. Rejected, the run ends without an e-mail; regenerated, the writer keeps the research and strategy and writes the next version with your feedback.`}
-      onClose={onClose}
-      busy={busy}
-      footer={<>
-        <Button onClick={onClose} disabled={busy}>Cancel</Button>
-        <Button type="submit" form="review-reject" variant={regenerate ? 'primary' : 'danger'} busy={busy} icon={regenerate ? 'refresh' : undefined}>
-          {regenerate ? 'Regenerate draft' : 'Reject draft'}
-        </Button>
-      </>}
-    >
-      <form id="review-reject" onSubmit={submit} noValidate className="form">
-        {error && !fieldError ? <ErrorAlert error={error} /> : null}
-        <Field label="Feedback" optional error={fieldError} hint="What should change, or why it is wrong. Up to 2,000 characters.">
-          {(p) => <textarea {...p} ref={field} className="input textarea" rows={4} maxLength={2000} value={feedback} onChange={(e) => setFeedback(e.target.value)} />}
-        </Field>
-        <label className="checkbox">
-          <input type="checkbox" checked={regenerate} onChange={(e) => setRegenerate(e.target.checked)} />
-          <span>Regenerate: write a new version with this feedback</span>
-        </label>
-      </form>
-    </Dialog>
   );
 }

@@ -1,18 +1,18 @@
 // A run: the four steps progressing live, what each found, and the e-mail draft to approve, reject or have
 // written again with feedback.
-import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { api, ApiError } from '../api/client';
 import type { AnalysisOutput, EmailDraft, ResearchOutput, Run, RunEvent, Step, StepNode, StrategyOutput, WriterOutput } from '../api/types';
-import { Dialog } from '../components/Dialog';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
-import { Alert, Badge, Button, Card, CopyButton, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
+import { Alert, Badge, Button, Card, CopyButton, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import { formatDateTime, formatDuration, formatNumber, RUN_STATUS_LABEL, STEP_DESCRIPTION, STEP_LABEL } from '../lib/format';
 import { batchPath } from '../lib/batch';
 import { useLiveRun, type Transport } from '../lib/liveRun';
 import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link } from '../lib/router';
 import { useAsync, useTitle } from '../lib/useAsync';
+import { RejectDialog } from './run/RejectDialog';
 import { AnalysisView, ResearchView, StepFooter, StrategyView } from './run/StepViews';
 
 function stepOf(run: Run, node: StepNode): Step | undefined {
@@ -331,7 +331,7 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
       {writer && <StepFooter step={writer} />}
 
       {decision && (
-        <DecisionDialog
+        <RejectDialog
           run={run}
           regenerate={decision === 'regenerate'}
           onClose={() => setDecision(null)}
@@ -342,53 +342,5 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
         />
       )}
     </Card>
-  );
-}
-
-function DecisionDialog({ run, regenerate, onClose, onDone }: { run: Run; regenerate: boolean; onClose(): void; onDone(run: Run): void }) {
-  const [feedback, setFeedback] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const { body } = await api.post('/api/v1/runs/{id}/reject', {
-        params: { id: run.id },
-        body: { feedback: feedback.trim() || null, regenerate },
-      });
-      onDone(body.data);
-    } catch (e) {
-      setError(e);
-      setBusy(false);
-    }
-  };
-  const fieldError = error instanceof ApiError ? error.fieldError('feedback') : undefined;
-  return (
-    <Dialog
-      title={regenerate ? 'Regenerate the draft' : 'Reject the draft'}
-      description={regenerate
-        ? 'The writer keeps the research, analysis and strategy and writes the next version, taking your feedback into account if you give any.'
-        : 'The run ends without an e-mail. Your feedback is kept in the trace for the team.'}
-      onClose={onClose}
-      busy={busy}
-      footer={<>
-        <Button onClick={onClose} disabled={busy}>Cancel</Button>
-        <Button type="submit" form="decision" variant={regenerate ? 'primary' : 'danger'} busy={busy} icon={regenerate ? 'refresh' : undefined}>
-          {regenerate ? 'Regenerate draft' : 'Reject draft'}
-        </Button>
-      </>}
-    >
-      <form id="decision" onSubmit={submit} noValidate className="form">
-        {error && !fieldError ? <ErrorAlert error={error} /> : null}
-        <Field label="Feedback" optional error={fieldError}
-          hint={regenerate
-            ? 'Say what should change, e.g. “Shorter, and lead with the pilot they asked about.” Leave it empty to have it simply written again.'
-            : 'What was wrong with it? Up to 2,000 characters.'}>
-          {(p) => <textarea {...p} className="input textarea" rows={5} maxLength={2000} value={feedback} onChange={(e) => setFeedback(e.target.value)} autoFocus />}
-        </Field>
-      </form>
-    </Dialog>
   );
 }
