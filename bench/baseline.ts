@@ -27,11 +27,14 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(text);
 }
 
+// The columns of a Lead, and only those: the table also holds what leadrun stores for itself (its JSON, its search text).
+const LEAD_COLUMNS = 'id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at';
+
 async function listLeads(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const workspaceId = req.headers['x-workspace-id'] as string;
   const limit = Number(url.searchParams.get('limit') ?? 50);
   const { rows } = await pool.query<LeadRow>(
-    'SELECT * FROM leads WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2', [workspaceId, limit + 1]);
+    `SELECT ${LEAD_COLUMNS} FROM leads WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, [workspaceId, limit + 1]);
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   const headers: Record<string, string> = {};
@@ -57,7 +60,7 @@ async function createLead(req: IncomingMessage, res: ServerResponse): Promise<vo
     await client.query('BEGIN');
     const { rows } = await client.query<LeadRow>(
       `INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $8) RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $8) RETURNING ${LEAD_COLUMNS}`,
       [randomUUID(), workspaceId, body.name, body.email ?? null, body.companyName ?? null, body.companyWebsite ?? null, body.status ?? 'DISCOVERY', now]);
     const lead = rows[0]!;
     await client.query(

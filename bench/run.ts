@@ -4,8 +4,9 @@
 // docs/PERFORMANCE.md records. Not part of `npm test` (test/bench/smoke.test.ts runs it small, as a correctness check
 // only).
 //
-//   npm run bench                         the full benchmark (about 5 minutes)
+//   npm run bench                         the full benchmark (about 7 minutes)
 //   npm run bench -- --duration 5 --only leads.get,runs
+//   npm run bench -- --only search        lead search at 100,000 leads in one workspace (--search-leads N)
 //   npm run bench -- --json report.json   also write every figure as JSON
 //   npm run bench -- --only batch --batch-rounds 30
 //   npm run bench -- --rounds 1           each server measured once (by default three times, in turns; medians)
@@ -20,12 +21,13 @@ import pg from 'pg';
 import { openDatabase } from '../src/db/database.ts';
 import type { DB } from '../src/db/schema.ts';
 import { KeyVerifier, LastUsedRecorder } from '../src/domain/keys.ts';
+import { leadsPageStatement } from '../src/domain/leads.ts';
 import { load, type LoadRequest, type LoadResult } from './load.ts';
 import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
-import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, type Seeded } from './seed.ts';
+import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, seedSearch, type Seeded } from './seed.ts';
 import { startSites } from './sites.ts';
 
-export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite'] as const;
+export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 export interface BenchOptions {
@@ -40,6 +42,8 @@ export interface BenchOptions {
   runs: number;
   /** Measured rounds of the batch workload: one POST /api/v1/runs/batch of 100 runs against 100 POST /api/v1/runs. */
   batchRounds: number;
+  /** Leads of the one workspace the search workload searches. */
+  searchLeads: number;
   /** Separate `leadrun worker` processes for the runs workload; 0 works runs inside `serve`. */
   workerProcesses: number;
   workerConcurrency: number;
@@ -66,6 +70,7 @@ export const DEFAULTS: BenchOptions = {
   maxRequests: 1_000_000,
   runs: 1500,
   batchRounds: 30,
+  searchLeads: 100_000,
   workerProcesses: 0,
   workerConcurrency: 16,
   logLevel: 'info',
@@ -129,12 +134,40 @@ export interface BatchFigures {
   non202: number;
 }
 
+/** One request of the search workload, measured: the medians of its rounds. */
+export interface SearchRow {
+  workload: string;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  rps: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  serverCpuMs: number;
+  dbCpuMs: number | null;
+  /** p95 against the list without q, the median of each round's ratio. */
+  p95VsList: number | null;
+}
+
+export interface SearchFigures {
+  leads: number;
+  seedSeconds: number;
+  connections: number;
+  rows: SearchRow[];
+  /** EXPLAIN (ANALYZE, BUFFERS) of a page of a search, as leadrun plans it (custom plans), and one generic plan. */
+  plans: Array<{ what: string; plan: string }>;
+  /** Every lead of the workspace exported once: time, size, and serve's resident memory sampled meanwhile. */
+  export: { leads: number; seconds: number; mebibytes: number; residentBeforeMiB: number; residentPeakMiB: number };
+}
+
 export interface BenchReport {
   options: Omit<BenchOptions, 'log'>;
   seeded: { workspaces: number; leads: number; calls: number; seedSeconds: number };
   rows: Row[];
   runs: RunsFigures | null;
   batch: BatchFigures | null;
+  search: SearchFigures | null;
   keyCheck: { microsPerCheck: number; requestCpuMicros: number; share: number } | null;
   memory: { postgresAfterReadsMiB: number | null; pgliteAfterReadsMiB: number | null };
 }
@@ -268,6 +301,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     rows: [],
     runs: null,
     batch: null,
+    search: null,
     keyCheck: null,
     memory: { postgresAfterReadsMiB: null, pgliteAfterReadsMiB: null },
   };
@@ -279,15 +313,19 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
   let pgliteDir: string | null = null;
   try {
     // --- Seed -------------------------------------------------------------------------------------------------
-    log(`database ${created.name}: migrating and seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads`);
+    const seedsMain = options.only.some((w) => w !== 'search' && w !== 'pglite');
+    log(`database ${created.name}: migrating${seedsMain ? ` and seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads` : ''}`);
     const seedStart = performance.now();
     const database = await openDatabase({ databaseUrl: created.url });
-    let seeded: Seeded;
-    let prospectsByWorkspace: Awaited<ReturnType<typeof prospects>>;
+    let seeded: Seeded = { workspaces: [], leads: 0, calls: 0 };
+    let prospectsByWorkspace: Awaited<ReturnType<typeof prospects>> = new Map();
     try {
       await database.migrate();
-      seeded = await seed(database.db, { workspaces: options.workspaces, leadsPerWorkspace: options.leadsPerWorkspace, siteUrl: sites.url });
-      prospectsByWorkspace = await prospects(database.db, 3);
+      // The search workload and PGlite seed databases of their own.
+      if (seedsMain) {
+        seeded = await seed(database.db, { workspaces: options.workspaces, leadsPerWorkspace: options.leadsPerWorkspace, siteUrl: sites.url });
+        prospectsByWorkspace = await prospects(database.db, 3);
+      }
     } finally {
       await database.close();
     }
@@ -361,6 +399,9 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
 
     // --- Many runs in one request, against as many single requests ---------------------------------------------
     if (wants('batch')) report.batch = await batchWorkload(options, created.url, seeded);
+
+    // --- Lead search at 100,000 leads in one workspace, in a database of its own -------------------------------
+    if (wants('search')) report.search = await searchWorkload(options, admin);
 
     // --- The read workload on embedded PGlite -----------------------------------------------------------------
     if (wants('pglite')) {
@@ -583,6 +624,135 @@ async function batchWorkload(options: BenchOptions, url: string, seeded: Seeded)
   return figures;
 }
 
+const SEARCH_ONE_WORD = ['northwind', 'ångström', 'FABRIKAM', 'hopper', 'analytics', '48213'];
+const SEARCH_THREE_WORDS = ['zoë ångström northwind', 'ada hopper labs', 'JÜRGEN müller globex', 'björn nguyen energy', 'emma rossi 1234'];
+
+/**
+ * Lead search on PostgreSQL: one workspace of `searchLeads` leads (names with accents, a company per lead), and
+ * serve answering GET /api/v1/leads with a one-word and a three-word q (each a rotation of several searches, from a
+ * word one lead in ten holds to one only one lead holds), the count of a one-word search, and beside them, in the
+ * same rounds, the same list without q. Then the plans, and an export of every lead.
+ */
+async function searchWorkload(options: BenchOptions, admin: pg.Client): Promise<SearchFigures> {
+  const { log } = options;
+  const created = await createBenchDatabase();
+  const dbRef = { admin, name: created.name };
+  try {
+    log(`search: seeding one workspace with ${options.searchLeads} leads (database ${created.name})`);
+    const seedStart = performance.now();
+    const database = await openDatabase({ databaseUrl: created.url });
+    let w: Awaited<ReturnType<typeof seedSearch>>;
+    try {
+      await database.migrate();
+      w = await seedSearch(database.db, options.searchLeads);
+    } finally {
+      await database.close();
+    }
+    const seedSeconds = (performance.now() - seedStart) / 1000;
+    log(`  seeded in ${seedSeconds.toFixed(1)} s`);
+
+    const connections = Math.min(8, options.connections);
+    const get = (path: string): LoadRequest => ({ method: 'GET', path, headers: auth(w) });
+    const q = (words: string) => encodeURIComponent(words);
+    const workloads: Array<[string, LoadRequest[]]> = [
+      ['GET /api/v1/leads?limit=50 (no q)', [get('/api/v1/leads?limit=50')]],
+      ['GET /api/v1/leads?limit=50&q= (one word)', SEARCH_ONE_WORD.map((word) => get(`/api/v1/leads?limit=50&q=${q(word)}`))],
+      ['GET /api/v1/leads?limit=50&q= (three words)', SEARCH_THREE_WORDS.map((words) => get(`/api/v1/leads?limit=50&q=${q(words)}`))],
+      ['GET /api/v1/leads/count?q= (one word)', SEARCH_ONE_WORD.map((word) => get(`/api/v1/leads/count?q=${q(word)}`))],
+    ];
+    const serve = await startServe({ env: leadrunEnv(options, { DATABASE_URL: created.url }), worker: false });
+    const rounds = new Map<string, Measured[]>(workloads.map(([name]) => [name, []]));
+    let exported: SearchFigures['export'];
+    try {
+      for (let round = 0; round < options.rounds; round++) {
+        if (options.rounds > 1) log(`  round ${round + 1} of ${options.rounds}`);
+        for (const [name, requests] of workloads) {
+          rounds.get(name)!.push(await measure(options, name, serve, requests, dbRef, connections, round === 0));
+        }
+      }
+      exported = await exportOnce(serve, w, options.searchLeads, log);
+    } finally {
+      await serve.stop();
+    }
+    const list = rounds.get(workloads[0]![0])!;
+    const rows = workloads.map(([name], i): SearchRow => {
+      const measured = rounds.get(name)!;
+      const of = (pick: (m: Measured) => number) => median(measured.map(pick));
+      const dbCpu = measured.map((m) => m.dbCpuMs);
+      return {
+        workload: name, requests: of((m) => m.result.requests), non2xx: of((m) => m.result.non2xx), errors: of((m) => m.result.errors),
+        rps: of((m) => m.result.rps), p50: of((m) => m.result.p50), p95: of((m) => m.result.p95), p99: of((m) => m.result.p99),
+        serverCpuMs: of((m) => m.serverCpuMs), dbCpuMs: dbCpu.every((v) => v !== null) ? median(dbCpu as number[]) : null,
+        p95VsList: i === 0 ? null : median(measured.map((m, r) => m.result.p95 / list[r]!.result.p95)),
+      };
+    });
+
+    // The company stem northwind is in 1 lead of 40, the number 48213 in one address, the kind analytics in 1 lead of 10.
+    const plans = [];
+    for (const [q, mode] of [
+      [SEARCH_ONE_WORD[0]!, 'force_custom_plan'], [SEARCH_ONE_WORD[5]!, 'force_custom_plan'], [SEARCH_THREE_WORDS[0]!, 'force_custom_plan'],
+      [SEARCH_ONE_WORD[4]!, 'force_custom_plan'], [SEARCH_ONE_WORD[4]!, 'force_generic_plan'],
+    ] as const) {
+      const what = `q=${q}${mode === 'force_generic_plan' ? ', with the one generic plan the pool would use without withCustomPlans' : ''}`;
+      plans.push({ what, plan: await explainSearch(created.url, w.id, q, mode) });
+    }
+    for (const { what, plan } of plans) log(`  EXPLAIN, ${what}:
+${plan.replace(/^/gm, '    ')}`);
+    return { leads: options.searchLeads, seedSeconds, connections, rows, plans, export: exported };
+  } finally {
+    await created.drop();
+  }
+}
+
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of the page statement listLeadsJson runs for `q`, prepared and executed under the given
+ * plan_cache_mode, as leadrun runs a search (withCustomPlans) or as its pool runs every other statement.
+ */
+async function explainSearch(url: string, workspaceId: string, q: string, mode: 'force_custom_plan' | 'force_generic_plan'): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const compiler = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+  try {
+    const compiled = leadsPageStatement(workspaceId, { q, limit: 50 }).page.compile(compiler);
+    await client.query(`SET plan_cache_mode = ${mode}`);
+    await client.query(`PREPARE search_page AS ${compiled.sql}`);
+    // EXECUTE in EXPLAIN takes no bound parameters: the values are written out.
+    const args = compiled.parameters.map((v) => (typeof v === 'number' ? String(v) : client.escapeLiteral(String(v)))).join(', ');
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE search_page(${args})`);
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  } finally {
+    await client.end();
+    await compiler.destroy();
+  }
+}
+
+/** GET /api/v1/leads/export of every lead, once, with serve's resident memory sampled every 20 ms meanwhile. */
+async function exportOnce(serve: Child & { url: string }, w: Seeded['workspaces'][number], leads: number, log: (line: string) => void): Promise<SearchFigures['export']> {
+  const residentBeforeMiB = residentMiB(serve.pid);
+  let residentPeakMiB = residentBeforeMiB;
+  const sampler = setInterval(() => { residentPeakMiB = Math.max(residentPeakMiB, residentMiB(serve.pid)); }, 20);
+  const began = performance.now();
+  let bytes = 0;
+  let lines = 0;
+  try {
+    const res = await fetch(`${serve.url}/api/v1/leads/export`, { headers: auth(w) });
+    if (res.status !== 200) throw new Error(`the export answered ${res.status}`);
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.byteLength;
+      for (const byte of chunk) if (byte === 10) lines++;
+    }
+  } finally {
+    clearInterval(sampler);
+  }
+  const seconds = (performance.now() - began) / 1000;
+  // The header and a row per lead, each ended by CRLF (no name of the seed holds a line break).
+  if (lines !== leads + 1) throw new Error(`the export held ${lines - 1} leads, not ${leads}`);
+  const figures = { leads, seconds, mebibytes: bytes / 1024 / 1024, residentBeforeMiB, residentPeakMiB };
+  log(`  export of ${leads} leads: ${seconds.toFixed(2)} s, ${figures.mebibytes.toFixed(1)} MiB; serve resident ${residentBeforeMiB.toFixed(0)} MiB before, `
+    + `${residentPeakMiB.toFixed(0)} MiB at most meanwhile`);
+  return figures;
+}
+
 /**
  * What the key check costs a request: KeyVerifier.verify (format, checksum, SHA-256, the one-second cache, with a
  * database look-up per key per second) and LastUsedRecorder.record, timed in CPU over the benchmark's keys used in
@@ -648,6 +818,18 @@ export function formatReport(report: BenchReport): string {
     lines.push(`| ${batch.size} POST /api/v1/runs in sequence | ${f(batch.sequential.median, 1)} | ${f(batch.sequential.p95, 1)} | ${f(batch.sequential.max, 1)} |`);
     lines.push(`| one POST /api/v1/runs of those | ${f(batch.single.median, 2)} | ${f(batch.single.p95, 2)} | ${f(batch.single.max, 2)} |`);
   }
+  const search = report.search;
+  if (search) {
+    lines.push('');
+    lines.push(`| search, ${search.leads} leads in one workspace, ${search.connections} connections | req/s | p50 ms | p95 ms | p99 ms | p95 vs no q | server CPU ms/req | PG CPU ms/req |`);
+    lines.push(`|---|--:|--:|--:|--:|--:|--:|--:|`);
+    for (const r of search.rows) {
+      lines.push(`| ${r.workload} | ${f(r.rps)} | ${f(r.p50, 2)} | ${f(r.p95, 2)} | ${f(r.p99, 2)} | ${r.p95VsList === null ? '' : `${f(r.p95VsList, 2)}×`} | `
+        + `${f(r.serverCpuMs, 3)} | ${f(r.dbCpuMs, 3)} |`);
+    }
+    const e = search.export;
+    lines.push(`export of ${e.leads} leads: ${f(e.seconds, 2)} s, ${f(e.mebibytes, 1)} MiB; serve resident ${f(e.residentBeforeMiB)} MiB before, ${f(e.residentPeakMiB)} MiB at most meanwhile`);
+  }
   lines.push('');
   if (report.keyCheck) {
     lines.push(`key check: ${f(report.keyCheck.microsPerCheck, 2)} µs CPU per request = ${(report.keyCheck.share * 100).toFixed(1)} % `
@@ -668,6 +850,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
       duration: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, workspaces: { type: 'string' },
       leads: { type: 'string' }, runs: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' },
       'batch-rounds': { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
+      'search-leads': { type: 'string' },
       variant: { type: 'string', multiple: true }, rounds: { type: 'string' },
     },
     strict: true,
@@ -682,6 +865,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
   set('leadsPerWorkspace', num(values.leads));
   set('runs', num(values.runs));
   set('batchRounds', num(values['batch-rounds']));
+  set('searchLeads', num(values['search-leads']));
   set('workerProcesses', num(values.workers));
   set('workerConcurrency', num(values['worker-concurrency']));
   set('logLevel', values['log-level']);

@@ -114,3 +114,49 @@ export async function prospects(db: Kysely<DB>, perWorkspace: number): Promise<M
   }
   return byWorkspace;
 }
+
+// People and companies for the search workload: names with accents and several scripts' worth of Latin letters, so
+// that the fold (lower case, no accents) does real work. Each word's share of the leads is known: a first or last
+// name is in 1 lead of 20, a company stem in 1 of 40, a company kind in 1 of 10.
+const FIRST = ['Zoë', 'Ada', 'Grace', 'Björn', 'José', 'Chloé', 'Liam', 'Noah', 'Emma', 'Olivia', 'Mia', 'Lucas', 'Søren', 'Françoise', 'Jürgen',
+  'Amélie', 'Mateo', 'Nina', 'Omar', 'Ingrid'];
+const LAST = ['Ångström', 'Lovelace', 'Hopper', 'Müller', 'Dupont', 'García', 'Nakamura', 'Smith', 'Jones', 'Kowalski', 'Rossi', 'Novák',
+  'Öztürk', 'Nguyen', 'Larsen', 'Brown', 'Fischer', 'Moreau', 'Silva', 'Wright'];
+const STEM = ['Northwind', 'Contoso', 'Fabrikam', 'Initech', 'Globex', 'Umbrella', 'Hooli', 'Vandelay', 'Acme', 'Stark', 'Wayne', 'Tyrell',
+  'Cyberdyne', 'Soylent', 'Wonka', 'Gringotts', 'Oscorp', 'Aperture', 'Massive', 'Dynamic', 'Blue Sun', 'Monarch', 'Krusty', 'Pied Piper',
+  'Prestige', 'Sterling', 'Wernham', 'Dunder', 'Bluth', 'Gekko', 'Nakatomi', 'Omni', 'Rekall', 'Sirius', 'Spacely', 'Tessier', 'Virtucon',
+  'Weyland', 'Yoyodyne', 'Zorg'];
+const KIND = ['Traders', 'Systems', 'Industries', 'Labs', 'Holdings', 'Logistics', 'Foods', 'Energy', 'Analytics', 'Partners'];
+
+/**
+ * One workspace with `leads` leads of varied names, e-mails and companies (lead g's address holds its number g), for
+ * the search workload; newest last, a second apart.
+ */
+export async function seedSearch(db: Kysely<DB>, leads: number): Promise<SeededWorkspace> {
+  const created = new Date(Date.UTC(2025, 0, 1));
+  const key = generateKey();
+  const w: SeededWorkspace = { id: randomUUID(), adminUserId: randomUUID(), keyId: randomUUID(), key };
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('workspaces').values({ id: w.id, name: 'Search bench', plan: 'PRO', admin_user_id: null, created_at: created }).execute();
+    await trx.insertInto('users').values({
+      id: w.adminUserId, workspace_id: w.id, email: 'admin@search-bench.example', name: 'Admin', role: 'ADMIN', password_hash: null, created_at: created,
+    }).execute();
+    await trx.updateTable('workspaces').set({ admin_user_id: w.adminUserId }).where('id', '=', w.id).execute();
+    await trx.insertInto('api_keys').values({
+      id: w.keyId, workspace_id: w.id, name: 'bench', prefix: key.slice(0, 10), digest: keyDigest(key), scopes: [...SCOPES],
+      created_by_user_id: w.adminUserId, created_at: created, last_used_at: null, revoked_at: null,
+    }).execute();
+    await sql`
+      INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at)
+      SELECT gen_random_uuid(), ${w.id}, f || ' ' || l, leadrun_search_text(f || '.' || l) || g || '@' || lower(replace(c, ' ', '')) || '.example',
+             c || ' ' || k, NULL, (ARRAY['DISCOVERY','CONTACTED','QUALIFIED','PROPOSAL','WON','LOST'])[1 + g % 6],
+             CASE WHEN g % 3 = 0 THEN ${w.adminUserId}::uuid END, ts, ts
+      FROM generate_series(1, ${leads}::int) g
+      CROSS JOIN LATERAL (SELECT
+        (${FIRST}::text[])[1 + g % 20] AS f, (${LAST}::text[])[1 + (g / 20) % 20] AS l,
+        (${STEM}::text[])[1 + (g / 400) % 40] AS c, (${KIND}::text[])[1 + (g / 7) % 10] AS k,
+        ${created}::timestamptz + g * interval '1 second' AS ts) x`.execute(trx);
+  });
+  await sql`ANALYZE`.execute(db);
+  return w;
+}

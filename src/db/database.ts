@@ -35,6 +35,20 @@ const PREPARE_MARK = '/* leadrun:prepare */';
  */
 export const prepare = sql.raw(`${PREPARE_MARK} `);
 
+/**
+ * Runs `work` in a transaction whose statements are planned for the values they are given. leadrun's PostgreSQL
+ * connections use one generic plan for every statement (`plan_cache_mode=force_generic_plan`, below), which suits a
+ * statement whose best plan does not depend on its values; a search for a word is not one (src/domain/leads.ts).
+ * Inside a transaction already, only the setting is changed, for the rest of that transaction.
+ */
+export async function withCustomPlans<T>(db: Kysely<DB>, work: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+  const planned = async (trx: Kysely<DB>) => {
+    await sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(trx);
+    return work(trx);
+  };
+  return db.isTransaction ? planned(db) : db.transaction().execute(planned);
+}
+
 const statementNames = new Map<string, string>();
 
 function statementName(text: string): string {
@@ -120,14 +134,18 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
 
 async function openPGlite(options: OpenOptions): Promise<Database> {
   // Loaded only for the embedded database: a server on PostgreSQL never holds it.
-  const { PGlite } = await import('@electric-sql/pglite');
+  const [{ PGlite }, { pg_trgm }, { unaccent }] = await Promise.all([
+    import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm'), import('@electric-sql/pglite/contrib/unaccent'),
+  ]);
+  // The extensions lead search is built on (0008_lead_search.sql); PostgreSQL has them as contrib modules.
+  const extensions = { pg_trgm, unaccent };
   let pglite: PGlite;
   if (options.inMemory) {
-    pglite = await PGlite.create();
+    pglite = await PGlite.create({ extensions });
   } else {
     if (!options.dataDir) throw new Error('openDatabase: dataDir is required for the embedded database');
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-    pglite = await PGlite.create(`${options.dataDir}/pgdata`);
+    pglite = await PGlite.create({ dataDir: `${options.dataDir}/pgdata`, extensions });
   }
   const queue = new ConnectionQueue();
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, queue) });

@@ -58,6 +58,8 @@ export interface LeadsTable {
   updated_at: Date;
   /** The lead's JSON in the API's shape, kept by PostgreSQL (0005_lead_json.sql). */
   api_json: GeneratedAlways<string>;
+  /** Name, e-mail and company without accents, in lower case, for search; kept by PostgreSQL (0008_lead_search.sql). */
+  search_text: GeneratedAlways<string>;
 }
 
 export interface CallsTable {

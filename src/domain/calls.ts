@@ -50,7 +50,11 @@ function occurredAtOf(text: string | null | undefined): Date | null {
 
 export async function createCall(db: Kysely<DB>, workspaceId: string, leadId: string, input: CallInput, clock: Clock): Promise<Call> {
   const occurredAt = occurredAtOf(input.occurredAt);
-  if (!(await getLead(db, workspaceId, leadId))) throw notFound('Lead');
+  // Locked as the call's foreign key will lock it: while the lead is being erased, this waits and then finds it gone.
+  const lead = isUuid(leadId)
+    ? await db.selectFrom('leads').select('id').where('workspace_id', '=', workspaceId).where('id', '=', leadId).forKeyShare().executeTakeFirst()
+    : undefined;
+  if (!lead) throw notFound('Lead');
   const row = await db.insertInto('calls').values({
     id: randomUUID(),
     workspace_id: workspaceId,

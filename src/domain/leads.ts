@@ -1,8 +1,8 @@
 // Leads: the people a workspace sells to. Every query is bounded by the workspace id.
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Clock } from '../clock.ts';
-import { prepare } from '../db/database.ts';
+import { prepare, withCustomPlans } from '../db/database.ts';
 import type { DB, LeadsTable, LeadStatus } from '../db/schema.ts';
 import { invalid, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
@@ -37,7 +37,7 @@ const LEAD_COLUMNS = [
   'id', 'workspace_id', 'name', 'email', 'company_name', 'company_website', 'status', 'assigned_to_user_id', 'created_at', 'updated_at',
 ] as const;
 
-export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json'>): Lead {
+export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json' | 'search_text'>): Lead {
   return {
     id: row.id,
     name: row.name,
@@ -108,6 +108,73 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
   return toLead(row);
 }
 
+/** What a list of leads, its count and its export are narrowed by; every filter given must hold. */
+export interface LeadFilter {
+  /** Words, each of which must appear inside the name, the e-mail or the company, whatever the case and accents. */
+  q?: string | null;
+  status?: LeadStatus | null;
+  /** The id of the user the leads are assigned to, or `none` for the leads assigned to nobody. */
+  assignedToUserId?: string | null;
+}
+
+export const SEARCH_MAX_LENGTH = 200;
+export const SEARCH_MAX_WORDS = 10;
+/** The value of `assignedToUserId` that asks for the leads assigned to nobody. */
+export const UNASSIGNED = 'none';
+
+/**
+ * The words of a search, none for a blank one. Whitespace and control characters part words alike, so no control
+ * character (a NUL among them, which PostgreSQL refuses in text) reaches the database.
+ */
+export function searchWords(q: string | null | undefined): string[] {
+  if (!q) return [];
+  if (q.length > SEARCH_MAX_LENGTH) throw invalid('q', `must be at most ${SEARCH_MAX_LENGTH} characters`);
+  const words = q.split(/[\s\p{Cc}]+/u).filter((word) => word.length > 0);
+  if (words.length > SEARCH_MAX_WORDS) throw invalid('q', `must hold at most ${SEARCH_MAX_WORDS} words`);
+  return words;
+}
+
+/**
+ * `search_text LIKE '%word%'` for a word folded as search_text is (leadrun_search_text, 0008_lead_search.sql), its
+ * LIKE wildcards escaped after the fold, so that `100%` and `a_b` are found as written.
+ */
+const CONTAINS = (word: string) =>
+  sql`l.search_text LIKE '%' || replace(replace(replace(leadrun_search_text(${word}), '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%'`;
+
+/** The conditions a lead `l` must meet: the workspace's, and the filter's. */
+function leadConditions(workspaceId: string, filter: LeadFilter, words: string[]): RawBuilder<unknown>[] {
+  const conditions = [sql`l.workspace_id = ${workspaceId}`];
+  if (filter.status) conditions.push(sql`l.status = ${filter.status}`);
+  if (filter.assignedToUserId === UNASSIGNED) conditions.push(sql`l.assigned_to_user_id IS NULL`);
+  else if (filter.assignedToUserId) conditions.push(sql`l.assigned_to_user_id = ${filter.assignedToUserId}::uuid`);
+  for (const word of words) conditions.push(CONTAINS(word));
+  return conditions;
+}
+
+/**
+ * Runs the statements of a search planned for its words. leadrun's PostgreSQL connections plan every statement once
+ * for any values (src/db/database.ts), and no single plan suits every word: a word that most leads hold is best
+ * found by reading the newest leads in order until a page is full; a rare word, through the trigram index. Without
+ * words, the given statements run as they are.
+ */
+function searching<T>(db: Kysely<DB>, words: string[], work: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+  return words.length > 0 ? withCustomPlans(db, work) : work(db);
+}
+
+/**
+ * The statement of a page of leads' JSON, newest first, and the words of its search: listLeadsJson runs it, the
+ * benchmark (bench/search.ts) shows its plan. It reads `limit + 1` rows, which tell whether there is a next page.
+ */
+export function leadsPageStatement(workspaceId: string, options: LeadFilter & { limit: number; cursor?: Cursor | null }) {
+  const words = searchWords(options.q);
+  const filters = leadConditions(workspaceId, options, words);
+  if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
+  const page = sql<{ api_json: string; created_at: Date; id: string }>`
+    SELECT l.api_json, l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
+    ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}`;
+  return { words, page };
+}
+
 /**
  * A page of leads as the JSON text of the Lead array, in the API's shape, with the cursor of the next page. Each
  * lead's JSON is stored with it (api_json, which PostgreSQL writes with the row: 0005_lead_json.sql), so a page is
@@ -121,20 +188,20 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
 export async function listLeadsJson(
   db: Kysely<DB>,
   workspaceId: string,
-  options: { limit: number; cursor?: Cursor | null; status?: LeadStatus | null; oneRow?: boolean },
+  options: LeadFilter & { limit: number; cursor?: Cursor | null; oneRow?: boolean },
 ): Promise<{ json: string; next: Cursor | null }> {
-  const filters = [sql`l.workspace_id = ${workspaceId}`];
-  if (options.status) filters.push(sql`l.status = ${options.status}`);
-  if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
-  // limit + 1 rows tell whether there is a next page.
-  const page = sql`
-    SELECT l.api_json, l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
-    ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}`;
+  const { words, page } = leadsPageStatement(workspaceId, options);
   // A lead's JSON holds no line break: to_json escapes every control character of the text fields.
-  const leads = options.oneRow
-    ? ((await sql<{ page: string | null }>`
-        SELECT string_agg(p.api_json, E'\n' ORDER BY p.created_at DESC, p.id DESC) AS page FROM (${page}) p`.execute(db)).rows[0]?.page?.split('\n') ?? [])
-    : (await sql<{ api_json: string }>`${prepare}${page}`.execute(db)).rows.map((r) => r.api_json);
+  const leads = await searching(db, words, async (db) => {
+    if (options.oneRow) {
+      const { rows: [row] } = await sql<{ page: string | null }>`
+        SELECT string_agg(p.api_json, E'\n' ORDER BY p.created_at DESC, p.id DESC) AS page FROM (${page}) p`.execute(db);
+      return row?.page?.split('\n') ?? [];
+    }
+    // A search is planned for its words at each execution: only a list without words is a prepared statement.
+    const statement = words.length > 0 ? page : sql`${prepare}${page}`;
+    return (await sql<{ api_json: string }>`${statement}`.execute(db)).rows.map((r) => r.api_json);
+  });
   const items = leads.length > options.limit ? leads.slice(0, options.limit) : leads;
   const last = leads.length > options.limit ? items.at(-1) : undefined;
   // The id and createdAt of the page's last lead, read back from its JSON: the id comes first; every value before
@@ -143,4 +210,29 @@ export async function listLeadsJson(
     ? { at: new Date(last.slice(last.lastIndexOf('"createdAt":"') + 13, last.lastIndexOf('","updatedAt":"'))), id: last.slice(7, 43) }
     : null;
   return { json: `[${items.join(',')}]`, next };
+}
+
+/** How many leads of the workspace the filter finds. */
+export async function countLeads(db: Kysely<DB>, workspaceId: string, filter: LeadFilter): Promise<number> {
+  const words = searchWords(filter.q);
+  const conditions = leadConditions(workspaceId, filter, words);
+  const { rows: [row] } = await searching(db, words, (db) =>
+    sql<{ count: string }>`SELECT count(*) AS count FROM leads l WHERE ${sql.join(conditions, sql` AND `)}`.execute(db));
+  return Number(row?.count ?? 0);
+}
+
+/** A page of leads (newest first, as GET /api/v1/leads orders them) and the cursor of the next page. */
+export async function listLeads(
+  db: Kysely<DB>,
+  workspaceId: string,
+  options: LeadFilter & { limit: number; cursor?: Cursor | null },
+): Promise<{ items: Lead[]; next: Cursor | null }> {
+  const words = searchWords(options.q);
+  const conditions = leadConditions(workspaceId, options, words);
+  if (options.cursor) conditions.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
+  const columns = sql.join(LEAD_COLUMNS.map((column) => sql.ref(`l.${column}`)));
+  const { rows } = await searching(db, words, (db) => sql<Omit<Selectable<LeadsTable>, 'api_json' | 'search_text'>>`
+    SELECT ${columns} FROM leads l WHERE ${sql.join(conditions, sql` AND `)}
+    ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}`.execute(db));
+  return pageOf(rows.map(toLead), options.limit, (lead) => ({ at: lead.createdAt, id: lead.id }));
 }

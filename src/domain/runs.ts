@@ -89,12 +89,14 @@ export interface StartRunContext {
  */
 export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: StartRunInput): Promise<Run> {
   const { workspaceId, clock } = ctx;
-  // The lead, the call and the plan in one look-up (ids that are not UUIDs match nothing).
+  // The lead, the call and the plan in one look-up (ids that are not UUIDs match nothing). The lead and the call are
+  // locked as the run's foreign keys will lock them (FOR KEY SHARE): while one of them is being erased, the look-up
+  // waits for the erasure and then finds it gone (404), rather than the insert failing on a vanished key.
   const { rows: [found] } = await sql<{ plan: Plan; lead_id: string | null; call_id: string | null; call_lead_id: string | null }>`
     ${prepare}SELECT w.plan, l.id AS lead_id, c.id AS call_id, c.lead_id AS call_lead_id
     FROM workspaces w
-    LEFT JOIN leads l ON l.workspace_id = w.id AND l.id = ${isUuid(input.leadId) ? input.leadId : null}::uuid
-    LEFT JOIN calls c ON c.workspace_id = w.id AND c.id = ${isUuid(input.callId) ? input.callId : null}::uuid
+    LEFT JOIN LATERAL (SELECT id FROM leads WHERE workspace_id = w.id AND id = ${isUuid(input.leadId) ? input.leadId : null}::uuid FOR KEY SHARE) l ON true
+    LEFT JOIN LATERAL (SELECT id, lead_id FROM calls WHERE workspace_id = w.id AND id = ${isUuid(input.callId) ? input.callId : null}::uuid FOR KEY SHARE) c ON true
     WHERE w.id = ${workspaceId}`.execute(trx);
   if (!found) throw new Error(`workspace ${workspaceId} was not found`);
   if (!found.lead_id) throw notFound('Lead', 'leadId');

@@ -2,7 +2,7 @@
 // OpenAPI document: a shape is described here once.
 import { Type, type TSchema } from 'typebox';
 import { AnalysisOutput, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from '../agent/outputs.ts';
-import { LEAD_STATUSES } from '../domain/leads.ts';
+import { LEAD_STATUSES, SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../domain/leads.ts';
 import { RUN_STATUSES } from '../domain/runs.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -70,6 +70,24 @@ export const LeadUpdate = Type.Object({
   status: Type.Optional(leadFields.status),
   assignedToUserId: Type.Optional(leadFields.assignedToUserId),
 }, { additionalProperties: false, minProperties: 1 });
+
+/** The filters of GET /api/v1/leads, its count and its export: the same leads are listed, counted and exported. */
+export const LeadFilters = {
+  q: Type.Optional(Type.String({
+    maxLength: SEARCH_MAX_LENGTH,
+    description: `Words (at most ${SEARCH_MAX_WORDS}, split on whitespace) each of which must appear inside the name, e-mail or company, `
+      + 'whatever the case and accents: `north` finds Northwind, `angstrom` finds Ångström. A blank `q` finds every lead.',
+  })),
+  status: Type.Optional(LeadStatus),
+  assignedToUserId: Type.Optional(Type.Union([
+    Type.String({ format: 'uuid' }),
+    Type.Literal(UNASSIGNED),
+  ], { description: `The leads assigned to this user, or \`${UNASSIGNED}\` for the leads assigned to nobody.` })),
+};
+
+export const LeadCount = Type.Object({
+  count: Type.Integer({ minimum: 0, description: 'How many leads the filters find.' }),
+});
 
 export const Call = Type.Object({
   id: Id('Identifier of the call.'),

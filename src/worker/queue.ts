@@ -98,8 +98,11 @@ export interface StoredStep {
   attempts: number;
 }
 
-/** What a worker needs to work a claimed run, in one round trip: the lead, the call, the sender and the steps. */
-export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ context: RunContext; steps: StoredStep[] }> {
+/**
+ * What a worker needs to work a claimed run, in one round trip: the lead, the call, the sender and the steps. Null
+ * when the run's lead or call has been erased since the claim (src/domain/erasure.ts), and with it the run.
+ */
+export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ context: RunContext; steps: StoredStep[] } | null> {
   const { rows: [row] } = await sql<{
     lead_id: string; lead_name: string; email: string | null; company_name: string | null; company_website: string | null;
     call_id: string; title: string | null; transcript: string; occurred_at: Date | null; sender_name: string | null; steps: StoredStep[];
@@ -111,7 +114,7 @@ export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ contex
             FROM run_steps s WHERE s.run_id = ${run.id}) AS steps
     FROM leads l, calls c
     WHERE l.id = ${run.leadId} AND l.workspace_id = ${run.workspaceId} AND c.id = ${run.callId} AND c.workspace_id = ${run.workspaceId}`.execute(db);
-  if (!row) throw new Error(`the lead or the call of run ${run.id} is missing`);
+  if (!row) return null;
   return {
     context: {
       runId: run.id,

@@ -136,7 +136,7 @@ export class Worker {
       await this.#runSteps(run, controller.signal, log);
     } catch (error) {
       if (error instanceof LeaseLost || controller.signal.reason instanceof LeaseLost) {
-        log.warn('lease lost; another worker has the run');
+        log.warn('lease lost: another worker has the run, or it was cancelled or erased');
       } else {
         log.error({ err: error }, 'run processing stopped');
       }
@@ -151,6 +151,11 @@ export class Worker {
   async #runSteps(run: ClaimedRun, signal: AbortSignal, log: Logger): Promise<void> {
     const { clock, engine, metrics } = this.#options;
     const loaded = await loadRun(this.#db, run);
+    if (!loaded) {
+      // Erased with its lead or call since the claim: nothing is left to work on, or to write.
+      log.info('the run was erased; nothing to do');
+      return;
+    }
     const ctx = loaded.context;
     ctx.signal = signal;
     ctx.feedback = run.feedback;

@@ -7,7 +7,7 @@ import { formatReport, runBench } from '../../bench/run.ts';
 import { BACKENDS } from '../helpers.ts';
 
 describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the benchmark needs PostgreSQL' }, () => {
-  it('runs every workload with only 2xx answers and reports every row', { timeout: 240_000 }, async () => {
+  it('runs every workload with only 2xx answers and reports every row', { timeout: 300_000 }, async () => {
     const report = await runBench({
       workspaces: 3,
       leadsPerWorkspace: 60,
@@ -18,6 +18,7 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       maxRequests: 300,
       runs: 12,
       batchRounds: 2,
+      searchLeads: 2000,
       log: () => {},
     });
 
@@ -50,12 +51,26 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
     assert.equal(batch.non202, 0, 'every batch and single start answered 202');
     assert.equal(batch.size, 100);
     for (const figure of [batch.batch, batch.sequential, batch.single]) assert.ok(figure.median > 0 && figure.p95 >= figure.median);
+    const search = report.search;
+    assert.ok(search, 'the search workload is reported');
+    assert.deepEqual(search.rows.map((r) => r.workload), [
+      'GET /api/v1/leads?limit=50 (no q)', 'GET /api/v1/leads?limit=50&q= (one word)', 'GET /api/v1/leads?limit=50&q= (three words)',
+      'GET /api/v1/leads/count?q= (one word)',
+    ]);
+    for (const row of search.rows) {
+      assert.equal(row.requests, 300, `${row.workload} made its 300 requests`);
+      assert.equal(row.non2xx + row.errors, 0, `${row.workload} answered only 2xx`);
+      assert.ok(Number.isFinite(row.p95));
+    }
+    assert.equal(search.plans.length, 5);
+    for (const { plan } of search.plans) assert.match(plan, /Execution Time/);
+    assert.equal(search.export.leads, 2000, 'the export held every lead');
 
     assert.ok(report.keyCheck && Number.isFinite(report.keyCheck.microsPerCheck), 'the key check is measured');
     assert.ok(report.memory.postgresAfterReadsMiB && report.memory.pgliteAfterReadsMiB, 'serve memory is read on both backends');
 
     const table = formatReport(report);
-    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'POST /api/v1/runs/batch', 'key check', 'resident memory']) {
+    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'POST /api/v1/runs/batch', 'search, 2000 leads', 'export of 2000 leads', 'key check', 'resident memory']) {
       assert.ok(table.includes(line), `the printed table has ${line}`);
     }
   });

@@ -117,6 +117,10 @@ for (const kind of BACKENDS) {
       assert.equal(scopeOf('POST', '/api/v1/leads/:leadId/calls'), 'leads:write');
       assert.equal(scopeOf('GET', '/api/v1/leads/:leadId/calls'), 'leads:read');
       assert.equal(scopeOf('GET', '/api/v1/runs'), 'runs:read');
+      assert.equal(scopeOf('GET', '/api/v1/leads/count'), 'leads:read');
+      assert.equal(scopeOf('GET', '/api/v1/leads/export'), 'leads:read');
+      assert.equal(scopeOf('DELETE', '/api/v1/leads/:id'), 'leads:write');
+      assert.equal(scopeOf('DELETE', '/api/v1/leads/:leadId/calls/:id'), 'leads:write');
       for (const route of routes.filter((r) => r.url.startsWith('/api/v1/runs/') && r.method === 'POST')) {
         assert.equal(route.scope, 'runs:write', `${label(route)}: run transitions need runs:write`);
       }

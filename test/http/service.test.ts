@@ -128,14 +128,14 @@ for (const kind of BACKENDS) {
     });
 
     it('answers an unknown route or method with a 404 problem, with or without a key', async () => {
-      for (const [method, path] of [['GET', '/api/v1/nothing-here'], ['GET', '/api/v2/leads'], ['DELETE', `/api/v1/leads/${lead.id}`], ['PUT', '/api/v1/runs'], ['GET', '/nothing-here'], ['POST', '/']]) {
+      for (const [method, path] of [['GET', '/api/v1/nothing-here'], ['GET', '/api/v2/leads'], ['PUT', `/api/v1/leads/${lead.id}`], ['PUT', '/api/v1/runs'], ['GET', '/nothing-here'], ['POST', '/']]) {
         for (const k of [undefined, key]) {
           const res = await t.api(method!, path!, k ? { key: k } : {});
           assertProblem(res, 404, 'not_found', `${method} ${path}`);
         }
       }
-      const deleted = await t.api('GET', `/api/v1/leads/${lead.id}`, { key });
-      assert.equal(deleted.status, 200, 'DELETE did nothing');
+      const untouched = await t.api('GET', `/api/v1/leads/${lead.id}`, { key });
+      assert.equal(untouched.status, 200, 'PUT did nothing');
     });
 
     describe('X-Request-Id', () => {

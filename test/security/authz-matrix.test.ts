@@ -25,6 +25,7 @@ function pathFor(route: RouteEntry, a: Resources, runId: string): string {
     if (!segment.startsWith(':')) return segment;
     const collection = segments[i - 1];
     if (collection === 'leads') return a.lead.id;
+    if (collection === 'calls') return a.call.id;
     if (collection === 'runs') return runId;
     throw new Error(`authz matrix: no resource known for ${segment} in ${route.url}; teach pathFor`);
   }).join('/');
@@ -88,9 +89,25 @@ for (const kind of BACKENDS) {
     });
     after(() => t?.close());
 
-    const send = (route: RouteEntry, headers: Record<string, string>, runId = a.runs.queued.id): Promise<ApiResponse> => {
-      const body = bodyFor(route, a);
-      return t.api(route.method, pathFor(route, a, runId), { headers, ...(body !== undefined ? { body } : {}) });
+    const send = (route: RouteEntry, headers: Record<string, string>, runId = a.runs.queued.id, resources = a): Promise<ApiResponse> => {
+      const body = bodyFor(route, resources);
+      return t.api(route.method, pathFor(route, resources, runId), { headers, ...(body !== undefined ? { body } : {}) });
+    };
+    /**
+     * What an erasure that is allowed aims at: a lead with a call of its own, made for it, so that A's resources stay
+     * for the cells after it. A refused erasure aims at A's resources themselves, and must leave them as they were.
+     */
+    const disposable = async (): Promise<Resources> => {
+      const full = keys.get(`A:${ALL_SCOPES.join(',')}`)!.active;
+      const lead = await createLead(t, full, { name: 'Matrix disposable' });
+      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }) };
+    };
+    /** After an allowed erasure: the disposable resource it aimed at is gone. */
+    const assertErased = async (route: RouteEntry, resources: Resources, cell: string) => {
+      const full = keys.get(`A:${ALL_SCOPES.join(',')}`)!.active;
+      const calls = await t.api('GET', `/api/v1/leads/${resources.lead.id}/calls`, { key: full });
+      if (route.url === '/api/v1/leads/:id') assert.equal(calls.status, 404, `${cell}: the lead is gone`);
+      else assert.deepEqual(calls.json.data, [], `${cell}: the call is gone`);
     };
     const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
     const cookie = (s: { token: string; csrf: string }) => ({ cookie: `${SESSION_COOKIE}=${s.token}`, 'x-csrf-token': s.csrf });
@@ -113,8 +130,10 @@ for (const kind of BACKENDS) {
               const pair = keys.get(`${workspace}:${scopes.join(',')}`)!;
               const key = state === 'active' ? pair.active : state === 'revoked' ? pair.revoked : state === 'unknown' ? generateKey() : `${pair.active.slice(0, -2)}!!`;
               const cell = `${label(route)} | ${workspace} | ${scopes.join(',')} | ${state}`;
+              const erases = route.method === 'DELETE' && state === 'active' && (scopes as readonly string[]).includes(route.scope!) && workspace === 'A';
+              const resources = erases ? await disposable() : a;
               const before = await fingerprint(t.database.db, tables);
-              const res = await send(route, bearer(key));
+              const res = await send(route, bearer(key), a.runs.queued.id, resources);
               cells += 1;
               let refused = true;
               if (state !== 'active') {
@@ -129,7 +148,10 @@ for (const kind of BACKENDS) {
                 // Allowed: a read answers 200; a change succeeds, or (a run decision) says the run's state forbids it.
                 refused = false;
                 if (route.method === 'GET') assert.equal(res.status, 200, `${cell}: ${res.text.slice(0, 300)}`);
-                else assert.ok((res.status >= 200 && res.status < 300) || (res.status === 409 && res.json?.code === 'invalid_state'), `${cell}: ${res.status} ${res.text.slice(0, 300)}`);
+                else if (erases) {
+                  assert.equal(res.status, 204, `${cell}: ${res.text.slice(0, 300)}`);
+                  await assertErased(route, resources, cell);
+                } else assert.ok((res.status >= 200 && res.status < 300) || (res.status === 409 && res.json?.code === 'invalid_state'), `${cell}: ${res.status} ${res.text.slice(0, 300)}`);
                 if (workspace === 'B') for (const id of [a.lead.id, a.call.id, a.runs.queued.id]) assert.ok(!res.text.includes(id), `${cell} does not show A's ${id}`);
               }
               if (refused || res.status === 409) assertUnchanged(before, await fingerprint(t.database.db, tables), cell, route.method === 'GET' ? 0 : 1);
@@ -142,8 +164,10 @@ for (const kind of BACKENDS) {
 
     it('answers a signed-in person of the workspace like a full key, and of another workspace with 404', async () => {
       for (const route of t.app.routeTable.filter((r) => r.scope)) {
-        const own = await send(route, cookie(sessions.A), a.runs.waiting.id);
+        const resources = route.method === 'DELETE' ? await disposable() : a;
+        const own = await send(route, cookie(sessions.A), a.runs.waiting.id, resources);
         assert.ok(own.status < 300 || (own.status === 409 && own.json.code === 'invalid_state'), `${label(route)} as A's admin: ${own.status} ${own.text.slice(0, 200)}`);
+        if (route.method === 'DELETE') await assertErased(route, resources, `${label(route)} as A's admin`);
         const before = await fingerprint(t.database.db, tables);
         const other = await send(route, cookie(sessions.B), a.runs.waiting.id);
         if (aimsAtA(route)) {

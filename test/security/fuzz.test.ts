@@ -25,6 +25,12 @@ interface Ids {
   calls: string[];
   runs: string[];
   keys: string[];
+  /**
+   * What the erasure routes aim at: leads of their own, each with a call, so that erasing one leaves workspace A's
+   * lead, call and runs for the routes that start and decide runs.
+   */
+  erasableLeads: string[];
+  erasableCalls: string[];
 }
 
 interface World {
@@ -79,10 +85,10 @@ function liveId(list: string[]): fc.Arbitrary<string> {
 type IdKind = keyof Ids;
 
 /** An id for a field or path segment of a kind: mostly a real one of that kind, else another kind's, a random or a broken one. */
-function idPool(ids: Ids, kind: IdKind | null = null): fc.Arbitrary<string> {
+function idPool(ids: Ids, kind: IdKind | null = null, others: IdKind[] = ['leads', 'calls', 'runs', 'keys']): fc.Arbitrary<string> {
   return fc.oneof(
     { arbitrary: kind ? liveId(ids[kind]) : fc.constant(''), weight: kind ? 12 : 0 },
-    { arbitrary: fc.constantFrom<IdKind>('leads', 'calls', 'runs', 'keys').chain((k) => liveId(ids[k])), weight: 3 },
+    { arbitrary: fc.constantFrom<IdKind>(...others).chain((k) => liveId(ids[k])), weight: 3 },
     { arbitrary: fc.uuid(), weight: 2 },
     { arbitrary: fc.constantFrom('00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'), weight: 1 },
     { arbitrary: anyString, weight: 2 },
@@ -192,16 +198,19 @@ function pathFor(route: RouteEntry, ids: Ids): fc.Arbitrary<string> {
     if (segment === '*') return fc.oneof(fc.constantFrom('index.html', '../../../../etc/passwd', '..%2F..%2Fpackage.json', '%2e%2e/%2e%2e/package.json', '', 'swagger-ui.css'), fc.string({ maxLength: 20 }).map(pct));
     if (!segment.startsWith(':')) return fc.constant(segment);
     const collection = segments[i - 1];
-    const kind: IdKind | null = collection === 'leads' || collection === 'runs' || collection === 'keys' ? collection : null;
+    const erasing = route.method === 'DELETE' && route.url.startsWith('/api/');
+    const kind: IdKind | null = collection === 'leads' ? (erasing ? 'erasableLeads' : 'leads')
+      : collection === 'calls' ? (erasing ? 'erasableCalls' : 'calls')
+      : collection === 'runs' || collection === 'keys' ? collection : null;
     return fc.oneof(
-      { arbitrary: idPool(ids, kind).map(pct), weight: 8 },
+      { arbitrary: idPool(ids, kind, erasing ? ['erasableLeads', 'erasableCalls', 'runs', 'keys'] : undefined).map(pct), weight: 8 },
       { arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '..', '.', '%2F', '%2e%2e', 'a%20b', ';x=1'), weight: 2 },
     );
   });
   return fc.tuple(...parts).chain((built) => fc.constantFrom(built.join('/'), `${built.join('/')}/`).map((p) => p));
 }
 
-const QUERY_NAMES = ['limit', 'cursor', 'status', 'leadId', 'after', 'source', 'actor', 'action', 'outcome', '__proto__', 'constructor', 'limit[]', 'a[b]'];
+const QUERY_NAMES = ['limit', 'cursor', 'status', 'leadId', 'after', 'source', 'actor', 'action', 'outcome', 'q', 'assignedToUserId', '__proto__', 'constructor', 'limit[]', 'a[b]'];
 
 function queryFor(ids: Ids): fc.Arbitrary<string> {
   const value = fc.oneof(
@@ -322,6 +331,11 @@ async function setUp(t: TestApp): Promise<World> {
   const leadB = await createLead(t, keyB, { name: 'Bea' });
   const callB = await createCall(t, keyB, leadB.id, { transcript: TRANSCRIPT });
   const runB = await startRun(t, keyB, leadB.id, callB.id);
+  const erasable = [];
+  for (let i = 0; i < 3; i++) {
+    const lead = await createLead(t, keyA, { name: `Erasable ${i}` });
+    erasable.push({ lead: lead.id, call: (await createCall(t, keyA, lead.id, { transcript: TRANSCRIPT })).id });
+  }
   const created = await createSession(t.database.db, A.adminUserId, systemClock, { ip: '127.0.0.1', userAgent: 'fuzz' });
   const doc = (await t.api('GET', '/api/v1/openapi.json')).json;
   const bodies = new Map<string, JsonSchema | null>();
@@ -334,7 +348,10 @@ async function setUp(t: TestApp): Promise<World> {
   return {
     t, keyA, keyB, readOnlyA, unknownKey: generateKey(), revokedKey: revoked.key, adminUserId: A.adminUserId,
     session: { token: created.token, csrf: created.session.csrfToken },
-    ids: { leads: [leadA.id, leadA.id, leadB.id], calls: [callA.id, callA.id, callB.id], runs: [runA.id, runA2.id, ...waiting, runB.id], keys: [victim.id] },
+    ids: {
+      leads: [leadA.id, leadA.id, leadB.id], calls: [callA.id, callA.id, callB.id], runs: [runA.id, runA2.id, ...waiting, runB.id], keys: [victim.id],
+      erasableLeads: [...erasable.map((e) => e.lead), leadB.id], erasableCalls: [...erasable.map((e) => e.call), callB.id],
+    },
     bodies,
   };
 }

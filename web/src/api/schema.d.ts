@@ -10,17 +10,21 @@ export type paths = {
         };
         /**
          * List leads
-         * @description Newest first (createdAt, then id, descending). The next page is linked by a `Link: <…>; rel="next"` header.
+         * @description Newest first (createdAt, then id, descending), narrowed by every filter given. The next page is linked by a `Link: <…>; rel="next"` header, which keeps the filters.
          *
          *     Required scope: `leads:read`.
          */
         get: {
             parameters: {
                 query: {
+                    /** @description The leads assigned to this user, or `none` for the leads assigned to nobody. */
+                    assignedToUserId?: string | "none";
                     /** @description Opaque; take it from the Link header of the previous page. */
                     cursor?: string;
                     /** @description Page size, 1 to 100. */
                     limit: number;
+                    /** @description Words (at most 10, split on whitespace) each of which must appear inside the name, e-mail or company, whatever the case and accents: `north` finds Northwind, `angstrom` finds Ångström. A blank `q` finds every lead. */
+                    q?: string;
                     /** @description Where the lead stands. */
                     status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
                 };
@@ -353,7 +357,87 @@ export type paths = {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Erase a lead
+         * @description Removes the lead with its calls, its runs (a run in progress included) and their steps, drafts and events, at once. The audit log keeps the lead's id, never its data.
+         *
+         *     Required scope: `leads:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier (UUID). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Erased. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         /**
@@ -747,6 +831,320 @@ export type paths = {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/leads/{leadId}/calls/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a call
+         * @description Removes the call with its runs and their steps, drafts and events. Refused (409 `invalid_state`, nothing removed) while a run of the call is QUEUED or RUNNING: cancel it or let it finish first.
+         *
+         *     Required scope: `leads:write`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier (UUID) of the call. */
+                    id: string;
+                    /** @description Identifier (UUID) of the lead. */
+                    leadId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `invalid_state`: a run of the call is QUEUED or RUNNING (`runStatus`); nothing was removed. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/leads/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count leads
+         * @description How many leads GET /api/v1/leads would list, over all its pages, with the same filters.
+         *
+         *     Required scope: `leads:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The leads assigned to this user, or `none` for the leads assigned to nobody. */
+                    assignedToUserId?: string | "none";
+                    /** @description Words (at most 10, split on whitespace) each of which must appear inside the name, e-mail or company, whatever the case and accents: `north` finds Northwind, `angstrom` finds Ångström. A blank `q` finds every lead. */
+                    q?: string;
+                    /** @description Where the lead stands. */
+                    status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description How many leads the filters find. */
+                            count: number;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/leads/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export leads as CSV
+         * @description Every lead the filters find, newest first, as a CSV file (UTF-8 with a byte order mark) with the header `name,email,companyName,companyWebsite,status,assignedToUserId,createdAt,updatedAt`, which the import reads back. A cell that a spreadsheet would take for a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is written with a `'` before it.
+         *
+         *     Required scope: `leads:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The leads assigned to this user, or `none` for the leads assigned to nobody. */
+                    assignedToUserId?: string | "none";
+                    /** @description Words (at most 10, split on whitespace) each of which must appear inside the name, e-mail or company, whatever the case and accents: `north` finds Northwind, `angstrom` finds Ångström. A blank `q` finds every lead. */
+                    q?: string;
+                    /** @description Where the lead stands. */
+                    status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The CSV file, sent as it is read (`Content-Disposition: attachment; filename="leads-YYYY-MM-DD.csv"`). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -3,12 +3,14 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, writeProblems, Call, CallCreate, Cursor, Limit, listOf } from '../../schemas.ts';
+import { authProblems, problem, writeProblems, Call, CallCreate, Cursor, Limit, listOf } from '../../schemas.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { createCall, listCalls } from '../../../domain/calls.ts';
+import { deleteCall } from '../../../domain/erasure.ts';
 import { notFound } from '../../../domain/errors.ts';
 
 const LeadParam = Type.Object({ leadId: Type.String({ description: 'Identifier (UUID) of the lead.' }) });
+const CallParams = Type.Object({ leadId: LeadParam.properties.leadId, id: Type.String({ description: 'Identifier (UUID) of the call.' }) });
 
 export default async function callRoutes(app: AppInstance): Promise<void> {
   const { db, clock } = app.deps;
@@ -44,4 +46,24 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
     linkNextPage(reply, `/api/v1/leads/${leadId}/calls`, page.next, request.query);
     return { data: page.items };
   });
+
+  app.delete('/api/v1/leads/:leadId/calls/:id', {
+    config: { scope: 'leads:write', auditAction: 'call.deleted' },
+    schema: {
+      summary: 'Delete a call',
+      description: 'Removes the call with its runs and their steps, drafts and events. Refused (409 `invalid_state`, nothing '
+        + 'removed) while a run of the call is QUEUED or RUNNING: cancel it or let it finish first.',
+      tags: ['Calls'],
+      params: CallParams,
+      response: {
+        204: Type.Null({ description: 'Deleted.' }),
+        ...authProblems,
+        409: problem('`invalid_state`: a run of the call is QUEUED or RUNNING (`runStatus`); nothing was removed.'),
+      },
+    },
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const { leadId, id } = request.params;
+    await deleteCall(trx, principalOf(request).workspaceId, leadId, id);
+    return { status: 204, body: null, target: { type: 'call', id } };
+  }));
 }

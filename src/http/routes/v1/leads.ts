@@ -1,10 +1,15 @@
-// /api/v1/leads: list, create, read and update the workspace's leads.
+// /api/v1/leads: list, search, count, export, create, read, update and erase the workspace's leads.
+import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, writeProblems, Cursor, dataOf, IdParam, Lead, LeadCreate, LeadStatus, LeadUpdate, Limit, listOf } from '../../schemas.ts';
-import { createLead, getLead, listLeadsJson, updateLead } from '../../../domain/leads.ts';
+import {
+  authProblems, writeProblems, Cursor, dataOf, IdParam, Lead, LeadCount, LeadCreate, LeadFilters, LeadUpdate, Limit, listOf,
+} from '../../schemas.ts';
+import { countLeads, createLead, getLead, listLeadsJson, updateLead } from '../../../domain/leads.ts';
+import { deleteLead } from '../../../domain/erasure.ts';
+import { exportLeadsCsv } from '../../../domain/lead-export.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
 
@@ -16,18 +21,58 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'leads:read' },
     schema: {
       summary: 'List leads',
-      description: 'Newest first (createdAt, then id, descending). The next page is linked by a `Link: <…>; rel="next"` header.',
+      description: 'Newest first (createdAt, then id, descending), narrowed by every filter given. The next page is linked by a '
+        + '`Link: <…>; rel="next"` header, which keeps the filters.',
       tags: ['Leads'],
-      querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor), status: Type.Optional(LeadStatus) }),
+      querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor), ...LeadFilters }),
       response: { 200: listOf(Lead), ...authProblems },
     },
   }, async (request, reply) => {
     const { workspaceId } = principalOf(request);
-    const { limit, cursor, status } = request.query;
-    const page = await listLeadsJson(db, workspaceId, { limit, cursor: cursorParam(cursor), status: status ?? null, oneRow: oneRowPages });
+    const { limit, cursor, ...filter } = request.query;
+    const page = await listLeadsJson(db, workspaceId, { limit, cursor: cursorParam(cursor), ...filter, oneRow: oneRowPages });
     linkNextPage(reply, '/api/v1/leads', page.next, request.query);
     // PostgreSQL wrote the JSON in the shape of the 200 schema above; a JSON string is sent as it is.
     return reply.type('application/json; charset=utf-8').send(`{"data":${page.json}}` as never);
+  });
+
+  app.get('/api/v1/leads/count', {
+    config: { scope: 'leads:read' },
+    schema: {
+      summary: 'Count leads',
+      description: 'How many leads GET /api/v1/leads would list, over all its pages, with the same filters.',
+      tags: ['Leads'],
+      querystring: Type.Object(LeadFilters),
+      response: { 200: LeadCount, ...authProblems },
+    },
+  }, async (request) => ({ count: await countLeads(db, principalOf(request).workspaceId, request.query) }));
+
+  app.get('/api/v1/leads/export', {
+    config: { scope: 'leads:read' },
+    schema: {
+      summary: 'Export leads as CSV',
+      description: 'Every lead the filters find, newest first, as a CSV file (UTF-8 with a byte order mark) with the header '
+        + '`name,email,companyName,companyWebsite,status,assignedToUserId,createdAt,updatedAt`, which the import reads back. '
+        + 'A cell that a spreadsheet would take for a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) '
+        + "is written with a `'` before it.",
+      tags: ['Leads'],
+      querystring: Type.Object(LeadFilters),
+      response: {
+        200: {
+          description: 'The CSV file, sent as it is read (`Content-Disposition: attachment; filename="leads-YYYY-MM-DD.csv"`).',
+          content: { 'text/csv': { schema: Type.String() } },
+        },
+        ...authProblems,
+      },
+    },
+  }, async (request, reply) => {
+    // Checked before the first byte is sent: a refused filter is a 400, not a broken file.
+    const csv = exportLeadsCsv(db, principalOf(request).workspaceId, request.query);
+    const day = clock.now().toISOString().slice(0, 10);
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="leads-${day}.csv"`)
+      .send(Readable.from(csv, { objectMode: false }));
   });
 
   app.post('/api/v1/leads', {
@@ -73,5 +118,20 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
     const lead = await updateLead(trx, workspaceId, request.params.id, request.body, clock);
     const target = { type: 'lead', id: lead.id };
     return scopes.includes('leads:read') ? { status: 200, body: { data: lead }, target } : { status: 204, body: null, target };
+  }));
+
+  app.delete('/api/v1/leads/:id', {
+    config: { scope: 'leads:write', auditAction: 'lead.deleted' },
+    schema: {
+      summary: 'Erase a lead',
+      description: 'Removes the lead with its calls, its runs (a run in progress included) and their steps, drafts and events, '
+        + "at once. The audit log keeps the lead's id, never its data.",
+      tags: ['Leads'],
+      params: IdParam,
+      response: { 204: Type.Null({ description: 'Erased.' }), ...authProblems },
+    },
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    await deleteLead(trx, principalOf(request).workspaceId, request.params.id);
+    return { status: 204, body: null, target: { type: 'lead', id: request.params.id } };
   }));
 }
