@@ -1,7 +1,7 @@
 // `npm run screenshots`: pictures of every main page of the web UI, for the README, taken from a real
 // `leadrun serve` on a fresh embedded database filled the way a team would fill it (through the UI's own API),
 // with a local company website for RESEARCH. Writes docs/screenshots/*.png: a laptop (1440×900) view of each page
-// and a phone (390×844) view of the run page.
+// and a phone (390×844) view of each page (`*-phone.png`).
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -64,6 +64,12 @@ async function main(): Promise<void> {
     await first.getByLabel('Work e-mail').fill(ADMIN.email);
     await shoot(first, 'setup');
     await visitor.close();
+    const phoneVisitor = await newContext(PHONE);
+    const firstOnPhone = await phoneVisitor.newPage();
+    await firstOnPhone.goto(`${base}/`);
+    await firstOnPhone.getByRole('heading', { name: 'Set up your workspace' }).waitFor();
+    await shoot(firstOnPhone, 'setup-phone');
+    await phoneVisitor.close();
 
     // The team's data, made through the UI's API as the admin.
     const context = await newContext();
@@ -156,12 +162,36 @@ async function main(): Promise<void> {
     await page.getByText('Runs this month', { exact: true }).waitFor();
     await shoot(page, 'usage');
 
+    await page.goto(`${base}/runs`);
+    await page.getByRole('link', { name: 'Priya Raman' }).waitFor();
+    await shoot(page, 'runs');
+
+    await page.goto(`${base}/docs`);
+    await page.locator('.opblock-summary').first().waitFor();
+    await shoot(page, 'docs');
+
+    // Every page again on a phone.
     const phone = await newContext(PHONE);
     await phone.addCookies(await context.cookies());
     const mobile = await phone.newPage();
+    const onPhone: Array<[string, string, (p: Page) => Promise<unknown>]> = [
+      ['leads-phone', '/leads', (p) => p.getByRole('link', { name: 'Priya Raman' }).waitFor()],
+      ['lead-phone', `/leads/${priya.id}`, (p) => p.getByRole('heading', { name: 'Discovery call' }).waitFor()],
+      ['runs-phone', '/runs', (p) => p.getByRole('link', { name: 'Priya Raman' }).waitFor()],
+      ['run-phone', `/runs/${run.id}`, (p) => p.getByRole('button', { name: 'Approve' }).waitFor()],
+      ['trace-phone', `/runs/${run.id}/trace`, (p) => p.getByRole('heading', { name: 'Run trace' }).waitFor()],
+      ['keys-phone', '/settings/keys', (p) => p.getByRole('rowheader', { name: 'HubSpot sync' }).waitFor()],
+      ['members-phone', '/settings/members', (p) => p.getByRole('rowheader', { name: /Jordan Lee/ }).waitFor()],
+      ['audit-phone', '/settings/audit', (p) => p.getByRole('table').waitFor()],
+      ['usage-phone', '/settings/usage', (p) => p.getByText('Runs this month', { exact: true }).waitFor()],
+    ];
+    for (const [name, where, ready] of onPhone) {
+      await mobile.goto(`${base}${where}`);
+      await ready(mobile);
+      await shoot(mobile, name);
+    }
     await mobile.goto(`${base}/runs/${run.id}`);
     await mobile.getByRole('button', { name: 'Approve' }).waitFor();
-    await shoot(mobile, 'run-phone');
     await mobile.getByRole('button', { name: 'Open menu' }).click();
     await shoot(mobile, 'menu-phone');
     await phone.close();
@@ -209,6 +239,12 @@ async function main(): Promise<void> {
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await shoot(page, 'signin');
     await context.close();
+    const signedOutPhone = await newContext(PHONE);
+    const signInOnPhone = await signedOutPhone.newPage();
+    await signInOnPhone.goto(`${base}/signin`);
+    await signInOnPhone.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await shoot(signInOnPhone, 'signin-phone');
+    await signedOutPhone.close();
   } finally {
     await browser?.close();
     await server?.stop();

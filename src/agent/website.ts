@@ -98,8 +98,13 @@ export function disallowedAddressReason(address: string): string | null {
   return null;
 }
 
+/** A host as a person reads it: the final dot of a fully qualified name (`acme.co.uk.`) is left out. */
+function shownHost(host: string): string {
+  return host.replace(/\.(?=:\d+$|$)/, '');
+}
+
 function refuseAddress(host: string, address: string, reason: string): PageError {
-  const shown = host === address ? address : `${host} (${address})`;
+  const shown = host === address ? address : `${shownHost(host)} (${address})`;
   const article = /^[aeiouAEIOU]/.test(reason) ? 'an' : 'a';
   return new PageError(`Refused to connect to ${shown}: it is ${article} ${reason} address.`);
 }
@@ -120,7 +125,7 @@ function guardedLookup(options: FetchPageOptions): LookupFunction {
       .then((resolved) => {
         const wanted = lookupOptions.family === 4 || lookupOptions.family === 6 ? lookupOptions.family : 0;
         const addresses = resolved.filter((a) => wanted === 0 || a.family === wanted);
-        if (addresses.length === 0) throw new PageError(`${hostname} has no address to connect to.`);
+        if (addresses.length === 0) throw new PageError(`${shownHost(hostname)} has no address to connect to.`);
         if (!options.allowPrivateHosts) {
           for (const a of addresses) {
             const reason = disallowedAddressReason(a.address);
@@ -258,8 +263,9 @@ function looksLikeHtml(body: Buffer): boolean {
   return /^\s*(<!doctype html|<html|<head|<body)/i.test(body.subarray(0, 512).toString('latin1'));
 }
 
-function describeFailure(error: unknown, host: string): string {
+function describeFailure(error: unknown, target: string): string {
   if (error instanceof PageError) return error.message;
+  const host = shownHost(target);
   const code = (error as NodeJS.ErrnoException | null)?.code;
   switch (code) {
     case 'ENOTFOUND':

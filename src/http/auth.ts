@@ -32,8 +32,8 @@ declare module 'fastify' {
     scope?: Scope;
     /** A route of the web UI: who may use it. Only a session reaches these; API keys do not. */
     access?: 'signed-in' | 'admin';
-    /** The audit action of a mutating route, e.g. `lead.created`. */
-    auditAction?: string;
+    /** The audit action of a mutating route, e.g. `lead.created`, or how the request's body chooses it. */
+    auditAction?: string | ((request: FastifyRequest) => string);
   }
   interface FastifyRequest {
     principal: Principal | null;

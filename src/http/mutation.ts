@@ -46,6 +46,12 @@ export function auditContext(request: FastifyRequest) {
   };
 }
 
+/** The audit action of a request: its route's, which may depend on what was asked (reject, or regenerate). */
+export function auditActionOf(request: FastifyRequest, fallback: string): string {
+  const action = request.routeOptions.config.auditAction;
+  return typeof action === 'function' ? action(request) : action ?? fallback;
+}
+
 /** Runs `change` in a transaction with its audit entry and idempotent response, then sends the outcome. */
 export async function mutate<T>(
   deps: MutationDeps,
@@ -54,7 +60,7 @@ export async function mutate<T>(
   change: (trx: Transaction<DB>) => Promise<Outcome<T>>,
 ): Promise<FastifyReply> {
   const principal = principalOf(request);
-  const action = request.routeOptions.config.auditAction ?? `${request.method} ${request.routeOptions.url}`;
+  const action = auditActionOf(request, `${request.method} ${request.routeOptions.url}`);
   const outcome = await deps.db.transaction().execute(async (trx) => {
     const result = await change(trx);
     await writeAudit(trx, {
@@ -139,7 +145,7 @@ export function idempotency(deps: MutationDeps) {
       source: principal.source,
       keyId: principal.keyId,
       userId: principal.userId,
-      action: request.routeOptions.config.auditAction ?? request.method,
+      action: auditActionOf(request, request.method),
       target: existing.target_type && existing.target_id ? { type: existing.target_type, id: existing.target_id } : null,
       outcome: 'replayed',
       status: existing.response_status,
@@ -176,7 +182,7 @@ export function auditRefusals(deps: MutationDeps) {
       source: request.principal.source,
       keyId: request.principal.keyId,
       userId: request.principal.userId,
-      action: request.routeOptions.config.auditAction ?? `${request.method} ${request.routeOptions.url ?? request.url}`,
+      action: auditActionOf(request, `${request.method} ${request.routeOptions.url ?? request.url}`),
       target: null,
       outcome: status === 401 || status === 403 ? 'denied' : 'failure',
       status,

@@ -329,6 +329,16 @@ describe('fetchPage guard against server-side request forgery', () => {
     const page = await fetchPage('http://nowhere.kestrel.example/', publicName);
     assert.deepEqual(page, { ok: false, url: 'http://nowhere.kestrel.example/', status: null, error: 'Could not resolve nowhere.kestrel.example.' });
   });
+
+  it('names a fully qualified host (a final dot) without that dot, so a message never ends in ".."', async () => {
+    const unresolved = await fetchPage('http://nowhere.kestrel.example./', publicName);
+    assert.equal(!unresolved.ok && unresolved.error, 'Could not resolve nowhere.kestrel.example.');
+    const withPort = await fetchPage('http://nowhere.kestrel.example.:8080/', publicName);
+    assert.equal(!withPort.ok && withPort.error, 'Could not resolve nowhere.kestrel.example:8080.');
+    const refused = await fetchPage('http://www.kestrel.example./', { ...publicName, resolveHost: async () => [{ address: '10.1.2.3', family: 4 }] });
+    assert.match(!refused.ok ? refused.error : '', /^Refused to connect to www\.kestrel\.example \(10\.1\.2\.3\): it is a private address\.$/);
+    assert.deepEqual(received, []);
+  });
 });
 
 describe('disallowedAddressReason', () => {

@@ -197,6 +197,28 @@ for (const kind of BACKENDS) {
       assert.ok(entries.some((e) => e.action === 'run.cancelled' && e.outcome === 'failure' && e.status === 409));
     });
 
+    it('audits a reject with regenerate as run.regenerated, its replay and its refusal too, and a plain reject as run.rejected', async () => {
+      const regenerated = await awaitingApproval();
+      const headers = { 'idempotency-key': `regenerate-${regenerated.id}` };
+      for (let i = 0; i < 2; i++) {
+        const res = await t.api('POST', `/api/v1/runs/${regenerated.id}/reject`, { key, headers, body: { feedback: 'Shorter.', regenerate: true } });
+        assert.equal(res.status, 200, res.text);
+      }
+      await waitForRun(t, key, regenerated.id, atRest);
+      await decide(regenerated.id, 'approve');
+      const refused = await decide(regenerated.id, 'reject', { regenerate: true });
+      assertProblem(refused, 409, 'invalid_state');
+      const rejected = await awaitingApproval();
+      await decide(rejected.id, 'reject', { feedback: 'Not for us.', regenerate: false });
+
+      const entries = await auditRows(t);
+      const of = (runId: string) => entries.filter((e) => e.target_id === runId && e.action !== 'run.created').map((e) => [e.action, e.outcome, e.status]);
+      assert.deepEqual(of(regenerated.id), [['run.regenerated', 'success', 200], ['run.regenerated', 'replayed', 200], ['run.approved', 'success', 200]]);
+      assert.deepEqual(of(rejected.id), [['run.rejected', 'success', 200]]);
+      const refusal = entries.find((e) => e.request_id === refused.headers.get('x-request-id'));
+      assert.deepEqual(refusal && [refusal.action, refusal.outcome, refusal.status, refusal.key_id], ['run.regenerated', 'failure', 409, keyId]);
+    });
+
     it('records every decision in the run events', async () => {
       const run = await awaitingApproval();
       await decide(run.id, 'reject', { feedback: 'Mention the pilot.', regenerate: true });

@@ -216,10 +216,13 @@ for (const kind of BACKENDS) {
     });
 
     describe('with a worker', () => {
+      let done: any;
+
       it('is polled to AWAITING_APPROVAL with four COMPLETED steps, their outputs and a draft', async () => {
         const created = await startRun(t, key, lead.id, call.id);
         await t.startWorker({ allowPrivateHosts: true });
         const run = await waitForRun(t, readOnly, created.id, (r) => TERMINAL.includes(r.status));
+        done = run;
         assert.equal(run.status, 'AWAITING_APPROVAL', JSON.stringify(run.error));
         assert.deepEqual(Object.keys(run).sort(), RUN_FIELDS);
         assert.equal(run.id, created.id);
@@ -281,6 +284,16 @@ for (const kind of BACKENDS) {
         assert.ok(listed.json.data.every((r: any) => r.status === 'AWAITING_APPROVAL'));
         // GET /api/v1/runs/{id} sends the JSON PostgreSQL wrote; the list goes through the response schema: the same run.
         assert.deepEqual(listed.json.data.find((r: any) => r.id === run.id), run);
+      });
+
+      it('answers GET /api/v1/runs/{id} in compact JSON, without the spaces PostgreSQL writes', async () => {
+        assert.ok(done, 'the run of the test before');
+        const res = await t.api('GET', `/api/v1/runs/${done.id}`, { key });
+        assert.equal(res.status, 200);
+        assert.ok(!res.text.includes('" : '), 'no `"key" : ` of json_build_object');
+        assert.ok(!res.text.includes('}, \n {'), 'no line break of json_agg');
+        assert.equal(res.text, JSON.stringify(JSON.parse(res.text)));
+        assert.ok(done.steps.every((s: any) => s.output !== null), 'the step outputs (jsonb) are in it');
       });
     });
   });

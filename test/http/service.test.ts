@@ -2,6 +2,7 @@
 // request ids, and that no answer carries a stack trace.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { assertNoStackTrace, assertProblem, createCall, createLead, refuseAuditFor, startRun, UUID } from './support.ts';
@@ -125,6 +126,32 @@ for (const kind of BACKENDS) {
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
       assert.match(res.text, /<html/i);
+    });
+
+    it("GET /docs is leadrun's: its title, colours, mark and icon, every file served from here", async () => {
+      const page = await t.api('GET', '/docs');
+      assert.match(page.text, /<title>leadrun API reference<\/title>/);
+      assert.doesNotMatch(page.text, /https?:\/\//, 'nothing is loaded from another site');
+      assert.match(page.text, /href="\/docs\/static\/theme\/leadrun\.css"/);
+      assert.match(page.text, /rel="icon" type="image\/svg\+xml" href="\/docs\/static\/theme\/leadrun\.svg"/);
+      assert.doesNotMatch(page.text, /favicon-32x32\.png/, 'not the stock icon');
+
+      const css = await t.api('GET', '/docs/static/theme/leadrun.css');
+      assert.equal(css.status, 200);
+      assert.match(css.headers.get('content-type') ?? '', /^text\/css/);
+      assert.match(css.text, /\.swagger-ui \.opblock\.opblock-get \.opblock-summary-method \{ background: #3346c9; \}/);
+      const icon = await t.api('GET', '/docs/static/theme/leadrun.svg');
+      assert.equal(icon.status, 200);
+      assert.match(icon.headers.get('content-type') ?? '', /^image\/svg\+xml/);
+
+      // The top bar's mark is leadrun's, put in as a data: URL, which the CSP of /docs allows for images.
+      const initializer = await t.api('GET', '/docs/static/swagger-initializer.js');
+      const logo = /img\.src = 'data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)'/.exec(initializer.text);
+      assert.ok(logo, 'a logo is set');
+      const svg = Buffer.from(logo[1]!, 'base64').toString('utf8');
+      assert.equal(svg, await readFile(new URL('../../src/http/docs-theme/logo.svg', import.meta.url), 'utf8'), 'not the stock Fastify logo');
+      assert.match(svg, /aria-label="leadrun API reference"/);
+      assert.match(page.headers.get('content-security-policy') ?? '', /img-src 'self' data:/);
     });
 
     it('answers an unknown route or method with a 404 problem, with or without a key', async () => {

@@ -27,6 +27,7 @@ export const PUBLIC_ROUTES: ReadonlyArray<{ method: string; url: RegExp }> = [
   { method: 'GET', url: /^\/(setup|signin|reset-password|leads(\/:id)?|runs(\/:id(\/trace)?|\/batches\/:id)?|settings(\/(keys|members|audit|usage|profile))?)?$/ },
   { method: 'GET', url: /^\/(assets\/.+|[\w.-]+\.(html|svg|ico|png|txt|webmanifest|js|css))$/ },
   { method: 'GET', url: /^\/ui\/api\/setup$/ },
+  { method: 'GET', url: /^\/ui\/api\/start$/ },
   { method: 'POST', url: /^\/ui\/api\/setup$/ },
   { method: 'POST', url: /^\/ui\/api\/session$/ },
   // A password reset link: its token is the credential.

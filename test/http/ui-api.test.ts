@@ -33,6 +33,7 @@ for (const kind of BACKENDS) {
 
     it('sets up an empty installation once: the workspace, its admin, signed in', async () => {
       assert.deepEqual((await t.api('GET', '/ui/api/setup')).json, { needed: true });
+      assert.deepEqual((await t.api('GET', '/ui/api/start')).json, { session: null, setupNeeded: true });
       assertInvalid(await t.api('POST', '/ui/api/setup', { body: { workspaceName: 'Acme', name: 'Sam', email: 'sam@acme.test', password: 'short' } }), ['password']);
       const body = { workspaceName: 'Acme Sales', name: 'Sam Rivera', email: 'Sam@Acme.test', password: PASSWORD };
       const [first, second] = await Promise.all([t.api('POST', '/ui/api/setup', { body }), t.api('POST', '/ui/api/setup', { body: { ...body, email: 'other@acme.test' } })]);
@@ -43,6 +44,7 @@ for (const kind of BACKENDS) {
       assert.equal(admin.session.user.role, 'ADMIN');
       assert.equal(admin.session.workspace.plan, 'FREE');
       assert.deepEqual((await t.api('GET', '/ui/api/setup')).json, { needed: false });
+      assert.deepEqual((await t.api('GET', '/ui/api/start')).json, { session: null, setupNeeded: false });
       assertProblem(await t.api('POST', '/ui/api/setup', { body }), 409, 'invalid_state');
     });
 
@@ -79,6 +81,17 @@ for (const kind of BACKENDS) {
       assert.deepEqual(Object.keys(res.json).sort(), ['csrfToken', 'user', 'workspace']);
       assertProblem(await t.api('GET', '/ui/api/session'), 401, 'unauthorized');
       assertProblem(await t.api('GET', '/ui/api/session', { headers: { cookie: 'leadrun_session=forged-token-value' } }), 401, 'unauthorized');
+    });
+
+    it('opens the UI with 200 whether signed in or not: the session, or null', async () => {
+      const signedIn = await as(admin, 'GET', '/ui/api/start');
+      assert.equal(signedIn.status, 200);
+      assert.deepEqual(signedIn.json, { session: (await as(admin, 'GET', '/ui/api/session')).json, setupNeeded: false });
+      for (const headers of [{}, { cookie: 'leadrun_session=forged-token-value' }, { cookie: 'other=1' }] as Record<string, string>[]) {
+        const res = await t.api('GET', '/ui/api/start', { headers });
+        assert.equal(res.status, 200, res.text);
+        assert.deepEqual(res.json, { session: null, setupNeeded: false });
+      }
     });
 
     it('requires the CSRF token and a same-site origin for every change made with the cookie', async () => {
@@ -179,9 +192,11 @@ for (const kind of BACKENDS) {
       const short = await signIn('mo@acme.test');
       assert.equal((await as(short, 'DELETE', '/ui/api/session')).status, 204);
       assertProblem(await as(short, 'GET', '/ui/api/session'), 401, 'unauthorized');
+      assert.deepEqual((await as(short, 'GET', '/ui/api/start')).json, { session: null, setupNeeded: false });
       const idle = await signIn('mo@acme.test');
       clock.advance(25 * 60 * 60 * 1000);
       assertProblem(await as(idle, 'GET', '/ui/api/session'), 401, 'unauthorized');
+      assert.deepEqual((await as(idle, 'GET', '/ui/api/start')).json, { session: null, setupNeeded: false });
     });
 
     it('lets the CLI set a password for an admin it created', async () => {

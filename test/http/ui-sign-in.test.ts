@@ -89,6 +89,7 @@ for (const kind of BACKENDS) {
       it('does not take a session under another name, while API keys work under any name', async () => {
         const headers = { cookie: admin.cookie, 'x-csrf-token': admin.csrf };
         assertProblem(await addressed(`attacker.example:${port}`, 'GET', '/ui/api/session', { headers }), 421, 'misdirected_request');
+        assertProblem(await addressed(`attacker.example:${port}`, 'GET', '/ui/api/start', { headers }), 421, 'misdirected_request', 'nor tell whether one is signed in');
         assertProblem(await addressed(`attacker.example:${port}`, 'GET', '/api/v1/leads', { headers }), 421, 'misdirected_request', 'a session on /api/v1');
         assertProblem(await addressed(`attacker.example:${port}`, 'POST', '/api/v1/leads', { headers, body: { name: 'Planted' } }), 421, 'misdirected_request');
         assert.equal((await addressed(`127.0.0.1:${port}`, 'GET', '/api/v1/leads', { headers })).status, 200, 'the same session under a loopback name');

@@ -256,3 +256,11 @@ export async function waitFor<T>(probe: () => Promise<T | null | undefined | fal
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** A duration as the UI writes it ("426 ms", "1.3 s", "1 min 05 s"), in milliseconds. */
+export function parseDuration(text: string): number {
+  const m = /^(?:(\d+) min (\d+) s|([\d.]+) s|(\d+) ms)$/.exec(text.trim());
+  assert.ok(m, `a duration: "${text}"`);
+  if (m[1]) return Number(m[1]) * 60_000 + Number(m[2]) * 1000;
+  return m[3] ? Number(m[3]) * 1000 : Number(m[4]);
+}

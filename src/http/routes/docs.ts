@@ -1,5 +1,6 @@
 // The OpenAPI 3.1 document, generated from the route schemas, at /api/v1/openapi.json, and a readable reference
-// at /docs.
+// at /docs: Swagger UI in leadrun's colours, with its mark (src/http/docs-theme/), all served from this server.
+import { readFile } from 'node:fs/promises';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -33,8 +34,18 @@ async function apiDocs(app: AppInstance): Promise<void> {
       return { schema: { ...schema, security: [{ bearerAuth: [] }], description: `${schema.description ?? ''}\n\nRequired scope: \`${String(scope)}\`.`.trim() }, url: route.url };
     },
   });
+  const asset = (path: string) => readFile(new URL(path, import.meta.url));
+  const [logo, css, favicon] = await Promise.all([asset('../docs-theme/logo.svg'), asset('../docs-theme/theme.css'), asset('../../../web/src/favicon.svg')]);
   await app.register(swaggerUi, {
-    routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: docsContentSecurityPolicy(app.deps.config.publicUrl),
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    staticCSP: docsContentSecurityPolicy(app.deps.config.publicUrl),
+    logo: { type: 'image/svg+xml', content: logo, href: '/docs' },
+    theme: {
+      title: 'leadrun API reference',
+      css: [{ filename: 'leadrun.css', content: css.toString('utf8') }],
+      favicon: [{ filename: 'leadrun.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: favicon }],
+    },
   });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

@@ -145,6 +145,20 @@ export default async function uiRoutes(app: AppInstance): Promise<void> {
     return sessionView(session);
   });
 
+  // Opening the UI asks who is signed in. Nobody is an answer, not an error: a browser logs every 401 it gets.
+  app.get('/ui/api/start', {
+    schema: {
+      summary: 'What the web UI opens with: the session, if any, and whether first-run setup is needed',
+      description: 'Always 200: `session` is null when the request carries no live session.',
+      tags,
+      response: { 200: Type.Object({ session: Nullable(Session), setupNeeded: Type.Boolean() }) },
+    },
+  }, async (request) => {
+    const token = request.cookies[SESSION_COOKIE];
+    const session = token ? await findSession(db, token, clock) : null;
+    return { session: session ? sessionView(session) : null, setupNeeded: session ? false : await setupNeeded(db) };
+  });
+
   app.delete('/ui/api/session', {
     config: { access: 'signed-in' },
     schema: { summary: 'Sign out', tags, response: { 204: Type.Null(), 401: authProblems[401], 403: problem('Missing CSRF token, or another site.') } },

@@ -2065,7 +2065,7 @@ export type paths = {
         put?: never;
         /**
          * Reject the draft
-         * @description From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         * @description From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED. Audited as `run.regenerated` or `run.rejected`. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
          *
          *     Required scope: `runs:write`.
          */
@@ -4490,6 +4490,48 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/ui/api/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the web UI opens with: the session, if any, and whether first-run setup is needed
+         * @description Always 200: `session` is null when the request carries no live session.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            session: components["schemas"]["UiSession"] | null;
+                            setupNeeded: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ui/api/usage": {
         parameters: {
             query?: never;
@@ -4903,6 +4945,23 @@ export type components = {
             name: string | null;
             /** @enum {unknown} */
             role: "ADMIN" | "MEMBER";
+        };
+        UiSession: {
+            /** @description Send it back in X-CSRF-Token with every change. */
+            csrfToken: string;
+            user: {
+                email: string | null;
+                id: string;
+                name: string | null;
+                /** @enum {unknown} */
+                role: "ADMIN" | "MEMBER";
+            };
+            workspace: {
+                id: string;
+                name: string;
+                /** @enum {unknown} */
+                plan: "FREE" | "PRO";
+            };
         };
     };
     responses: never;

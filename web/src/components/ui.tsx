@@ -147,14 +147,19 @@ interface FieldControl {
   required?: boolean;
 }
 
-/** A labelled control with its hint and its error, wired for screen readers. */
-export function Field({ label, hint, error, required, children, optional }: {
-  label: string; hint?: ReactNode; error?: string; required?: boolean; optional?: boolean; children(control: FieldControl): ReactNode;
+/**
+ * A labelled control with its hint and its error, wired for screen readers. The hint gives way to the error; a
+ * `counter` (how much has been typed, against a limit) stays in view either way.
+ */
+export function Field({ label, hint, error, required, children, optional, counter }: {
+  label: string; hint?: ReactNode; error?: string; required?: boolean; optional?: boolean; counter?: ReactNode;
+  children(control: FieldControl): ReactNode;
 }) {
   const id = useId();
   const hintId = `${id}-hint`;
   const errorId = `${id}-error`;
-  const described = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
+  const counterId = `${id}-counter`;
+  const described = [hint ? hintId : null, error ? errorId : null, counter ? counterId : null].filter(Boolean).join(' ') || undefined;
   return (
     <div className={`field${error ? ' field-invalid' : ''}`}>
       <label htmlFor={id} className="field-label">
@@ -164,6 +169,7 @@ export function Field({ label, hint, error, required, children, optional }: {
       {children({ id, 'aria-describedby': described, 'aria-invalid': error ? true : undefined, required })}
       {hint && !error && <p id={hintId} className="field-hint">{hint}</p>}
       {error && <p id={errorId} className="field-error"><Icon name="alert" size={14} />{error}</p>}
+      {counter && <p id={counterId} className="field-count">{counter}</p>}
     </div>
   );
 }

@@ -44,10 +44,20 @@ export function formatDuration(ms: number | null | undefined): string {
   return `${minutes} min ${String(seconds).padStart(2, '0')} s`;
 }
 
+/** A message to quote inside a sentence that gives its own full stop: without a final period of its own. */
+export function withoutFinalPeriod(text: string): string {
+  return text.trim().replace(/\.+$/, '');
+}
+
+/** The host as a person reads it: no "www.", and no final dot of a fully qualified name ("acme.co.uk."). */
+function bareHost(url: URL): string {
+  return url.host.replace(/^www\./, '').replace(/\.(?=:\d+$|$)/, '');
+}
+
 export function hostOf(url: string | null | undefined): string {
   if (!url) return '';
   try {
-    return new URL(url).host.replace(/^www\./, '');
+    return bareHost(new URL(url));
   } catch {
     return url;
   }
@@ -58,7 +68,7 @@ export function shortUrl(url: string): string {
   try {
     const parsed = new URL(url);
     const path = parsed.pathname === '/' ? '' : parsed.pathname;
-    return `${parsed.host.replace(/^www\./, '')}${path}`;
+    return `${bareHost(parsed)}${path}`;
   } catch {
     return url;
   }

@@ -14,6 +14,7 @@ export function AddCallDialog({ leadId, leadName, onClose, onAdded }: { leadId: 
   const [values, setValues] = useState({ title: '', occurredAt: '', minutes: '', transcript: '' });
   const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
   const minutes = values.minutes.trim() ? Number(values.minutes) : null;
+  const over = values.transcript.length - MAX_TRANSCRIPT;
 
   const { errors, busy, formRef, onSubmit } = useFormSubmit({
     known: FIELDS,
@@ -67,7 +68,10 @@ export function AddCallDialog({ leadId, leadName, onClose, onAdded }: { leadId: 
           label="Transcript"
           error={errors.fields.transcript}
           required
-          hint={`One speaker turn per line reads best, e.g. “Ada: Our reporting takes four days.” ${formatNumber(values.transcript.length)} / ${formatNumber(MAX_TRANSCRIPT)} characters.`}
+          hint="One speaker turn per line reads best, e.g. “Ada: Our reporting takes four days.”"
+          counter={<span className={over > 0 ? 'field-count-over' : undefined}>
+            {formatNumber(values.transcript.length)} / {formatNumber(MAX_TRANSCRIPT)} characters{over > 0 && ` · ${formatNumber(over)} too many`}
+          </span>}
         >
           {(p) => <textarea {...p} className="input textarea transcript-input" rows={12} value={values.transcript} onChange={change('transcript')} autoFocus spellCheck={false} />}
         </Field>

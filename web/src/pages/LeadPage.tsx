@@ -80,12 +80,19 @@ export function LeadPage({ id }: { id: string }) {
       />
 
       <dl className="facts-strip">
-        <div><dt>E-mail</dt><dd>{person.email ? <a href={`mailto:${person.email}`}>{person.email}</a> : <span className="muted">Not known</span>}</dd></div>
-        <div><dt>Company</dt><dd>{person.companyName ?? <span className="muted">Not known</span>}</dd></div>
+        <div>
+          <dt>E-mail</dt>
+          <dd>{person.email
+            ? <a href={`mailto:${person.email}`} title={person.email}><span className="truncate">{person.email}</span></a>
+            : <span className="muted">Not known</span>}</dd>
+        </div>
+        <div><dt>Company</dt><dd title={person.companyName ?? undefined}>{person.companyName ?? <span className="muted">Not known</span>}</dd></div>
         <div>
           <dt>Website</dt>
           <dd>{person.companyWebsite
-            ? <a href={person.companyWebsite} target="_blank" rel="noopener noreferrer">{hostOf(person.companyWebsite)} <Icon name="external" size={12} /></a>
+            ? <a href={person.companyWebsite} target="_blank" rel="noopener noreferrer" title={person.companyWebsite}>
+                <span className="truncate">{hostOf(person.companyWebsite)}</span> <Icon name="external" size={12} />
+              </a>
             : <span className="muted">None — research will be skipped</span>}</dd>
         </div>
         <div><dt>Added</dt><dd><time dateTime={person.createdAt}>{formatDate(person.createdAt)}</time></dd></div>

@@ -89,7 +89,7 @@ export function LeadsPage() {
       {shown && leads && leads.length > 0 && (
         <div className="table-card">
           <div className="table-scroll">
-            <table className="table" aria-busy={page.loading}>
+            <table className="table table-stack" aria-busy={page.loading}>
               <caption className="visually-hidden">Leads{status ? `, status ${LEAD_STATUS_LABEL[status]}` : ''}, page {pageNumber}</caption>
               <thead>
                 <tr>
@@ -102,7 +102,7 @@ export function LeadsPage() {
               <tbody>
                 {shown.map((lead) => (
                   <tr key={lead.id}>
-                    <td>
+                    <td className="cell-main">
                       <Link to={`/leads/${lead.id}`} className="row-title">{lead.name}</Link>
                       {lead.email && <div className="row-sub">{lead.email}</div>}
                     </td>
@@ -111,7 +111,7 @@ export function LeadsPage() {
                       {lead.companyWebsite && <div className="row-sub">{hostOf(lead.companyWebsite)}</div>}
                     </td>
                     <td><LeadStatusBadge status={lead.status} /></td>
-                    <td className="align-right nowrap muted"><RelativeTime iso={lead.createdAt} /></td>
+                    <td className="align-right nowrap muted" data-label="Added"><RelativeTime iso={lead.createdAt} /></td>
                   </tr>
                 ))}
                 {shown.length === 0 && (

@@ -10,6 +10,7 @@ import { Alert, Badge, Button, Card, CopyButton, ErrorAlert, Field, LoadingBlock
 import { formatDateTime, formatDuration, formatNumber, RUN_STATUS_LABEL, STEP_DESCRIPTION, STEP_LABEL } from '../lib/format';
 import { batchPath } from '../lib/batch';
 import { useLiveRun, type Transport } from '../lib/liveRun';
+import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link } from '../lib/router';
 import { useAsync, useTitle } from '../lib/useAsync';
 import { AnalysisView, ResearchView, StepFooter, StrategyView } from './run/StepViews';
@@ -129,7 +130,7 @@ export function RunPage({ id }: { id: string }) {
               <div><dt>Lead</dt><dd>{lead.data ? <Link to={`/leads/${lead.data.id}`}>{lead.data.name}</Link> : '…'}</dd></div>
               <div><dt>Started</dt><dd>{formatDateTime(run.startedAt)}</dd></div>
               <div><dt>Finished</dt><dd>{run.completedAt ? formatDateTime(run.completedAt) : inPipeline ? 'In progress' : '—'}</dd></div>
-              <div><dt>Took</dt><dd>{run.completedAt ? formatDuration(new Date(run.completedAt).getTime() - new Date(run.startedAt).getTime()) : '—'}</dd></div>
+              <div title={PIPELINE_TIME_HELP}><dt>Pipeline time</dt><dd>{inPipeline ? '—' : formatDuration(pipelineMs(run.steps))}</dd></div>
               <div><dt>Engine</dt><dd>{engineOf(run)}</dd></div>
               <div><dt>Tokens</dt><dd>{formatNumber(run.tokensUsed)}</dd></div>
               {run.batchId && <div><dt>Batch</dt><dd><Link to={batchPath(run.batchId)}>Started with others</Link></dd></div>}
@@ -273,7 +274,7 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
       <Card className="draft-card draft-pending" title={<><Icon name="mail" size={17} /> E-mail draft</>} titleId="draft-title">
         {run.status === 'FAILED' || run.status === 'CANCELLED'
           ? <p className="muted">No draft was written.</p>
-          : <Skeleton lines={5} label={regenerating ? 'Writing the next version with your feedback…' : 'The draft appears here when the writer finishes.'} />}
+          : <Skeleton lines={5} label={regenerating ? 'Writing the next version…' : 'The draft appears here when the writer finishes.'} />}
       </Card>
     );
   }
@@ -300,7 +301,7 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
       )}
       {regenerating && (
         <div className="review-bar review-bar-working" role="status">
-          <p className="review-text"><span className="spinner spinner-small" aria-hidden="true" /> Writing version {draft.version + 1} with your feedback…</p>
+          <p className="review-text"><span className="spinner spinner-small" aria-hidden="true" /> Writing version {draft.version + 1}…</p>
         </div>
       )}
       {error ? <ErrorAlert error={error} /> : null}
@@ -336,7 +337,7 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
           onClose={() => setDecision(null)}
           onDone={(next) => {
             setDecision(null);
-            onDecided(next, decision === 'regenerate' ? 'Writing a new version with your feedback.' : 'Draft rejected.');
+            onDecided(next, decision === 'regenerate' ? 'Writing a new version of the draft.' : 'Draft rejected.');
           }}
         />
       )}
@@ -368,7 +369,7 @@ function DecisionDialog({ run, regenerate, onClose, onDone }: { run: Run; regene
     <Dialog
       title={regenerate ? 'Regenerate the draft' : 'Reject the draft'}
       description={regenerate
-        ? 'Say what should change. The writer keeps the research, analysis and strategy and writes the next version.'
+        ? 'The writer keeps the research, analysis and strategy and writes the next version, taking your feedback into account if you give any.'
         : 'The run ends without an e-mail. Your feedback is kept in the trace for the team.'}
       onClose={onClose}
       busy={busy}
@@ -381,8 +382,10 @@ function DecisionDialog({ run, regenerate, onClose, onDone }: { run: Run; regene
     >
       <form id="decision" onSubmit={submit} noValidate className="form">
         {error && !fieldError ? <ErrorAlert error={error} /> : null}
-        <Field label="Feedback" optional={!regenerate} error={fieldError}
-          hint={regenerate ? 'For example: “Shorter, and lead with the pilot they asked about.”' : 'What was wrong with it? Up to 2,000 characters.'}>
+        <Field label="Feedback" optional error={fieldError}
+          hint={regenerate
+            ? 'Say what should change, e.g. “Shorter, and lead with the pilot they asked about.” Leave it empty to have it simply written again.'
+            : 'What was wrong with it? Up to 2,000 characters.'}>
           {(p) => <textarea {...p} className="input textarea" rows={5} maxLength={2000} value={feedback} onChange={(e) => setFeedback(e.target.value)} autoFocus />}
         </Field>
       </form>

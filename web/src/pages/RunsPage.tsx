@@ -5,6 +5,7 @@ import type { Lead, RunStatus } from '../api/types';
 import { Icon } from '../components/Icon';
 import { Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import { formatDuration, plural, RUN_STATUS_LABEL } from '../lib/format';
+import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link, useSearchParams } from '../lib/router';
 import { useAsync, useTitle } from '../lib/useAsync';
 
@@ -49,14 +50,14 @@ export function RunsPage() {
       {page.data && page.data.runs.length > 0 && (
         <div className="table-card">
           <div className="table-scroll">
-            <table className="table" aria-busy={page.loading}>
+            <table className="table table-stack" aria-busy={page.loading}>
               <caption className="visually-hidden">Runs, page {cursors.length}</caption>
               <thead>
                 <tr>
                   <th scope="col">Lead</th>
                   <th scope="col">Draft</th>
                   <th scope="col">Status</th>
-                  <th scope="col" className="align-right">Took</th>
+                  <th scope="col" className="align-right"><abbr title={PIPELINE_TIME_HELP}>Pipeline time</abbr></th>
                   <th scope="col" className="align-right">Started</th>
                 </tr>
               </thead>
@@ -65,16 +66,16 @@ export function RunsPage() {
                   const lead = page.data!.leads.get(run.leadId);
                   return (
                     <tr key={run.id}>
-                      <td>
+                      <td className="cell-main">
                         <Link to={`/runs/${run.id}`} className="row-title">{lead?.name ?? 'Unknown lead'}</Link>
                         {lead?.companyName && <div className="row-sub">{lead.companyName}</div>}
                       </td>
-                      <td className="cell-subject">{run.emailDraft?.subject ?? <span className="muted">—</span>}</td>
-                      <td><RunStatusBadge status={run.status} /></td>
-                      <td className="align-right nowrap muted">
-                        {run.completedAt ? formatDuration(new Date(run.completedAt).getTime() - new Date(run.startedAt).getTime()) : '—'}
+                      <td className="cell-subject cell-wide">{run.emailDraft?.subject ?? <span className="muted">—</span>}</td>
+                      <td data-col="status"><RunStatusBadge status={run.status} /></td>
+                      <td className="align-right nowrap muted" data-label="Pipeline time" data-col="took" title={PIPELINE_TIME_HELP}>
+                        {run.status === 'QUEUED' || run.status === 'RUNNING' ? '—' : formatDuration(pipelineMs(run.steps))}
                       </td>
-                      <td className="align-right nowrap muted"><RelativeTime iso={run.startedAt} /></td>
+                      <td className="align-right nowrap muted" data-label="Started" data-col="started"><RelativeTime iso={run.startedAt} /></td>
                     </tr>
                   );
                 })}

@@ -12,6 +12,8 @@ import { useTitle } from '../lib/useAsync';
 interface Attempt {
   node: StepNode;
   attempt: number;
+  /** WRITER's attempts: the version of the draft they write (1, then 2 after a regeneration…); null for other steps. */
+  version: number | null;
   start: number;
   end: number | null;
   outcome: 'running' | 'completed' | 'retrying' | 'failed' | 'interrupted';
@@ -27,14 +29,16 @@ interface Attempt {
 function attemptsOf(events: RunEvent[], runAtRest: boolean): Attempt[] {
   const attempts: Attempt[] = [];
   const open = new Map<string, Attempt>();
+  const versions = draftVersions(events);
   for (const event of events) {
     if (!event.node || !event.type.startsWith('step.')) continue;
+    const version = event.node === 'WRITER' ? versions.get(event.id) ?? 1 : null;
     const key = `${event.node}#${event.attempt}`;
     const at = new Date(event.at).getTime();
     if (event.type === 'step.started') {
       // A step started again with the same attempt number (a regenerated WRITER) is a new row.
       const attempt: Attempt = {
-        node: event.node as StepNode, attempt: event.attempt ?? attempts.length + 1, start: at, end: null, outcome: 'running',
+        node: event.node as StepNode, attempt: event.attempt ?? attempts.length + 1, version, start: at, end: null, outcome: 'running',
         durationMs: null, engine: event.engine, model: event.model, inputTokens: null, outputTokens: null, error: null,
       };
       attempts.push(attempt);
@@ -45,7 +49,7 @@ function attemptsOf(events: RunEvent[], runAtRest: boolean): Attempt[] {
     if (!attempt) {
       // The end of an attempt whose start we did not see: place it by its duration.
       attempt = {
-        node: event.node as StepNode, attempt: event.attempt ?? 0, start: at - (event.durationMs ?? 0), end: null, outcome: 'running',
+        node: event.node as StepNode, attempt: event.attempt ?? 0, version, start: at - (event.durationMs ?? 0), end: null, outcome: 'running',
         durationMs: null, engine: null, model: null, inputTokens: null, outputTokens: null, error: null,
       };
       attempts.push(attempt);
@@ -62,6 +66,30 @@ function attemptsOf(events: RunEvent[], runAtRest: boolean): Attempt[] {
   }
   if (runAtRest) for (const attempt of open.values()) attempt.outcome = 'interrupted';
   return attempts;
+}
+
+/** The draft version each event belongs to: 1, and one more after each regeneration the log records. */
+function draftVersions(events: RunEvent[]): Map<number, number> {
+  const versions = new Map<number, number>();
+  let version = 1;
+  for (const event of events) {
+    if (event.type === 'run.regenerating') version++;
+    versions.set(event.id, version);
+  }
+  return versions;
+}
+
+/** "Research · attempt 2"; WRITER's by the draft it writes: "Draft · version 2 (regenerated)", "… · attempt 2". */
+function attemptName(a: Pick<Attempt, 'node' | 'attempt' | 'version'>): string {
+  if (a.version === null) return `${STEP_LABEL[a.node]} · attempt ${a.attempt}`;
+  const draft = `${STEP_LABEL[a.node]} · version ${a.version}${a.version > 1 ? ' (regenerated)' : ''}`;
+  return a.attempt > 1 ? `${draft} · attempt ${a.attempt}` : draft;
+}
+
+/** The short form the timeline has room for: "Draft v2", "Research · try 2". */
+function attemptShortName(a: Pick<Attempt, 'node' | 'attempt' | 'version'>): string {
+  const step = a.version === null ? STEP_LABEL[a.node] : `${STEP_LABEL[a.node]} v${a.version}`;
+  return a.attempt > 1 ? `${step} · try ${a.attempt}` : step;
 }
 
 const OUTCOME: Record<Attempt['outcome'], { tone: Tone; label: string }> = {
@@ -132,10 +160,7 @@ export function TracePage({ id }: { id: string }) {
               const width = Math.max((((a.end ?? (atRest ? a.start : Date.now())) - a.start) / span) * 100, 0.6);
               return (
                 <div className="waterfall-row" role="listitem" key={i}>
-                  <span className="waterfall-label">
-                    {STEP_LABEL[a.node]}
-                    {a.attempt > 1 && <span className="muted"> · try {a.attempt}</span>}
-                  </span>
+                  <span className="waterfall-label" title={attemptName(a)}>{attemptShortName(a)}</span>
                   <span className="waterfall-track">
                     <span className={`waterfall-bar bar-${a.outcome}`} style={{ left: `${Math.min(left, 99.4)}%`, width: `${Math.min(width, 100 - Math.min(left, 99.4))}%` }} />
                   </span>
@@ -152,7 +177,7 @@ export function TracePage({ id }: { id: string }) {
           {attempts.map((a, i) => (
             <li key={i} className={`attempt attempt-${a.outcome}`}>
               <div className="attempt-head">
-                <span className="attempt-title">{STEP_LABEL[a.node]} <span className="muted">· attempt {a.attempt}</span></span>
+                <span className="attempt-title">{attemptName(a)}</span>
                 <Badge tone={OUTCOME[a.outcome].tone}>{OUTCOME[a.outcome].label}</Badge>
               </div>
               <dl className="attempt-meta">
@@ -179,9 +204,10 @@ export function TracePage({ id }: { id: string }) {
 function EventLog({ events, run }: { events: RunEvent[]; run: Run }) {
   if (events.length === 0) return <p className="card-empty">No events yet.</p>;
   const first = new Date(events[0]!.at).getTime();
+  const versions = draftVersions(events);
   return (
     <div className="table-scroll">
-      <table className="table table-compact">
+      <table className="table table-compact table-stack">
         <caption className="visually-hidden">Events of run {run.id}, oldest first</caption>
         <thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Step</th><th scope="col">Detail</th></tr></thead>
         <tbody>
@@ -189,8 +215,12 @@ function EventLog({ events, run }: { events: RunEvent[]; run: Run }) {
             <tr key={event.id}>
               <td className="nowrap mono small">+{formatDuration(new Date(event.at).getTime() - first)}</td>
               <td className="nowrap">{RUN_EVENT_LABEL[event.type] ?? event.type.replace('step.', 'Step ')}</td>
-              <td>{event.node && event.node in STEP_LABEL ? STEP_LABEL[event.node as StepNode] : '—'}{event.attempt ? <span className="muted"> #{event.attempt}</span> : null}</td>
-              <td className="small">{eventDetail(event)}</td>
+              <td>
+                {event.node && event.node in STEP_LABEL ? STEP_LABEL[event.node as StepNode] : '—'}
+                {event.node === 'WRITER' && <span className="muted"> v{versions.get(event.id)}</span>}
+                {event.attempt ? <span className="muted"> #{event.attempt}</span> : null}
+              </td>
+              <td className="small cell-wide">{eventDetail(event)}</td>
             </tr>
           ))}
         </tbody>

@@ -8,6 +8,7 @@ import { getRunJson, listRuns, startRun, type Run as RunRecord } from '../../../
 import { startRunBatch } from '../../../domain/run-batches.ts';
 import { approveRun, cancelRun, rejectRun } from '../../../domain/run-decisions.ts';
 import type { FastifyRequest } from 'fastify';
+import { compactJson } from '../../compact-json.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
 
@@ -86,6 +87,8 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
         + 'or `idempotency_conflict`: a request with this Idempotency-Key is in flight.'),
     },
   });
+  // A body that fails validation is audited as what it seems to ask for; only `regenerate: true` asks for a new draft.
+  const asksToRegenerate = (body: unknown) => typeof body === 'object' && body !== null && (body as { regenerate?: unknown }).regenerate === true;
   const NoBody = Type.Object({}, { additionalProperties: false, description: 'No body is needed; `{}` is accepted.' });
   const decider = (request: FastifyRequest) => ({ keyId: principalOf(request).keyId, userId: principalOf(request).userId });
   const decided = (request: FastifyRequest, run: RunRecord) => {
@@ -101,9 +104,10 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
   }));
 
   app.post('/api/v1/runs/:id/reject', {
-    config: { scope: 'runs:write', auditAction: 'run.rejected' },
+    config: { scope: 'runs:write', auditAction: (request) => (asksToRegenerate(request.body) ? 'run.regenerated' : 'run.rejected') },
     schema: decision('Reject the draft', 'From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is '
-      + 'queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED.', RunReject),
+      + 'queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED. '
+      + 'Audited as `run.regenerated` or `run.rejected`.', RunReject),
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     return decided(request, await rejectRun(trx, principalOf(request).workspaceId, request.params.id, request.body, decider(request), clock));
   }));
@@ -121,8 +125,9 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
   }, async (request, reply) => {
     const run = await getRunJson(db, principalOf(request).workspaceId, request.params.id);
     if (!run) throw notFound('Run');
-    // PostgreSQL wrote the run in the shape of the 200 schema above, all but its traceUrl; a JSON string is sent as it is.
-    const json = `{"data":${run.json.slice(0, -1)},"traceUrl":${JSON.stringify(traceUrlOf(run.id, run.traceId))}}}`;
+    // PostgreSQL wrote the run in the shape of the 200 schema above, all but its traceUrl; a JSON string is sent as it
+    // is, without the spaces PostgreSQL puts in.
+    const json = `{"data":${compactJson(run.json).slice(0, -1)},"traceUrl":${JSON.stringify(traceUrlOf(run.id, run.traceId))}}}`;
     return reply.type('application/json; charset=utf-8').send(json as never);
   });
 

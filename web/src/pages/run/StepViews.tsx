@@ -3,7 +3,7 @@
 import type { AnalysisOutput, ResearchOutput, Step, StrategyOutput } from '../../api/types';
 import { Icon } from '../../components/Icon';
 import { Badge } from '../../components/ui';
-import { formatDuration, formatNumber, hostOf, shortUrl } from '../../lib/format';
+import { formatDuration, formatNumber, hostOf, shortUrl, withoutFinalPeriod } from '../../lib/format';
 
 export function StepFooter({ step }: { step: Step }) {
   const parts = [
@@ -36,7 +36,7 @@ export function ResearchView({ output }: { output: ResearchOutput }) {
       {website.url && !website.fetched && (
         <p className="callout callout-warning">
           <Icon name="alert" />
-          <span>{hostOf(website.url)} could not be read{website.error ? `: ${website.error}` : ''}. The draft leans on the call alone.</span>
+          <span>{hostOf(website.url)} could not be read{website.error ? `: ${withoutFinalPeriod(website.error)}` : ''}. The draft leans on the call alone.</span>
         </p>
       )}
       {website.url && website.fetched && (

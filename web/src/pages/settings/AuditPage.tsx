@@ -16,7 +16,7 @@ const OUTCOMES = [['success', 'Success'], ['failure', 'Failure'], ['denied', 'De
 const OUTCOME_TONE: Record<AuditEntry['outcome'], Tone> = { success: 'green', failure: 'red', denied: 'amber', replayed: 'blue' };
 const SOURCE_LABEL: Record<AuditEntry['source'], string> = Object.fromEntries(SOURCES) as Record<AuditEntry['source'], string>;
 const PAGE_SIZE = 50;
-const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'call.created', 'run.created', 'run.batch_created', 'run.approved', 'run.rejected', 'run.cancelled', 'key.created', 'key.revoked', 'member.created', 'session.created'];
+const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'lead.imported', 'lead.deleted', 'call.created', 'call.deleted', 'run.created', 'run.batch_created', 'run.approved', 'run.rejected', 'run.regenerated', 'run.cancelled', 'key.created', 'key.revoked', 'member.created', 'member.removed', 'member.role_changed', 'member.password_reset_link_created', 'user.updated', 'user.password_changed', 'session.created'];
 
 export function AuditPage() {
   useTitle('Audit log');
@@ -150,7 +150,7 @@ function AuditLog() {
       {entries && entries.length > 0 && (
         <div className="table-card">
           <div className="table-scroll">
-            <table className="table table-compact audit-table">
+            <table className="table table-compact table-stack audit-table">
               <caption className="visually-hidden">Audit log entries, newest first</caption>
               <thead>
                 <tr>
@@ -169,15 +169,15 @@ function AuditLog() {
                   <tr key={entry.id}>
                     <td className="nowrap"><time dateTime={entry.occurredAt} title={formatDateTime(entry.occurredAt)}>{formatRelative(entry.occurredAt)}</time></td>
                     <td><Actor entry={entry} /></td>
-                    <td><code className="action">{entry.action}</code></td>
+                    <td className="cell-main"><code className="action">{entry.action}</code></td>
                     <td><Target target={entry.target} /></td>
                     <td className="nowrap">
                       <Badge tone={OUTCOME_TONE[entry.outcome]}>{entry.outcome}</Badge>
                       {entry.status !== null && <span className="muted small"> {entry.status}</span>}
                     </td>
                     <td className="nowrap">{SOURCE_LABEL[entry.source] ?? entry.source}</td>
-                    <td className="mono small nowrap">{entry.ip ?? '—'}</td>
-                    <td className="mono small nowrap" title={entry.userAgent ?? undefined}>{entry.requestId ? shortId(entry.requestId) : '—'}</td>
+                    <td className="mono small nowrap" data-label="IP">{entry.ip ?? '—'}</td>
+                    <td className="mono small nowrap" data-label="Request" title={entry.userAgent ?? undefined}>{entry.requestId ? shortId(entry.requestId) : '—'}</td>
                   </tr>
                 ))}
               </tbody>

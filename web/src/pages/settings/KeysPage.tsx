@@ -67,7 +67,7 @@ function KeyList() {
       {keys.data && keys.data.length > 0 && (
         <div className="table-card">
           <div className="table-scroll">
-            <table className="table">
+            <table className="table table-stack">
               <caption className="visually-hidden">API keys</caption>
               <thead>
                 <tr>
@@ -84,20 +84,20 @@ function KeyList() {
               <tbody>
                 {[...active, ...revoked].map((key) => (
                   <tr key={key.id} className={key.state === 'revoked' ? 'row-dim' : undefined} data-key-id={key.id}>
-                    <th scope="row" className="row-title-cell">{key.name}</th>
+                    <th scope="row" className="row-title-cell cell-main">{key.name}</th>
                     <td><code className="key-prefix">{key.prefix}…</code></td>
                     <td><span className="chips">{key.scopes.map((s) => <span key={s} className="chip">{s}</span>)}</span></td>
-                    <td>{key.createdBy
+                    <td data-label="Created by">{key.createdBy
                       ? <span title={key.createdBy.email ?? undefined}>{displayName(key.createdBy)}{key.createdBy.removed && <span className="removed-tag"> (removed member)</span>}</span>
                       : <span className="muted">Command line</span>}</td>
-                    <td className="nowrap"><RelativeTime iso={key.createdAt} /></td>
-                    <td className="nowrap" data-col="last-used"><RelativeTime iso={key.lastUsedAt} fallback="Never" /></td>
+                    <td className="nowrap" data-label="Created"><RelativeTime iso={key.createdAt} /></td>
+                    <td className="nowrap" data-col="last-used" data-label="Last used"><RelativeTime iso={key.lastUsedAt} fallback="Never" /></td>
                     <td>
                       {key.state === 'active'
                         ? <Badge tone="green" dot>Active</Badge>
                         : <span title={key.revokedAt ? `Revoked ${formatDateTime(key.revokedAt)}` : undefined}><Badge tone="gray">Revoked</Badge></span>}
                     </td>
-                    <td className="align-right">
+                    <td className="align-right cell-end">
                       {key.state === 'active' && (
                         <Button size="small" variant="ghost" className="danger-text" onClick={() => setRevoking(key)} aria-label={`Revoke ${key.name}`}>Revoke</Button>
                       )}

@@ -36,7 +36,7 @@ export function MembersPage() {
       {members.data && (
         <div className="table-card">
           <div className="table-scroll">
-            <table className="table">
+            <table className="table table-stack">
               <caption className="visually-hidden">Members of {session.workspace.name}</caption>
               <thead>
                 <tr>
@@ -47,7 +47,7 @@ export function MembersPage() {
               <tbody>
                 {members.data.map((m) => (
                   <tr key={m.id}>
-                    <th scope="row" className="row-title-cell">
+                    <th scope="row" className="row-title-cell cell-main">
                       <span className="person">
                         <Avatar name={displayName(m)} />
                         <span>{displayName(m)}{m.id === session.user.id && <span className="you"> (you)</span>}</span>
@@ -55,7 +55,7 @@ export function MembersPage() {
                     </th>
                     <td>{m.email ?? <span className="muted">—</span>}</td>
                     <td><Badge tone={m.role === 'ADMIN' ? 'violet' : 'neutral'}>{m.role === 'ADMIN' ? 'Admin' : 'Member'}</Badge></td>
-                    <td className="align-right nowrap muted"><RelativeTime iso={m.createdAt} /></td>
+                    <td className="align-right nowrap muted" data-label="Joined"><RelativeTime iso={m.createdAt} /></td>
                     {isAdmin && (
                       <td className="align-right nowrap">
                         <span className="row-actions">

@@ -1,0 +1,228 @@
+// Every page on a phone (390×844): nothing scrolls sideways and nothing of a page reaches past the right edge, the
+// page starts right under the top bar however short it is, the Runs rows keep their status, pipeline time and
+// start, Revoke is in reach on the Keys page, and a long e-mail and website end in an ellipsis with the whole value
+// in a title. The data is made long on purpose: a long name, e-mail, company, website and key name.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { pipelineMs } from '../../web/src/lib/pipeline.ts';
+import {
+  browserUnavailable, launchBrowser, parseDuration, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
+} from './support.ts';
+
+const PHONE = { width: 390, height: 844 };
+const LEAD = {
+  name: 'Bartholomew Featherstonehaugh-Wellington',
+  email: 'bartholomew.featherstonehaugh-wellington@northwind-logistics-international.co.uk',
+  companyName: 'Northwind Logistics International Holdings',
+  // A name that never resolves (RFC 2606), written fully qualified with its final dot.
+  companyWebsite: 'https://www.northwind-logistics-and-freight-planning-international.invalid./about-us',
+};
+const KEY_NAME = 'Nightly synchronisation of the Northwind Logistics account with the CRM';
+
+interface Fit {
+  scrollWidth: number;
+  offenders: string[];
+  topbarBottom: number | null;
+  mainTop: number;
+}
+
+/**
+ * What sticks out on the right (or left) of the page: every element of the page's main content and top bar whose
+ * box leaves the viewport's width. An element cut by a box that shows the cut (text-overflow: ellipsis) or that is
+ * visually hidden (1×1 px) does not count when that box fits; one inside a sideways scroller does.
+ */
+async function measure(page: Page): Promise<Fit> {
+  return page.evaluate((width) => {
+    const doc = (globalThis as any).document;
+    const view = globalThis as any;
+    const fits = (box: { left: number; right: number }) => box.left >= -0.5 && box.right <= width + 0.5;
+    const describe = (el: any) => `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''}`
+      + `${el.textContent ? ` "${el.textContent.trim().slice(0, 40)}"` : ''}`;
+    const cutInView = (el: any): boolean => {
+      for (let a = el.parentElement; a && a !== doc.documentElement; a = a.parentElement) {
+        const style = view.getComputedStyle(a);
+        if (style.overflowX === 'auto' || style.overflowX === 'scroll') return false;
+        const box = a.getBoundingClientRect();
+        const showsCut = style.textOverflow === 'ellipsis' || (box.width <= 1 && box.height <= 1);
+        if ((style.overflowX === 'hidden' || style.overflowX === 'clip') && showsCut) return fits(box);
+      }
+      return false;
+    };
+    const offenders: string[] = [];
+    const roots = [doc.querySelector('main'), doc.querySelector('.topbar')].filter(Boolean);
+    for (const root of roots) {
+      for (const el of [root, ...root.querySelectorAll('*')]) {
+        const box = el.getBoundingClientRect();
+        if ((box.width === 0 && box.height === 0) || fits(box) || cutInView(el)) continue;
+        offenders.push(`${describe(el)} spans ${Math.round(box.left)}..${Math.round(box.right)}`);
+      }
+    }
+    const topbar = doc.querySelector('.topbar');
+    const topbarVisible = topbar && view.getComputedStyle(topbar).display !== 'none';
+    return {
+      scrollWidth: doc.documentElement.scrollWidth,
+      offenders: offenders.slice(0, 10),
+      topbarBottom: topbarVisible ? topbar.getBoundingClientRect().bottom : null,
+      mainTop: doc.querySelector('main').getBoundingClientRect().top,
+    };
+  }, PHONE.width);
+}
+
+async function assertFits(page: Page, what: string): Promise<void> {
+  const fit = await measure(page);
+  assert.ok(fit.scrollWidth <= PHONE.width, `${what}: the page is ${fit.scrollWidth} px wide`);
+  assert.deepEqual(fit.offenders, [], `${what}: nothing reaches past the right edge`);
+  if (fit.topbarBottom !== null) assert.ok(Math.abs(fit.mainTop - fit.topbarBottom) < 1, `${what}: the page starts under the top bar (${fit.mainTop} vs ${fit.topbarBottom})`);
+}
+
+/** The element's box lies across the viewport's width, and (scrolled to) within its height. */
+async function assertInView(locator: Locator, what: string): Promise<void> {
+  await locator.scrollIntoViewIfNeeded();
+  const box = await locator.boundingBox();
+  assert.ok(box, `${what} is shown`);
+  assert.ok(box.x >= 0 && box.x + box.width <= PHONE.width, `${what} spans ${box.x}..${box.x + box.width}`);
+  assert.ok(box.y >= 0 && box.y + box.height <= PHONE.height, `${what} is within the screen's height`);
+}
+
+describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? false }, () => {
+  let server: Leadrun;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let client: SessionClient;
+  let consoleErrors: string[];
+  let lead: any;
+  let run: any;
+
+  before(async () => {
+    server = await startLeadrun();
+    browser = await launchBrowser();
+    context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 1, isMobile: true, hasTouch: true });
+    page = await context.newPage();
+    consoleErrors = watchConsole(page);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('fits first-run setup', async () => {
+    await page.goto(`${server.url}/`);
+    await page.getByRole('heading', { name: 'Set up your workspace' }).waitFor();
+    await assertFits(page, 'setup');
+  });
+
+  it('fits every page of the app, with long names, e-mails and addresses in it', async () => {
+    client = await SessionClient.setUp(context, server.url);
+    await client.ok('POST', '/ui/api/members', { name: 'Jordan Lee-Castellanos', email: 'jordan.lee-castellanos.sales-operations@northwind-logistics-international.co.uk', role: 'MEMBER', password: 'a long member password' });
+    lead = await client.ok('POST', '/api/v1/leads', LEAD);
+    const call = await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { title: 'Discovery call', transcript: TRANSCRIPT });
+    const started = await client.ok('POST', '/api/v1/runs', { leadId: lead.id, callId: call.id });
+    run = await waitFor(async () => {
+      const current = (await client.ok('GET', `/api/v1/runs/${started.id}`)).data;
+      return current.status === 'AWAITING_APPROVAL' ? current : null;
+    }, 'the run to await approval', 30_000);
+    await client.ok('POST', '/ui/api/keys', { name: KEY_NAME, scopes: ['leads:read', 'leads:write', 'runs:read', 'runs:write'] });
+
+    const pages: Array<[string, (p: Page) => Promise<unknown>]> = [
+      ['/leads', (p) => p.getByRole('link', { name: LEAD.name }).waitFor()],
+      [`/leads/${lead.id}`, (p) => p.getByRole('region', { name: 'Runs' }).getByText('Awaiting approval').waitFor()],
+      ['/runs', (p) => p.getByRole('link', { name: LEAD.name }).waitFor()],
+      [`/runs/${run.id}`, (p) => p.getByRole('button', { name: 'Approve' }).waitFor()],
+      [`/runs/${run.id}/trace`, (p) => p.getByRole('region', { name: 'Events' }).getByText('Draft ready for review').waitFor()],
+      ['/settings/keys', (p) => p.getByRole('rowheader', { name: KEY_NAME }).waitFor()],
+      ['/settings/members', (p) => p.getByRole('rowheader', { name: /Jordan Lee-Castellanos/ }).waitFor()],
+      ['/settings/audit', (p) => p.getByText('run.created', { exact: true }).waitFor()],
+      ['/settings/usage', (p) => p.getByText('Runs this month', { exact: true }).waitFor()],
+    ];
+    for (const [path, ready] of pages) {
+      await page.goto(`${server.url}${path}`);
+      await ready(page);
+      await assertFits(page, path);
+    }
+  });
+
+  it('fits the menu drawer and a dialog', async () => {
+    await page.goto(`${server.url}/leads/${lead.id}`);
+    await page.getByRole('button', { name: 'Open menu' }).click();
+    const menu = page.getByRole('dialog', { name: 'Menu' });
+    await menu.getByRole('link', { name: 'Runs' }).waitFor();
+    await assertInView(menu.getByRole('button', { name: 'Sign out' }), 'the menu\'s Sign out');
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+
+    await page.getByRole('button', { name: 'Add call' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'Add a call' });
+    await dialog.getByLabel('Transcript').waitFor();
+    const box = await dialog.boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= PHONE.width, `the dialog spans ${box?.x}..${box ? box.x + box.width : ''}`);
+    await assertInView(dialog.getByRole('button', { name: 'Add call' }), 'the dialog\'s Add call');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+  });
+
+  it('keeps each run\'s status, pipeline time and start on the Runs page', async () => {
+    await page.goto(`${server.url}/runs`);
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: LEAD.name }) });
+    await row.waitFor();
+    const status = row.locator('[data-col="status"]');
+    const took = row.locator('[data-col="took"]');
+    const started = row.locator('[data-col="started"]');
+    for (const [cell, what] of [[status, 'status'], [took, 'pipeline time'], [started, 'start']] as const) await assertInView(cell, what);
+    assert.equal(await status.innerText(), 'Awaiting approval');
+    assert.equal(await started.innerText(), 'just now');
+    // The time the steps ran, as the run's steps say.
+    const shown = parseDuration(await took.innerText());
+    const steps = pipelineMs(run.steps);
+    assert.ok(steps !== null && Math.abs(shown - steps) <= (steps < 1000 ? 1 : 50), `"${await took.innerText()}" for ${steps} ms`);
+    // Each cell says what it is: the column names are not on screen on a phone.
+    assert.equal(await took.evaluate((el) => (globalThis as any).getComputedStyle(el, '::before').content), '"Pipeline time "');
+    assert.equal(await started.evaluate((el) => (globalThis as any).getComputedStyle(el, '::before').content), '"Started "');
+  });
+
+  it('puts Revoke in reach on the Keys page, however long the key\'s name', async () => {
+    await page.goto(`${server.url}/settings/keys`);
+    const revoke = page.getByRole('button', { name: `Revoke ${KEY_NAME}` });
+    await assertInView(revoke, 'Revoke');
+    await revoke.click();
+    const confirm = page.getByRole('dialog', { name: `Revoke “${KEY_NAME}”?` });
+    await assertInView(confirm.getByRole('button', { name: 'Revoke key' }), 'the confirmation\'s Revoke key');
+    await confirm.getByRole('button', { name: 'Keep key' }).click();
+    await confirm.waitFor({ state: 'detached' });
+  });
+
+  it('ends a long e-mail and website with an ellipsis on the lead page, the whole value in a title', async () => {
+    await page.goto(`${server.url}/leads/${lead.id}`);
+    const facts = page.locator('.facts-strip');
+    const email = facts.getByRole('link', { name: LEAD.email });
+    const website = facts.getByRole('link', { name: /northwind-logistics-and-freight-planning-international\.invalid/ });
+    assert.equal(await email.getAttribute('title'), LEAD.email);
+    assert.equal(await website.getAttribute('title'), LEAD.companyWebsite);
+    for (const [link, what] of [[email, 'e-mail'], [website, 'website']] as const) {
+      await assertInView(link, what);
+      const text = link.locator('.truncate');
+      const cut = await text.evaluate((el: any) => ({
+        textOverflow: (globalThis as any).getComputedStyle(el).textOverflow,
+        whiteSpace: (globalThis as any).getComputedStyle(el).whiteSpace,
+        cut: el.scrollWidth > el.clientWidth,
+      }));
+      assert.deepEqual(cut, { textOverflow: 'ellipsis', whiteSpace: 'nowrap', cut: true }, `the ${what} is cut with an ellipsis`);
+    }
+    // The host is shown as a person writes it: no "www.", no final dot.
+    assert.equal(await website.locator('.truncate').innerText(), 'northwind-logistics-and-freight-planning-international.invalid');
+  });
+
+  it('fits sign-in', async () => {
+    const visitor = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 1, isMobile: true, hasTouch: true });
+    try {
+      const signIn = await visitor.newPage();
+      await signIn.goto(`${server.url}/runs`);
+      await signIn.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await assertFits(signIn, 'sign-in');
+    } finally {
+      await visitor.close();
+    }
+    assert.deepEqual(consoleErrors, []);
+  });
+});
