@@ -1,13 +1,12 @@
 // The leads list as an address: the search, the filters and the page are in the URL
 // (`/leads?q=…&status=…&owner=…&page=3&cursor=…`), so a reload, Back and Forward, and a shared link show the same
-// leads. It imports only types, so that Node's tests can load it as it is.
-import type { LeadStatus } from '../api/types';
+// leads. It imports nothing and touches no browser global (the statuses and the storage are handed in), so that
+// Node's tests load it as it is.
 
 export const LEADS_PAGE_SIZE = 25;
 /** The API's bound on `q` (longer is a 400). */
 export const SEARCH_MAX_LENGTH = 200;
 
-const STATUSES: readonly LeadStatus[] = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -16,9 +15,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export type Owner = 'me' | 'none' | (string & {});
 
-export interface LeadView {
+/** `S`: the lead statuses (`LeadStatus` in the UI). */
+export interface LeadView<S extends string = string> {
   q: string;
-  status: LeadStatus | null;
+  status: S | null;
   owner: Owner | null;
   /** 1 for the first page; the page `cursor` opens otherwise. */
   page: number;
@@ -27,27 +27,28 @@ export interface LeadView {
 }
 
 /** The filters of GET /api/v1/leads (and its count and export) that a view asks for. */
-export interface LeadFilters {
+export interface LeadFilters<S extends string = string> {
   q: string | null;
-  status: LeadStatus | null;
+  status: S | null;
   assignedToUserId: string | null;
 }
 
 /** The view a query string asks for; anything it cannot mean is left out, so a mangled link still opens. */
-export function readLeadView(search: string): LeadView {
+export function readLeadView<S extends string>(search: string, statuses: readonly S[]): LeadView<S> {
   const params = new URLSearchParams(search);
   const q = (params.get('q') ?? '').trim().slice(0, SEARCH_MAX_LENGTH);
   const rawStatus = params.get('status');
-  const status = STATUSES.find((s) => s === rawStatus) ?? null;
+  const status = statuses.find((s) => s === rawStatus) ?? null;
   const rawOwner = params.get('owner');
   const owner = rawOwner === 'me' || rawOwner === 'none' || (rawOwner && UUID.test(rawOwner)) ? rawOwner.toLowerCase() : null;
   const cursor = params.get('cursor') || null;
-  const page = Number(params.get('page'));
-  return { q, status, owner, cursor, page: cursor ? (Number.isSafeInteger(page) && page >= 2 ? page : 2) : 1 };
+  // Digits only: "1e3" is no page number a person wrote.
+  const page = /^[1-9]\d{0,8}$/.test(params.get('page') ?? '') ? Number(params.get('page')) : 0;
+  return { q, status, owner, cursor, page: cursor ? Math.max(page, 2) : 1 };
 }
 
 /** The address of a view: only what differs from the plain list, page and cursor only past the first page. */
-export function leadViewPath(view: LeadView): string {
+export function leadViewPath(view: LeadView<string>): string {
   const params = new URLSearchParams();
   if (view.q) params.set('q', view.q);
   if (view.status) params.set('status', view.status);
@@ -61,20 +62,20 @@ export function leadViewPath(view: LeadView): string {
 }
 
 /** The same view on its first page with some filters changed: a new filter starts again at page 1. */
-export function withFilters(view: LeadView, change: Partial<Pick<LeadView, 'q' | 'status' | 'owner'>>): LeadView {
+export function withFilters<S extends string>(view: LeadView<S>, change: Partial<Pick<LeadView<S>, 'q' | 'status' | 'owner'>>): LeadView<S> {
   return { ...view, ...change, page: 1, cursor: null };
 }
 
-export function leadFilters(view: LeadView, myUserId: string): LeadFilters {
+export function leadFilters<S extends string>(view: LeadView<S>, myUserId: string): LeadFilters<S> {
   return { q: view.q || null, status: view.status, assignedToUserId: view.owner === 'me' ? myUserId : view.owner };
 }
 
-export function hasFilters(view: LeadView): boolean {
+export function hasFilters(view: LeadView<string>): boolean {
   return Boolean(view.q || view.status || view.owner);
 }
 
 /** GET /api/v1/leads/export with the same filters: the CSV of every lead the list finds, over all its pages. */
-export function exportPath(filters: LeadFilters): string {
+export function exportPath(filters: LeadFilters<string>): string {
   const params = new URLSearchParams();
   if (filters.q) params.set('q', filters.q);
   if (filters.status) params.set('status', filters.status);
@@ -84,27 +85,33 @@ export function exportPath(filters: LeadFilters): string {
 }
 
 // The API pages forward only (a cursor names where the next page starts). The cursor of the page before each page
-// seen is kept in sessionStorage, per filters, so that "Newer" works after a reload and after Back and Forward; a
-// page opened from a shared link, with nothing remembered, offers the first page instead.
+// seen is kept in the tab's sessionStorage, per filters, so that "Newer" works after a reload and after Back and
+// Forward; a page opened from a shared link, with nothing remembered, offers the first page instead.
 const MEMORY = 'leadrun.leads.previous:';
 
-function memoryKey(filters: LeadFilters, cursor: string): string {
+/** What is used of the Web Storage API (window.sessionStorage in the UI). */
+export interface PageMemory {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+}
+
+function memoryKey(filters: LeadFilters<string>, cursor: string): string {
   return `${MEMORY}${JSON.stringify([filters.q, filters.status, filters.assignedToUserId, cursor])}`;
 }
 
 /** Notes that the page `cursor` opens comes after the page `previous` opens (null: the first page). */
-export function rememberPreviousPage(filters: LeadFilters, cursor: string, previous: string | null): void {
+export function rememberPreviousPage(memory: PageMemory, filters: LeadFilters<string>, cursor: string, previous: string | null): void {
   try {
-    window.sessionStorage.setItem(memoryKey(filters, cursor), previous ?? '');
+    memory.setItem(memoryKey(filters, cursor), previous ?? '');
   } catch {
     // Storage refused (full, or disabled): "Newer" falls back to the first page.
   }
 }
 
 /** The cursor of the page before `cursor`'s: null for the first page, undefined when it is not known. */
-export function previousPage(filters: LeadFilters, cursor: string): string | null | undefined {
+export function previousPage(memory: PageMemory, filters: LeadFilters<string>, cursor: string): string | null | undefined {
   try {
-    const value = window.sessionStorage.getItem(memoryKey(filters, cursor));
+    const value = memory.getItem(memoryKey(filters, cursor));
     return value === null ? undefined : value || null;
   } catch {
     return undefined;

@@ -176,7 +176,7 @@ export function StartRunsDialog({ leads: selected, onClose }: { leads: readonly 
     : [];
   return (
     <Dialog
-      title={found ? `Start ${plural(ready.length, 'run')}` : 'Start runs'}
+      title={found && ready.length > 0 ? `Start ${plural(ready.length, 'run')}` : found ? 'No run to start' : 'Start runs'}
       description="Each lead's latest call is researched and analysed, and a follow-up is drafted for you to review."
       onClose={onClose}
       busy={starting}
@@ -184,7 +184,7 @@ export function StartRunsDialog({ leads: selected, onClose }: { leads: readonly 
       footer={<>
         <Button onClick={onClose} disabled={starting}>Cancel</Button>
         <Button variant="primary" icon="sparkle" busy={starting} disabled={!found || ready.length === 0 || tooMany} onClick={() => void start()}>
-          {found ? `Start ${plural(ready.length, 'run')}` : 'Start runs'}
+          {found && ready.length > 0 ? `Start ${plural(ready.length, 'run')}` : 'Start runs'}
         </Button>
       </>}
     >
@@ -229,9 +229,6 @@ export function StartRunsDialog({ leads: selected, onClose }: { leads: readonly 
             ))}
           </ul>
         </div>
-      )}
-      {found && ready.length === 0 && !tooMany && (
-        <p>None of the selected leads has a call yet: there is nothing to draft from.</p>
       )}
     </Dialog>
   );

@@ -84,7 +84,7 @@ export function LeadPage({ id }: { id: string }) {
         </>}
       />
 
-      <dl className="facts-strip">
+      <dl className="facts-strip facts-strip-5">
         <div>
           <dt>E-mail</dt>
           <dd>{person.email

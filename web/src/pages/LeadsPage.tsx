@@ -4,7 +4,7 @@
 // to be assigned to someone or to have runs started for their latest calls; the list downloads as CSV.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api } from '../api/client';
-import { LEAD_STATUSES, type Lead } from '../api/types';
+import { LEAD_STATUSES, type Lead, type LeadStatus } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
 import { Button, EmptyState, ErrorAlert, LeadStatusBadge, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
@@ -32,7 +32,7 @@ export function LeadsPage() {
   const session = useSignedIn();
   const me = session.user.id;
   const members = useMembers();
-  const view = useMemo(() => readLeadView(search), [search]);
+  const view = useMemo(() => readLeadView(search, LEAD_STATUSES), [search]);
   const filters = useMemo(() => leadFilters(view, me), [view, me]);
   const filterKey = JSON.stringify(filters);
   const [acting, setActing] = useState<Acting>(null);
@@ -64,7 +64,7 @@ export function LeadsPage() {
     typing.current = window.setTimeout(() => searchFor(value), SEARCH_DELAY_MS);
   };
   /** A new status or owner: a new entry of history, on page 1, with whatever is typed in the box. */
-  const filterBy = (change: Partial<Pick<LeadView, 'status' | 'owner'>>) => {
+  const filterBy = (change: Partial<Pick<LeadView<LeadStatus>, 'status' | 'owner'>>) => {
     window.clearTimeout(typing.current);
     const q = text.trim().slice(0, SEARCH_MAX_LENGTH);
     applied.current = q;
@@ -115,10 +115,10 @@ export function LeadsPage() {
   });
 
   // Pages: "Older" follows the API's cursor; "Newer" goes back to the page remembered before it.
-  const previous = view.cursor ? previousPage(filters, view.cursor) : null;
+  const previous = view.cursor ? previousPage(window.sessionStorage, filters, view.cursor) : null;
   const older = () => {
     if (!data?.next) return;
-    rememberPreviousPage(filters, data.next, view.cursor);
+    rememberPreviousPage(window.sessionStorage, filters, data.next, view.cursor);
     navigate(leadViewPath({ ...view, page: view.page + 1, cursor: data.next }));
   };
   const newer = () => navigate(leadViewPath(previous ? { ...view, page: view.page - 1, cursor: previous } : { ...view, page: 1, cursor: null }));
@@ -160,7 +160,7 @@ export function LeadsPage() {
         <div className="toolbar-field">
           <label htmlFor="lead-status" className="toolbar-label">Status</label>
           <select id="lead-status" className="input select" value={view.status ?? ''}
-            onChange={(e) => filterBy({ status: (e.target.value || null) as LeadView['status'] })}>
+            onChange={(e) => filterBy({ status: (e.target.value || null) as LeadStatus | null })}>
             <option value="">All statuses</option>
             {LEAD_STATUSES.map((s) => <option key={s} value={s}>{LEAD_STATUS_LABEL[s]}</option>)}
           </select>
@@ -309,7 +309,7 @@ export function LeadsPage() {
 }
 
 /** What an empty search looked for, in a sentence. */
-function describeSearch(view: LeadView, owner: string): string {
+function describeSearch(view: LeadView<LeadStatus>, owner: string): string {
   const among = [
     view.status ? `${LEAD_STATUS_LABEL[view.status].toLowerCase()} leads` : 'leads',
     view.owner === 'none' ? 'assigned to nobody' : view.owner ? `assigned to ${owner === 'You' ? 'you' : owner}` : null,
