@@ -77,7 +77,8 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
 
   before(async () => {
     site = await startCompanySite();
-    server = await startLeadrun();
+    // Ten runs a month: the batch of eight and one more fit, a batch of two then does not.
+    server = await startLeadrun({ FREE_PLAN_MONTHLY_RUNS: '10' });
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: VIEW });
     client = await SessionClient.setUp(context, server.url);
@@ -291,6 +292,30 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
     await count('10 leads');
   });
 
+  it('names the leads that could not be assigned', async () => {
+    const gone = await client.ok('POST', '/api/v1/leads', { name: 'Quentin Gone' });
+    const other = newestFirst[10];
+    await page.goto(`${server.url}/leads`);
+    await count('61 leads');
+    await page.getByRole('checkbox', { name: 'Select Quentin Gone' }).check();
+    await page.getByRole('checkbox', { name: `Select ${other.name}` }).check();
+    // Deleted by someone else after it was selected.
+    await client.ok('DELETE', `/api/v1/leads/${gone.id}`);
+    const bar = page.getByRole('region', { name: 'Selected leads' });
+    await bar.getByRole('button', { name: 'Assign to…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Assign 2 leads' });
+    await dialog.getByLabel('Assign to').selectOption({ label: 'Maya Brooks (you)' });
+    await dialog.getByRole('button', { name: 'Assign', exact: true }).click();
+    const summary = page.getByRole('dialog', { name: '1 lead could not be assigned' });
+    await summary.getByText('1 of 2 leads assigned to Maya Brooks').waitFor();
+    assert.equal(await summary.getByRole('listitem').innerText(), 'Quentin Gone: it was deleted since you selected it.');
+    await summary.getByRole('button', { name: 'Done' }).click();
+    await toast('1 lead assigned to Maya Brooks.');
+    await bar.waitFor({ state: 'detached' });
+    await count('60 leads');
+    assert.equal((await client.ok('GET', `/api/v1/leads/${other.id}`)).data.assignedToUserId, adminId);
+  });
+
   it("starts runs for the selected leads' latest calls, naming the leads without a call", async () => {
     const ten = newestFirst.slice(0, 10);
     const latest = new Map<string, string>();
@@ -412,6 +437,22 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
     await count('59 leads');
     assert.equal((await client.call('GET', `/api/v1/leads/${lead.id}`)).status, 404);
     assert.deepEqual((await client.ok('GET', `/api/v1/runs?leadId=${lead.id}`)).data, []);
+  });
+
+  it("says when the month's runs cannot hold the batch, and starts none", async () => {
+    const [first, second] = newestFirst.slice(1, 3);
+    const runsBefore = (await client.ok('GET', '/api/v1/runs?limit=100')).data.length;
+    await page.goto(`${server.url}/leads?owner=${jordanId}`);
+    await page.getByRole('checkbox', { name: `Select ${first.name}` }).check();
+    await page.getByRole('checkbox', { name: `Select ${second.name}` }).check();
+    await page.getByRole('region', { name: 'Selected leads' }).getByRole('button', { name: 'Start runs' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Start 2 runs' });
+    await dialog.getByRole('button', { name: 'Start 2 runs' }).click();
+    await dialog.getByText('Not enough runs are left this month').waitFor();
+    await dialog.getByText('The Free plan allows 10 runs a month; this workspace has used 9, and 2 more would pass the limit. Nothing was started.', { exact: false }).waitFor();
+    assert.equal(await dialog.getByRole('link', { name: 'See usage' }).getAttribute('href'), '/settings/usage');
+    assert.match(page.url(), /\/leads\?owner=/, 'no batch page: nothing started');
+    assert.equal((await client.ok('GET', '/api/v1/runs?limit=100')).data.length, runsBefore);
 
     assert.deepEqual(consoleErrors, []);
   });

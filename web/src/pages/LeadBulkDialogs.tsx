@@ -10,12 +10,17 @@ import { MAX_BATCH_RUNS, useStartBatch, type BatchItem } from '../lib/batch';
 import { eachAtMost } from '../lib/concurrent';
 import { callTitle, displayName, formatDate, formatNumber, plural } from '../lib/format';
 import { useMembers } from '../lib/members';
+import { Link } from '../lib/router';
 import { useSignedIn } from '../lib/session';
 
 /** Requests in flight at once for a selection: quick for a hundred leads, gentle on the rate limit. */
 const AT_ONCE = 4;
 
 interface Failure { lead: Lead; message: string }
+
+/** A lead deleted since it was selected. */
+const isGone = (error: unknown) => error instanceof ApiError && error.status === 404;
+const GONE = 'it was deleted since you selected it.';
 
 function Progress({ label, done, total }: { label: string; done: number; total: number }) {
   return (
@@ -40,7 +45,7 @@ function Failures({ failures }: { failures: readonly Failure[] }) {
 export interface AssignOutcome {
   /** How many leads were assigned. */
   assigned: number;
-  /** The leads that could not be. */
+  /** The leads that could not be and still exist, to try again. */
   failed: Lead[];
   /** The name of the person they went to; null when they were unassigned. */
   to: string | null;
@@ -72,19 +77,23 @@ export function AssignLeadsDialog({ leads, onClose, onFinished }: { leads: reado
       (lead) => api.patch('/api/v1/leads/{id}', { params: { id: lead.id }, body: { assignedToUserId } }),
       setDone,
     );
-    const failures = results.flatMap((r, i) => (r.ok ? [] : [{ lead: leads[i]!, message: errorMessage(r.error) }]));
-    const result = { assigned: leads.length - failures.length, failed: failures.map((f) => f.lead), to: assignedToUserId ? nameOf(assignedToUserId) : null };
+    const failures = results.flatMap((r, i) => (r.ok ? [] : [{ lead: leads[i]!, gone: isGone(r.error), message: isGone(r.error) ? GONE : errorMessage(r.error) }]));
+    const result = {
+      assigned: leads.length - failures.length,
+      failed: failures.filter((f) => !f.gone).map((f) => f.lead),
+      to: assignedToUserId ? nameOf(assignedToUserId) : null,
+    };
     if (failures.length === 0) onFinished(result);
     else setOutcome({ ...result, failures });
   };
 
   if (outcome) {
     return (
-      <Dialog title={`${plural(outcome.failed.length, 'lead')} could not be ${outcome.to === null ? 'unassigned' : 'assigned'}`}
+      <Dialog title={`${plural(outcome.failures.length, 'lead')} could not be ${outcome.to === null ? 'unassigned' : 'assigned'}`}
         onClose={() => onFinished(outcome)}
-        footer={<Button variant="primary" onClick={() => onFinished(outcome)}>Close</Button>}>
+        footer={<Button variant="primary" onClick={() => onFinished(outcome)}>Done</Button>}>
         <Alert tone="warning" title={`${formatNumber(outcome.assigned)} of ${plural(leads.length, 'lead')} ${outcome.to === null ? 'unassigned' : `assigned to ${outcome.to}`}`}>
-          These were not changed, and stay selected:
+          {outcome.failed.length > 0 ? 'These were not changed; those that still exist stay selected:' : 'These were not changed:'}
           <Failures failures={outcome.failures} />
         </Alert>
       </Dialog>
@@ -192,9 +201,9 @@ export function StartRunsDialog({ leads: selected, onClose }: { leads: readonly 
         ? <Progress label="Finding the latest calls:" done={looked} total={leads.length} />
         : <LoadingBlock label="Finding the latest calls" />)}
       {limitReached && (
-        <Alert tone="warning" title="This month's runs are used up">
-          {error.detail} Your Free plan allows {String(error.problem.limit ?? '')} runs a month; {String(error.problem.used ?? '')} are used.
-          None of these runs was started.
+        <Alert tone="warning" title={Number(error.problem.used) >= Number(error.problem.limit) ? "This month's runs are used up" : "Not enough runs are left this month"}
+          action={<Link to="/settings/usage" className="button button-secondary button-small">See usage</Link>}>
+          {error.detail}
         </Alert>
       )}
       {error && !limitReached ? (
