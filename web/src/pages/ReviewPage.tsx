@@ -314,9 +314,6 @@ function RejectDialog({ run, leadName, onClose, onDone }: { run: Run; leadName: 
   const [regenerate, setRegenerate] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  // Into the field as the dialog opens (showModal() would focus its close button, where a space typed closes it).
-  const field = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => field.current?.focus(), []);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
@@ -346,7 +343,7 @@ function RejectDialog({ run, leadName, onClose, onDone }: { run: Run; leadName: 
       <form id="review-reject" onSubmit={submit} noValidate className="form">
         {error && !fieldError ? <ErrorAlert error={error} /> : null}
         <Field label="Feedback" optional error={fieldError} hint="What should change, or why it is wrong. Up to 2,000 characters.">
-          {(p) => <textarea {...p} ref={field} className="input textarea" rows={4} maxLength={2000} value={feedback} onChange={(e) => setFeedback(e.target.value)} />}
+          {(p) => <textarea {...p} autoFocus className="input textarea" rows={4} maxLength={2000} value={feedback} onChange={(e) => setFeedback(e.target.value)} />}
         </Field>
         <label className="checkbox">
           <input type="checkbox" checked={regenerate} onChange={(e) => setRegenerate(e.target.checked)} />
