@@ -210,6 +210,14 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
     await page.goBack();
     await pager('Page 2 of 3');
     assert.equal(page.url(), page2);
+
+    // A cursor the API never gave out (an old or hand-edited link): said, with the way to the first page.
+    await page.goto(`${server.url}/leads?page=2&cursor=not-a-cursor`);
+    await page.getByText('This page cannot be shown').waitFor();
+    await page.getByText('The request is invalid: cursor is not a cursor this service gave out.').waitFor();
+    await page.getByRole('button', { name: 'Go to the first page' }).click();
+    await pager('Page 1 of 3');
+    assert.equal(page.url(), `${server.url}/leads`);
   });
 
   it('filters by owner and status: my leads, unassigned, a member', async () => {

@@ -3,11 +3,11 @@
 // the API's count with the same filters, and search, filters and page are kept in the address. Leads are selected
 // to be assigned to someone or to have runs started for their latest calls; the list downloads as CSV.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { api } from '../api/client';
+import { api, ApiError } from '../api/client';
 import { LEAD_STATUSES, type Lead, type LeadStatus } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
-import { Button, EmptyState, ErrorAlert, LeadStatusBadge, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
+import { Alert, Button, EmptyState, ErrorAlert, LeadStatusBadge, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
 import { displayName, formatNumber, hostOf, LEAD_STATUS_LABEL, plural } from '../lib/format';
 import {
   exportPath, hasFilters, leadFilters, leadViewPath, LEADS_PAGE_SIZE, previousPage, readLeadView, rememberPreviousPage,
@@ -188,7 +188,15 @@ export function LeadsPage() {
         )}
       </div>
 
-      {list.error ? <ErrorAlert error={list.error} retry={refresh} /> : null}
+      {list.error ? (
+        // A cursor from an old or hand-edited link is refused (400): the first page is the way on.
+        view.cursor && list.error instanceof ApiError && list.error.status === 400
+          ? <Alert tone="warning" title="This page cannot be shown"
+              action={<Button size="small" onClick={() => navigate(leadViewPath({ ...view, page: 1, cursor: null }))}>Go to the first page</Button>}>
+              {list.error.detail}
+            </Alert>
+          : <ErrorAlert error={list.error} retry={refresh} />
+      ) : null}
       {!data && !list.error && <LoadingBlock label="Loading leads" />}
       {data && !list.error && data.leads.length === 0 && (
         view.cursor
