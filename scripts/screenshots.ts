@@ -74,9 +74,11 @@ async function main(): Promise<void> {
     // The team's data, made through the UI's API as the admin.
     const context = await newContext();
     const admin = await SessionClient.setUp(context, base);
-    await admin.ok('POST', '/ui/api/members', { name: 'Jordan Lee', email: 'jordan@acme.test', role: 'MEMBER', password: 'a long member password' });
-    await admin.ok('POST', '/ui/api/members', { name: 'Sam Ortiz', email: 'sam@acme.test', role: 'ADMIN', password: 'a long admin password' });
-    for (const lead of LEADS) await admin.ok('POST', '/api/v1/leads', lead);
+    const jordan = await admin.ok('POST', '/ui/api/members', { name: 'Jordan Lee', email: 'jordan@acme.test', role: 'MEMBER', password: 'a long member password' });
+    const sam = await admin.ok('POST', '/ui/api/members', { name: 'Sam Ortiz', email: 'sam@acme.test', role: 'ADMIN', password: 'a long admin password' });
+    // The team shares the leads out: some to Jordan, some to Sam, some to the admin, the rest to nobody yet.
+    const owners = [jordan.id, sam.id, admin.session!.user.id, null];
+    for (const [i, lead] of LEADS.entries()) await admin.ok('POST', '/api/v1/leads', { ...lead, assignedToUserId: owners[i % owners.length] });
 
     const hubspot = await admin.ok('POST', '/ui/api/keys', { name: 'HubSpot sync', scopes: ['leads:read', 'leads:write'] });
     const zapier = await admin.ok('POST', '/ui/api/keys', { name: 'Zapier', scopes: ['leads:write', 'runs:write'] });
@@ -127,9 +129,33 @@ async function main(): Promise<void> {
     await shoot(page, 'lead-form-errors');
     await page.keyboard.press('Escape');
 
+    // Leads selected on the page, and runs about to start for their latest calls (one without a call is skipped).
+    for (const name of ['Priya Raman', 'Tomás Herrera', 'Grace Liu']) await page.getByRole('checkbox', { name: `Select ${name}` }).check();
+    await page.getByRole('region', { name: 'Selected leads' }).waitFor();
+    await page.evaluate('window.scrollTo(0, 0)');
+    await shoot(page, 'leads-selected');
+    await page.getByRole('button', { name: 'Start runs' }).click();
+    await page.getByRole('dialog', { name: 'Start 2 runs' }).getByText('will be skipped').waitFor();
+    await shoot(page, 'leads-start-runs');
+    await page.keyboard.press('Escape');
+    await page.getByRole('searchbox', { name: 'Search leads' }).fill('north');
+    await page.locator('.results-count').filter({ hasText: /^1 lead$/ }).waitFor();
+    await shoot(page, 'leads-search');
+
     await page.goto(`${base}/leads/${priya.id}`);
     await page.getByRole('heading', { name: 'Discovery call' }).waitFor();
     await shoot(page, 'lead');
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit Priya Raman' });
+    await edit.getByLabel('E-mail').fill('priya.raman@');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await edit.getByText('Enter an e-mail address like name@company.com.').waitFor();
+    await shoot(page, 'lead-edit');
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Delete Priya Raman?' }).getByRole('list', { name: 'What will be removed' }).waitFor();
+    await shoot(page, 'lead-delete');
+    await page.getByRole('button', { name: 'Keep the lead' }).click();
 
     await page.goto(`${base}/runs/${run.id}`);
     await page.getByRole('button', { name: 'Approve' }).waitFor();
@@ -176,6 +202,11 @@ async function main(): Promise<void> {
     const mobile = await phone.newPage();
     const onPhone: Array<[string, string, (p: Page) => Promise<unknown>]> = [
       ['leads-phone', '/leads', (p) => p.getByRole('link', { name: 'Priya Raman' }).waitFor()],
+      ['leads-selected-phone', '/leads', async (p) => {
+        for (const name of ['Priya Raman', 'Tomás Herrera']) await p.getByRole('checkbox', { name: `Select ${name}` }).check();
+        await p.getByRole('region', { name: 'Selected leads' }).waitFor();
+        await p.evaluate('window.scrollTo(0, 0)');
+      }],
       ['lead-phone', `/leads/${priya.id}`, (p) => p.getByRole('heading', { name: 'Discovery call' }).waitFor()],
       ['runs-phone', '/runs', (p) => p.getByRole('link', { name: 'Priya Raman' }).waitFor()],
       ['run-phone', `/runs/${run.id}`, (p) => p.getByRole('button', { name: 'Approve' }).waitFor()],

@@ -213,6 +213,42 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
     assert.equal(await website.locator('.truncate').innerText(), 'northwind-logistics-and-freight-planning-international.invalid');
   });
 
+  it('fits the leads page with a selection, and the dialogs that act on leads', async () => {
+    await page.goto(`${server.url}/leads`);
+    await page.getByRole('checkbox', { name: `Select ${LEAD.name}` }).check();
+    const bar = page.getByRole('region', { name: 'Selected leads' });
+    await bar.getByText('1 lead selected').waitFor();
+    await assertFits(page, '/leads with a lead selected');
+    // The column names are not on screen on a phone; "Select all" is, beside its checkbox.
+    await assertInView(page.getByRole('checkbox', { name: 'Select all leads on this page' }), 'Select all');
+    assert.equal(await page.locator('.select-all-text').isVisible(), true);
+
+    const dialogs: Array<[string, string, string]> = [['Assign to…', 'Assign 1 lead', 'Assign'], ['Start runs', 'Start 1 run', 'Start 1 run']];
+    for (const [opener, title, action] of dialogs) {
+      await bar.getByRole('button', { name: opener }).click();
+      const dialog = page.getByRole('dialog', { name: title });
+      await assertInView(dialog.getByRole('button', { name: action, exact: true }), `${title}: ${action}`);
+      const box = await dialog.boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= PHONE.width, `${title} spans ${box?.x}..${box ? box.x + box.width : ''}`);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+    }
+
+    await page.goto(`${server.url}/leads/${lead.id}`);
+    await page.getByRole('region', { name: 'Runs' }).getByText('Awaiting approval').waitFor();
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const edit = page.getByRole('dialog', { name: `Edit ${LEAD.name}` });
+    await assertInView(edit.getByRole('button', { name: 'Save changes' }), 'the edit dialog\'s Save changes');
+    await edit.getByRole('button', { name: 'Cancel' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    const erase = page.getByRole('dialog', { name: `Delete ${LEAD.name}?` });
+    await assertInView(erase.getByRole('button', { name: 'Delete the lead, 1 call and 1 run' }), 'the erasure\'s Delete');
+    await assertFits(page, 'the lead\'s erasure dialog');
+    await erase.getByRole('button', { name: 'Keep the lead' }).click();
+    await erase.waitFor({ state: 'detached' });
+  });
+
   it('fits sign-in', async () => {
     const visitor = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 1, isMobile: true, hasTouch: true });
     try {

@@ -71,13 +71,16 @@ export interface Leadrun {
   stop(): Promise<void>;
 }
 
-/** `leadrun serve` on a fresh embedded database, with RESEARCH allowed to read the local company site. */
-export async function startLeadrun(env: Record<string, string> = {}): Promise<Leadrun> {
+/**
+ * `leadrun serve` on a fresh embedded database, with RESEARCH allowed to read the local company site. `args` go after
+ * `serve` (`--no-worker`: runs stay QUEUED).
+ */
+export async function startLeadrun(env: Record<string, string> = {}, options: { args?: string[] } = {}): Promise<Leadrun> {
   await ensureWebBuild();
   const dir = await tempDir('leadrun-web-');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = spawnLeadrun(['serve'], {
+  const server = spawnLeadrun(['serve', ...(options.args ?? [])], {
     DATA_DIR: dir.path,
     PORT: String(port),
     PUBLIC_URL: url,

@@ -1,6 +1,8 @@
 // A modal dialog on the native <dialog>: showModal() makes the rest of the page inert (focus stays inside),
-// Escape closes it through onClose, and focus goes back to whatever opened it.
-import { useEffect, useId, useRef, type ReactNode } from 'react';
+// Escape closes it through onClose, and focus goes back to whatever opened it. The body and footer mount once the
+// dialog is open, so that a control marked autoFocus in them gets the focus (React focuses it as it mounts, which
+// does nothing inside a dialog not open yet).
+import { useId, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import { Icon } from './Icon';
 
 const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])';
@@ -24,12 +26,14 @@ export function Dialog({ title, description, onClose, children, footer, size = '
   const descriptionId = useId();
   const state = useRef({ onClose, busy });
   state.current = { onClose, busy };
+  const [open, setOpen] = useState(false);
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
     const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     dialog.showModal();
+    setOpen(true);
     const onCancel = (event: Event) => {
       event.preventDefault();
       if (!state.current.busy) state.current.onClose();
@@ -81,8 +85,8 @@ export function Dialog({ title, description, onClose, children, footer, size = '
             <Icon name="x" size={18} />
           </button>
         </header>
-        <div className="dialog-body">{children}</div>
-        {footer && <footer className="dialog-footer">{footer}</footer>}
+        {open && <div className="dialog-body">{children}</div>}
+        {open && footer && <footer className="dialog-footer">{footer}</footer>}
       </div>
     </dialog>
   );

@@ -119,6 +119,11 @@ export function plural(count: number, one: string, many = `${one}s`): string {
   return `${formatNumber(count)} ${count === 1 ? one : many}`;
 }
 
+/** A call as a person names it: its title, or the day it took place. */
+export function callTitle(call: { title: string | null; occurredAt: string | null; createdAt: string }): string {
+  return call.title || `Call on ${formatDate(call.occurredAt ?? call.createdAt)}`;
+}
+
 /** The first characters of an id, enough to tell rows apart. */
 export function shortId(id: string): string {
   return id.slice(0, 8);

@@ -1,32 +1,95 @@
-// Creating a lead: name required; e-mail, company, website and status optional. The server's messages for each
-// field (`errors[]`) show under that field.
-import { useState } from 'react';
-import { api } from '../api/client';
+// Creating and editing a lead: name required; e-mail, company, website, status and owner optional. The server's
+// messages for each field (`errors[]`) show under that field. An edit sends only the fields that changed; a field
+// emptied is cleared (null).
+import { useState, type FormEvent, type RefObject } from 'react';
+import { api, type RequestOf } from '../api/client';
 import type { Lead, LeadStatus } from '../api/types';
 import { LEAD_STATUSES } from '../api/types';
 import { Dialog } from '../components/Dialog';
 import { Alert, Button, Field } from '../components/ui';
-import { LEAD_STATUS_LABEL } from '../lib/format';
-import { useFormSubmit } from '../lib/forms';
+import { displayName, LEAD_STATUS_LABEL } from '../lib/format';
+import { useFormSubmit, type FormErrors } from '../lib/forms';
+import { useMembers } from '../lib/members';
+import { useSignedIn } from '../lib/session';
 
-const FIELDS = ['name', 'email', 'companyName', 'companyWebsite', 'status'] as const;
+const FIELDS = ['name', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId'] as const;
+
+interface LeadValues {
+  name: string;
+  email: string;
+  companyName: string;
+  companyWebsite: string;
+  status: LeadStatus;
+  /** '' for nobody. */
+  assignedToUserId: string;
+}
+
+const optional = (text: string) => (text.trim() ? text.trim() : null);
+const checkName = (values: LeadValues): Record<string, string> => (values.name.trim() ? {} : { name: "Enter the lead's name." });
+
+function LeadFields({ id, values, setValues, errors, formRef, onSubmit }: {
+  id: string;
+  values: LeadValues;
+  setValues(change: (old: LeadValues) => LeadValues): void;
+  errors: FormErrors;
+  formRef: RefObject<HTMLFormElement | null>;
+  onSubmit(event: FormEvent): void;
+}) {
+  const session = useSignedIn();
+  const members = useMembers();
+  const change = (name: keyof LeadValues) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
+  const ownerKnown = !values.assignedToUserId || members.data?.some((m) => m.id === values.assignedToUserId);
+  return (
+    <form id={id} ref={formRef} onSubmit={onSubmit} noValidate className="form">
+      {errors.form && <Alert tone="error">{errors.form}</Alert>}
+      <Field label="Name" error={errors.fields.name} required>
+        {(p) => <input {...p} className="input" value={values.name} onChange={change('name')} autoComplete="off" autoFocus placeholder="Ada Lovelace" />}
+      </Field>
+      <Field label="E-mail" error={errors.fields.email} optional>
+        {(p) => <input {...p} className="input" type="email" value={values.email} onChange={change('email')} autoComplete="off" placeholder="ada@example.com" />}
+      </Field>
+      <div className="form-row">
+        <Field label="Company" error={errors.fields.companyName} optional>
+          {(p) => <input {...p} className="input" value={values.companyName} onChange={change('companyName')} autoComplete="off" placeholder="Analytical Engines" />}
+        </Field>
+        <Field label="Status" error={errors.fields.status}>
+          {(p) => (
+            <select {...p} className="input select" value={values.status} onChange={change('status')}>
+              {LEAD_STATUSES.map((s) => <option key={s} value={s}>{LEAD_STATUS_LABEL[s]}</option>)}
+            </select>
+          )}
+        </Field>
+      </div>
+      <Field label="Company website" error={errors.fields.companyWebsite} optional hint="The address research starts from, e.g. https://example.com">
+        {(p) => <input {...p} className="input" type="url" value={values.companyWebsite} onChange={change('companyWebsite')} autoComplete="off" placeholder="https://" />}
+      </Field>
+      <Field label="Owner" error={errors.fields.assignedToUserId} hint="The member who works on this lead.">
+        {(p) => (
+          <select {...p} className="input select" value={values.assignedToUserId} onChange={change('assignedToUserId')}>
+            <option value="">Nobody</option>
+            {members.data?.map((m) => <option key={m.id} value={m.id}>{displayName(m)}{m.id === session.user.id ? ' (you)' : ''}</option>)}
+            {!ownerKnown && <option value={values.assignedToUserId}>{members.data ? 'A former member' : 'Loading…'}</option>}
+          </select>
+        )}
+      </Field>
+    </form>
+  );
+}
 
 export function NewLeadDialog({ onClose, onCreated }: { onClose(): void; onCreated(lead: Lead): void }) {
-  const [values, setValues] = useState({ name: '', email: '', companyName: '', companyWebsite: '', status: 'DISCOVERY' as LeadStatus });
-  const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
-  const optional = (text: string) => (text.trim() ? text.trim() : undefined);
-
+  const [values, setValues] = useState<LeadValues>({ name: '', email: '', companyName: '', companyWebsite: '', status: 'DISCOVERY', assignedToUserId: '' });
   const { errors, busy, formRef, onSubmit } = useFormSubmit({
     known: FIELDS,
-    check: (): Record<string, string> => (values.name.trim() ? {} : { name: "Enter the lead's name." }),
+    check: () => checkName(values),
     send: async () => {
       const { body } = await api.post('/api/v1/leads', {
         body: {
           name: values.name.trim(),
-          email: optional(values.email),
-          companyName: optional(values.companyName),
-          companyWebsite: optional(values.companyWebsite),
+          email: optional(values.email) ?? undefined,
+          companyName: optional(values.companyName) ?? undefined,
+          companyWebsite: optional(values.companyWebsite) ?? undefined,
           status: values.status,
+          assignedToUserId: values.assignedToUserId || undefined,
         },
       });
       onCreated(body);
@@ -44,30 +107,56 @@ export function NewLeadDialog({ onClose, onCreated }: { onClose(): void; onCreat
         <Button type="submit" form="new-lead" variant="primary" busy={busy}>Create lead</Button>
       </>}
     >
-      <form id="new-lead" ref={formRef} onSubmit={onSubmit} noValidate className="form">
-        {errors.form && <Alert tone="error">{errors.form}</Alert>}
-        <Field label="Name" error={errors.fields.name} required>
-          {(p) => <input {...p} className="input" value={values.name} onChange={change('name')} autoComplete="off" autoFocus placeholder="Ada Lovelace" />}
-        </Field>
-        <Field label="E-mail" error={errors.fields.email} optional>
-          {(p) => <input {...p} className="input" type="email" value={values.email} onChange={change('email')} autoComplete="off" placeholder="ada@example.com" />}
-        </Field>
-        <div className="form-row">
-          <Field label="Company" error={errors.fields.companyName} optional>
-            {(p) => <input {...p} className="input" value={values.companyName} onChange={change('companyName')} autoComplete="off" placeholder="Analytical Engines" />}
-          </Field>
-          <Field label="Status" error={errors.fields.status}>
-            {(p) => (
-              <select {...p} className="input select" value={values.status} onChange={change('status')}>
-                {LEAD_STATUSES.map((s) => <option key={s} value={s}>{LEAD_STATUS_LABEL[s]}</option>)}
-              </select>
-            )}
-          </Field>
-        </div>
-        <Field label="Company website" error={errors.fields.companyWebsite} optional hint="The address research starts from, e.g. https://example.com">
-          {(p) => <input {...p} className="input" type="url" value={values.companyWebsite} onChange={change('companyWebsite')} autoComplete="off" placeholder="https://" />}
-        </Field>
-      </form>
+      <LeadFields id="new-lead" values={values} setValues={setValues} errors={errors} formRef={formRef} onSubmit={onSubmit} />
+    </Dialog>
+  );
+}
+
+type LeadUpdate = RequestOf<'patch', '/api/v1/leads/{id}'>;
+
+/** The fields of `values` that differ from `lead`, as PATCH takes them. */
+function changes(lead: Lead, values: LeadValues): LeadUpdate {
+  const update: LeadUpdate = {};
+  if (values.name.trim() !== lead.name) update.name = values.name.trim();
+  if (optional(values.email) !== lead.email) update.email = optional(values.email);
+  if (optional(values.companyName) !== lead.companyName) update.companyName = optional(values.companyName);
+  if (optional(values.companyWebsite) !== lead.companyWebsite) update.companyWebsite = optional(values.companyWebsite);
+  if (values.status !== lead.status) update.status = values.status;
+  if ((values.assignedToUserId || null) !== lead.assignedToUserId) update.assignedToUserId = values.assignedToUserId || null;
+  return update;
+}
+
+export function EditLeadDialog({ lead, onClose, onSaved }: { lead: Lead; onClose(): void; onSaved(lead: Lead): void }) {
+  const [values, setValues] = useState<LeadValues>({
+    name: lead.name,
+    email: lead.email ?? '',
+    companyName: lead.companyName ?? '',
+    companyWebsite: lead.companyWebsite ?? '',
+    status: lead.status,
+    assignedToUserId: lead.assignedToUserId ?? '',
+  });
+  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+    known: FIELDS,
+    check: () => checkName(values),
+    send: async () => {
+      const update = changes(lead, values);
+      if (Object.keys(update).length === 0) return onClose();
+      const { body } = await api.patch('/api/v1/leads/{id}', { params: { id: lead.id }, body: update });
+      onSaved(body.data);
+    },
+  });
+
+  return (
+    <Dialog
+      title={`Edit ${lead.name}`}
+      onClose={onClose}
+      busy={busy}
+      footer={<>
+        <Button onClick={onClose} disabled={busy}>Cancel</Button>
+        <Button type="submit" form="edit-lead" variant="primary" busy={busy}>Save changes</Button>
+      </>}
+    >
+      <LeadFields id="edit-lead" values={values} setValues={setValues} errors={errors} formRef={formRef} onSubmit={onSubmit} />
     </Dialog>
   );
 }

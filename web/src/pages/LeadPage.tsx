@@ -1,19 +1,19 @@
-// One lead: who they are, the calls held with them (add one by pasting its transcript, start a run from one)
-// and the runs made for them.
+// One lead: who they are and who owns them (edit every field), the calls held with them (add one by pasting its
+// transcript, start a run from one, delete one) and the runs made for them; and the lead's erasure.
 import { useState } from 'react';
 import { api, ApiError } from '../api/client';
 import { LEAD_STATUSES, type Call, type LeadStatus } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
 import { Alert, Button, Card, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
-import { formatDate, formatDateTime, hostOf, LEAD_STATUS_LABEL, plural } from '../lib/format';
+import { callTitle, formatDate, formatDateTime, hostOf, LEAD_STATUS_LABEL, plural } from '../lib/format';
+import { ownerName, useMembers } from '../lib/members';
 import { Link, useRouter } from '../lib/router';
+import { useSignedIn } from '../lib/session';
 import { useAsync, useTitle } from '../lib/useAsync';
 import { AddCallDialog } from './CallForm';
-
-function callTitle(call: Call): string {
-  return call.title || `Call on ${formatDate(call.occurredAt ?? call.createdAt)}`;
-}
+import { DeleteCallDialog, DeleteLeadDialog } from './LeadErasureDialogs';
+import { EditLeadDialog } from './LeadForm';
 
 function minutes(seconds: number | null): string | null {
   if (seconds === null) return null;
@@ -31,6 +31,9 @@ export function LeadPage({ id }: { id: string }) {
   const [starting, setStarting] = useState<string | null>(null);
   const [startError, setStartError] = useState<unknown>(null);
   const [savingStatus, setSavingStatus] = useState(false);
+  const [acting, setActing] = useState<{ kind: 'edit' | 'delete' } | { kind: 'delete-call'; call: Call } | null>(null);
+  const session = useSignedIn();
+  const members = useMembers();
 
   if (lead.error) return <><BackLink /><ErrorAlert error={lead.error} retry={lead.reload} /></>;
   if (!lead.data) return <LoadingBlock label="Loading lead" />;
@@ -68,7 +71,7 @@ export function LeadPage({ id }: { id: string }) {
       <PageHeader
         title={person.name}
         description={[person.companyName, person.email].filter(Boolean).join(' · ') || undefined}
-        actions={
+        actions={<>
           <div className="toolbar-field">
             <label htmlFor="lead-status-change" className="toolbar-label">Status</label>
             <select id="lead-status-change" className="input select" value={person.status} disabled={savingStatus}
@@ -76,10 +79,12 @@ export function LeadPage({ id }: { id: string }) {
               {LEAD_STATUSES.map((s) => <option key={s} value={s}>{LEAD_STATUS_LABEL[s]}</option>)}
             </select>
           </div>
-        }
+          <Button icon="edit" onClick={() => setActing({ kind: 'edit' })}>Edit</Button>
+          <Button variant="ghost" icon="trash" className="danger-text" onClick={() => setActing({ kind: 'delete' })}>Delete</Button>
+        </>}
       />
 
-      <dl className="facts-strip">
+      <dl className="facts-strip facts-strip-5">
         <div>
           <dt>E-mail</dt>
           <dd>{person.email
@@ -96,6 +101,7 @@ export function LeadPage({ id }: { id: string }) {
             : <span className="muted">None — research will be skipped</span>}</dd>
         </div>
         <div><dt>Added</dt><dd><time dateTime={person.createdAt}>{formatDate(person.createdAt)}</time></dd></div>
+        <div><dt>Owner</dt><dd className={person.assignedToUserId ? undefined : 'muted'}>{ownerName(person.assignedToUserId, members.data, session.user.id)}</dd></div>
       </dl>
 
       {startError ? (
@@ -129,10 +135,14 @@ export function LeadPage({ id }: { id: string }) {
                         {' · '}{plural(call.transcript.split('\n').filter((l) => l.trim()).length, 'line')}
                       </p>
                     </div>
-                    <Button variant="primary" size="small" icon="sparkle" busy={starting === call.id} disabled={starting !== null}
-                      onClick={() => void startRun(call)} aria-label={`Draft a follow-up from ${callTitle(call)}`}>
-                      Draft follow-up
-                    </Button>
+                    <div className="call-actions">
+                      <Button variant="primary" size="small" icon="sparkle" busy={starting === call.id} disabled={starting !== null}
+                        onClick={() => void startRun(call)} aria-label={`Draft a follow-up from ${callTitle(call)}`}>
+                        Draft follow-up
+                      </Button>
+                      <Button variant="ghost" size="small" icon="trash" onClick={() => setActing({ kind: 'delete-call', call })}
+                        aria-label={`Delete ${callTitle(call)}`} title="Delete the call" />
+                    </div>
                   </div>
                   <blockquote className="call-excerpt">{call.transcript.split('\n').filter((l) => l.trim()).slice(0, 3).join('\n')}</blockquote>
                   {call.transcript.split('\n').filter((l) => l.trim()).length > 3 && (
@@ -178,6 +188,40 @@ export function LeadPage({ id }: { id: string }) {
             setAdding(false);
             calls.set((list) => [call, ...(list ?? [])]);
             toast('Call added. Draft a follow-up from it when you are ready.');
+          }}
+        />
+      )}
+      {acting?.kind === 'edit' && (
+        <EditLeadDialog
+          lead={person}
+          onClose={() => setActing(null)}
+          onSaved={(saved) => {
+            setActing(null);
+            lead.set(saved);
+            toast(`${saved.name} was saved.`);
+          }}
+        />
+      )}
+      {acting?.kind === 'delete' && (
+        <DeleteLeadDialog
+          lead={person}
+          onClose={() => setActing(null)}
+          onDeleted={(erased) => {
+            toast(`${erased.name} was deleted, with ${plural(erased.calls, 'call')} and ${plural(erased.runs, 'run')}.`);
+            navigate('/leads');
+          }}
+        />
+      )}
+      {acting?.kind === 'delete-call' && (
+        <DeleteCallDialog
+          lead={person}
+          call={acting.call}
+          onClose={() => setActing(null)}
+          onDeleted={(removedRuns) => {
+            setActing(null);
+            calls.set((list) => (list ?? []).filter((c) => c.id !== acting.call.id));
+            if (removedRuns > 0) void runs.reload();
+            toast(`“${callTitle(acting.call)}” was deleted${removedRuns > 0 ? `, with ${plural(removedRuns, 'run')}` : ''}.`);
           }}
         />
       )}

@@ -1,5 +1,5 @@
 // Rejecting a draft, or having it written again: the one dialog of the run page and of the review queue.
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { api, ApiError } from '../../api/client';
 import type { Run } from '../../api/types';
 import { Dialog } from '../../components/Dialog';
@@ -27,9 +27,6 @@ export function RejectDialog({ run, regenerate: initial, leadName, choose = fals
   const [regenerate, setRegenerate] = useState(initial);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  // Into the field as the dialog opens (showModal() would focus its close button, where a space typed closes it).
-  const field = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => field.current?.focus(), []);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
@@ -63,7 +60,7 @@ export function RejectDialog({ run, regenerate: initial, leadName, choose = fals
       <form id="reject-draft" onSubmit={submit} noValidate className="form">
         {error && !fieldError ? <ErrorAlert error={error} /> : null}
         <Field label="Feedback" optional error={fieldError} hint={regenerate ? HINT.regenerate : HINT.reject}>
-          {(p) => <textarea {...p} ref={field} className="input textarea" rows={5} maxLength={2000} value={feedback} onChange={(e) => setFeedback(e.target.value)} />}
+          {(p) => <textarea {...p} autoFocus className="input textarea" rows={5} maxLength={2000} value={feedback} onChange={(e) => setFeedback(e.target.value)} />}
         </Field>
         {choose && (
           <label className="checkbox">
