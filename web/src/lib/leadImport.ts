@@ -43,18 +43,19 @@ export function formatOf(file: { name: string; type: string }): ImportFormat | n
   return null;
 }
 
-/** A size as "512 bytes", "48.2 KiB", "9.7 MiB". */
+/** A size as "512 bytes", "48.2 KiB", "10 MiB". */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  const [value, unit] = bytes < 1024 * 1024 ? [bytes / 1024, 'KiB'] : [bytes / (1024 * 1024), 'MiB'];
+  return `${value.toFixed(1).replace(/\.0$/, '')} ${unit}`;
 }
 
 /** Why a file cannot be imported as it is chosen (before anything is sent), or null. */
 export function refusalOf(file: { name: string; type: string; size: number }): string | null {
   if (formatOf(file) === null) return `“${file.name}” is neither a CSV nor a JSON file. Choose a .csv file (as a spreadsheet saves it) or a .json file.`;
   if (file.size > IMPORT_MAX_BYTES) {
-    return `“${file.name}” is ${formatBytes(file.size)}; an import takes at most ${formatBytes(IMPORT_MAX_BYTES)}. Split it into several files.`;
+    const size = formatBytes(file.size) === formatBytes(IMPORT_MAX_BYTES) ? `${file.size.toLocaleString('en')} bytes` : formatBytes(file.size);
+    return `“${file.name}” is ${size}; an import takes at most ${formatBytes(IMPORT_MAX_BYTES)}. Split it into several files.`;
   }
   if (file.size === 0) return `“${file.name}” is empty.`;
   return null;
