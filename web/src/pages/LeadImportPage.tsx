@@ -289,8 +289,8 @@ export function LeadImportPage() {
                 </span>
               </label>
               <div className="import-actions">
-                <Button icon="check" onClick={() => void send(true)} disabled={blocked} busy={progress?.dryRun === true}>Check file</Button>
-                <Button variant="primary" icon="plus" onClick={() => void send(false)} disabled={blocked} busy={progress?.dryRun === false}>Import</Button>
+                <Button icon="check" onClick={() => void send(true)} disabled={blocked || busy} busy={progress?.dryRun === true}>Check file</Button>
+                <Button variant="primary" icon="plus" onClick={() => void send(false)} disabled={blocked || busy} busy={progress?.dryRun === false}>Import</Button>
                 <span className="muted small">Checking reads every row and writes nothing.</span>
               </div>
             </>
