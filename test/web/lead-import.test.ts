@@ -159,6 +159,29 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     assert.equal(await count(), ROWS - 3);
   });
 
+  it('imports a JSON file: its first leads shown, no columns to map, bad leads by index and downloaded as JSON', async () => {
+    await page.goto(`${server.url}/leads/import`);
+    const leads = [{ name: 'Jo Json', email: 'jo@json.example' }, { name: '', email: 'nameless@json.example' }, { name: 'Kim Json', status: 'WON' }];
+    await page.locator('input[type="file"]').setInputFiles({ name: 'crm.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ leads })) });
+    const preview = page.getByRole('table', { name: 'The first leads of the file' });
+    await preview.waitFor();
+    assert.deepEqual(await preview.locator('tbody tr').first().locator('td').allInnerTexts(), ['0', 'Jo Json', 'jo@json.example', '', '', '']);
+    await page.getByText('3 leads in the file').waitFor();
+    assert.equal(await page.getByRole('heading', { name: 'Columns' }).count(), 0);
+
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await page.getByText('2 leads written. 1 row has a problem and is left out.').waitFor();
+    assert.equal(new URL(imports.at(-1)!).searchParams.getAll('map').length, 0, 'no mapping for JSON');
+    const bad = page.getByRole('table', { name: 'Rows with a problem' });
+    await bad.locator('code', { hasText: 'nameless@json.example' }).waitFor();
+    assert.equal(await bad.locator('tbody th').innerText(), '1');
+    assert.equal(await bad.locator('tbody li').innerText(), 'Name must NOT have fewer than 1 characters');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download bad rows' }).click()]);
+    assert.equal(download.suggestedFilename(), 'crm-bad-rows.json');
+    assert.deepEqual(JSON.parse(await readFile((await download.path())!, 'utf8')), { leads: [leads[1]] });
+    assert.equal(await count(), ROWS - 3 + 2);
+  });
+
   it('refuses a file over 10 MiB, or of another kind, before sending it, and says why', async () => {
     await page.goto(`${server.url}/leads/import`);
     const before = imports.length;
@@ -180,7 +203,7 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     await page.getByRole('button', { name: 'Check file' }).click();
     const alert = page.getByRole('alert').filter({ hasText: 'The file was refused' });
     await alert.getByText('Row 2502 opens a quoted cell that is never closed', { exact: false }).waitFor();
-    assert.equal(await count(), ROWS - 3);
+    assert.equal(await count(), ROWS - 3 + 2, 'nothing more was written');
     assert.deepEqual(consoleErrors, []);
   });
 });
