@@ -24,6 +24,18 @@ const LEADS = [
   { name: 'Marcus Webb', email: 'marcus@oakridge-analytics.com', companyName: 'Oakridge Analytics', status: 'CONTACTED' },
 ] as const;
 
+/** A spreadsheet's export to import: semicolons, a byte order mark, its own headers, a cell over two lines, two bad rows. */
+const IMPORT_FILE = Buffer.from(`\uFEFF${[
+  'Full Name;E-mail;Firm;Website;Stage;Notes',
+  'Ingrid Solberg;ingrid@fjordline.no;Fjordline;https://fjordline.no;Contacted;"Met at the stand; wants\na call in May"',
+  'Rafael Ortega;rafael.ortega@solaris-energia.es;Solaris Energía;https://solaris-energia.es;Discovery;',
+  'Mei Chen;mei.chen@lotus-robotics.cn;Lotus Robotics;;Qualified;Asked for pricing',
+  'Sofia Marques;sofia.marques@;Porto Têxteis;https://portotexteis.pt;Discovery;',
+  'Jonas Berg;jonas@berg-maskin.se;Berg Maskin;berg-maskin.se;Contacted;',
+  'Amara Nwosu;amara@kano-agritech.ng;Kano Agritech;https://kano-agritech.ng;Discovery;',
+  'Pieter de Vries;pieter@dvlogistiek.nl;DV Logistiek;https://dvlogistiek.nl;Proposal;Follow up after the fair',
+].join('\r\n')}\r\n`);
+
 async function shoot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
   // Let fonts settle and animations (dialog, toast) finish.
   await page.evaluate('document.fonts.ready');
@@ -120,6 +132,17 @@ async function main(): Promise<void> {
     await page.getByRole('link', { name: 'Priya Raman' }).waitFor();
     await shoot(page, 'leads');
 
+    // A spreadsheet's export checked on the import page: its first rows, its columns and its two bad rows.
+    await page.goto(`${base}/leads/import`);
+    await page.locator('input[type="file"]').setInputFiles({ name: 'trade-fair-leads.csv', mimeType: 'text/csv', buffer: IMPORT_FILE });
+    await page.getByRole('table', { name: /The header and the first/ }).waitFor();
+    await page.getByLabel('Firm', { exact: true }).selectOption({ label: 'Company' });
+    await page.getByRole('button', { name: 'Check file' }).click();
+    await page.getByRole('table', { name: 'Rows with a problem' }).locator('dd', { hasText: 'sofia.marques@' }).waitFor();
+    await shoot(page, 'lead-import', { fullPage: true });
+
+    await page.goto(`${base}/leads`);
+    await page.getByRole('link', { name: 'Priya Raman' }).waitFor();
     await page.getByRole('button', { name: 'New lead' }).click();
     await page.getByLabel('Name').fill('Noah Fischer');
     await page.getByLabel('E-mail').fill('noah@');
@@ -221,6 +244,10 @@ async function main(): Promise<void> {
       await ready(mobile);
       await shoot(mobile, name);
     }
+    await mobile.goto(`${base}/leads/import`);
+    await mobile.locator('input[type="file"]').setInputFiles({ name: 'trade-fair-leads.csv', mimeType: 'text/csv', buffer: IMPORT_FILE });
+    await mobile.getByRole('table', { name: /The header and the first/ }).waitFor();
+    await shoot(mobile, 'lead-import-phone');
     await mobile.goto(`${base}/runs/${run.id}`);
     await mobile.getByRole('button', { name: 'Approve' }).waitFor();
     await mobile.getByRole('button', { name: 'Open menu' }).click();

@@ -3,7 +3,7 @@
 // a CPU pool thread (src/cpu/tasks.ts), in time linear in the file's size, and it answers with data rather than
 // exceptions, since an error's class does not cross the thread boundary.
 import type { ValidateFunction } from 'ajv';
-import { CsvQuoteNotClosed, readCsvRecords, type CsvRecord } from './csv.ts';
+import { csvDelimiterOf, CsvQuoteNotClosed, readCsvRecords, type CsvRecord } from './csv.ts';
 import type { FieldError } from './errors.ts';
 import {
   hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS, matchColumns,
@@ -269,28 +269,6 @@ class Stop {
   }
 }
 
-type Delimiter = ',' | ';' | '\t';
-
-/**
- * The delimiter of the file: the one of comma, semicolon and tab that the header row holds most often outside
- * quotes (a comma when none is there).
- */
-function delimiterOf(text: string): Delimiter {
-  const counts: Record<Delimiter, number> = { ',': 0, ';': 0, '\t': 0 };
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34) quoted = !quoted;
-    else if (!quoted) {
-      if (c === 10 || c === 13) break;
-      if (c === 44) counts[','] += 1;
-      else if (c === 59) counts[';'] += 1;
-      else if (c === 9) counts['\t'] += 1;
-    }
-  }
-  return (Object.keys(counts) as Delimiter[]).reduce((best, d) => (counts[d] > counts[best] ? d : best), ',');
-}
-
 function readCsv(text: string, input: ImportFileInput): ImportFileResult {
   if (!/\S/.test(text)) {
     return refused('invalid_request', 'The file is empty: it needs a header row that names the columns, then a row per lead.',
@@ -353,7 +331,7 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
   try {
     // Each record is handled as it is read and then dropped: the file is never held as records. A record keeps one
     // cell more than a header may have columns, to tell a header that has too many.
-    readCsvRecords(text, delimiterOf(text), IMPORT_MAX_COLUMNS + 1, onRecord);
+    readCsvRecords(text, csvDelimiterOf(text), IMPORT_MAX_COLUMNS + 1, onRecord);
   } catch (error) {
     if (error instanceof Stop) return error.answer;
     if (error instanceof CsvQuoteNotClosed) {

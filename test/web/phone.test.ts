@@ -1,7 +1,8 @@
 // Every page on a phone (390×844): nothing scrolls sideways and nothing of a page reaches past the right edge, the
 // page starts right under the top bar however short it is, the Runs rows keep their status, pipeline time and
 // start, Revoke is in reach on the Keys page, and a long e-mail and website end in an ellipsis with the whole value
-// in a title. The data is made long on purpose: a long name, e-mail, company, website and key name.
+// in a title. The data is made long on purpose: a long name, e-mail, company, website and key name, and a file to
+// import with long headers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
@@ -141,6 +142,26 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
       await ready(page);
       await assertFits(page, path);
     }
+  });
+
+  it('fits the import page with a file\'s preview, its columns and its bad rows', async () => {
+    await page.goto(`${server.url}/leads/import`);
+    await page.getByRole('heading', { name: 'Import leads', level: 1 }).waitFor();
+    await assertFits(page, '/leads/import');
+    // Long headers and values, a cell over two lines, and a bad row whose values are shown.
+    const csv = [
+      'Full Name;E-mail;Company;Company Website Address;Notes from the first call with the customer',
+      `${LEAD.name};${LEAD.email};${LEAD.companyName};${LEAD.companyWebsite};"Wants a demo; asked about\nthe annual plan"`,
+      `Nobody;not-an-email;${LEAD.companyName};${LEAD.companyWebsite};`,
+    ].join('\r\n');
+    await page.locator('input[type="file"]').setInputFiles({ name: 'northwind-logistics-international-leads-export.csv', mimeType: 'text/csv', buffer: Buffer.from(`\uFEFF${csv}`) });
+    await page.getByRole('table', { name: /The header and the first 2 rows/ }).waitFor();
+    await assertFits(page, '/leads/import with a preview');
+    await page.getByRole('button', { name: 'Check file' }).click();
+    await page.getByRole('table', { name: 'Rows with a problem' }).locator('dd', { hasText: 'not-an-email' }).waitFor();
+    await page.evaluate('window.scrollTo(0, 0)');
+    await assertFits(page, '/leads/import with bad rows');
+    await assertInView(page.getByRole('button', { name: 'Download bad rows' }), 'Download bad rows');
   });
 
   it('fits the menu drawer and a dialog', async () => {

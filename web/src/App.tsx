@@ -5,6 +5,7 @@ import { AppShell, AuthLayout } from './components/Layout';
 import { Button, EmptyState, ErrorAlert, LoadingBlock } from './components/ui';
 import { matchPath, Redirect, useRouter } from './lib/router';
 import { useSession } from './lib/session';
+import { LeadImportPage } from './pages/LeadImportPage';
 import { LeadPage } from './pages/LeadPage';
 import { LeadsPage } from './pages/LeadsPage';
 import { BatchPage } from './pages/BatchPage';
@@ -23,6 +24,8 @@ import { UsagePage } from './pages/settings/UsagePage';
 
 const ROUTES: { pattern: string; render(params: Record<string, string>): ReactNode }[] = [
   { pattern: '/leads', render: () => <LeadsPage /> },
+  // Before /leads/:id, which would take it for a lead id.
+  { pattern: '/leads/import', render: () => <LeadImportPage /> },
   { pattern: '/leads/:id', render: ({ id }) => <LeadPage key={id} id={id!} /> },
   { pattern: '/runs', render: () => <RunsPage /> },
   // Before /runs/:id, which would take them for run ids.
