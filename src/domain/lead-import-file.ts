@@ -3,7 +3,7 @@
 // a CPU pool thread (src/cpu/tasks.ts), in time linear in the file's size, and it answers with data rather than
 // exceptions, since an error's class does not cross the thread boundary.
 import type { ValidateFunction } from 'ajv';
-import { CsvQuoteNotClosed, readCsvRecords, type CsvRecord } from './csv.ts';
+import { CsvError, parse as parseCsv, type InfoRecord } from 'csv-parse/sync';
 import type { FieldError } from './errors.ts';
 import {
   hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS, matchColumns,
@@ -291,20 +291,79 @@ function delimiterOf(text: string): Delimiter {
   return (Object.keys(counts) as Delimiter[]).reduce((best, d) => (counts[d] > counts[best] ? d : best), ',');
 }
 
+
+/**
+ * The most cells csv-parse separates in a record: past them, the rest of the record is left in its last cell,
+ * delimiters and all (its `ignore_last_delimiters`), so that a row of ten million cells costs the strings of a
+ * thousand. One more than a header may have columns, to tell a header that has too many.
+ */
+const CELLS_SPLIT = IMPORT_MAX_COLUMNS + 1;
+
+/** What makes the last cell of a record split at CELLS_SPLIT more than white space and delimiters. */
+const TEXT_IN_REST: Record<Delimiter, RegExp> = { ',': /[^\s,]/, ';': /[^\s;]/, '\t': /\S/ };
+
+/** How many cells a record has: those of its last cell too when the record was split at CELLS_SPLIT. */
+function widthOf(cells: readonly string[], delimiter: Delimiter): number {
+  if (cells.length < CELLS_SPLIT) return cells.length;
+  const rest = cells[CELLS_SPLIT - 1]!;
+  let width = CELLS_SPLIT;
+  for (let at = rest.indexOf(delimiter); at >= 0; at = rest.indexOf(delimiter, at + 1)) width += 1;
+  return width;
+}
+
+/** Whether any cell of the record from `from` on holds more than white space. */
+function holdsText(cells: readonly string[], from: number, delimiter: Delimiter): boolean {
+  for (let i = from; i < cells.length; i++) {
+    if ((i === CELLS_SPLIT - 1 ? TEXT_IN_REST[delimiter] : /\S/).test(cells[i]!)) return true;
+  }
+  return false;
+}
+
+/** The answer to a file csv-parse stops reading: a quote where the file's quotes cannot be read. */
+function unreadable(error: CsvError): RefusedImport {
+  // The record being read when it stopped: the records before it, and the empty lines passed over.
+  const row = Number(error.records) + Number(error.empty_lines) + 1;
+  const cell = Number(error.column);
+  const problem = (message: string, short: string) => refused('invalid_request', message, [{ field: '(body)', message: short }]);
+  if (cell === CELLS_SPLIT - 1 && error.code !== 'CSV_QUOTE_NOT_CLOSED') {
+    return problem(`Row ${row} has more than ${IMPORT_MAX_COLUMNS.toLocaleString('en')} cells, and a quote among those past them; `
+      + `an import reads at most ${IMPORT_MAX_COLUMNS.toLocaleString('en')} columns.`, `row ${row} has more than ${IMPORT_MAX_COLUMNS} cells`);
+  }
+  switch (error.code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return problem(`Row ${row} opens a quoted cell that is never closed: the file ends inside it. `
+        + 'Close the quote (a quote inside a quoted cell is written twice: "").', `row ${row} opens a quote that is never closed`);
+    case 'INVALID_OPENING_QUOTE':
+      return problem(`Row ${row} has a quote inside a cell that does not begin with one. Put that cell in quotes and write `
+        + 'each quote inside it twice ("5"" screen" for 5" screen).', `row ${row} has a quote inside an unquoted cell`);
+    case 'CSV_INVALID_CLOSING_QUOTE':
+      return problem(`Row ${row} has text after the quote that closes a quoted cell. A quote inside a quoted cell is written `
+        + 'twice (""), and a quoted cell ends at a delimiter or the end of the line.', `row ${row} has text after a closing quote`);
+    default:
+      return problem(`Row ${row} cannot be read as CSV: ${error.message}`, `row ${row} cannot be read as CSV`);
+  }
+}
+
 function readCsv(text: string, input: ImportFileInput): ImportFileResult {
   if (!/\S/.test(text)) {
     return refused('invalid_request', 'The file is empty: it needs a header row that names the columns, then a row per lead.',
       [{ field: '(body)', message: 'is empty' }]);
   }
+  const delimiter = delimiterOf(text);
   const rows = new Rows(input);
   const file: {
     headers: string[] | null;
     fields: Array<ImportField | null>;
     /** The columns read, as [index, field]: a row costs the few of them, however many columns it has. */
     read: Array<[number, ImportField]>;
-  } = { headers: null, fields: [], read: [] };
+    /** The records read under the header, blank or not. */
+    records: number;
+  } = { headers: null, fields: [], read: [], records: 0 };
 
-  const onRecord = ({ cells, row, width, droppedText }: CsvRecord): void => {
+  const onRecord = (cells: string[], info: InfoRecord): null => {
+    // The row as a spreadsheet numbers it: the records before (the header is the first) and the empty lines.
+    const row = info.records + info.empty_lines;
+    const width = widthOf(cells, delimiter);
     if (file.headers === null) {
       if (width > IMPORT_MAX_COLUMNS) {
         throw new Stop(refused('invalid_request', `The header row has ${width.toLocaleString('en')} columns; an import reads at most `
@@ -325,10 +384,13 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
         [{ field: 'name', message: 'is in no column of the file' }]));
       }
       file.read = file.fields.flatMap((field, index) => (field ? [[index, field] as [number, ImportField]] : []));
-      return;
+      return null;
     }
-    if (!droppedText && cells.every((cell) => cell.trim() === '')) return;
-    if (rows.rows >= IMPORT_MAX_ROWS) throw new Stop(tooManyRows());
+    // Every record counts, blank or not (empty lines aside): csv-parse builds an error object for each record whose
+    // cell count differs from the header's, so the records it reads, not only the rows of leads, must be bounded.
+    file.records += 1;
+    if (file.records > IMPORT_MAX_ROWS) throw new Stop(tooManyRows());
+    if (!holdsText(cells, 0, delimiter)) return null;
     const given: Partial<Record<ImportField, string>> = {};
     for (const [index, field] of file.read) {
       const cell = cells[index]?.trim() ?? '';
@@ -344,22 +406,33 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
     if (given.status !== undefined) lead.status = given.status.toUpperCase();
     if (given.assignedToUserId !== undefined) lead.assignedToUserId = given.assignedToUserId;
     const columns = file.headers.length;
-    const extra = width > columns && (droppedText || cells.slice(columns).some((cell) => cell.trim() !== ''))
+    const extra = width > columns && holdsText(cells, columns, delimiter)
       ? [{ field: '(row)', message: `has ${width} cells, more than the ${columns} columns of the header row` }]
       : [];
     rows.add(row, lead, extra);
+    // Each record is handled here and dropped: the file is never held as records.
+    return null;
   };
 
   try {
-    // Each record is handled as it is read and then dropped: the file is never held as records. A record keeps one
-    // cell more than a header may have columns, to tell a header that has too many.
-    readCsvRecords(text, delimiterOf(text), IMPORT_MAX_COLUMNS + 1, onRecord);
+    parseCsv(Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength), {
+      bom: true,
+      delimiter,
+      record_delimiter: ['\r\n', '\n', '\r'],
+      // Rows may have fewer or more cells than the header; the import tells which matter.
+      relax_column_count: true,
+      // A quote inside an unquoted cell, or text after a closing quote, is refused with its row rather than kept:
+      // csv-parse keeps the latter by copying the whole of its cell buffer, as large as the largest cell read so far,
+      // so that rows of `"x"y` after a 4 MiB cell would take it minutes.
+      relax_quotes: false,
+      // An empty line is a blank row, passed over by the parser itself: it costs no record.
+      skip_empty_lines: true,
+      ignore_last_delimiters: CELLS_SPLIT,
+      on_record: onRecord,
+    });
   } catch (error) {
     if (error instanceof Stop) return error.answer;
-    if (error instanceof CsvQuoteNotClosed) {
-      return refused('invalid_request', `Row ${error.row} opens a quoted cell that is never closed: the file ends inside it. `
-        + 'Close the quote (a quote inside a quoted cell is written twice: "").', [{ field: '(body)', message: `row ${error.row} opens a quote that is never closed` }]);
-    }
+    if (error instanceof CsvError) return unreadable(error);
     throw error;
   }
   const { headers, fields } = file;
