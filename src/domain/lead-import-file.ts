@@ -291,7 +291,6 @@ function delimiterOf(text: string): Delimiter {
   return (Object.keys(counts) as Delimiter[]).reduce((best, d) => (counts[d] > counts[best] ? d : best), ',');
 }
 
-
 /**
  * The most cells csv-parse separates in a record: past them, the rest of the record is left in its last cell,
  * delimiters and all (its `ignore_last_delimiters`), so that a row of ten million cells costs the strings of a
@@ -323,11 +322,12 @@ function holdsText(cells: readonly string[], from: number, delimiter: Delimiter)
 function unreadable(error: CsvError): RefusedImport {
   // The record being read when it stopped: the records before it, and the empty lines passed over.
   const row = Number(error.records) + Number(error.empty_lines) + 1;
-  const cell = Number(error.column);
-  const problem = (message: string, short: string) => refused('invalid_request', message, [{ field: '(body)', message: short }]);
-  if (cell === CELLS_SPLIT - 1 && error.code !== 'CSV_QUOTE_NOT_CLOSED') {
+  const problem = (message: string, short: string, field = '(body)') => refused('invalid_request', message, [{ field, message: short }]);
+  if (Number(error.column) === CELLS_SPLIT - 1 && error.code !== 'CSV_QUOTE_NOT_CLOSED') {
+    const header = Number(error.records) === 0;
     return problem(`Row ${row} has more than ${IMPORT_MAX_COLUMNS.toLocaleString('en')} cells, and a quote among those past them; `
-      + `an import reads at most ${IMPORT_MAX_COLUMNS.toLocaleString('en')} columns.`, `row ${row} has more than ${IMPORT_MAX_COLUMNS} cells`);
+      + `an import reads at most ${IMPORT_MAX_COLUMNS.toLocaleString('en')} columns.`,
+    header ? `has more than ${IMPORT_MAX_COLUMNS} columns` : `row ${row} has more than ${IMPORT_MAX_COLUMNS} cells`, header ? '(header)' : '(body)');
   }
   switch (error.code) {
     case 'CSV_QUOTE_NOT_CLOSED':
@@ -340,7 +340,7 @@ function unreadable(error: CsvError): RefusedImport {
       return problem(`Row ${row} has text after the quote that closes a quoted cell. A quote inside a quoted cell is written `
         + 'twice (""), and a quoted cell ends at a delimiter or the end of the line.', `row ${row} has text after a closing quote`);
     default:
-      return problem(`Row ${row} cannot be read as CSV: ${error.message}`, `row ${row} cannot be read as CSV`);
+      return problem(`Row ${row} cannot be read as CSV: ${shown(error.message, 300)}`, `row ${row} cannot be read as CSV`);
   }
 }
 

@@ -109,6 +109,10 @@ describe('reading a lead import CSV', () => {
     // Past its 1,000th cell a row is counted by its delimiters; a quote there cannot be read.
     const refused = refusedWith(`name\nAda${',x'.repeat(1_200)},"q"\n`);
     assert.match(refused.message, /^Row 2 has more than 1,000 cells, and a quote among those past them/);
+    assert.deepEqual(refused.errors, [{ field: '(body)', message: 'row 2 has more than 1000 cells' }]);
+    const header = refusedWith(`\nname${',c'.repeat(1_200)},"q"\nAda\n`);
+    assert.match(header.message, /^Row 2 has more than 1,000 cells, and a quote among those past them/);
+    assert.deepEqual(header.errors, [{ field: '(header)', message: 'has more than 1000 columns' }]);
   });
 
   it('stops at the 50,001st row under the header, blank or not; empty lines do not count', () => {
