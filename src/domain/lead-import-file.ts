@@ -3,7 +3,9 @@
 // a CPU pool thread (src/cpu/tasks.ts), in time linear in the file's size, and it answers with data rather than
 // exceptions, since an error's class does not cross the thread boundary.
 import type { ValidateFunction } from 'ajv';
-import { csvDelimiterOf, CsvQuoteNotClosed, readCsvRecords, type CsvRecord } from './csv.ts';
+import { parse as parseCsv } from 'csv-parse/sync';
+import type { CsvError } from 'csv-parse';
+import { CELLS_SPLIT, csvDelimiterOf, type CsvRecord, holdsText, isCsvError, readCsvRecords, rowOfCsvError } from './csv-records.ts';
 import type { FieldError } from './errors.ts';
 import {
   hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS, matchColumns,
@@ -269,20 +271,49 @@ class Stop {
   }
 }
 
+/** The answer to a file csv-parse stops reading: a quote where the file's quotes cannot be read. */
+function unreadable(error: CsvError): RefusedImport {
+  // The record being read when it stopped: the records before it, and the empty lines passed over.
+  const row = rowOfCsvError(error);
+  const problem = (message: string, short: string, field = '(body)') => refused('invalid_request', message, [{ field, message: short }]);
+  if (Number(error.column) === CELLS_SPLIT - 1 && error.code !== 'CSV_QUOTE_NOT_CLOSED') {
+    const header = Number(error.records) === 0;
+    return problem(`Row ${row} has more than ${IMPORT_MAX_COLUMNS.toLocaleString('en')} cells, and a quote among those past them; `
+      + `an import reads at most ${IMPORT_MAX_COLUMNS.toLocaleString('en')} columns.`,
+    header ? `has more than ${IMPORT_MAX_COLUMNS} columns` : `row ${row} has more than ${IMPORT_MAX_COLUMNS} cells`, header ? '(header)' : '(body)');
+  }
+  switch (error.code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return problem(`Row ${row} opens a quoted cell that is never closed: the file ends inside it. `
+        + 'Close the quote (a quote inside a quoted cell is written twice: "").', `row ${row} opens a quote that is never closed`);
+    case 'INVALID_OPENING_QUOTE':
+      return problem(`Row ${row} has a quote inside a cell that does not begin with one. Put that cell in quotes and write `
+        + 'each quote inside it twice ("5"" screen" for 5" screen).', `row ${row} has a quote inside an unquoted cell`);
+    case 'CSV_INVALID_CLOSING_QUOTE':
+      return problem(`Row ${row} has text after the quote that closes a quoted cell. A quote inside a quoted cell is written `
+        + 'twice (""), and a quoted cell ends at a delimiter or the end of the line.', `row ${row} has text after a closing quote`);
+    default:
+      return problem(`Row ${row} cannot be read as CSV: ${shown(error.message, 300)}`, `row ${row} cannot be read as CSV`);
+  }
+}
+
 function readCsv(text: string, input: ImportFileInput): ImportFileResult {
   if (!/\S/.test(text)) {
     return refused('invalid_request', 'The file is empty: it needs a header row that names the columns, then a row per lead.',
       [{ field: '(body)', message: 'is empty' }]);
   }
+  const delimiter = csvDelimiterOf(text);
   const rows = new Rows(input);
   const file: {
     headers: string[] | null;
     fields: Array<ImportField | null>;
     /** The columns read, as [index, field]: a row costs the few of them, however many columns it has. */
     read: Array<[number, ImportField]>;
-  } = { headers: null, fields: [], read: [] };
+    /** The records read under the header, blank or not. */
+    records: number;
+  } = { headers: null, fields: [], read: [], records: 0 };
 
-  const onRecord = ({ cells, row, width, droppedText }: CsvRecord): void => {
+  const onRecord = ({ cells, row, width }: CsvRecord): void => {
     if (file.headers === null) {
       if (width > IMPORT_MAX_COLUMNS) {
         throw new Stop(refused('invalid_request', `The header row has ${width.toLocaleString('en')} columns; an import reads at most `
@@ -305,8 +336,11 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
       file.read = file.fields.flatMap((field, index) => (field ? [[index, field] as [number, ImportField]] : []));
       return;
     }
-    if (!droppedText && cells.every((cell) => cell.trim() === '')) return;
-    if (rows.rows >= IMPORT_MAX_ROWS) throw new Stop(tooManyRows());
+    // Every record counts, blank or not (empty lines aside): csv-parse builds an error object for each record whose
+    // cell count differs from the header's, so the records it reads, not only the rows of leads, must be bounded.
+    file.records += 1;
+    if (file.records > IMPORT_MAX_ROWS) throw new Stop(tooManyRows());
+    if (!holdsText(cells, 0, delimiter)) return;
     const given: Partial<Record<ImportField, string>> = {};
     for (const [index, field] of file.read) {
       const cell = cells[index]?.trim() ?? '';
@@ -322,22 +356,17 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
     if (given.status !== undefined) lead.status = given.status.toUpperCase();
     if (given.assignedToUserId !== undefined) lead.assignedToUserId = given.assignedToUserId;
     const columns = file.headers.length;
-    const extra = width > columns && (droppedText || cells.slice(columns).some((cell) => cell.trim() !== ''))
+    const extra = width > columns && holdsText(cells, columns, delimiter)
       ? [{ field: '(row)', message: `has ${width} cells, more than the ${columns} columns of the header row` }]
       : [];
     rows.add(row, lead, extra);
   };
 
   try {
-    // Each record is handled as it is read and then dropped: the file is never held as records. A record keeps one
-    // cell more than a header may have columns, to tell a header that has too many.
-    readCsvRecords(text, csvDelimiterOf(text), IMPORT_MAX_COLUMNS + 1, onRecord);
+    readCsvRecords(parseCsv, Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength), delimiter, onRecord);
   } catch (error) {
     if (error instanceof Stop) return error.answer;
-    if (error instanceof CsvQuoteNotClosed) {
-      return refused('invalid_request', `Row ${error.row} opens a quoted cell that is never closed: the file ends inside it. `
-        + 'Close the quote (a quote inside a quoted cell is written twice: "").', [{ field: '(body)', message: `row ${error.row} opens a quote that is never closed` }]);
-    }
+    if (isCsvError(error)) return unreadable(error);
     throw error;
   }
   const { headers, fields } = file;

@@ -373,7 +373,8 @@ for (const kind of BACKENDS) {
           const admin = { db: testDb.database.db, clock: systemClock, migrate: async () => [] };
           const workspace = await runAdminCommand(admin, { command: 'workspace.create', name: 'Budget', plan: 'pro', adminEmail: null }) as { id: string };
           const created = await runAdminCommand(admin, { command: 'key.create', workspace: workspace.id, name: 'k', scopes: ['leads:write'] }) as { key: string };
-          const heavy = `name\n"${'""'.repeat(4 * MiB)}"\n`;
+          // The heaviest file to read: 50,001 ragged rows, each costing csv-parse an error object (most of a second).
+          const heavy = `name\n${',\n'.repeat(5 * MiB - 4)}`;
           const res = await send(base, IMPORT, heavy, { authorization: `Bearer ${created.key}`, 'content-type': 'text/csv' });
           assertProblem(res, 413, 'payload_too_large');
           assert.match(res.json.detail, /took longer than the 100 ms an import may take/);
@@ -427,6 +428,17 @@ for (const kind of BACKENDS) {
       it('survives an unclosed quote that runs to the end of the file, naming the row it opens on', async () => {
         const res = await survives('unclosed quote', `name,email\nAda,ada@x.example\n"Grace,${'x,y\n'.repeat(2 * MiB)}`, 400);
         assert.match(res.json.detail, /^Row 3 opens a quoted cell that is never closed/);
+        assertInvalid(res, ['(body)']);
+      });
+
+      it('refuses a quote inside an unquoted cell, or text after a closing quote, naming the row', async () => {
+        const stray = await survives('stray quote', 'name,note\nAda,ok\n\nScreen,5" wide\n', 400);
+        assertInvalid(stray, ['(body)']);
+        assert.match(stray.json.detail, /^Row 4 has a quote inside a cell that does not begin with one/);
+        // After a 4 MiB cell, a million of them: csv-parse's forgiving mode would copy that cell's buffer for each.
+        const after = await survives('text after closing quotes', `name\n"${'x'.repeat(4 * MiB)}"\n${'"x"y\n'.repeat(1_000_000)}`, 400);
+        assertInvalid(after, ['(body)']);
+        assert.match(after.json.detail, /^Row 3 has text after the quote that closes a quoted cell/);
       });
 
       it('survives a 10 MiB cell, 100,000 columns, a row of 100,000 cells, and quotes everywhere', async () => {
@@ -445,6 +457,8 @@ for (const kind of BACKENDS) {
           { row: 2, field: 'name', message: 'is required' },
         ]);
         await survives('ragged rows', `name\n${'x,\n'.repeat(3 * MiB)}`, 413);
+        const blank = await survives('blank ragged rows', `name\n${',,\n'.repeat(3 * MiB)}`, 413);
+        assert.match(blank.json.detail, /more than 50,000 rows/);
       });
 
       it('reports a NUL character in a cell as an error of its row, and imports the others', async () => {

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { readCsvRecords } from '../../src/domain/csv.ts';
+import { parse } from 'csv-parse/sync';
+import { readCsvRecords } from '../../src/domain/csv-records.ts';
 import { browserUnavailable, launchBrowser, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
 
 const ROWS = 2_000;
@@ -125,7 +126,7 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     const text = await readFile((await download.path())!, 'utf8');
     assert.ok(text.startsWith('\uFEFF'), 'a byte order mark, so that a spreadsheet opens it as UTF-8');
     const records: string[][] = [];
-    readCsvRecords(text.slice(1), ';', 100, (record) => records.push(record.cells));
+    readCsvRecords(parse, text.slice(1), ';', (record) => records.push(record.cells));
     assert.deepEqual(records, [HEADER, ...Object.values(BROKEN).map((b) => b.cells)]);
 
     await page.getByRole('link', { name: 'Go to leads' }).click();

@@ -1,8 +1,9 @@
-// What the import page knows of a file of leads, read the way the server reads it: the CSV reader, the delimiter, the
-// header matching and the column mapping are the server's own (src/domain/csv.ts and lead-import-format.ts, which
-// import nothing), so the preview, the mapping shown and the row numbers of bad rows are what the import applies. It
-// imports nothing else, so that Node's tests can load it as it is.
-import { csvDelimiterOf, CsvQuoteNotClosed, readCsvRecords, type CsvDelimiter } from '../../../src/domain/csv.ts';
+// What the import page knows of a file of leads, read the way the server reads it: csv-parse (its browser build)
+// with the server's own options, delimiter and row numbers (src/domain/csv-records.ts), and the server's header
+// matching and column mapping (lead-import-format.ts), so the preview, the mapping shown and the row numbers of bad
+// rows are what the import applies. It imports nothing else, so that Node's tests can load it as it is.
+import { parse } from 'csv-parse/browser/esm/sync';
+import { csvDelimiterOf, holdsText, isCsvError, readCsvRecords, rowOfCsvError, type CsvDelimiter } from '../../../src/domain/csv-records.ts';
 import {
   hasNameColumn, IMPORT_FIELDS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, matchColumns, parseColumnMap, type ImportField,
 } from '../../../src/domain/lead-import-format.ts';
@@ -102,12 +103,12 @@ export function previewCsv(text: string, complete: boolean, maxRows = PREVIEW_RO
   let problem: string | null = null;
   let cutShort = !complete;
   try {
-    readCsvRecords(text, delimiter, IMPORT_MAX_COLUMNS + 1, ({ cells, row, droppedText }) => {
+    readCsvRecords(parse, text, delimiter, ({ cells, row }) => {
       if (headers === null) {
         headers = cells.map((cell) => cell.trim());
         return;
       }
-      if (!droppedText && cells.every((cell) => cell.trim() === '')) return;
+      if (!holdsText(cells, 0, delimiter)) return;
       if (rows.length === maxRows) {
         more = true;
         throw new Enough();
@@ -115,9 +116,9 @@ export function previewCsv(text: string, complete: boolean, maxRows = PREVIEW_RO
       rows.push({ row, cells });
     });
   } catch (error) {
-    if (error instanceof CsvQuoteNotClosed) {
+    if (isCsvError(error) && error.code === 'CSV_QUOTE_NOT_CLOSED') {
       // Cut inside a quoted cell: every record before it is whole. In the whole file, the server refuses it.
-      if (complete) problem = `Row ${error.row} opens a quoted cell that is never closed: the file ends inside it.`;
+      if (complete) problem = `Row ${rowOfCsvError(error)} opens a quoted cell that is never closed: the file ends inside it.`;
       else more = true;
       cutShort = false;
     } else if (error instanceof Enough) {
@@ -215,10 +216,15 @@ export function pickRows(text: string, format: ImportFormat, wanted: ReadonlySet
   let header: string[] = [];
   const rows = new Map<number, string[]>();
   try {
-    readCsvRecords(text, delimiter, IMPORT_MAX_COLUMNS + 1, ({ cells, row }) => {
-      if (row === 1) header = cells;
-      else if (wanted.has(row)) rows.set(row, cells);
-      if (rows.size === wanted.size && row > 1) throw new Enough();
+    let headerRead = false;
+    readCsvRecords(parse, text, delimiter, ({ cells, row }) => {
+      if (!headerRead) {
+        header = cells;
+        headerRead = true;
+        return;
+      }
+      if (wanted.has(row)) rows.set(row, cells);
+      if (rows.size === wanted.size) throw new Enough();
     });
   } catch (error) {
     if (!(error instanceof Enough)) throw error;
