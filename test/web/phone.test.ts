@@ -125,6 +125,13 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
       return current.status === 'AWAITING_APPROVAL' ? current : null;
     }, 'the run to await approval', 30_000);
     await client.ok('POST', '/ui/api/keys', { name: KEY_NAME, scopes: ['leads:read', 'leads:write', 'runs:read', 'runs:write'] });
+    // A batch of its own lead, so that the pages below still show the one run of LEAD.
+    const batchLead = await client.ok('POST', '/api/v1/leads', { name: 'Batch of one' });
+    const batchCall = await client.ok('POST', `/api/v1/leads/${batchLead.id}/calls`, { title: 'Call', transcript: TRANSCRIPT });
+    const batch = (await client.ok('POST', '/api/v1/runs/batch', { runs: [{ leadId: batchLead.id, callId: batchCall.id }] })).data[0];
+    const members = (await client.ok('GET', '/ui/api/members')).data as Array<{ id: string; email: string | null }>;
+    const jordan = members.find((m) => m.email?.startsWith('jordan'))!;
+    const reset = await client.ok('POST', `/ui/api/members/${jordan.id}/password-reset`, {});
 
     const pages: Array<[string, (p: Page) => Promise<unknown>]> = [
       ['/leads', (p) => p.getByRole('link', { name: LEAD.name }).waitFor()],
@@ -136,11 +143,25 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
       ['/settings/members', (p) => p.getByRole('rowheader', { name: /Jordan Lee-Castellanos/ }).waitFor()],
       ['/settings/audit', (p) => p.getByText('run.created', { exact: true }).waitFor()],
       ['/settings/usage', (p) => p.getByText('Runs this month', { exact: true }).waitFor()],
+      [`/runs/batches/${batch.batchId}`, (p) => p.getByRole('heading', { name: /started together/ }).waitFor()],
+      ['/runs/review', (p) => p.getByRole('heading', { name: 'Review drafts' }).waitFor()],
+      ['/settings/profile', (p) => p.getByRole('heading', { name: 'Your profile' }).waitFor()],
     ];
     for (const [path, ready] of pages) {
       await page.goto(`${server.url}${path}`);
       await ready(page);
       await assertFits(page, path);
+    }
+
+    // The page a reset link opens, as the member sees it: signed out, on their own phone.
+    const visitor = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 1, isMobile: true, hasTouch: true });
+    try {
+      const theirs = await visitor.newPage();
+      await theirs.goto(reset.url);
+      await theirs.getByRole('heading', { name: 'Set a new password' }).waitFor();
+      await assertFits(theirs, '/reset-password');
+    } finally {
+      await visitor.close();
     }
   });
 

@@ -113,7 +113,7 @@ export function BatchPage({ id }: { id: string }) {
 
       <div className="table-card">
         <div className="table-scroll">
-          <table className="table">
+          <table className="table table-stack">
             <caption className="visually-hidden">The runs of the batch, by lead name</caption>
             <thead>
               <tr>
@@ -125,14 +125,14 @@ export function BatchPage({ id }: { id: string }) {
             <tbody>
               {runs.map((run) => (
                 <tr key={run.id}>
-                  <td>
+                  <td className="cell-main">
                     <Link to={`/runs/${run.id}`} className="row-title">{run.leadName}</Link>
                     {run.companyName && <div className="row-sub">{run.companyName}</div>}
                   </td>
-                  <td className="cell-subject">
+                  <td className="cell-subject cell-wide" data-label="Draft">
                     {run.subject ?? (run.status === 'FAILED' ? <span className="muted">{run.error ?? 'No draft was written.'}</span> : <span className="muted">—</span>)}
                   </td>
-                  <td><RunStatusBadge status={run.status} /></td>
+                  <td className="cell-end"><RunStatusBadge status={run.status} /></td>
                 </tr>
               ))}
             </tbody>
