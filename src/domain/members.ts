@@ -12,8 +12,12 @@ import { endUserSessions } from './sessions.ts';
 import type { Member } from './users.ts';
 import { isUuid } from './validation.ts';
 
+// FOR NO KEY UPDATE, not FOR UPDATE: it takes role changes and removals in turn all the same, and lets rows that
+// reference the workspace be written meanwhile (their foreign key takes KEY SHARE on it). With FOR UPDATE, a lead
+// created for the person being removed held its share lock on the person and waited for the workspace row, while the
+// removal held the workspace row and waited for the person: a deadlock, answered 500.
 async function lockWorkspace(trx: Transaction<DB>, workspaceId: string) {
-  const workspace = await trx.selectFrom('workspaces').select(['id', 'admin_user_id']).where('id', '=', workspaceId).forUpdate().executeTakeFirst();
+  const workspace = await trx.selectFrom('workspaces').select(['id', 'admin_user_id']).where('id', '=', workspaceId).forNoKeyUpdate().executeTakeFirst();
   if (!workspace) throw notFound('Workspace');
   return workspace;
 }
