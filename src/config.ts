@@ -14,7 +14,17 @@ export interface Config {
   runTokenBudget: number;
   traceUrlTemplate: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  researchAllowPrivateHosts: boolean;
+  /**
+   * Whether RESEARCH and the mail servers may reach private, loopback and link-local addresses (tests, intranet mail
+   * servers). ALLOW_PRIVATE_HOSTS, or its older name RESEARCH_ALLOW_PRIVATE_HOSTS.
+   */
+  allowPrivateHosts: boolean;
+  /** The installation's SMTP server for workspaces without their own (SMTP_URL: smtp://user:pass@host:port, smtps://…). */
+  smtpUrl: string | null;
+  /** The installation's sender (MAIL_FROM: `Name <address>` or `address`). */
+  mailFrom: { name: string | null; address: string } | null;
+  /** The 32-byte key that encrypts stored mail passwords (SECRETS_KEY, base64 or hex); null: one kept in DATA_DIR. */
+  secretsKey: Buffer | null;
   redisUrl: string | null;
   /** Prefix of every key leadrun writes to Redis, so that several deployments (or test runs) can share one. */
   redisKeyPrefix: string;
@@ -64,6 +74,30 @@ function boolean(env: Env, name: string): boolean {
   if (raw === null || ['0', 'false', 'no', 'off'].includes(raw)) return false;
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   throw new ConfigError(name, `must be true or false (got "${raw}")`);
+}
+
+const ADDRESS = /^[^\s@<>",;]+@[^\s@<>",;]+\.[^\s@<>",;]+$/;
+
+/** MAIL_FROM: `Name <address>`, `"Name" <address>` or a bare address. */
+function mailFrom(env: Env): Config['mailFrom'] {
+  const raw = text(env, 'MAIL_FROM');
+  if (raw === null) return null;
+  const named = /^\s*"?([^"<>]*?)"?\s*<([^<>]+)>\s*$/.exec(raw);
+  const name = named ? named[1]!.trim() || null : null;
+  const address = (named ? named[2]! : raw).trim();
+  if (!ADDRESS.test(address)) throw new ConfigError('MAIL_FROM', `must be an e-mail address or "Name <address>" (got "${raw}")`);
+  return { name, address };
+}
+
+/** SECRETS_KEY: 32 bytes, as 64 hex digits or base64. */
+function secretsKey(env: Env): Buffer | null {
+  const raw = text(env, 'SECRETS_KEY');
+  if (raw === null) return null;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(raw) && key.toString('base64').replace(/=+$/, '') !== raw.replace(/=+$/, ''))) {
+    throw new ConfigError('SECRETS_KEY', 'must be 32 bytes, as 64 hex digits or base64 (e.g. the output of `openssl rand -base64 32`)');
+  }
+  return key;
 }
 
 function url(env: Env, name: string, protocols: string[]): string | null {
@@ -151,7 +185,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     runTokenBudget: integer(env, 'RUN_TOKEN_BUDGET', 100_000, 1, 100_000_000),
     traceUrlTemplate,
     logLevel: logLevel as Config['logLevel'],
-    researchAllowPrivateHosts: boolean(env, 'RESEARCH_ALLOW_PRIVATE_HOSTS'),
+    allowPrivateHosts: text(env, 'ALLOW_PRIVATE_HOSTS') !== null
+      ? boolean(env, 'ALLOW_PRIVATE_HOSTS')
+      : boolean(env, 'RESEARCH_ALLOW_PRIVATE_HOSTS'),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: mailFrom(env),
+    secretsKey: secretsKey(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisKeyPrefix(env),
     otelEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),

@@ -142,7 +142,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
       retryBaseMs: config.stepRetryBaseMs,
       tokenBudget: config.runTokenBudget,
       requestModel: config.llm?.model ?? null,
-      allowPrivateHosts: config.researchAllowPrivateHosts,
+      allowPrivateHosts: config.allowPrivateHosts,
     })
     : null;
   await worker?.start();

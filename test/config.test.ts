@@ -16,7 +16,7 @@ describe('loadConfig', () => {
     assert.equal(config.dataDir, path.resolve('/srv/leadrun', '.leadrun'));
     assert.equal(config.llm, null, 'no model settings: the offline engine');
     assert.equal(config.traceUrlTemplate, null);
-    assert.equal(config.researchAllowPrivateHosts, false);
+    assert.equal(config.allowPrivateHosts, false);
     assert.equal(config.logLevel, 'info');
     assert.match(config.publicUrl, /^http:\/\/[^/]+:3000$/);
     assert.ok(config.runLeaseMs > 0 && config.runLeaseMs <= 30_000, 'a dead worker\'s run is taken over within 30 s');
@@ -61,7 +61,7 @@ describe('loadConfig', () => {
     assert.deepEqual(config.llm, { baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'secret', model: 'llama3.1', timeoutMs: 60_000 });
     assert.equal(config.traceUrlTemplate, 'https://cloud.langfuse.com/trace/{traceId}');
     assert.equal(config.logLevel, 'debug');
-    assert.equal(config.researchAllowPrivateHosts, true);
+    assert.equal(config.allowPrivateHosts, true);
   });
 
   it('reads the engine, budget and tracing settings', () => {
@@ -90,6 +90,29 @@ describe('loadConfig', () => {
     assert.deepEqual(loadConfig({}, '/x').allowedHosts, []);
     assert.deepEqual(loadConfig({ ALLOWED_HOSTS: 'Leads.Internal, leadrun.example.com., 10.0.0.5,[fd00::5]' }, '/x').allowedHosts,
       ['leads.internal', 'leadrun.example.com', '10.0.0.5', '[fd00::5]']);
+  });
+
+  it('reads the mail settings: SMTP_URL, MAIL_FROM, SECRETS_KEY and ALLOW_PRIVATE_HOSTS with its older name', () => {
+    const key = Buffer.alloc(32, 7);
+    const config = loadConfig({
+      SMTP_URL: 'smtps://u:p@mail.example.com:465', MAIL_FROM: 'Acme Sales <sales@acme.example>', SECRETS_KEY: key.toString('base64'),
+    }, '/x');
+    assert.equal(config.smtpUrl, 'smtps://u:p@mail.example.com:465');
+    assert.deepEqual(config.mailFrom, { name: 'Acme Sales', address: 'sales@acme.example' });
+    assert.deepEqual(config.secretsKey, key);
+    assert.deepEqual(loadConfig({ SECRETS_KEY: key.toString('hex') }, '/x').secretsKey, key);
+    assert.deepEqual(loadConfig({ MAIL_FROM: 'sales@acme.example' }, '/x').mailFrom, { name: null, address: 'sales@acme.example' });
+    assert.equal(loadConfig({}, '/x').secretsKey, null);
+    assert.equal(loadConfig({ ALLOW_PRIVATE_HOSTS: 'true' }, '/x').allowPrivateHosts, true);
+    assert.equal(loadConfig({ RESEARCH_ALLOW_PRIVATE_HOSTS: 'true' }, '/x').allowPrivateHosts, true);
+    assert.equal(loadConfig({ ALLOW_PRIVATE_HOSTS: 'false', RESEARCH_ALLOW_PRIVATE_HOSTS: 'true' }, '/x').allowPrivateHosts, false,
+      'the new name wins');
+    for (const [name, value] of [
+      ['SMTP_URL', 'http://mail.example.com'], ['MAIL_FROM', 'Acme <not an address>'], ['MAIL_FROM', 'nobody'],
+      ['SECRETS_KEY', 'c2hvcnQ='], ['SECRETS_KEY', 'z'.repeat(64)], ['ALLOW_PRIVATE_HOSTS', 'maybe'],
+    ]) {
+      assert.throws(() => loadConfig({ [name!]: value! }, '/x'), (e: Error) => e.message.startsWith(`${name} `), `${name}=${value}`);
+    }
   });
 
   it('treats an empty value as unset', () => {

@@ -6,7 +6,12 @@ export type Role = 'ADMIN' | 'MEMBER';
 export type LeadStatus = 'DISCOVERY' | 'CONTACTED' | 'QUALIFIED' | 'PROPOSAL' | 'WON' | 'LOST';
 export type RunStatus = 'QUEUED' | 'RUNNING' | 'AWAITING_APPROVAL' | 'COMPLETED' | 'REJECTED' | 'FAILED' | 'CANCELLED';
 export type StepStatus = 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'SKIPPED';
-export type DraftStatus = 'DRAFT' | 'APPROVED' | 'REJECTED' | 'SUPERSEDED';
+export type DraftStatus = 'DRAFT' | 'APPROVED' | 'SENT' | 'REJECTED' | 'SUPERSEDED';
+export type DraftOrigin = 'generated' | 'regenerated' | 'edited';
+export type DeliveryMethod = 'send' | 'mailbox';
+export type DeliveryStatus = 'QUEUED' | 'DELIVERING' | 'DELIVERED' | 'FAILED';
+export type JobStatus = 'QUEUED' | 'RUNNING' | 'DONE' | 'DEAD';
+export type TlsMode = 'tls' | 'starttls' | 'none';
 export type AuditSource = 'api' | 'ui' | 'cli' | 'system';
 export type AuditOutcome = 'success' | 'failure' | 'denied' | 'replayed';
 
@@ -30,6 +35,10 @@ export interface UsersTable {
   removed_at: Generated<Date | null>;
   /** The address a removed person had; `email` is then null, free for someone else. */
   removed_email: Generated<string | null>;
+  /** The name e-mails sent in this person's name carry; null: their name (0013_delivery.sql). */
+  sender_name: Generated<string | null>;
+  /** The signature under e-mails sent in this person's name. */
+  signature: Generated<string | null>;
 }
 
 export interface ApiKeysTable {
@@ -60,6 +69,9 @@ export interface LeadsTable {
   api_json: GeneratedAlways<string>;
   /** Name, e-mail and company without accents, in lower case, for search; kept by PostgreSQL (0008_lead_search.sql). */
   search_text: GeneratedAlways<string>;
+  /** When an e-mail to the lead was last sent, and when the lead last replied (0013_delivery.sql). */
+  last_contacted_at: Generated<Date | null>;
+  last_reply_at: Generated<Date | null>;
 }
 
 export interface CallsTable {
@@ -126,6 +138,13 @@ export interface EmailDraftsTable {
   decided_at: Date | null;
   decided_by_key_id: string | null;
   decided_by_user_id: string | null;
+  /** What made this version (0013_delivery.sql). */
+  origin: Generated<DraftOrigin>;
+  edited_at: Generated<Date | null>;
+  edited_by_user_id: Generated<string | null>;
+  edited_by_key_id: Generated<string | null>;
+  /** The grounding check's report on this version's text (GroundingReport), when it was checked. */
+  grounding: Generated<unknown>;
 }
 
 export interface AuditLogTable {
@@ -235,6 +254,85 @@ export interface SetupTokensTable {
   created_at: Date;
 }
 
+export interface JobsTable {
+  id: string;
+  workspace_id: string | null;
+  kind: string;
+  /** Unique among the kind's QUEUED and RUNNING jobs when set. */
+  key: string | null;
+  payload: unknown;
+  status: JobStatus;
+  attempts: Generated<number>;
+  max_attempts: number;
+  available_at: Date;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+export interface EmailDeliveriesTable {
+  id: string;
+  workspace_id: string;
+  run_id: string;
+  draft_id: string;
+  sender_user_id: string | null;
+  method: DeliveryMethod;
+  status: DeliveryStatus;
+  message_id: string;
+  attempts: Generated<number>;
+  queued_at: Date;
+  delivered_at: Date | null;
+  error: string | null;
+  response: string | null;
+}
+
+export interface EmailRepliesTable {
+  id: string;
+  workspace_id: string;
+  delivery_id: string;
+  run_id: string;
+  message_id: string;
+  from_address: string | null;
+  subject: string | null;
+  snippet: string;
+  received_at: Date;
+  found_at: Date;
+}
+
+export interface MailSettingsTable {
+  workspace_id: string;
+  from_name: string | null;
+  from_address: string | null;
+  default_deliver: 'send' | 'mailbox' | 'none' | null;
+  smtp_host: string | null;
+  smtp_port: number | null;
+  smtp_security: TlsMode | null;
+  smtp_user: string | null;
+  /** AES-256-GCM ciphertext (src/mail/secrets.ts). */
+  smtp_password: string | null;
+  imap_host: string | null;
+  imap_port: number | null;
+  imap_security: TlsMode | null;
+  imap_user: string | null;
+  /** AES-256-GCM ciphertext (src/mail/secrets.ts). */
+  imap_password: string | null;
+  imap_drafts_folder: string | null;
+  updated_at: Date;
+  updated_by_user_id: string | null;
+}
+
+export interface MailboxCursorsTable {
+  workspace_id: string;
+  /** bigint: read as a string or a number depending on the driver; convert with Number(). */
+  uid_validity: string | number;
+  last_uid: string | number;
+  checked_at: Date;
+  error: string | null;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -252,4 +350,9 @@ export interface DB {
   sign_in_attempts: SignInAttemptsTable;
   password_reset_links: PasswordResetLinksTable;
   setup_tokens: SetupTokensTable;
+  jobs: JobsTable;
+  email_deliveries: EmailDeliveriesTable;
+  email_replies: EmailRepliesTable;
+  mail_settings: MailSettingsTable;
+  mailbox_cursors: MailboxCursorsTable;
 }

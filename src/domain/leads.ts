@@ -21,6 +21,8 @@ export interface Lead {
   assignedToUserId: string | null;
   createdAt: Date;
   updatedAt: Date;
+  lastContactedAt: Date | null;
+  lastReplyAt: Date | null;
 }
 
 export interface LeadInput {
@@ -35,6 +37,7 @@ export interface LeadInput {
 /** The columns a Lead is made of: its stored JSON (api_json), which only a page of leads reads, left out. */
 const LEAD_COLUMNS = [
   'id', 'workspace_id', 'name', 'email', 'company_name', 'company_website', 'status', 'assigned_to_user_id', 'created_at', 'updated_at',
+  'last_contacted_at', 'last_reply_at',
 ] as const;
 
 export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json' | 'search_text'>): Lead {
@@ -48,6 +51,8 @@ export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json' | 'search_te
     assignedToUserId: row.assigned_to_user_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    lastContactedAt: row.last_contacted_at,
+    lastReplyAt: row.last_reply_at,
   };
 }
 
@@ -72,6 +77,8 @@ export async function createLead(db: Kysely<DB>, workspaceId: string, input: Lea
     assignedToUserId: input.assignedToUserId ?? null,
     createdAt: now,
     updatedAt: now,
+    lastContactedAt: null,
+    lastReplyAt: null,
   };
   await sql`
     ${prepare}INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at)

@@ -33,6 +33,12 @@ import memberRoutes from './ui/members.ts';
 import uiRoutes from './ui/routes.ts';
 import webApp from './ui/web-app.ts';
 import { bodyValidator, textValidator } from './validators.ts';
+import { loadSecretBox, type SecretBox } from '../mail/secrets.ts';
+
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | null = null;
+  return () => (made ??= { value: make() }).value;
+}
 
 export interface AppDeps {
   config: Config;
@@ -45,6 +51,8 @@ export interface AppDeps {
   runEvents: RunEventHub;
   /** Where CPU work over untrusted input runs (a lead import's file): worker threads, never the event loop. */
   cpu: CpuPool;
+  /** The key that seals stored mail passwords (src/mail/secrets.ts), read or made on first use. */
+  secrets: () => SecretBox;
 }
 
 export type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider> & {
@@ -120,6 +128,7 @@ export function createDeps(config: Config, database: Database, clock: Clock, onE
     metrics: new Metrics(),
     runEvents: new RunEventHub(),
     cpu: cpu ?? createCpuPool({ budgetMs: config.cpuBudgetMs, threads: config.cpuThreads ?? defaultThreadCount(true) }),
+    secrets: once(() => loadSecretBox(config.secretsKey, config.dataDir)),
   };
 }
 

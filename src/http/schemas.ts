@@ -43,6 +43,8 @@ export const Lead = Type.Object({
   assignedToUserId: Nullable(Id('The user the lead is assigned to.')),
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
+  lastContactedAt: Nullable(Timestamp('When an e-mail to the lead was last sent (DESIGN §7).')),
+  lastReplyAt: Nullable(Timestamp('When the lead last replied to a sent e-mail (DESIGN §7).')),
 }, { $id: 'Lead' });
 
 const leadFields = {

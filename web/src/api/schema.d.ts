@@ -152,6 +152,8 @@ export type paths = {
                              * @description Identifier of the lead.
                              */
                             id: string;
+                            lastContactedAt: string | null;
+                            lastReplyAt: string | null;
                             /** @description Person name of the lead. */
                             name: string;
                             /**
@@ -4867,6 +4869,8 @@ export type components = {
              * @description Identifier of the lead.
              */
             id: string;
+            lastContactedAt: string | null;
+            lastReplyAt: string | null;
             /** @description Person name of the lead. */
             name: string;
             /**
