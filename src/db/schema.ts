@@ -177,7 +177,15 @@ export type RunEventType =
   | 'run.cancelled'
   | 'run.approved'
   | 'run.rejected'
-  | 'run.regenerating';
+  | 'run.regenerating'
+  // Delivery (DESIGN §7): an edit, a delivery's course, and a reply found.
+  | 'draft.edited'
+  | 'draft.delivery_queued'
+  | 'draft.delivery_retrying'
+  | 'draft.sent'
+  | 'draft.saved_to_mailbox'
+  | 'draft.delivery_failed'
+  | 'draft.replied';
 
 export interface RunEventsTable {
   id: Generated<string>;

@@ -2150,7 +2150,7 @@ export type paths = {
                                 model: string | null;
                                 node: string | null;
                                 /** @enum {unknown} */
-                                type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating";
+                                type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
                                 usage: {
                                     inputTokens: number;
                                     outputTokens: number;
@@ -2169,7 +2169,7 @@ export type paths = {
                             model: string | null;
                             node: string | null;
                             /** @enum {unknown} */
-                            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating";
+                            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
                             usage: {
                                 inputTokens: number;
                                 outputTokens: number;
@@ -5048,7 +5048,7 @@ export type components = {
             model: string | null;
             node: string | null;
             /** @enum {unknown} */
-            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating";
+            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
             usage: {
                 inputTokens: number;
                 outputTokens: number;

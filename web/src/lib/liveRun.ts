@@ -8,6 +8,8 @@ import { RUN_AT_REST, type Run, type RunEvent } from '../api/types';
 const EVENT_TYPES: RunEvent['type'][] = [
   'run.queued', 'step.started', 'step.retrying', 'step.completed', 'step.failed', 'run.awaiting_approval',
   'run.failed', 'run.cancelled', 'run.approved', 'run.rejected', 'run.regenerating',
+  'draft.edited', 'draft.delivery_queued', 'draft.delivery_retrying', 'draft.sent', 'draft.saved_to_mailbox',
+  'draft.delivery_failed', 'draft.replied',
 ];
 const POLL_MS = 1500;
 

@@ -38,6 +38,8 @@ export const RunEvent = Type.Object({
   type: Type.Enum([
     'run.queued', 'step.started', 'step.retrying', 'step.completed', 'step.failed', 'run.awaiting_approval',
     'run.failed', 'run.cancelled', 'run.approved', 'run.rejected', 'run.regenerating',
+    'draft.edited', 'draft.delivery_queued', 'draft.delivery_retrying', 'draft.sent', 'draft.saved_to_mailbox',
+    'draft.delivery_failed', 'draft.replied',
   ]),
   node: Type.Union([Type.String(), Type.Null()]),
   attempt: Type.Union([Type.Integer(), Type.Null()]),
