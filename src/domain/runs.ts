@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import { STEP_NODES, type StepNode } from '../agent/outputs.ts';
 import type { Clock } from '../clock.ts';
 import { prepare } from '../db/database.ts';
-import type { DB, DraftStatus, Plan, RunStatus, StepStatus } from '../db/schema.ts';
+import type { DB, DeliveryMethod, DeliveryStatus, DraftStatus, Plan, RunStatus, StepStatus } from '../db/schema.ts';
 import { AppError, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
 import { RUN_EVENTS_CHANNEL } from './run-events.ts';
@@ -42,6 +42,18 @@ export interface EmailDraft {
   body: string;
   to: string | null;
   version: number;
+  // Delivery (DESIGN §7).
+  delivery: Delivery | null;
+}
+
+export interface Delivery {
+  method: DeliveryMethod;
+  status: DeliveryStatus;
+  messageId: string;
+  attempts: number;
+  queuedAt: string;
+  deliveredAt: string | null;
+  error: string | null;
 }
 
 export interface Run {
@@ -205,8 +217,14 @@ const STEPS_JSON = sql`
         'totalTokens', coalesce(s.input_tokens, 0) + coalesce(s.output_tokens, 0)) END)
     ORDER BY s.position)
    FROM run_steps s WHERE s.run_id = r.id)`;
+// Delivery (DESIGN §7): the draft's delivery, or null.
+const DELIVERY_JSON = sql`
+  (SELECT json_build_object('method', e.method, 'status', e.status, 'messageId', e.message_id, 'attempts', e.attempts,
+      'queuedAt', leadrun_iso(e.queued_at), 'deliveredAt', leadrun_iso(e.delivered_at), 'error', e.error)
+   FROM email_deliveries e WHERE e.draft_id = d.id)`;
 const DRAFT_JSON = sql`
-  (SELECT json_build_object('id', d.id, 'status', d.status, 'subject', d.subject, 'body', d.body, 'to', d.to_address, 'version', d.version)
+  (SELECT json_build_object('id', d.id, 'status', d.status, 'subject', d.subject, 'body', d.body, 'to', d.to_address, 'version', d.version,
+      'delivery', ${DELIVERY_JSON})
    FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1)`;
 const RUN_COLUMNS = sql`
   r.id, r.status, r.lead_id, r.call_id, r.trace_id, r.error, r.tokens_used, r.batch_id,
