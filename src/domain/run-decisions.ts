@@ -50,8 +50,8 @@ export interface ApprovalDelivery {
   deliver?: DeliverMethod;
   /** Whose name, address and signature the e-mail carries: the approving user, or for a key the workspace's admin. */
   senderUserId: string | null;
-  /** The workspace's mail transport, read only when it is needed. */
-  transport: () => Promise<MailTransport>;
+  /** The workspace's mail transport, read (in the approval's transaction) only when it is needed. */
+  transport: (trx: Kysely<DB>) => Promise<MailTransport>;
 }
 
 /**
@@ -68,7 +68,7 @@ export async function approveRun(
   const draft = await trx.selectFrom('email_drafts').select(['id', 'to_address'])
     .where('run_id', '=', runId).where('status', '=', 'DRAFT').orderBy('version', 'desc').executeTakeFirst();
   if (delivery && draft && (delivery.deliver === undefined || delivery.deliver !== 'none')) {
-    transport = await delivery.transport();
+    transport = await delivery.transport(trx);
     method = chooseDelivery(delivery.deliver, transport, draft.to_address);
   }
   const now = clock.now();

@@ -10,6 +10,8 @@ import { loadMailTransport } from '../../../mail/settings.ts';
 import { startRunBatch } from '../../../domain/run-batches.ts';
 import { approveRun, cancelRun, rejectRun } from '../../../domain/run-decisions.ts';
 import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/schema.ts';
 import { compactJson } from '../../compact-json.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
@@ -112,7 +114,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     const delivery = {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
       senderUserId: principal.userId ?? principal.adminUserId,
-      transport: () => loadMailTransport(db, principal.workspaceId, app.deps.secrets(), config),
+      transport: (trx: Kysely<DB>) => loadMailTransport(trx, principal.workspaceId, app.deps.secrets(), config),
     };
     return decided(request, await approveRun(trx, principal.workspaceId, request.params.id, decider(request), clock, delivery));
   }));
