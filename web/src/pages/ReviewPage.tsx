@@ -23,7 +23,7 @@ type Action = 'approve' | 'reject' | 'edit' | 'next' | 'previous';
 
 const SHORTCUTS: Record<string, Action> = { a: 'approve', r: 'reject', e: 'edit', j: 'next', ArrowRight: 'next', k: 'previous', ArrowLeft: 'previous' };
 const LEGEND: { keys: string[]; label: string }[] = [
-  { keys: ['A'], label: 'Approve (and deliver as the workspace does by default)' },
+  { keys: ['A'], label: 'Approve' },
   { keys: ['R'], label: 'Reject or regenerate' },
   { keys: ['E'], label: 'Edit (opens the run)' },
   { keys: ['J', '→'], label: 'Next draft' },
