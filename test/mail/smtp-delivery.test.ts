@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { systemClock } from '../../src/clock.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { deliveryHandler } from '../../src/mail/deliver.ts';
@@ -303,6 +304,56 @@ for (const kind of BACKENDS) {
       const sent = await approve(f, byDefault.id);
       assert.equal(sent.json.data.emailDraft.delivery.method, 'send');
       await deliveryReaches(f, byDefault.id, ['DELIVERED']);
+    });
+
+    it('a commit that fails after the server took the message: resent once with the same Message-ID, DELIVERED once', async () => {
+      const smtp = await server();
+      const f = await fixture(t);
+      await configure(f, { smtp: smtpOf(smtp) });
+      const run = await awaitingApproval(f);
+      // The database refuses the first attempt to record the answer, as a crash between the answer and the commit
+      // would leave it: the job's end, the delivery and the draft are not written.
+      await sql`CREATE TABLE IF NOT EXISTS test_refusals (run_id uuid PRIMARY KEY)`.execute(t.database.db);
+      await sql`INSERT INTO test_refusals VALUES (${run.id})`.execute(t.database.db);
+      await sql.raw(`
+        CREATE OR REPLACE FUNCTION test_refuse_once() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.status = 'DELIVERED' AND EXISTS (SELECT 1 FROM test_refusals WHERE run_id = NEW.run_id) THEN
+            RAISE EXCEPTION 'the commit fails this once';
+          END IF;
+          RETURN NEW;
+        END $$`).execute(t.database.db);
+      await sql`DROP TRIGGER IF EXISTS test_refuse_once ON email_deliveries`.execute(t.database.db);
+      await sql`CREATE TRIGGER test_refuse_once BEFORE UPDATE ON email_deliveries FOR EACH ROW EXECUTE FUNCTION test_refuse_once()`.execute(t.database.db);
+      // The second time the server takes the message, the database lets its record through.
+      smtp.answer = async (_mail, attempt) => {
+        if (attempt === 2) await sql`DELETE FROM test_refusals WHERE run_id = ${run.id}`.execute(t.database.db);
+        return { accept: true };
+      };
+      try {
+        assert.equal((await approve(f, run.id, { deliver: 'send' })).status, 200);
+        await smtp.waitFor(2);
+        const done = await deliveryReaches(f, run.id, ['DELIVERED', 'FAILED']);
+        assert.equal(done.emailDraft.delivery.status, 'DELIVERED');
+        assert.equal(done.emailDraft.status, 'SENT');
+        assert.equal(smtp.received.length, 2);
+        assert.deepEqual(new Set(smtp.received.map((m) => m.parsed.messageId)), new Set([done.emailDraft.delivery.messageId]));
+        assert.equal((await eventTypes(f, run.id)).filter((x) => x === 'draft.sent').length, 1);
+        const job = await t.database.db.selectFrom('jobs').select(['status', 'attempts']).where('workspace_id', '=', f.workspaceId).execute();
+        assert.deepEqual(job, [{ status: 'DONE', attempts: 2 }]);
+      } finally {
+        await sql`DROP TRIGGER IF EXISTS test_refuse_once ON email_deliveries`.execute(t.database.db);
+      }
+    });
+
+    it('/metrics shows the queue per kind: depth, oldest age and attempts by outcome', async () => {
+      const res = await t.api('GET', '/metrics');
+      assert.equal(res.status, 200);
+      assert.match(res.text, /leadrun_jobs_queued\{kind="email\.deliver"\} \d+/);
+      assert.match(res.text, /leadrun_jobs_oldest_age_seconds\{kind="email\.deliver"\} [\d.]+/);
+      assert.match(res.text, /leadrun_jobs_total\{kind="email\.deliver",outcome="done"\} [1-9]/);
+      assert.match(res.text, /leadrun_jobs_total\{kind="email\.deliver",outcome="retried"\} [1-9]/);
+      assert.match(res.text, /leadrun_jobs_total\{kind="email\.deliver",outcome="dead"\} [1-9]/);
     });
 
     it('refuses a mail server on a private address unless ALLOW_PRIVATE_HOSTS is set', async () => {
