@@ -346,6 +346,29 @@ for (const kind of BACKENDS) {
       }
     });
 
+    it('the event stream of a COMPLETED run goes on while its e-mail is on its way, and ends once it is sent', async () => {
+      const smtp = await server();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => { release = resolve; });
+      smtp.answer = async () => { await held; return { accept: true }; };
+      const f = await fixture(t);
+      await configure(f, { smtp: smtpOf(smtp) });
+      const run = await awaitingApproval(f);
+      assert.equal((await approve(f, run.id, { deliver: 'send' })).status, 200);
+      const res = await fetch(`${t.url}/api/v1/runs/${run.id}/events`, { headers: { authorization: `Bearer ${f.key}`, accept: 'text/event-stream' } });
+      assert.equal(res.status, 200);
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      while (!text.includes('event: end')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += value;
+        // The run is COMPLETED and its log so far has arrived; the stream stays open for the delivery.
+        if (text.includes('event: draft.delivery_queued')) release();
+      }
+      assert.match(text, /event: run\.approved[\s\S]*event: draft\.delivery_queued[\s\S]*event: draft\.sent[\s\S]*event: end/);
+    });
+
     it('/metrics shows the queue per kind: depth, oldest age and attempts by outcome', async () => {
       const res = await t.api('GET', '/metrics');
       assert.equal(res.status, 200);
