@@ -60,4 +60,25 @@ describe('approve and send in the web UI', { skip: browserUnavailable() ?? false
     assert.equal((await client.ok('GET', `/api/v1/leads/${lead.id}`)).data.status, 'CONTACTED');
     assert.deepEqual(consoleErrors, []);
   });
+
+  it('a refused e-mail shows Failed with the server\'s words, and "Retry delivery" sends it', async () => {
+    smtp.answer = (_mail, attempt) => (attempt === 2 ? { code: 550, message: '5.1.1 Mailbox unavailable' } : { accept: true });
+    const lead = await client.ok('POST', '/api/v1/leads', { name: 'Tom Okafor', email: 'tom@harbor.example', companyName: 'Harbor Logistics' });
+    const call = await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { transcript: TRANSCRIPT, title: 'Intro call' });
+    const run = await client.ok('POST', '/api/v1/runs', { leadId: lead.id, callId: call.id });
+    await page.goto(`${server.url}/runs/${run.id}`);
+    const draft = page.getByRole('region', { name: 'E-mail draft' });
+    await draft.getByRole('button', { name: 'Approve and send' }).click({ timeout: 30_000 });
+    const panel = page.getByRole('region', { name: 'Delivery' });
+    await panel.getByText('Failed: The server answered 550 5.1.1 Mailbox unavailable').waitFor({ timeout: 30_000 });
+    await draft.getByText('Approved', { exact: true }).waitFor();
+    assert.equal((await client.ok('GET', `/api/v1/leads/${lead.id}`)).data.status, 'DISCOVERY');
+
+    await panel.getByRole('button', { name: 'Retry delivery' }).click();
+    await panel.getByText(/^Sent at /).waitFor({ timeout: 30_000 });
+    await smtp.waitFor(2);
+    assert.match(await panel.innerText(), /Attempts\s*2/);
+    assert.equal((await client.ok('GET', `/api/v1/leads/${lead.id}`)).data.status, 'CONTACTED');
+    assert.deepEqual(consoleErrors, []);
+  });
 });
