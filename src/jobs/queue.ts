@@ -49,8 +49,9 @@ export async function enqueueJob(trx: Kysely<DB>, input: EnqueueJobInput): Promi
   const existing = await trx.selectFrom('jobs').select('id')
     .where('kind', '=', input.kind).where('key', '=', key).where('status', 'in', ['QUEUED', 'RUNNING'])
     .executeTakeFirst();
-  if (!existing) throw new Error(`job ${input.kind}/${key} conflicted with a live job that is gone`);
-  return { id: existing.id, created: false };
+  if (existing) return { id: existing.id, created: false };
+  // The live job it conflicted with ended between the two statements: the key is free again.
+  return enqueueJob(trx, input);
 }
 
 /**
