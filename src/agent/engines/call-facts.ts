@@ -17,7 +17,7 @@ const MAX_EACH = 8;
 const NUMBER_WORDS = 'one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|half a';
 /** A figure with its unit or the thing counted: "3%", "$45", "1,200 tickets", "€50k", "two hours", "four clinics". */
 const FIGURE = new RegExp(
-  String.raw`(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion)\b)?|\b\d[\d,]*(?:\.\d+)?(?:\s?(?:%|percent\b|k\b|m\b))?(?:\s[a-z][a-z-]{1,20}){0,2}|\b(?:${NUMBER_WORDS})\s(?:hours?|days?|weeks?|months?|years?|minutes?|[a-z]{3,20}s)\b)`,
+  String.raw`(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion)\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|k\b|m\b)|\b\d[\d,]*(?:\.\d+)?(?:\s(?!(?:and|or|but|to|the|a|an|of|in|on|for|at|by|is|are|was|were|and|so|if|it)\b)[a-z][a-z-]{1,20}){0,2}|\b(?:${NUMBER_WORDS})\s(?:hours?|days?|weeks?|months?|years?|minutes?|[a-z]{3,20}s)\b)`,
   'gi',
 );
 /** Not a figure worth repeating: times of day and bare list numbers. */

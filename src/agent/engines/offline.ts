@@ -995,8 +995,11 @@ function leadSentence(ctx: WriteContext, style: Style, facts: KeyFacts): { text:
     if (found) return { text: found, kind: objections.includes(found) && !painPoints.includes(found) ? 'objection' : 'pain' };
   }
   if (style.angle || style.variant % VARIANTS === 2) {
-    const other = painPoints[1] ?? facts.budgetAndTiming.find((s) => s !== painPoints[0]);
-    if (other) return { text: other, kind: 'pain' };
+    // Another of the prospect's pains; else what they said about budget and timing.
+    const pain = painPoints.slice(1).find((p) => kindOf(p) !== 'other');
+    if (pain) return { text: pain, kind: 'pain' };
+    const said = facts.budgetAndTiming.find((s) => s !== painPoints[0]);
+    if (said) return { text: said, kind: 'said' };
   }
   if (painPoints[0]) return { text: painPoints[0], kind: 'pain' };
   if (objections[0]) return { text: objections[0], kind: 'objection' };
@@ -1060,6 +1063,9 @@ function composeAt(ctx: WriteContext, style: Style, lean: number): WriterOutput 
       const reworded2 = inSecondPerson(second, firstName);
       if (reworded2) concernItems.push(`You also said that ${reworded2}.`);
     }
+  } else if (lead?.kind === 'said') {
+    const reworded = inSecondPerson(lead.text, firstName);
+    concernItems.push(reworded ? `You mentioned that ${reworded}.` : `When we spoke about ${company}, you put it this way: “${lead.text}”`);
   } else if (lead?.kind === 'objection') {
     const reworded = inSecondPerson(lead.text, firstName);
     concernItems.push(
@@ -1072,13 +1078,14 @@ function composeAt(ctx: WriteContext, style: Style, lean: number): WriterOutput 
     concernItems.push(`It was good to hear how things work at ${company}.`);
   }
 
-  // The recap: what the prospect's side said that carries the call's facts, in their order, in the second person.
-  const recapMax = lean < 0 ? 8 : lean === 0 ? 6 : lean === 1 ? 3 : lean === 2 ? 1 : 0;
+  // The recap: what the prospect's side said that carries the call's facts, in their order, in the second person;
+  // a list while there is room, a sentence when the draft must be short.
+  const recapMax = lean < 0 ? 8 : lean === 0 ? 6 : lean === 1 ? 3 : lean === 2 ? 2 : lean === 3 ? 1 : 0;
   const recap = recapMax === 0 ? [] : recapOf(spoken, facts, lead?.text ?? null, firstName, recapMax);
   const recapBlock: Block | null = recap.length === 0
     ? null
-    : variant === 1
-      ? text(`From our conversation, I noted that ${joinClauses(recap.map((r) => lowerFirst(trimEndOf(r, /[.!…]/))))}.`)
+    : variant === 1 || lean >= 2
+      ? text(`${lean >= 2 ? 'I also noted that' : 'From our conversation, I noted that'} ${joinClauses(recap.map((r) => lowerUnlessName(trimEndOf(r, /[.!…]/), facts)))}.`)
       : { head: style.formal ? 'A few points I noted from our conversation:' : 'A few things I noted:', items: recap.map((r) => sentenceCase(ensureStop(r))), list: true };
 
   const researchFacts = lean >= 1 ? [] : relevantFacts(ctx.research.facts, ctx.analysis, lean < 0 ? 2 : 1);
@@ -1091,8 +1098,8 @@ function composeAt(ctx: WriteContext, style: Style, lean: number): WriterOutput 
   const promises = commitmentsOf(ctx, facts).slice(0, lean >= 4 ? 0 : lean === 3 ? 1 : 8);
   const promiseBlock: Block | null = promises.length === 0
     ? null
-    : promises.length === 1
-      ? text(`As promised, ${lowerFirst(ensureStop(promises[0]!))}`)
+    : promises.length === 1 || lean >= 2
+      ? text(`As promised, ${joinPromises(promises.map((p) => trimEndOf(p, /[.!…]/)))}.`)
       : { head: 'As promised, here is what follows from my side:', items: promises.map((p) => ensureStop(p)), list: true };
 
   const ctaSentences = splitSpoken(ensureStop(ctx.strategy.callToAction));
@@ -1111,7 +1118,7 @@ function composeAt(ctx: WriteContext, style: Style, lean: number): WriterOutput 
   if (style.formal) paragraphs = paragraphs.map(formalise);
 
   const body = [greeting, ...paragraphs, signOff(ctx, style)].join('\n\n').slice(0, 5000);
-  let subject = subjectLine(company, concern, style, variant);
+  let subject = subjectLine(company, concern, style, variant === 0 && (style.angle || style.focus) ? 1 : variant);
   if (omitFrom([text(subject)], style.omissions).length === 0) subject = `Following up with ${company}`.slice(0, 80);
   return { engine: 'offline', subject, body };
 }
@@ -1129,6 +1136,20 @@ function renderBlock(block: Block): string {
 function joinClauses(clauses: string[]): string {
   if (clauses.length <= 1) return clauses.join('');
   return `${clauses.slice(0, -1).join('; ')}; and ${clauses.at(-1)}`;
+}
+
+/** A clause to go mid-sentence: its first word lower-cased unless it names someone or something ("Daniel", "SAP"). */
+function lowerUnlessName(clause: string, facts: KeyFacts): string {
+  const word = clause.split(/[\s,;:]/)[0] ?? '';
+  const named = /^I\b|^I’|\p{Lu}.*\p{Lu}/u.test(word) || facts.people.some((p) => p.name.split(' ')[0] === word) || facts.tools.includes(word);
+  return named ? clause : clause.charAt(0).toLowerCase() + clause.slice(1);
+}
+
+/** "I’ll send X, I’ll book Y and I’ll share Z" → "I’ll send X, book Y and share Z". */
+function joinPromises(promises: string[]): string {
+  const rest = promises.slice(1).map((p) => p.replace(/^I’ll /, ''));
+  const all = [promises[0]!, ...rest];
+  return all.length === 1 ? all[0]! : `${all.slice(0, -1).join(', ')} and ${all.at(-1)}`;
 }
 
 /** The sentences of the prospect's side that carry the most facts, at most `max`, in the order they were said. */
