@@ -1111,7 +1111,8 @@ function composeAt(ctx: WriteContext, style: Style, lean: number): WriterOutput 
   let kept = omitFrom(blocks.filter((b): b is Block => b !== null && b.items.length > 0), style.omissions);
 
   const mentionItems = style.mentions.flatMap((m) => mentionOf(m, render(kept), spoken, ctx, firstName, style.formal));
-  if (mentionItems.length > 0) kept.splice(Math.max(1, kept.length - 1), 0, text(...mentionItems));
+  // Asked for by the reviewer: early, where a word limit's cut does not reach.
+  if (mentionItems.length > 0) kept.splice(Math.min(2, kept.length), 0, text(...mentionItems));
   kept = kept.filter((b) => b.items.length > 0);
 
   let paragraphs = kept.map(renderBlock);
