@@ -95,6 +95,20 @@ describe('the offline draft carries the facts of the call', () => {
     ]);
   });
 
+  it('reads call notes: the note-taker’s “I’ll” is the rep’s promise, not something the prospect said', () => {
+    const notes = 'Call with Ada, 3 March. She said their month-end close takes 6 days and the controller, Ben, is burned out. '
+      + 'They use Xero and Excel. Budget approved for Q4. I’ll send a pricing sheet and I’ll set up a demo with Ben next Tuesday.';
+    const base = contextFor(QUALITY_CALLS[0]!, 0);
+    const ctx = prepare({ ...base, lead: { ...base.lead, name: 'Ada Lovelace' }, call: { ...base.call, transcript: notes } });
+    const facts = ctx.analysis.facts!;
+    assert.deepEqual(facts.commitments, ['I’ll send a pricing sheet', 'I’ll set up a demo with Ben next Tuesday']);
+    assert.deepEqual(facts.people, [{ name: 'Ben', role: 'controller', side: 'prospect' }]);
+    assert.deepEqual(facts.figures.map((f) => f.value), ['6 days']);
+    const draft = write(ctx);
+    for (const fact of [/6 days/, /Ben/, /Xero and Excel/, /Q4/, /I’ll send a pricing sheet/, /demo with Ben next Tuesday/]) assert.match(draft.body, fact);
+    assert.doesNotMatch(draft.body, /You’ll send|Call with Ada/);
+  });
+
   it('ends with the sender’s signature verbatim when there is one, with no second closing when it brings its own', () => {
     const ctx = prepared('warehousing', 'Grace Hopper\nHead of Sales, Analytical Engines Ltd');
     assert.ok(write(ctx).body.endsWith('\n\nBest regards,\nGrace Hopper\nHead of Sales, Analytical Engines Ltd'));

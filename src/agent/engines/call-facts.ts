@@ -14,16 +14,16 @@ export interface SpokenSentence {
 /** At most this many of each kind: a draft uses a handful, and a hostile transcript must not grow the output. */
 const MAX_EACH = 8;
 
+const MONTHS = 'January|February|March|April|May|June|July|August|September|October|November|December';
 const NUMBER_WORDS = 'one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|half a';
 /** A figure with its unit or the thing counted: "3%", "$45", "1,200 tickets", "€50k", "two hours", "four clinics". */
 const FIGURE = new RegExp(
-  String.raw`(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion)\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|k\b|m\b)|\b\d[\d,]*(?:\.\d+)?(?:\s(?!(?:and|or|but|to|the|a|an|of|in|on|for|at|by|is|are|was|were|and|so|if|it)\b)[a-z][a-z-]{1,20}){0,2}|\b(?:${NUMBER_WORDS})\s(?:hours?|days?|weeks?|months?|years?|minutes?|[a-z]{3,20}s)\b)`,
+  String.raw`(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion)\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|k\b|m\b)|(?<!(?:${MONTHS})\s)\b\d[\d,]*(?:\.\d+)?(?!\d|[,.]\d|\s(?:${MONTHS})\b)(?:\s(?!(?:and|or|but|to|the|a|an|of|in|on|for|at|by|is|are|was|were|so|if|it|${MONTHS})\b)[a-z][a-z-]{1,20}){0,2}|\b(?:${NUMBER_WORDS})\s(?:hours?|days?|weeks?|months?|years?|minutes?|[a-z]{3,20}s)\b)`,
   'gi',
 );
 /** Not a figure worth repeating: times of day and bare list numbers. */
 const NOT_A_FIGURE = /^\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|^\d{1,2}:\d{2}/i;
 
-const MONTHS = 'January|February|March|April|May|June|July|August|September|October|November|December';
 /** Dates and deadlines: "by the end of the month", "March 12", "in October", "Q3", "before tax season in January". */
 const DATE = new RegExp(
   String.raw`\b(?:(?:by|before|until|in|on|after|from|for|around|at)\s)?(?:the\s)?(?:(?:${MONTHS})(?:\s\d{1,2}(?:st|nd|rd|th)?\b)?|\d{1,2}(?:st|nd|rd|th)?\s(?:${MONTHS})|Q[1-4]\b|end of (?:the\s)?(?:week|month|quarter|year)|(?:next|this|last) (?:week|month|quarter|year|financial year|fiscal year)|new (?:financial|fiscal) year|(?:peak|tax|busy|holiday) season|Black Friday|(?:Monday|Tuesday|Wednesday|Thursday|Friday)(?:\sthe\s\d{1,2}(?:st|nd|rd|th)?)?)`,
@@ -82,8 +82,10 @@ export function readFacts(sentences: readonly SpokenSentence[]): KeyFacts {
 
   for (const sentence of sentences) {
     const { text, role } = sentence;
-    if (role === 'rep') {
-      for (const promise of promisesIn(text)) push(facts.commitments, promise, seen.commitments);
+    // Call notes are written by the rep: an "I'll …" in them is the rep's promise too.
+    const promises = role === 'prospect' ? [] : promisesIn(text);
+    if (role === 'rep' || promises.length > 0) {
+      for (const promise of promises) push(facts.commitments, promise, seen.commitments);
     } else {
       for (const match of text.matchAll(FIGURE)) {
         const value = match[0].trim();
@@ -107,6 +109,11 @@ export function readFacts(sentences: readonly SpokenSentence[]): KeyFacts {
     }
   }
   return facts;
+}
+
+/** Whether a sentence is a promise ("I'll send …"), whoever wrote it down. */
+export function isPromise(text: string): boolean {
+  return PROMISE.test(text);
 }
 
 /** The promises in one of the rep's sentences, each as "I’ll …": "I’ll send X, and I’ll share Y" is two. */

@@ -3,7 +3,7 @@
 import type { CpuPool } from '../../cpu/pool.ts';
 import { detached, type Engine, type EngineResult, type RunContext } from '../engine.ts';
 import type { AnalysisOutput, Fact, KeyFacts, StrategyOutput, WriterOutput } from '../outputs.ts';
-import { factWeight, promisesIn, readFacts } from './call-facts.ts';
+import { factWeight, isPromise, promisesIn, readFacts } from './call-facts.ts';
 import { trimEndOf } from '../text.ts';
 
 type AnalyseContext = Parameters<Engine['analyse']>[0];
@@ -1160,6 +1160,8 @@ function recapOf(spoken: Utterance[], facts: KeyFacts, lead: string | null, firs
   for (const u of spoken) {
     // A request ("Please copy Daniel on it") was asked of the rep: the promises answer it, the recap does not.
     if (u.role === 'rep' || u.text.endsWith('?') || u.text === lead || seen.has(u.text) || REQUEST_START.test(u.text)) continue;
+    // In notes, the rep's own promises and the heading of the notes are no part of what the prospect said.
+    if (u.role === 'note' && (isPromise(u.text) || NOTES_HEADING.test(u.text))) continue;
     seen.add(u.text);
     const weight = factWeight(u.text, facts);
     if (weight === 0) continue;
@@ -1175,6 +1177,7 @@ function recapOf(spoken: Utterance[], facts: KeyFacts, lead: string | null, firs
     .map((c) => c.text);
 }
 
+const NOTES_HEADING = /^(?:call|meeting|notes?|chat|discovery call|demo)\s(?:with|on|from)\b/i;
 const REQUEST_START = /^(?:please|let['’]s|can|could|would|will|send|copy|thanks|thank)\b/i;
 
 /** The rep's promises: from the facts of the call, or, for an output without them, the next steps the rep said. */
