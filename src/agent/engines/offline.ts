@@ -921,7 +921,7 @@ function writeDraft(ctx: WriteContext): WriterOutput {
   const style = readFeedback(ctx.feedback);
   const previous = ctx.previousDraft ?? null;
   // Without feedback, a new version takes the next wording; with it, the first one changed as asked.
-  const start = previous && !ctx.feedback?.trim() ? Math.max(1, previous.version) % VARIANTS || VARIANTS : style.variant;
+  const start = previous && !ctx.feedback?.trim() ? previous.version % VARIANTS : style.variant;
   const unchanged = ctx.feedback?.trim() && !previous ? composeDraft(ctx, PLAIN_STYLE) : null;
   let draft = composeDraft(ctx, { ...style, variant: start });
   // A request that changed nothing ("leave out the pricing" when there was none), or a version that came out as
