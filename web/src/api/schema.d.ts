@@ -1554,6 +1554,30 @@ export type paths = {
                                     buyingSignals: string[];
                                     /** @description Which engine produced the output: the built-in rule-based one, or a language model. */
                                     engine: "offline" | "model";
+                                    /** @description The concrete facts of the call, for the draft to carry. */
+                                    facts?: {
+                                        /** @description Budget and timing signals, as the prospect said them. */
+                                        budgetAndTiming: string[];
+                                        /** @description Every promise the salesperson made on the call: "I’ll send a pilot outline by Friday". */
+                                        commitments: string[];
+                                        /** @description Dates and deadlines: "by the end of the month", "March 12", "Q3". */
+                                        dates: string[];
+                                        figures: {
+                                            /** @description The sentence it was said in, which says what it measures. */
+                                            about: string;
+                                            /** @description The figure as said: "3%", "$45", "1,200 tickets". */
+                                            value: string;
+                                        }[];
+                                        people: {
+                                            name: string;
+                                            /** @description Their role as said: "COO", "from IT". */
+                                            role: string | null;
+                                            /** @description Whose side of the call they are on. */
+                                            side: "prospect" | "rep";
+                                        }[];
+                                        /** @description Tools and systems in use: "NetSuite", "spreadsheets". */
+                                        tools: string[];
+                                    };
                                     nextSteps: string[];
                                     objections: string[];
                                     /** @description Problems the lead described, in their words where possible. */
@@ -4990,6 +5014,30 @@ export type components = {
                     buyingSignals: string[];
                     /** @description Which engine produced the output: the built-in rule-based one, or a language model. */
                     engine: "offline" | "model";
+                    /** @description The concrete facts of the call, for the draft to carry. */
+                    facts?: {
+                        /** @description Budget and timing signals, as the prospect said them. */
+                        budgetAndTiming: string[];
+                        /** @description Every promise the salesperson made on the call: "I’ll send a pilot outline by Friday". */
+                        commitments: string[];
+                        /** @description Dates and deadlines: "by the end of the month", "March 12", "Q3". */
+                        dates: string[];
+                        figures: {
+                            /** @description The sentence it was said in, which says what it measures. */
+                            about: string;
+                            /** @description The figure as said: "3%", "$45", "1,200 tickets". */
+                            value: string;
+                        }[];
+                        people: {
+                            name: string;
+                            /** @description Their role as said: "COO", "from IT". */
+                            role: string | null;
+                            /** @description Whose side of the call they are on. */
+                            side: "prospect" | "rep";
+                        }[];
+                        /** @description Tools and systems in use: "NetSuite", "spreadsheets". */
+                        tools: string[];
+                    };
                     nextSteps: string[];
                     objections: string[];
                     /** @description Problems the lead described, in their words where possible. */
