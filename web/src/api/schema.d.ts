@@ -1508,6 +1508,16 @@ export type paths = {
                              * @description The lead the run is for.
                              */
                             leadId: string;
+                            reply: {
+                                from: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the reply was sent (its Date header, never later than when it was found).
+                                 */
+                                receivedAt: string;
+                                /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
+                                snippet: string;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description When the run was accepted.
@@ -4944,6 +4954,16 @@ export type components = {
              * @description The lead the run is for.
              */
             leadId: string;
+            reply: {
+                from: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the reply was sent (its Date header, never later than when it was found).
+                 */
+                receivedAt: string;
+                /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
+                snippet: string;
+            } | null;
             /**
              * Format: date-time
              * @description When the run was accepted.
