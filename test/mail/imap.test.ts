@@ -130,4 +130,18 @@ describe('IMAP against a private Dovecot', () => {
     assert.equal(wrongPort.ok, false);
     assert.match((wrongPort as { error: string }).error, /TLS|did not answer|greeted/);
   });
+
+  it('says when the mailbox has no Drafts folder, and saves nothing', async () => {
+    const bare = await startDovecot({ drafts: false });
+    try {
+      const plain: ImapSettings = { ...settings, port: bare.port, user: bare.user, password: bare.password };
+      assert.deepEqual(await verifyImap(plain, allow), {
+        ok: false, error: 'Signed in, but there is no folder "Drafts" and none marked as the Drafts folder.',
+      });
+      await assert.rejects(appendDraft(plain, rawDraft('none@x'), 'none@x', allow), /There is no folder "Drafts" and none marked as the Drafts folder\./);
+      assert.deepEqual(await bare.messages('INBOX'), []);
+    } finally {
+      await bare.stop();
+    }
+  });
 });

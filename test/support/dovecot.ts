@@ -70,7 +70,8 @@ async function waitForGreeting(port: number, child: ChildProcess, logPath: strin
   }
 }
 
-export async function startDovecot(options: { user?: string; password?: string } = {}): Promise<Dovecot> {
+/** `drafts: false` gives a mailbox with no Drafts folder and none marked \Drafts, as some servers have. */
+export async function startDovecot(options: { user?: string; password?: string; drafts?: boolean } = {}): Promise<Dovecot> {
   const user = options.user ?? 'rep';
   const password = options.password ?? 'correct horse battery staple';
   const folder = await mkdtemp(join(tmpdir(), 'leadrun-dovecot-'));
@@ -134,11 +135,11 @@ userdb {
 namespace inbox {
   inbox = yes
   separator = /
-  mailbox Drafts {
+${options.drafts === false ? '' : `  mailbox Drafts {
     auto = subscribe
     special_use = \\Drafts
   }
-}
+`}}
 service imap-login {
   chroot =
   inet_listener imap {
