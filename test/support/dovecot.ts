@@ -88,6 +88,8 @@ export async function startDovecot(options: { user?: string; password?: string; 
   const mailGid = asRoot ? 65534 : me.gid;
   if (asRoot) await chown(mailDir, mailUid, mailGid);
   const loginUser = asRoot ? 'nobody' : me.username;
+  // Dovecot wants the group by name.
+  const group = asRoot ? 'root' : (await run('id', ['-gn'])).stdout.trim();
 
   await run('openssl', [
     'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost',
@@ -116,7 +118,7 @@ disable_plaintext_auth = no
 auth_mechanisms = plain login
 auth_failure_delay = 0
 default_internal_user = ${me.username}
-default_internal_group = ${asRoot ? 'root' : String(me.gid)}
+default_internal_group = ${group}
 default_login_user = ${loginUser}
 mail_uid = ${mailUid}
 mail_gid = ${mailGid}
