@@ -77,6 +77,7 @@ describe('a reply on the run and the lead', { skip: browserUnavailable() ?? fals
     const last = page.getByRole('region', { name: 'Last reply' });
     await last.waitFor();
     assert.match((await last.innerText()).replace(/\s+/g, ' '), /Daniel Ng replied 2 hours ago: Thanks, the outline looks right/);
+    await page.getByRole('link', { name: /Awaiting approval.*Replied/ }).waitFor();
     await last.getByRole('link', { name: 'See the run' }).click();
     await page.waitForURL(`${server.url}/runs/${run.id}`);
     await page.getByRole('region', { name: 'Reply' }).waitFor();

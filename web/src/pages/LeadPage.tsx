@@ -5,7 +5,7 @@ import { api, ApiError } from '../api/client';
 import { LEAD_STATUSES, type Call, type LeadStatus } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
-import { Alert, Button, Card, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
+import { Alert, Badge, Button, Card, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import { callTitle, formatDate, formatDateTime, hostOf, LEAD_STATUS_LABEL, plural } from '../lib/format';
 import { ownerName, useMembers } from '../lib/members';
 import { Link, useRouter } from '../lib/router';
@@ -172,7 +172,10 @@ export function LeadPage({ id }: { id: string }) {
                 <li key={run.id}>
                   <Link to={`/runs/${run.id}`} className="run-item">
                     <span className="run-item-top">
-                      <RunStatusBadge status={run.status} />
+                      <span className="run-item-badges">
+                        <RunStatusBadge status={run.status} />
+                        {run.reply && <Badge tone="green">Replied</Badge>}
+                      </span>
                       <span className="muted small"><RelativeTime iso={run.startedAt} /></span>
                     </span>
                     <span className="run-item-subject">{run.emailDraft?.subject ?? (run.status === 'FAILED' ? 'No draft: the run failed' : run.status === 'CANCELLED' ? 'Cancelled before a draft' : 'Drafting…')}</span>
