@@ -254,8 +254,8 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
   const [editing, setEditing] = useState(false);
   const draft = run.emailDraft;
   const writerOutput = writer?.status === 'COMPLETED' ? writer.output as WriterOutput | null : null;
-  // An edited version carries its own verdict; WRITER's is about the text WRITER wrote.
-  const grounding = draft?.origin === 'edited' ? undefined : writerOutput?.grounding;
+  // An edited version carries its own verdict; WRITER's is about the text WRITER wrote. None is shown while editing.
+  const grounding = draft?.origin === 'edited' || editing ? undefined : writerOutput?.grounding;
   const canDecide = run.status === 'AWAITING_APPROVAL' && draft?.status === 'DRAFT' && !editing;
   // After "regenerate" the run is queued again and the rejected version stays on show until WRITER is done.
   const regenerating = Boolean(draft) && (run.status === 'QUEUED' || run.status === 'RUNNING');
