@@ -83,7 +83,7 @@ function VersionPicker({ label, versions, value, onChange }: { label: string; ve
   return (
     <label className="version-picker">
       <span>{label}</span>
-      <select className="select" value={value ?? ''} onChange={(e) => onChange(Number(e.target.value))}>
+      <select className="input select" value={value ?? ''} onChange={(e) => onChange(Number(e.target.value))}>
         {versions.map((v) => <option key={v.id} value={v.version}>v{v.version} · {ORIGIN_LABEL[v.origin]}</option>)}
       </select>
     </label>
