@@ -131,22 +131,23 @@ async function latestVersion(db: Kysely<DB>, runId: string) {
 }
 
 /**
- * What the run knows, as WRITER knew it: the lead, the call, the sender, the outputs of RESEARCH, ANALYSIS and
- * STRATEGY, and the reviewers' feedback (theirs to claim). `editorUserId`: the person editing may sign with their
- * own name, which is then no unsupported claim.
+ * What the run knows, as WRITER knew it: the lead, the call, the outputs of RESEARCH, ANALYSIS and STRATEGY, and the
+ * reviewers' feedback (theirs to claim). `senderName` holds everything the e-mail may be signed with: the names and
+ * signatures of the run's sender and of the person editing (`editorUserId`), and the workspace's sender name.
  */
 export async function loadRunContext(db: Kysely<DB>, workspaceId: string, runId: string, editorUserId: string | null): Promise<RunContext | null> {
   if (!isUuid(runId)) return null;
   const { rows: [row] } = await sql<{
     lead_id: string; lead_name: string; email: string | null; company_name: string | null; company_website: string | null;
     call_id: string; title: string | null; transcript: string; occurred_at: Date | string | null;
-    sender_name: string | null; editor_name: string | null; feedback: string | null;
+    sender_name: string | null; editor_name: string | null; from_name: string | null; feedback: string | null;
     steps: Array<{ node: string; output: unknown }> | null;
   }>`
     SELECT l.id AS lead_id, l.name AS lead_name, l.email, l.company_name, l.company_website,
            c.id AS call_id, c.title, c.transcript, c.occurred_at,
-           (SELECT u.name FROM users u WHERE u.id = r.created_by_user_id) AS sender_name,
-           (SELECT u.name FROM users u WHERE u.id = ${editorUserId}::uuid) AS editor_name,
+           (SELECT concat_ws(E'\n', u.sender_name, u.name, u.signature) FROM users u WHERE u.id = r.created_by_user_id) AS sender_name,
+           (SELECT concat_ws(E'\n', u.sender_name, u.name, u.signature) FROM users u WHERE u.id = ${editorUserId}::uuid) AS editor_name,
+           (SELECT m.from_name FROM mail_settings m WHERE m.workspace_id = r.workspace_id) AS from_name,
            (SELECT string_agg(d.feedback, E'\n' ORDER BY d.version) FROM email_drafts d WHERE d.run_id = r.id AND d.feedback IS NOT NULL) AS feedback,
            (SELECT json_agg(json_build_object('node', s.node, 'output', s.output)) FROM run_steps s
             WHERE s.run_id = r.id AND s.status = 'COMPLETED' AND s.output IS NOT NULL) AS steps
@@ -159,7 +160,7 @@ export async function loadRunContext(db: Kysely<DB>, workspaceId: string, runId:
     runId,
     lead: { id: row.lead_id, name: row.lead_name, email: row.email, companyName: row.company_name, companyWebsite: row.company_website },
     call: { id: row.call_id, title: row.title, transcript: row.transcript, occurredAt },
-    senderName: [row.sender_name, row.editor_name].filter(Boolean).join('\n') || null,
+    senderName: [row.sender_name, row.editor_name, row.from_name].filter(Boolean).join('\n') || null,
     research: output('RESEARCH') as ResearchOutput | undefined,
     analysis: output('ANALYSIS') as AnalysisOutput | undefined,
     strategy: output('STRATEGY') as StrategyOutput | undefined,

@@ -136,6 +136,21 @@ for (const kind of BACKENDS) {
       assert.equal(listed[2].grounding.verdict, 'grounded');
     });
 
+    it("a signature is no unsupported claim: the sender's name and signature count as what the run knows", async () => {
+      const run = await awaitingApproval();
+      const { created_by_user_id: sender } = await db(t).selectFrom('runs').select('created_by_user_id').where('id', '=', run.id).executeTakeFirstOrThrow();
+      await db(t).updateTable('users').set({ signature: 'Maya Brooks\nHead of Sales, Kestrel Systems' }).where('id', '=', sender!).execute();
+      try {
+        const signed = await edit(run.id, { body: 'Hi Ada,\n\nYour month-end reporting takes four days.\n\nMaya Brooks\nHead of Sales, Kestrel Systems' });
+        assert.equal(signed.status, 200, signed.text);
+        assert.deepEqual(signed.json.data.emailDraft.grounding, { verdict: 'grounded', unsupported: [] });
+        const other = await edit(run.id, { body: 'Hi Ada,\n\nYour month-end reporting takes four days.\n\nJohn Falcon\nHead of Sales, Osprey Ltd' });
+        assert.equal(other.json.data.emailDraft.grounding.verdict, 'unsupported', 'a name from nowhere still is');
+      } finally {
+        await db(t).updateTable('users').set({ signature: null }).where('id', '=', sender!).execute();
+      }
+    });
+
     it('refuses invalid edits with 400 naming the field, and changes nothing', async () => {
       const run = await awaitingApproval();
       const cases: Array<[unknown, string[]]> = [
