@@ -5,7 +5,8 @@ import { sql, type Kysely } from 'kysely';
 import { STEP_NODES, type StepNode } from '../agent/outputs.ts';
 import type { Clock } from '../clock.ts';
 import { prepare } from '../db/database.ts';
-import type { DB, DraftStatus, Plan, RunStatus, StepStatus } from '../db/schema.ts';
+import type { DB, DraftOrigin, DraftStatus, Plan, RunStatus, StepStatus } from '../db/schema.ts';
+import type { DraftGrounding } from './drafts.ts';
 import { AppError, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
 import { RUN_EVENTS_CHANNEL } from './run-events.ts';
@@ -42,6 +43,10 @@ export interface EmailDraft {
   body: string;
   to: string | null;
   version: number;
+  // Versions and editing (src/domain/drafts.ts).
+  origin: DraftOrigin;
+  editedAt: string | null;
+  grounding: DraftGrounding | null;
 }
 
 export interface Run {
@@ -215,8 +220,16 @@ const STEPS_JSON = sql`
         'totalTokens', coalesce(s.input_tokens, 0) + coalesce(s.output_tokens, 0)) END)
     ORDER BY s.position)
    FROM run_steps s WHERE s.run_id = r.id)`;
+// The grounding verdict of draft `d`, as groundingOf (src/domain/drafts.ts) shows it.
+const DRAFT_GROUNDING_JSON = sql`
+  CASE WHEN jsonb_typeof(d.grounding) = 'object' THEN json_build_object(
+    'verdict', CASE WHEN d.grounding->'grounded' = 'true'::jsonb THEN 'grounded' ELSE 'unsupported' END,
+    'unsupported', CASE WHEN jsonb_typeof(d.grounding->'unsupported') = 'array'
+      THEN (SELECT coalesce(json_agg(u #>> '{}'), '[]'::json) FROM jsonb_array_elements(d.grounding->'unsupported') u WHERE jsonb_typeof(u) = 'string')
+      ELSE '[]'::json END) END`;
 const DRAFT_JSON = sql`
-  (SELECT json_build_object('id', d.id, 'status', d.status, 'subject', d.subject, 'body', d.body, 'to', d.to_address, 'version', d.version)
+  (SELECT json_build_object('id', d.id, 'status', d.status, 'subject', d.subject, 'body', d.body, 'to', d.to_address, 'version', d.version,
+     'origin', d.origin, 'editedAt', leadrun_iso(d.edited_at), 'grounding', ${DRAFT_GROUNDING_JSON})
    FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1)`;
 // The run's newest reply (src/mail/replies.ts).
 const REPLY_JSON = sql`

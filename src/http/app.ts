@@ -22,6 +22,7 @@ import { Problem } from './schemas.ts';
 import apiDocs from './routes/docs.ts';
 import serviceRoutes from './routes/service.ts';
 import callRoutes from './routes/v1/calls.ts';
+import draftRoutes from './routes/v1/drafts.ts';
 import leadImportRoutes from './routes/v1/lead-import.ts';
 import leadRoutes from './routes/v1/leads.ts';
 import runEventRoutes, { RunEvent } from './routes/v1/run-events.ts';
@@ -238,6 +239,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(leadImportRoutes);
   await app.register(callRoutes);
   await app.register(runRoutes);
+  await app.register(draftRoutes);
   await app.register(runEventRoutes);
   await app.register(uiRoutes);
   await app.register(memberRoutes);

@@ -194,7 +194,7 @@ export async function completeStep(
   result: { output: object; promptVersion: string } & AttemptCost,
   attempt: number,
   now: Date,
-  draft?: { subject: string; body: string; to: string | null },
+  draft?: { subject: string; body: string; to: string | null; grounding?: object | null },
 ): Promise<void> {
   const tokens = result.usage && result.usage.totalTokens > 0 ? result.usage.totalTokens : 0;
   const durationMs = Math.round(result.durationMs);
@@ -213,11 +213,12 @@ export async function completeStep(
         updated_at = ${now}::timestamptz, error = NULL, lease_owner = NULL, lease_expires_at = NULL, feedback = NULL
       WHERE id = ${job.runId} AND EXISTS (SELECT 1 FROM done)
       RETURNING id)`);
+    // The first version is `generated`; a later WRITER result (after a rejection with feedback) `regenerated`.
     ctes.push(sql`draft AS (
-      INSERT INTO email_drafts (id, workspace_id, run_id, version, status, to_address, subject, body, created_at)
-      SELECT ${randomUUID()}, ${job.workspaceId}, ${job.runId},
-             coalesce((SELECT max(version) FROM email_drafts WHERE run_id = ${job.runId}), 0) + 1,
-             'DRAFT', ${draft.to}, ${draft.subject}, ${draft.body}, ${now}::timestamptz
+      INSERT INTO email_drafts (id, workspace_id, run_id, version, origin, status, to_address, subject, body, created_at, grounding)
+      SELECT ${randomUUID()}, ${job.workspaceId}, ${job.runId}, v.version, CASE WHEN v.version > 1 THEN 'regenerated' ELSE 'generated' END,
+             'DRAFT', ${draft.to}, ${draft.subject}, ${draft.body}, ${now}::timestamptz, ${draft.grounding ? JSON.stringify(draft.grounding) : null}::jsonb
+      FROM (SELECT coalesce(max(version), 0) + 1 AS version FROM email_drafts WHERE run_id = ${job.runId}) v
       WHERE EXISTS (SELECT 1 FROM done))`);
   } else if (tokens > 0) {
     ctes.push(sql`spent AS (

@@ -41,6 +41,7 @@ function bodyFor(route: RouteEntry, a: Resources): unknown {
     case 'POST /api/v1/runs': return { leadId: a.lead.id, callId: a.call.id };
     case 'POST /api/v1/runs/batch': return { runs: [{ leadId: a.lead.id, callId: a.call.id }] };
     case 'POST /api/v1/runs/:id/reject': return { feedback: 'matrix' };
+    case 'PATCH /api/v1/runs/:id/draft': return { subject: 'Matrix edit' };
     default: return route.method === 'GET' ? undefined : {};
   }
 }
@@ -261,6 +262,19 @@ for (const kind of BACKENDS) {
         }
         const run = await t.api('GET', `/api/v1/runs/${a.runs.waiting.id}`, { key: full() });
         assert.deepEqual(run.json.data, was, 'the run is as it was');
+      });
+
+      it("a draft edit takes no status, version, origin, editor, verdict, id or workspace", async () => {
+        const was = (await t.api('GET', `/api/v1/runs/${a.runs.waiting.id}`, { key: full() })).json.data;
+        const extras = {
+          status: 'APPROVED', version: 9, origin: 'generated', editedAt: past, editedBy: { type: 'user', id: workspaces.B.adminUserId },
+          grounding: { verdict: 'grounded', unsupported: [] }, id: '44444444-4444-4444-8444-444444444444', workspaceId: other(), runId: a.runs.queued.id,
+        };
+        for (const [field, value] of Object.entries(extras)) {
+          await refused('PATCH', `/api/v1/runs/${a.runs.waiting.id}/draft`, { subject: 'Mallory', [field]: value }, field);
+        }
+        const run = await t.api('GET', `/api/v1/runs/${a.runs.waiting.id}`, { key: full() });
+        assert.deepEqual(run.json.data, was, 'the run and its draft are as they were');
       });
 
       it('a prototype-polluting body is refused and pollutes nothing', async () => {

@@ -1485,16 +1485,31 @@ export type paths = {
                             completedAt: string | null;
                             emailDraft: {
                                 body: string;
+                                editedAt: string | null;
+                                grounding: {
+                                    /** @description Each unsupported claim with the sentence it is in. */
+                                    unsupported: string[];
+                                    /**
+                                     * @description `grounded`: every specific claim (figure, amount, year, name) is found in the call, the research or the lead; `unsupported`: some are not.
+                                     * @enum {unknown}
+                                     */
+                                    verdict: "grounded" | "unsupported";
+                                } | null;
                                 /**
                                  * Format: uuid
                                  * @description Identifier of the draft.
                                  */
                                 id: string;
+                                /**
+                                 * @description `generated`: WRITER's first draft; `regenerated`: WRITER's draft after a rejection with feedback; `edited`: a person's edit.
+                                 * @enum {unknown}
+                                 */
+                                origin: "generated" | "regenerated" | "edited";
                                 /** @enum {unknown} */
                                 status: "DRAFT" | "APPROVED" | "REJECTED" | "SUPERSEDED";
                                 subject: string;
                                 to: string | null;
-                                /** @description Starts at 1; a regenerated draft is the next version. */
+                                /** @description Starts at 1; a regenerated or edited draft is the next version. */
                                 version: number;
                             } | null;
                             error: string | null;
@@ -2131,6 +2146,259 @@ export type paths = {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit the draft
+         * @description While the run is AWAITING_APPROVAL: changes the fields sent (`subject`, `body`, `to`) and keeps the others. The edit is the next version of the draft (`origin: edited`, status DRAFT); the version it replaces becomes SUPERSEDED and stays readable in GET /api/v1/runs/{id}/drafts. The grounding check runs again on the edited text and its verdict is on the draft (`grounding`); it never refuses the edit. An edit that changes nothing makes no version. Approve and reject act on the latest version. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204. Audited as `draft.edited` with the version and the fields changed.
+         *
+         *     Required scope: `runs:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier (UUID). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The plain-text body: 1 to 5000 characters; line breaks and tabs are the only control characters allowed. */
+                        body?: string;
+                        /** @description The subject line: 1 to 80 characters, one line. */
+                        subject?: string;
+                        to?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Edited, for a key without `runs:read`: the run is not shown. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `invalid_state`: the run is not AWAITING_APPROVAL, and nothing changed. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/drafts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every version of a run's draft
+         * @description Oldest first: the `generated` version WRITER wrote first, each `regenerated` one written after a rejection with feedback (the feedback is on the version it rejected), and each `edited` one with who edited it and when. A run without a draft yet has none.
+         *
+         *     Required scope: `runs:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier (UUID). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["DraftVersion"][];
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5043,6 +5311,57 @@ export type components = {
             title: string | null;
             transcript: string;
         };
+        DraftVersion: {
+            body: string;
+            /**
+             * Format: date-time
+             * @description When this version was made.
+             */
+            createdAt: string;
+            editedAt: string | null;
+            editedBy: {
+                /**
+                 * Format: uuid
+                 * @description The user or the API key.
+                 */
+                id: string;
+                name: string | null;
+                /**
+                 * @description A person in the web UI, or an API key.
+                 * @enum {unknown}
+                 */
+                type: "user" | "key";
+            } | null;
+            feedback: string | null;
+            grounding: {
+                /** @description Each unsupported claim with the sentence it is in. */
+                unsupported: string[];
+                /**
+                 * @description `grounded`: every specific claim (figure, amount, year, name) is found in the call, the research or the lead; `unsupported`: some are not.
+                 * @enum {unknown}
+                 */
+                verdict: "grounded" | "unsupported";
+            } | null;
+            /**
+             * Format: uuid
+             * @description Identifier of this version.
+             */
+            id: string;
+            /**
+             * @description `generated`: WRITER's first draft; `regenerated`: WRITER's draft after a rejection with feedback; `edited`: a person's edit.
+             * @enum {unknown}
+             */
+            origin: "generated" | "regenerated" | "edited";
+            /**
+             * @description DRAFT for the version under review; a version an edit replaced is SUPERSEDED.
+             * @enum {unknown}
+             */
+            status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
+            subject: string;
+            to: string | null;
+            /** @description 1, 2, 3…: the order in which the versions were made. */
+            version: number;
+        };
         Lead: {
             assignedToUserId: string | null;
             companyName: string | null;
@@ -5110,16 +5429,31 @@ export type components = {
             completedAt: string | null;
             emailDraft: {
                 body: string;
+                editedAt: string | null;
+                grounding: {
+                    /** @description Each unsupported claim with the sentence it is in. */
+                    unsupported: string[];
+                    /**
+                     * @description `grounded`: every specific claim (figure, amount, year, name) is found in the call, the research or the lead; `unsupported`: some are not.
+                     * @enum {unknown}
+                     */
+                    verdict: "grounded" | "unsupported";
+                } | null;
                 /**
                  * Format: uuid
                  * @description Identifier of the draft.
                  */
                 id: string;
+                /**
+                 * @description `generated`: WRITER's first draft; `regenerated`: WRITER's draft after a rejection with feedback; `edited`: a person's edit.
+                 * @enum {unknown}
+                 */
+                origin: "generated" | "regenerated" | "edited";
                 /** @enum {unknown} */
                 status: "DRAFT" | "APPROVED" | "REJECTED" | "SUPERSEDED";
                 subject: string;
                 to: string | null;
-                /** @description Starts at 1; a regenerated draft is the next version. */
+                /** @description Starts at 1; a regenerated or edited draft is the next version. */
                 version: number;
             } | null;
             error: string | null;

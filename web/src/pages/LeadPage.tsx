@@ -87,7 +87,7 @@ export function LeadPage({ id }: { id: string }) {
         </>}
       />
 
-      <dl className="facts-strip facts-strip-5">
+      <dl className="facts-strip facts-strip-7">
         <div>
           <dt>E-mail</dt>
           <dd>{person.email
@@ -105,6 +105,8 @@ export function LeadPage({ id }: { id: string }) {
         </div>
         <div><dt>Added</dt><dd><time dateTime={person.createdAt}>{formatDate(person.createdAt)}</time></dd></div>
         <div><dt>Owner</dt><dd className={person.assignedToUserId ? undefined : 'muted'}>{ownerName(person.assignedToUserId, members.data, session.user.id)}</dd></div>
+        <div><dt>Last contact</dt><dd><RelativeTime iso={person.lastContactedAt} fallback="Never" /></dd></div>
+        <div><dt>Last reply</dt><dd><RelativeTime iso={person.lastReplyAt} fallback="None" /></dd></div>
       </dl>
 
       {replied?.reply && <ReplyPanel reply={replied.reply} runId={replied.id} title="Last reply" />}
