@@ -78,7 +78,7 @@ export async function refusePrivateMailHosts(input: MailSettingsInput, allowPriv
   for (const [field, host] of [['smtp.host', input.smtp?.host], ['imap.host', input.imap?.host]] as const) {
     if (!host) continue;
     try {
-      await resolveMailHost(host, false);
+      await resolveMailHost(normalHost(host), false);
     } catch (error) {
       if (!(error instanceof MailHostRefused)) throw error;
       if (!error.unresolved) errors.push({ field, message: error.message });
