@@ -251,6 +251,77 @@ for (const kind of BACKENDS) {
     });
   });
 
+  describe(`${kind}: each person's sender name and signature`, () => {
+    let t: TestApp;
+    let admin: Browser;
+    let member: Browser;
+    const patch = (who: Browser | null, body: unknown) => asBrowser(t, who, 'PATCH', '/ui/api/profile', body);
+
+    before(async () => {
+      t = await startTestApp(kind, { config: { secretsKey: randomBytes(32) } });
+      admin = browserOf(await t.api('POST', '/ui/api/setup', { body: { workspaceName: 'Acme', name: 'Sam Rivera', email: 'sam@acme.test', password: PASSWORD } }));
+      assert.equal((await asBrowser(t, admin, 'POST', '/ui/api/members', { name: 'Mo Chen', email: 'mo@acme.test', role: 'MEMBER', password: PASSWORD })).status, 201);
+      member = browserOf(await t.api('POST', '/ui/api/session', { body: { email: 'mo@acme.test', password: PASSWORD } }));
+    });
+    after(() => t?.close());
+
+    it('saves a sender name and a signature, answers them with the session, and clears them with null or blank', async () => {
+      const first = await asBrowser(t, member, 'GET', '/ui/api/profile');
+      assert.deepEqual(first.json, { name: 'Mo Chen', email: 'mo@acme.test', senderName: null, signature: null });
+      const saved = await patch(member, { senderName: '  Mo from Acme ', signature: '\r\n\r\nMo Chen\r\nAccount executive, Acme   \r\n\tacme.test\n\n' });
+      assert.equal(saved.status, 200, saved.text);
+      assert.deepEqual(saved.json.profile, { name: 'Mo Chen', email: 'mo@acme.test', senderName: 'Mo from Acme', signature: 'Mo Chen\nAccount executive, Acme\n\tacme.test' });
+      assert.equal(saved.json.user.id, member.session.user.id, 'the answer is the session too');
+      assert.equal(saved.json.csrfToken, member.csrf);
+      assert.deepEqual((await asBrowser(t, member, 'GET', '/ui/api/profile')).json, saved.json.profile);
+      const row = await t.database.db.selectFrom('users').select(['name', 'sender_name', 'signature']).where('id', '=', member.session.user.id).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { name: 'Mo Chen', sender_name: 'Mo from Acme', signature: 'Mo Chen\nAccount executive, Acme\n\tacme.test' });
+
+      const renamed = await patch(member, { name: 'Mo Chen-Li' });
+      assert.equal(renamed.json.user.name, 'Mo Chen-Li');
+      assert.equal(renamed.json.profile.signature, 'Mo Chen\nAccount executive, Acme\n\tacme.test', 'what is left out stays');
+      assert.equal((await patch(member, { senderName: null })).json.profile.senderName, null);
+      assert.equal((await patch(member, { signature: ' \n \n' })).json.profile.signature, null, 'a blank signature is none');
+      await patch(member, { signature: 'Mo' });
+      assert.equal((await patch(member, { signature: null })).json.profile.signature, null);
+      const adminProfile = await asBrowser(t, admin, 'GET', '/ui/api/profile');
+      assert.deepEqual(adminProfile.json, { name: 'Sam Rivera', email: 'sam@acme.test', senderName: null, signature: null }, 'only your own profile changes');
+
+      const audit = (await asBrowser(t, admin, 'GET', '/ui/api/audit?action=user.updated&limit=10')).json.data;
+      assert.ok(audit.some((e: any) => e.userId === member.session.user.id && e.details?.changed === 'senderName,signature'));
+    });
+
+    it('takes at most 2,000 characters and 20 lines of plain text as a signature, and one line of 100 as a sender name', async () => {
+      const before = await asBrowser(t, admin, 'GET', '/ui/api/profile');
+      const cases: Array<[unknown, string[]]> = [
+        [{ signature: 'x'.repeat(2001) }, ['signature']],
+        [{ signature: 'x'.repeat(5000) }, ['signature']],
+        [{ signature: Array.from({ length: 21 }, (_, i) => `line ${i}`).join('\n') }, ['signature']],
+        [{ signature: 'Sam\u0000Rivera' }, ['signature']],
+        [{ signature: 'Sam\u001b[31mRivera' }, ['signature']],
+        [{ signature: 42 }, ['signature']],
+        [{ senderName: 'x'.repeat(101) }, ['senderName']],
+        [{ senderName: 'Sam\r\nBcc: victim@example.com' }, ['senderName']],
+        [{ senderName: 'Sam', signature: 'x'.repeat(2001) }, ['signature']],
+        [{ senderName: 'Sam\u2028Rivera', signature: 'a\u0007' }, ['senderName', 'signature']],
+        [{ name: '' }, ['name']],
+        [{ email: 'other@acme.test' }, ['email']],
+        [{ role: 'ADMIN' }, ['role']],
+      ];
+      for (const [body, fields] of cases) assertInvalid(await patch(admin, body), fields, JSON.stringify(body).slice(0, 80));
+      assert.deepEqual((await asBrowser(t, admin, 'GET', '/ui/api/profile')).json, before.json, 'nothing changed');
+      const longest = Array.from({ length: 20 }, () => 'y'.repeat(99)).join('\n');
+      assert.equal(longest.length, 1999);
+      assert.equal((await patch(admin, { signature: longest, senderName: 'S'.repeat(100) })).status, 200, 'the limits themselves are allowed');
+    });
+
+    it('is for signed-in people with their CSRF token', async () => {
+      assertProblem(await t.api('GET', '/ui/api/profile'), 401, 'unauthorized');
+      assertProblem(await patch(null, { signature: 'x' }), 401, 'unauthorized');
+      assertProblem(await t.api('PATCH', '/ui/api/profile', { body: { signature: 'x' }, headers: { cookie: member.cookie } }), 403, 'forbidden');
+    });
+  });
+
   describe(`${kind}: an installation with SMTP_URL, MAIL_FROM and ALLOW_PRIVATE_HOSTS, its log captured`, () => {
     let testDb: TestDatabase;
     let app: AppInstance;
