@@ -130,7 +130,7 @@ async function readRowForUpdate(trx: Kysely<DB>, workspaceId: string): Promise<R
  */
 export async function changeMailSettings(
   trx: Kysely<DB>, workspaceId: string, input: MailSettingsInput,
-  deps: { box: SecretBox; clock: Clock; config: Pick<Config, 'smtpUrl' | 'mailFrom'> }, userId: string | null,
+  deps: { secrets: () => SecretBox; clock: Clock; config: Pick<Config, 'smtpUrl' | 'mailFrom'> }, userId: string | null,
 ): Promise<{ view: MailSettingsView; details: AuditDetails }> {
   const before = await readRowForUpdate(trx, workspaceId);
   checkMailSettingsInput(input, before);
@@ -141,7 +141,8 @@ export async function changeMailSettings(
     ...(input.smtp ? { smtp: { ...input.smtp, host: normalHost(input.smtp.host) } } : {}),
     ...(input.imap ? { imap: { ...input.imap, host: normalHost(input.imap.host) } } : {}),
   };
-  await saveMailSettings(trx, workspaceId, normal, deps.box, userId, deps.clock);
+  // The key is read (or made, on the embedded default) only when a password is sealed.
+  await saveMailSettings(trx, workspaceId, normal, deps.secrets, userId, deps.clock);
   const after = await readRowForUpdate(trx, workspaceId);
   return { view: await getMailSettingsView(trx, workspaceId, deps.config), details: describeMailSettingsChange(before, after) };
 }

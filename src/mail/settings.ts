@@ -178,14 +178,16 @@ export async function getMailSettingsView(
 
 /**
  * Writes a change to the settings (validated by the caller's schema). Call inside a transaction: the row is read
- * for update so that a password left out keeps the stored ciphertext.
+ * for update so that a password left out keeps the stored ciphertext. `box` may be given as a function, called only
+ * when a password is sealed: a change without one then needs no key.
  */
 export async function saveMailSettings(
-  trx: Kysely<DB>, workspaceId: string, input: MailSettingsInput, box: SecretBox, userId: string | null, clock: Clock,
+  trx: Kysely<DB>, workspaceId: string, input: MailSettingsInput, box: SecretBox | (() => SecretBox), userId: string | null, clock: Clock,
 ): Promise<void> {
   const current = await trx.selectFrom('mail_settings').selectAll().where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
   const seal = (password: string | null | undefined, field: 'smtp_password' | 'imap_password'): string | null =>
-    password === undefined ? current?.[field] ?? null : password === null || password === '' ? null : box.seal(password, passwordContext(workspaceId, field));
+    password === undefined ? current?.[field] ?? null : password === null || password === ''
+      ? null : (typeof box === 'function' ? box() : box).seal(password, passwordContext(workspaceId, field));
   const row: Selectable<MailSettingsTable> = {
     workspace_id: workspaceId,
     from_name: input.fromName !== undefined ? input.fromName : current?.from_name ?? null,

@@ -3,6 +3,9 @@
 // log line; servers on private addresses are refused unless ALLOW_PRIVATE_HOSTS; members are refused.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
@@ -326,6 +329,7 @@ for (const kind of BACKENDS) {
     let testDb: TestDatabase;
     let app: AppInstance;
     let url: string;
+    let dataDir: string;
     const lines: string[] = [];
     const SMTP_URL_SECRET = 'url-Pa55-93be0c1d-SECRET';
     const request = async (method: string, path: string, options: { who?: Browser | null; body?: unknown; key?: string } = {}): Promise<ApiResponse> => {
@@ -340,7 +344,9 @@ for (const kind of BACKENDS) {
 
     before(async () => {
       testDb = await createTestDatabase(kind);
-      const config = testConfig({ secretsKey: randomBytes(32), allowPrivateHosts: true }, {
+      dataDir = mkdtempSync(path.join(tmpdir(), 'leadrun-mail-settings-'));
+      // No SECRETS_KEY: the embedded default, whose key is made into DATA_DIR when first needed.
+      const config = testConfig({ secretsKey: null, dataDir, allowPrivateHosts: true }, {
         SMTP_URL: `smtp://relay-user:${SMTP_URL_SECRET}@mail.example.com:587`, MAIL_FROM: 'Acme <hello@acme.example>', LOG_LEVEL: 'trace',
       });
       const sink = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
@@ -353,11 +359,21 @@ for (const kind of BACKENDS) {
     after(async () => {
       await app?.close();
       await testDb?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('makes the key in DATA_DIR only when a first password is saved, readable by its owner alone', async () => {
+      const admin = browserOf(await request('POST', '/ui/api/setup', { body: { workspaceName: 'Acme', name: 'Sam Rivera', email: 'sam@acme.test', password: PASSWORD } }));
+      const keyFile = path.join(dataDir, 'secrets.key');
+      assert.equal((await request('PUT', '/ui/api/settings/email', { who: admin, body: { fromName: 'Acme', smtp: smtpOf({ password: null }) } })).status, 200);
+      assert.equal(existsSync(keyFile), false, 'no password, no key');
+      assert.equal((await request('PUT', '/ui/api/settings/email', { who: admin, body: { smtp: smtpOf() } })).status, 200);
+      assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+      assert.equal((await request('PUT', '/ui/api/settings/email', { who: admin, body: { smtp: null, fromName: null } })).status, 200);
     });
 
     it('shows the SMTP_URL fallback without its credentials, accepts private servers, and never returns or logs a password', async () => {
-      const setup = await request('POST', '/ui/api/setup', { body: { workspaceName: 'Acme', name: 'Sam Rivera', email: 'sam@acme.test', password: PASSWORD } });
-      const admin = browserOf(setup);
+      const admin = browserOf(await request('POST', '/ui/api/session', { body: { email: 'sam@acme.test', password: PASSWORD } }));
       const view = await request('GET', '/ui/api/settings/email', { who: admin });
       assert.deepEqual(view.json.installation, { smtp: { host: 'mail.example.com', port: 587 }, from: { name: 'Acme', address: 'hello@acme.example' } });
       assert.equal(view.json.smtp, null);

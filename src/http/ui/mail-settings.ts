@@ -91,7 +91,7 @@ export default async function mailSettingsRoutes(app: AppInstance): Promise<void
     await refusePrivateMailHosts(request.body, config.allowPrivateHosts);
     return mutate(app.deps, request, reply, async (trx) => {
       const { workspaceId, userId } = principalOf(request);
-      const { view, details } = await changeMailSettings(trx, workspaceId, request.body, { box: app.deps.secrets(), clock, config }, userId);
+      const { view, details } = await changeMailSettings(trx, workspaceId, request.body, { secrets: app.deps.secrets, clock, config }, userId);
       return { status: 200, body: view, target: { type: 'workspace', id: workspaceId }, details };
     });
   });
