@@ -70,6 +70,12 @@ describe('Settings / E-mail in the web UI', { skip: browserUnavailable() ?? fals
     // A check of a server that cannot be reached says so, and does not save anything.
     await smtp.getByRole('button', { name: 'Check connection' }).click();
     await smtp.getByText('The connection failed').waitFor();
+    // The server's own refusal shows under its field too: a password without a user.
+    await smtp.getByLabel('User').fill('');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await smtp.getByText('Is required with a password.').waitFor();
+    assert.equal(await smtp.getByLabel('User').evaluate((el) => el === (globalThis as any).document.activeElement), true, 'focus on the field the server named');
+    await smtp.getByLabel('User').fill('sales@acme.test');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('The e-mail settings were saved.').waitFor();
 

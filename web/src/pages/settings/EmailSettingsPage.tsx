@@ -291,6 +291,15 @@ function PasswordField({ kind, server, error, onChange }: { kind: 'smtp' | 'imap
   );
 }
 
+/**
+ * What a connection check is given: the form's values, the user and password only when typed (a password left out
+ * is the saved one).
+ */
+function checkBody(server: ServerForm, kind: 'smtp' | 'imap') {
+  const { user, password, ...rest } = serverBody(server, kind);
+  return { ...rest, ...(user ? { user } : {}), ...(password ? { password } : {}) };
+}
+
 /** Tries the server with the form's values as they stand, saved or not. */
 function ConnectionCheck({ kind, server }: { kind: 'smtp' | 'imap'; server: ServerForm }) {
   const [state, setState] = useState<{ busy: boolean; result: CheckResult | null }>({ busy: false, result: null });
@@ -300,7 +309,7 @@ function ConnectionCheck({ kind, server }: { kind: 'smtp' | 'imap'; server: Serv
   const run = async () => {
     setState({ busy: true, result: null });
     try {
-      const { body } = await postUntyped(`/ui/api/settings/email/check-${kind}`, { body: serverBody(server, kind) });
+      const { body } = await postUntyped(`/ui/api/settings/email/check-${kind}`, { body: checkBody(server, kind) });
       setState({ busy: false, result: body });
     } catch (error) {
       setState({ busy: false, result: { ok: false, error: error instanceof Error ? error.message : 'The check failed.' } });
