@@ -14,6 +14,11 @@ export interface FormErrors {
 
 const NONE: FormErrors = { fields: {}, form: null, error: null };
 
+/** `body/smtp/host`, `/smtp/host` or `smtp.host` → `smtp.host`. */
+function nestedField(field: string): string {
+  return field.replace(/^(body)?[/.]?/, '').replace(/^\//, '').replace(/\//g, '.');
+}
+
 /**
  * `known` names the fields the form shows messages under. A server's field is matched by its first segment
  * (`email` of `body/email`), or, with `nested`, by its whole dotted path (`smtp.host`), for a form of sections.
@@ -95,11 +100,6 @@ export function useFormSubmit({ known, check, send, failed, nested = false }: Fo
   };
 
   return { errors, busy, formRef, onSubmit };
-}
-
-/** `body/smtp/host`, `/smtp/host` or `smtp.host` → `smtp.host`. */
-function nestedField(field: string): string {
-  return field.replace(/^(body)?[/.]?/, '').replace(/^\//, '').replace(/\//g, '.');
 }
 
 /** "must match format \"email\"" → "Must match format "email"." */
