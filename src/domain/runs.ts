@@ -58,6 +58,14 @@ export interface Run {
   batchId: string | null;
   steps: Step[];
   emailDraft: EmailDraft | null;
+  /** The newest reply found to the run's delivered e-mail (DESIGN §7), or null. */
+  reply: RunReply | null;
+}
+
+export interface RunReply {
+  receivedAt: string;
+  from: string | null;
+  snippet: string;
 }
 
 /** The first instant of the next calendar month in UTC. */
@@ -144,6 +152,7 @@ export function queuedRun(input: StartRunInput, now: Date, batchId: string | nul
       engine: null, model: null, promptVersion: null, durationMs: null, usage: null,
     })),
     emailDraft: null,
+    reply: null,
   };
 }
 
@@ -192,6 +201,7 @@ interface RunRow {
   batch_id: string | null;
   steps: Step[];
   email_draft: EmailDraft | null;
+  reply: RunReply | null;
 }
 
 // One query per run: PostgreSQL assembles the steps and the current draft of run `r` as JSON.
@@ -208,12 +218,17 @@ const STEPS_JSON = sql`
 const DRAFT_JSON = sql`
   (SELECT json_build_object('id', d.id, 'status', d.status, 'subject', d.subject, 'body', d.body, 'to', d.to_address, 'version', d.version)
    FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1)`;
+// The run's newest reply (src/mail/replies.ts).
+const REPLY_JSON = sql`
+  (SELECT json_build_object('receivedAt', leadrun_iso(p.received_at), 'from', p.from_address, 'snippet', p.snippet)
+   FROM email_replies p WHERE p.run_id = r.id AND p.workspace_id = r.workspace_id ORDER BY p.received_at DESC, p.id DESC LIMIT 1)`;
 const RUN_COLUMNS = sql`
   r.id, r.status, r.lead_id, r.call_id, r.trace_id, r.error, r.tokens_used, r.batch_id,
   leadrun_iso(r.started_at) AS started_at,
   leadrun_iso(r.completed_at) AS completed_at,
   ${STEPS_JSON} AS steps,
-  ${DRAFT_JSON} AS email_draft`;
+  ${DRAFT_JSON} AS email_draft,
+  ${REPLY_JSON} AS reply`;
 
 function toRun(row: RunRow): Run {
   return {
@@ -229,6 +244,7 @@ function toRun(row: RunRow): Run {
     batchId: row.batch_id,
     steps: row.steps,
     emailDraft: row.email_draft,
+    reply: row.reply,
   };
 }
 
@@ -249,7 +265,8 @@ export async function getRunJson(db: Kysely<DB>, workspaceId: string, runId: str
     ${prepare}SELECT r.id, r.trace_id, json_build_object(
       'id', r.id, 'status', r.status, 'leadId', r.lead_id, 'callId', r.call_id,
       'startedAt', leadrun_iso(r.started_at), 'completedAt', leadrun_iso(r.completed_at), 'error', r.error,
-      'tokensUsed', r.tokens_used, 'batchId', r.batch_id, 'steps', ${STEPS_JSON}, 'emailDraft', ${DRAFT_JSON})::text AS json
+      'tokensUsed', r.tokens_used, 'batchId', r.batch_id, 'steps', ${STEPS_JSON}, 'emailDraft', ${DRAFT_JSON},
+      'reply', ${REPLY_JSON})::text AS json
     FROM runs r WHERE r.workspace_id = ${workspaceId} AND r.id = ${runId}`.execute(db);
   const row = result.rows[0];
   return row ? { json: row.json, id: row.id, traceId: row.trace_id } : null;

@@ -30,6 +30,7 @@ import { RunEventHub } from './run-event-hub.ts';
 import security from './security.ts';
 import batchRoutes from './ui/batches.ts';
 import mailSettingsRoutes from './ui/mail-settings.ts';
+import mailboxCheckRoutes from './ui/mailbox-checks.ts';
 import memberRoutes from './ui/members.ts';
 import uiRoutes from './ui/routes.ts';
 import webApp from './ui/web-app.ts';
@@ -243,6 +244,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(memberRoutes);
   await app.register(batchRoutes);
   await app.register(mailSettingsRoutes);
+  await app.register(mailboxCheckRoutes);
   await app.register(webApp);
   return app;
 }

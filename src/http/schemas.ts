@@ -182,6 +182,12 @@ export const EmailDraft = Type.Object({
 
 export const RunStatus = Type.Enum(RUN_STATUSES);
 
+export const RunReply = Type.Object({
+  receivedAt: Timestamp('When the reply was sent (its Date header, never later than when it was found).'),
+  from: Nullable(Type.String({ description: 'Who replied, as "Name <address>" or the address alone.' })),
+  snippet: Type.String({ description: 'The start of what the reply says, without the quoted e-mail: at most 300 characters.' }),
+}, { description: "The newest reply found in the sender's inbox to the run's delivered e-mail; null until there is one." });
+
 export const Run = Type.Object({
   id: Id('Identifier of the run.'),
   status: RunStatus,
@@ -195,6 +201,7 @@ export const Run = Type.Object({
   batchId: Nullable(Id('The batch the run was started in (POST /api/v1/runs/batch); null for a run started on its own.')),
   steps: Type.Array(Step, { description: 'Always four, in the order RESEARCH, ANALYSIS, STRATEGY, WRITER.' }),
   emailDraft: Nullable(EmailDraft),
+  reply: Nullable(RunReply),
 }, { $id: 'Run' });
 
 export const RunCreate = Type.Object({

@@ -295,11 +295,13 @@ for (const kind of BACKENDS) {
         }
       });
 
-      it("the UI's key and member forms cannot set a workspace, an id, a prefix, a creator or a digest", async () => {
+      it("the UI's key, member and IMAP check forms cannot set a workspace, an id, a prefix, a creator or a digest", async () => {
         const admin = cookie(sessions.A);
         const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
           ['/ui/api/keys', { name: 'k', scopes: ['leads:read'] }, { workspaceId: other(), id: '44444444-4444-4444-8444-444444444444', prefix: 'sk_evil', createdBy: workspaces.B.adminUserId, digest: 'x', key: generateKey(), revokedAt: null }],
           ['/ui/api/members', { name: 'M', email: 'm@example.com', role: 'MEMBER', password: 'a long enough password' }, { workspaceId: other(), id: '55555555-5555-4555-8555-555555555555', createdAt: past, passwordHash: 'x' }],
+          // The IMAP check reads the saved password of the caller's own workspace only.
+          ['/ui/api/settings/email/check-imap', {}, { workspaceId: other(), passwordSet: true, allowPrivateHosts: true, ca: 'x' }],
         ];
         for (const [path, valid, extras] of cases) {
           for (const [field, value] of Object.entries(extras)) {

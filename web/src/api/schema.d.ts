@@ -1508,6 +1508,16 @@ export type paths = {
                              * @description The lead the run is for.
                              */
                             leadId: string;
+                            reply: {
+                                from: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the reply was sent (its Date header, never later than when it was found).
+                                 */
+                                receivedAt: string;
+                                /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
+                                snippet: string;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description When the run was accepted.
@@ -1554,6 +1564,30 @@ export type paths = {
                                     buyingSignals: string[];
                                     /** @description Which engine produced the output: the built-in rule-based one, or a language model. */
                                     engine: "offline" | "model";
+                                    /** @description The concrete facts of the call, for the draft to carry. */
+                                    facts?: {
+                                        /** @description Budget and timing signals, as the prospect said them. */
+                                        budgetAndTiming: string[];
+                                        /** @description Every promise the salesperson made on the call: "I’ll send a pilot outline by Friday". */
+                                        commitments: string[];
+                                        /** @description Dates and deadlines: "by the end of the month", "March 12", "Q3". */
+                                        dates: string[];
+                                        figures: {
+                                            /** @description The sentence it was said in, which says what it measures. */
+                                            about: string;
+                                            /** @description The figure as said: "3%", "$45", "1,200 tickets". */
+                                            value: string;
+                                        }[];
+                                        people: {
+                                            name: string;
+                                            /** @description Their role as said: "COO", "from IT". */
+                                            role: string | null;
+                                            /** @description Whose side of the call they are on. */
+                                            side: "prospect" | "rep";
+                                        }[];
+                                        /** @description Tools and systems in use: "NetSuite", "spreadsheets". */
+                                        tools: string[];
+                                    };
                                     nextSteps: string[];
                                     objections: string[];
                                     /** @description Problems the lead described, in their words where possible. */
@@ -4951,6 +4985,161 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/ui/api/settings/email/check-imap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an IMAP connection
+         * @description Signs in to the IMAP server and looks for the Drafts folder (by name, or the folder marked \Drafts). Answers 200 with `ok`, or with `error` saying why not. Mail servers on private networks are refused unless ALLOW_PRIVATE_HOSTS=true.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Settings to try before saving them. Left out altogether: the saved settings are tried. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        draftsFolder?: string;
+                        /** @description A host name or address. */
+                        host?: string;
+                        /** @description Left out: the saved password. */
+                        password?: string;
+                        port?: number;
+                        /**
+                         * @description TLS from the first byte, STARTTLS required, or plain.
+                         * @enum {unknown}
+                         */
+                        security?: "tls" | "starttls" | "none";
+                        user?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                        } | {
+                            /** @description What went wrong, for the admin. */
+                            error: string;
+                            /** @enum {boolean} */
+                            ok: false;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A request with this Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ui/api/setup": {
         parameters: {
             query?: never;
@@ -5350,6 +5539,16 @@ export type components = {
              * @description The lead the run is for.
              */
             leadId: string;
+            reply: {
+                from: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the reply was sent (its Date header, never later than when it was found).
+                 */
+                receivedAt: string;
+                /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
+                snippet: string;
+            } | null;
             /**
              * Format: date-time
              * @description When the run was accepted.
@@ -5396,6 +5595,30 @@ export type components = {
                     buyingSignals: string[];
                     /** @description Which engine produced the output: the built-in rule-based one, or a language model. */
                     engine: "offline" | "model";
+                    /** @description The concrete facts of the call, for the draft to carry. */
+                    facts?: {
+                        /** @description Budget and timing signals, as the prospect said them. */
+                        budgetAndTiming: string[];
+                        /** @description Every promise the salesperson made on the call: "I’ll send a pilot outline by Friday". */
+                        commitments: string[];
+                        /** @description Dates and deadlines: "by the end of the month", "March 12", "Q3". */
+                        dates: string[];
+                        figures: {
+                            /** @description The sentence it was said in, which says what it measures. */
+                            about: string;
+                            /** @description The figure as said: "3%", "$45", "1,200 tickets". */
+                            value: string;
+                        }[];
+                        people: {
+                            name: string;
+                            /** @description Their role as said: "COO", "from IT". */
+                            role: string | null;
+                            /** @description Whose side of the call they are on. */
+                            side: "prospect" | "rep";
+                        }[];
+                        /** @description Tools and systems in use: "NetSuite", "spreadsheets". */
+                        tools: string[];
+                    };
                     nextSteps: string[];
                     objections: string[];
                     /** @description Problems the lead described, in their words where possible. */

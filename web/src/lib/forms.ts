@@ -102,7 +102,7 @@ export function useFormSubmit({ known, check, send, failed, nested = false }: Fo
   return { errors, busy, formRef, onSubmit };
 }
 
-/** "must match format \"email\"" → "Must match format "email"." */
+/** The API's "must be at most 200 characters" → "Must be at most 200 characters."; some get a form's own words. */
 function sentence(message: string): string {
   const text = message.replace(/\\"/g, '"');
   const friendly = FRIENDLY.find(([pattern]) => pattern.test(text));
@@ -112,10 +112,9 @@ function sentence(message: string): string {
 }
 
 const FRIENDLY: [RegExp, string][] = [
-  [/format "email"/, 'Enter an e-mail address like name@company.com.'],
-  [/format "uri"|pattern "\^\[Hh\]/, 'Enter a full web address starting with http:// or https://.'],
-  [/fewer than 1 characters|must not be empty/, 'This field is required.'],
-  [/must have required property/, 'This field is required.'],
+  [/^must be an e-mail address$/, 'Enter an e-mail address like name@company.com.'],
+  [/^must be an (absolute URL|http or https URL)$/, 'Enter a full web address starting with http:// or https://.'],
+  [/^must not be empty$|^is required$/, 'This field is required.'],
   [/is not your current password/, 'That is not your current password.'],
 ];
 

@@ -13,6 +13,7 @@ import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link } from '../lib/router';
 import { useAsync, useTitle } from '../lib/useAsync';
 import { RejectDialog } from './run/RejectDialog';
+import { ReplyPanel } from './run/ReplyPanel';
 import { AnalysisView, ResearchView, StepFooter, StrategyView } from './run/StepViews';
 
 function stepOf(run: Run, node: StepNode): Step | undefined {
@@ -107,6 +108,7 @@ export function RunPage({ id }: { id: string }) {
       )}
       {run.status === 'CANCELLED' && <Alert tone="info" title="This run was cancelled">Steps that had not finished were skipped.</Alert>}
       {live.error ? <ErrorAlert error={live.error} retry={live.reload} /> : null}
+      {run.reply && <ReplyPanel reply={run.reply} />}
 
       <div className="run-layout">
         <div className="run-main">

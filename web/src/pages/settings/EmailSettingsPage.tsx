@@ -296,8 +296,8 @@ function PasswordField({ kind, server, error, onChange }: { kind: 'smtp' | 'imap
  * is the saved one).
  */
 function checkBody(server: ServerForm, kind: 'smtp' | 'imap') {
-  const { user, password, ...rest } = serverBody(server, kind);
-  return { ...rest, ...(user ? { user } : {}), ...(password ? { password } : {}) };
+  const { user, password, draftsFolder, ...rest } = serverBody(server, kind);
+  return { ...rest, ...(user ? { user } : {}), ...(password ? { password } : {}), ...(draftsFolder ? { draftsFolder } : {}) };
 }
 
 /** Tries the server with the form's values as they stand, saved or not. */
