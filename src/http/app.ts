@@ -30,6 +30,7 @@ import runRoutes from './routes/v1/runs.ts';
 import { RunEventHub } from './run-event-hub.ts';
 import security from './security.ts';
 import batchRoutes from './ui/batches.ts';
+import mailSettingsRoutes from './ui/mail-settings.ts';
 import mailboxCheckRoutes from './ui/mailbox-checks.ts';
 import memberRoutes from './ui/members.ts';
 import uiRoutes from './ui/routes.ts';
@@ -244,6 +245,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(uiRoutes);
   await app.register(memberRoutes);
   await app.register(batchRoutes);
+  await app.register(mailSettingsRoutes);
   await app.register(mailboxCheckRoutes);
   await app.register(webApp);
   return app;

@@ -121,8 +121,10 @@ function isUnionNoise(issue: ValidationIssue): boolean {
 export function fieldErrorsOf(issues: ReadonlyArray<ValidationIssue>, whole: string): FieldError[] {
   // A nullable field's wrong value fails both branches of its union: "must be null" and "must match a schema in
   // anyOf" say nothing the other branch's error does not, and are left out when it is there.
-  const explained = new Set(issues.filter((issue) => !isUnionNoise(issue)).map((issue) => issue.instancePath));
-  return issues.filter((issue) => !(isUnionNoise(issue) && explained.has(issue.instancePath))).map((issue) => {
+  // A nullable object's wrong field explains the noise about the object itself too.
+  const explained = issues.filter((issue) => !isUnionNoise(issue)).map((issue) => issue.instancePath);
+  const isExplained = (path: string) => explained.some((p) => p === path || p.startsWith(`${path}/`));
+  return issues.filter((issue) => !(isUnionNoise(issue) && isExplained(issue.instancePath))).map((issue) => {
     const params = issue.params as Record<string, unknown>;
     const path = fieldPath(issue.instancePath);
     if (issue.keyword === 'required') return { field: [path, params.missingProperty].filter(Boolean).join('.'), message: 'is required' };

@@ -287,6 +287,28 @@ for (const kind of BACKENDS) {
         assertUnchanged(before, await fingerprint(t.database.db, tables), 'prototype pollution', 2);
       });
 
+      it("the UI's mail settings and profile forms cannot set a workspace, who changed them, a stored password or a role", async () => {
+        const admin = cookie(sessions.A);
+        const smtp = { host: 'smtp.matrix.test', port: 587, security: 'starttls' };
+        const cases: Array<[string, string, Record<string, unknown>, Record<string, unknown>]> = [
+          ['PUT', '/ui/api/settings/email', { fromName: 'Matrix' }, {
+            workspaceId: other(), updatedAt: past, updatedByUserId: workspaces.B.adminUserId, installation: { smtp: null, from: null },
+          }],
+          ['PUT', '/ui/api/settings/email', { smtp }, { 'smtp.passwordSet': true, 'smtp.passwordCiphertext': 'v1:AAAA', 'smtp.workspaceId': other() }],
+          ['PATCH', '/ui/api/profile', { signature: 'Matrix' }, { email: 'evil@example.com', role: 'ADMIN', id: workspaces.B.adminUserId, workspaceId: other(), passwordHash: 'x' }],
+        ];
+        for (const [method, path, valid, extras] of cases) {
+          for (const [field, value] of Object.entries(extras)) {
+            const [outer, inner] = field.split('.');
+            const body = inner ? { ...valid, [outer!]: { ...(valid[outer!] as object), [inner]: value } } : { ...valid, [field]: value };
+            const before = await fingerprint(t.database.db, tables);
+            const res = await t.api(method, path, { body, headers: admin });
+            assertInvalid(res, [field], `${method} ${path} with ${field}`);
+            assertUnchanged(before, await fingerprint(t.database.db, tables), `${method} ${path} with ${field}`, 1);
+          }
+        }
+      });
+
       it("the UI's key, member and IMAP check forms cannot set a workspace, an id, a prefix, a creator or a digest", async () => {
         const admin = cookie(sessions.A);
         const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [

@@ -4378,13 +4378,95 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Your own profile */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            email: string | null;
+                            name: string | null;
+                            senderName: string | null;
+                            signature: string | null;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Change your own name */
+        /**
+         * Change your own name, sender name or signature
+         * @description Fields left out stay as they are; null or blank clears the sender name or the signature.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -4395,12 +4477,14 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
-                        name: string;
+                        name?: string;
+                        senderName?: string | null;
+                        signature?: string | null;
                     };
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The session, with your name as it now is, and your profile. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4409,6 +4493,7 @@ export type paths = {
                         "application/json": {
                             /** @description Send it back in X-CSRF-Token with every change. */
                             csrfToken: string;
+                            profile: components["schemas"]["UiProfile"];
                             user: {
                                 email: string | null;
                                 id: string;
@@ -4842,6 +4927,327 @@ export type paths = {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui/api/settings/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's mail settings
+         * @description Passwords are never shown: `passwordSet` says whether one is stored.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            defaultDeliver: ("send" | "mailbox" | "none") | null;
+                            fromAddress: string | null;
+                            fromName: string | null;
+                            imap: {
+                                draftsFolder: string;
+                                host: string;
+                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                passwordSet: boolean;
+                                port: number;
+                                /**
+                                 * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                                 * @enum {unknown}
+                                 */
+                                security: "tls" | "starttls" | "none";
+                                user: string | null;
+                            } | null;
+                            /** @description What applies where the workspace sets nothing: SMTP_URL and MAIL_FROM. */
+                            installation: {
+                                from: {
+                                    address: string;
+                                    name: string | null;
+                                } | null;
+                                smtp: {
+                                    host: string;
+                                    port: number;
+                                } | null;
+                            };
+                            smtp: {
+                                host: string;
+                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                passwordSet: boolean;
+                                port: number;
+                                /**
+                                 * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                                 * @enum {unknown}
+                                 */
+                                security: "tls" | "starttls" | "none";
+                                user: string | null;
+                            } | null;
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Change the workspace's mail settings
+         * @description Fields left out stay as they are; a password left out keeps the stored one. Servers on private or loopback addresses are refused unless ALLOW_PRIVATE_HOSTS is set.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        defaultDeliver?: ("send" | "mailbox" | "none") | null;
+                        fromAddress?: string | null;
+                        fromName?: string | null;
+                        imap?: {
+                            draftsFolder?: string | null;
+                            /** @description The server's host name or IP address, without a scheme or port. */
+                            host: string;
+                            password?: string | null;
+                            port: number;
+                            /**
+                             * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                             * @enum {unknown}
+                             */
+                            security: "tls" | "starttls" | "none";
+                            user?: string | null;
+                        } | null;
+                        smtp?: {
+                            /** @description The server's host name or IP address, without a scheme or port. */
+                            host: string;
+                            password?: string | null;
+                            port: number;
+                            /**
+                             * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                             * @enum {unknown}
+                             */
+                            security: "tls" | "starttls" | "none";
+                            user?: string | null;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            defaultDeliver: ("send" | "mailbox" | "none") | null;
+                            fromAddress: string | null;
+                            fromName: string | null;
+                            imap: {
+                                draftsFolder: string;
+                                host: string;
+                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                passwordSet: boolean;
+                                port: number;
+                                /**
+                                 * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                                 * @enum {unknown}
+                                 */
+                                security: "tls" | "starttls" | "none";
+                                user: string | null;
+                            } | null;
+                            /** @description What applies where the workspace sets nothing: SMTP_URL and MAIL_FROM. */
+                            installation: {
+                                from: {
+                                    address: string;
+                                    name: string | null;
+                                } | null;
+                                smtp: {
+                                    host: string;
+                                    port: number;
+                                } | null;
+                            };
+                            smtp: {
+                                host: string;
+                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                passwordSet: boolean;
+                                port: number;
+                                /**
+                                 * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                                 * @enum {unknown}
+                                 */
+                                security: "tls" | "starttls" | "none";
+                                user: string | null;
+                            } | null;
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A request with this Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5699,6 +6105,12 @@ export type components = {
             name: string | null;
             /** @enum {unknown} */
             role: "ADMIN" | "MEMBER";
+        };
+        UiProfile: {
+            email: string | null;
+            name: string | null;
+            senderName: string | null;
+            signature: string | null;
         };
         UiSession: {
             /** @description Send it back in X-CSRF-Token with every change. */
