@@ -185,6 +185,21 @@ async function main(): Promise<void> {
     await shoot(page, 'run');
     await shoot(page, 'run-full', { fullPage: true });
 
+    // The draft edited in place, then its two versions side by side with what changed marked.
+    const draftCard = page.getByRole('region', { name: 'E-mail draft' });
+    await draftCard.getByRole('button', { name: 'Edit' }).click();
+    const editor = draftCard.getByRole('form', { name: 'Edit the draft' });
+    const written = await editor.getByLabel('Body').inputValue();
+    await editor.getByLabel('Body').fill(written.replace('\n\n', '\n\nTeams like yours cut planning time by 87% in their first month.\n\n'));
+    await shoot(page, 'run-edit');
+    await editor.getByRole('button', { name: 'Save' }).click();
+    const versions = page.getByRole('region', { name: 'Versions' });
+    await versions.locator('ins.diff-added').first().waitFor();
+    await draftCard.getByText('Not found in the call or research').scrollIntoViewIfNeeded();
+    await shoot(page, 'run-edited');
+    await versions.scrollIntoViewIfNeeded();
+    await shoot(page, 'run-versions');
+
     await page.goto(`${base}/runs/${run.id}/trace`);
     await page.getByRole('heading', { name: 'Run trace' }).waitFor();
     await shoot(page, 'trace');

@@ -146,7 +146,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     })
     : null;
   await worker?.start();
-  // Deliveries of e-mails are jobs of the one job mechanism, run wherever the run worker runs.
+  // Deliveries of e-mails and reply checks are jobs of the one job mechanism, run wherever the run worker runs.
   const jobs = mode.worker
     ? new (await import('./jobs/runner.ts')).JobRunner({
       database,
@@ -155,7 +155,10 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
       secrets: deps.secrets,
       logger,
       metrics: deps.metrics,
-      handlers: [(await import('./mail/deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs })],
+      handlers: [
+        (await import('./mail/deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
+        (await import('./mail/replies.ts')).replyCheckHandler,
+      ],
     })
     : null;
   await jobs?.start();

@@ -16,13 +16,29 @@ export interface CallFacts {
   occurredAt: Date | null;
 }
 
+export interface Sender {
+  name: string | null;
+  /** The signature the e-mail ends with, verbatim; null: a closing and the name. */
+  signature: string | null;
+}
+
+export interface PreviousDraft {
+  version: number;
+  subject: string;
+  body: string;
+}
+
 /** Everything a step may read: the lead, the call, and the outputs of the steps before it. */
 export interface RunContext {
   runId: string;
   lead: LeadFacts;
   call: CallFacts;
-  /** Name of the person the e-mail is signed by (the workspace admin the run is attributed to). */
+  /** Name of the person the e-mail is signed by: `sender.name` when the worker found the sender. */
   senderName: string | null;
+  /** Who signs the e-mail: the person who started the run, else the workspace's admin, else its mail sender name. */
+  sender?: Sender;
+  /** The draft this WRITER run replaces, when a reviewer asked for another version. */
+  previousDraft?: PreviousDraft | null;
   research?: ResearchOutput;
   analysis?: AnalysisOutput;
   strategy?: StrategyOutput;

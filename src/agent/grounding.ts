@@ -33,7 +33,7 @@ interface Sources {
 function collectSources(ctx: RunContext): Sources {
   const { research, analysis, strategy } = ctx;
   const texts: Array<string | null | undefined> = [
-    ctx.lead.name, ctx.lead.email, ctx.lead.companyName, ctx.lead.companyWebsite, ctx.senderName,
+    ctx.lead.name, ctx.lead.email, ctx.lead.companyName, ctx.lead.companyWebsite, ctx.senderName, ctx.sender?.name, ctx.sender?.signature,
     ctx.call.title, ctx.call.transcript, ...dateForms(ctx.call.occurredAt),
     // The reviewer is the salesperson: what they ask the draft to mention is theirs to claim.
     ctx.feedback,

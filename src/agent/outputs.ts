@@ -29,6 +29,29 @@ export const ResearchOutput = Type.Object({
 
 export const Sentiment = Type.Union([Type.Literal('positive'), Type.Literal('neutral'), Type.Literal('negative')]);
 
+export const KeyFacts = Type.Object(
+  {
+    figures: Type.Array(
+      Type.Object({
+        value: Type.String({ description: 'The figure as said: "3%", "$45", "1,200 tickets".' }),
+        about: Type.String({ description: 'The sentence it was said in, which says what it measures.' }),
+      }),
+    ),
+    dates: Type.Array(Type.String(), { description: 'Dates and deadlines: "by the end of the month", "March 12", "Q3".' }),
+    people: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        role: Type.Union([Type.String(), Type.Null()], { description: 'Their role as said: "COO", "from IT".' }),
+        side: Type.Union([Type.Literal('prospect'), Type.Literal('rep')], { description: 'Whose side of the call they are on.' }),
+      }),
+    ),
+    tools: Type.Array(Type.String(), { description: 'Tools and systems in use: "NetSuite", "spreadsheets".' }),
+    budgetAndTiming: Type.Array(Type.String(), { description: 'Budget and timing signals, as the prospect said them.' }),
+    commitments: Type.Array(Type.String(), { description: 'Every promise the salesperson made on the call: "I’ll send a pilot outline by Friday".' }),
+  },
+  { description: 'The concrete facts of the call, for the draft to carry.' },
+);
+
 export const AnalysisOutput = Type.Object({
   engine: Engine,
   painPoints: Type.Array(Type.String(), { description: 'Problems the lead described, in their words where possible.' }),
@@ -36,6 +59,8 @@ export const AnalysisOutput = Type.Object({
   buyingSignals: Type.Array(Type.String()),
   nextSteps: Type.Array(Type.String()),
   sentiment: Sentiment,
+  // Optional so that outputs stored before it was read still validate.
+  facts: Type.Optional(KeyFacts),
 });
 
 export const StrategyOutput = Type.Object({
@@ -66,6 +91,7 @@ export const WriterOutput = Type.Object({
 export type Fact = Static<typeof Fact>;
 export type ResearchOutput = Static<typeof ResearchOutput>;
 export type AnalysisOutput = Static<typeof AnalysisOutput>;
+export type KeyFacts = Static<typeof KeyFacts>;
 export type StrategyOutput = Static<typeof StrategyOutput>;
 export type WriterOutput = Static<typeof WriterOutput>;
 

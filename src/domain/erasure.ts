@@ -39,7 +39,7 @@ async function forgetResponses(trx: Kysely<DB>, workspaceId: string, ids: Return
                   WHERE i.target_id = x.id::text OR strpos(i.response_body::text, x.id::text) > 0)`.execute(trx);
 }
 
-/** Removes runs with their events, steps, drafts and deliveries; the streams following them end (their run is gone). */
+/** Removes runs with their events, steps, drafts, deliveries and replies; the streams following them end (their run is gone). */
 async function deleteRuns(trx: Kysely<DB>, workspaceId: string, runs: Runs): Promise<void> {
   const ids = runsOf(workspaceId, runs);
   // Delivered at commit: a stream of one of these runs reads it, finds no run, and ends.
@@ -51,6 +51,8 @@ async function deleteRuns(trx: Kysely<DB>, workspaceId: string, runs: Runs): Pro
   const deliveries = sql`SELECT id FROM email_deliveries WHERE run_id IN (${ids})`;
   await sql`DELETE FROM jobs WHERE kind = ${EMAIL_DELIVER} AND (key IN (SELECT id::text FROM (${deliveries}) d)
     OR payload->>'deliveryId' IN (SELECT id::text FROM (${deliveries}) d))`.execute(trx);
+  // Replies found in the inbox hold who wrote and what (src/mail/replies.ts); the inbox's cursor is no one's data and
+  // stays, so an erased lead's reply already read is not read again.
   await sql`DELETE FROM email_replies WHERE run_id IN (${ids})`.execute(trx);
   await sql`DELETE FROM email_deliveries WHERE run_id IN (${ids})`.execute(trx);
   await sql`DELETE FROM email_drafts WHERE run_id IN (${ids})`.execute(trx);

@@ -18,7 +18,7 @@ export interface Decider {
 }
 
 /** Locks the run row for the transaction and checks its state. */
-async function lockRun(trx: Kysely<DB>, workspaceId: string, runId: string, allowed: readonly RunStatus[], verb: string) {
+export async function lockRun(trx: Kysely<DB>, workspaceId: string, runId: string, allowed: readonly RunStatus[], verb: string) {
   const run = isUuid(runId)
     ? await trx.selectFrom('runs').select(['id', 'status']).where('workspace_id', '=', workspaceId).where('id', '=', runId).forUpdate().executeTakeFirst()
     : undefined;

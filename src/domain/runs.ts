@@ -5,7 +5,8 @@ import { sql, type Kysely } from 'kysely';
 import { STEP_NODES, type StepNode } from '../agent/outputs.ts';
 import type { Clock } from '../clock.ts';
 import { prepare } from '../db/database.ts';
-import type { DB, DeliveryMethod, DeliveryStatus, DraftStatus, Plan, RunStatus, StepStatus } from '../db/schema.ts';
+import type { DB, DeliveryMethod, DeliveryStatus, DraftOrigin, DraftStatus, Plan, RunStatus, StepStatus } from '../db/schema.ts';
+import type { DraftGrounding } from './drafts.ts';
 import { AppError, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
 import { RUN_EVENTS_CHANNEL } from './run-events.ts';
@@ -42,6 +43,10 @@ export interface EmailDraft {
   body: string;
   to: string | null;
   version: number;
+  // Versions and editing (src/domain/drafts.ts).
+  origin: DraftOrigin;
+  editedAt: string | null;
+  grounding: DraftGrounding | null;
   // Delivery (DESIGN §7).
   delivery: Delivery | null;
 }
@@ -70,6 +75,14 @@ export interface Run {
   batchId: string | null;
   steps: Step[];
   emailDraft: EmailDraft | null;
+  /** The newest reply found to the run's delivered e-mail (DESIGN §7), or null. */
+  reply: RunReply | null;
+}
+
+export interface RunReply {
+  receivedAt: string;
+  from: string | null;
+  snippet: string;
 }
 
 /** The first instant of the next calendar month in UTC. */
@@ -156,6 +169,7 @@ export function queuedRun(input: StartRunInput, now: Date, batchId: string | nul
       engine: null, model: null, promptVersion: null, durationMs: null, usage: null,
     })),
     emailDraft: null,
+    reply: null,
   };
 }
 
@@ -204,6 +218,7 @@ interface RunRow {
   batch_id: string | null;
   steps: Step[];
   email_draft: EmailDraft | null;
+  reply: RunReply | null;
 }
 
 // One query per run: PostgreSQL assembles the steps and the current draft of run `r` as JSON.
@@ -217,6 +232,13 @@ const STEPS_JSON = sql`
         'totalTokens', coalesce(s.input_tokens, 0) + coalesce(s.output_tokens, 0)) END)
     ORDER BY s.position)
    FROM run_steps s WHERE s.run_id = r.id)`;
+// The grounding verdict of draft `d`, as groundingOf (src/domain/drafts.ts) shows it.
+const DRAFT_GROUNDING_JSON = sql`
+  CASE WHEN jsonb_typeof(d.grounding) = 'object' THEN json_build_object(
+    'verdict', CASE WHEN d.grounding->'grounded' = 'true'::jsonb THEN 'grounded' ELSE 'unsupported' END,
+    'unsupported', CASE WHEN jsonb_typeof(d.grounding->'unsupported') = 'array'
+      THEN (SELECT coalesce(json_agg(u #>> '{}'), '[]'::json) FROM jsonb_array_elements(d.grounding->'unsupported') u WHERE jsonb_typeof(u) = 'string')
+      ELSE '[]'::json END) END`;
 // Delivery (DESIGN §7): the draft's delivery, or null.
 const DELIVERY_JSON = sql`
   (SELECT json_build_object('method', e.method, 'status', e.status, 'messageId', e.message_id, 'attempts', e.attempts,
@@ -224,14 +246,20 @@ const DELIVERY_JSON = sql`
    FROM email_deliveries e WHERE e.draft_id = d.id)`;
 const DRAFT_JSON = sql`
   (SELECT json_build_object('id', d.id, 'status', d.status, 'subject', d.subject, 'body', d.body, 'to', d.to_address, 'version', d.version,
-      'delivery', ${DELIVERY_JSON})
+     'origin', d.origin, 'editedAt', leadrun_iso(d.edited_at), 'grounding', ${DRAFT_GROUNDING_JSON},
+     'delivery', ${DELIVERY_JSON})
    FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1)`;
+// The run's newest reply (src/mail/replies.ts).
+const REPLY_JSON = sql`
+  (SELECT json_build_object('receivedAt', leadrun_iso(p.received_at), 'from', p.from_address, 'snippet', p.snippet)
+   FROM email_replies p WHERE p.run_id = r.id AND p.workspace_id = r.workspace_id ORDER BY p.received_at DESC, p.id DESC LIMIT 1)`;
 const RUN_COLUMNS = sql`
   r.id, r.status, r.lead_id, r.call_id, r.trace_id, r.error, r.tokens_used, r.batch_id,
   leadrun_iso(r.started_at) AS started_at,
   leadrun_iso(r.completed_at) AS completed_at,
   ${STEPS_JSON} AS steps,
-  ${DRAFT_JSON} AS email_draft`;
+  ${DRAFT_JSON} AS email_draft,
+  ${REPLY_JSON} AS reply`;
 
 function toRun(row: RunRow): Run {
   return {
@@ -247,6 +275,7 @@ function toRun(row: RunRow): Run {
     batchId: row.batch_id,
     steps: row.steps,
     emailDraft: row.email_draft,
+    reply: row.reply,
   };
 }
 
@@ -267,7 +296,8 @@ export async function getRunJson(db: Kysely<DB>, workspaceId: string, runId: str
     ${prepare}SELECT r.id, r.trace_id, json_build_object(
       'id', r.id, 'status', r.status, 'leadId', r.lead_id, 'callId', r.call_id,
       'startedAt', leadrun_iso(r.started_at), 'completedAt', leadrun_iso(r.completed_at), 'error', r.error,
-      'tokensUsed', r.tokens_used, 'batchId', r.batch_id, 'steps', ${STEPS_JSON}, 'emailDraft', ${DRAFT_JSON})::text AS json
+      'tokensUsed', r.tokens_used, 'batchId', r.batch_id, 'steps', ${STEPS_JSON}, 'emailDraft', ${DRAFT_JSON},
+      'reply', ${REPLY_JSON})::text AS json
     FROM runs r WHERE r.workspace_id = ${workspaceId} AND r.id = ${runId}`.execute(db);
   const row = result.rows[0];
   return row ? { json: row.json, id: row.id, traceId: row.trace_id } : null;

@@ -123,18 +123,58 @@ function isUnionNoise(issue: ValidationIssue): boolean {
 export function fieldErrorsOf(issues: ReadonlyArray<ValidationIssue>, whole: string): FieldError[] {
   // A nullable field's wrong value fails both branches of its union: "must be null" and "must match a schema in
   // anyOf" say nothing the other branch's error does not, and are left out when it is there.
-  const explained = new Set(issues.filter((issue) => !isUnionNoise(issue)).map((issue) => issue.instancePath));
-  return issues.filter((issue) => !(isUnionNoise(issue) && explained.has(issue.instancePath))).map((issue) => {
+  // A nullable object's wrong field explains the noise about the object itself too.
+  const explained = issues.filter((issue) => !isUnionNoise(issue)).map((issue) => issue.instancePath);
+  const isExplained = (path: string) => explained.some((p) => p === path || p.startsWith(`${path}/`));
+  return issues.filter((issue) => !(isUnionNoise(issue) && isExplained(issue.instancePath))).map((issue) => {
     const params = issue.params as Record<string, unknown>;
     const path = fieldPath(issue.instancePath);
     if (issue.keyword === 'required') return { field: [path, params.missingProperty].filter(Boolean).join('.'), message: 'is required' };
     if (issue.keyword === 'additionalProperties') {
       return { field: [path, params.additionalProperty].filter(Boolean).join('.'), message: 'is not a known field' };
     }
-    const field = path || whole;
-    if (issue.keyword === 'enum') return { field, message: `must be one of ${(params.allowedValues as unknown[]).join(', ')}` };
-    return { field, message: issue.message ?? 'is invalid' };
+    return { field: path || whole, message: issueMessage(issue.keyword, params, issue.message) };
   });
+}
+
+const FORMATS: Record<string, string> = {
+  email: 'must be an e-mail address',
+  uri: 'must be an absolute URL',
+  uuid: 'must be a UUID',
+  'date-time': 'must be a date and time such as 2026-03-01T09:30:00Z',
+};
+
+const TYPES: Record<string, string> = {
+  string: 'must be text', integer: 'must be a whole number', number: 'must be a number', boolean: 'must be true or false',
+  object: 'must be an object', array: 'must be a list', null: 'must be null',
+};
+
+/** A pattern a schema uses says in words what it wants; any other pattern is named as it is. */
+const PATTERNS: Record<string, string> = {
+  '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]': 'must be an http or https URL',
+};
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** Ajv's issue in words a person reads on a form, a CLI or an import report: `must be at most 200 characters`. */
+function issueMessage(keyword: string, params: Record<string, unknown>, fallback: string | undefined): string {
+  const limit = Number(params.limit);
+  switch (keyword) {
+    case 'enum': return `must be one of ${(params.allowedValues as unknown[]).join(', ')}`;
+    case 'format': return FORMATS[String(params.format)] ?? `must be a valid ${String(params.format)}`;
+    case 'type': return TYPES[String(params.type)] ?? fallback ?? 'is invalid';
+    case 'pattern': return PATTERNS[String(params.pattern)] ?? `must match the pattern ${String(params.pattern)}`;
+    case 'maxLength': return `must be at most ${plural(limit, 'character')}`;
+    case 'minLength': return limit === 1 ? 'must not be empty' : `must be at least ${plural(limit, 'character')}`;
+    case 'maxItems': return `must have at most ${plural(limit, 'item')}`;
+    case 'minItems': return limit === 1 ? 'must not be empty' : `must have at least ${plural(limit, 'item')}`;
+    case 'maximum': return `must be at most ${limit}`;
+    case 'minimum': return `must be at least ${limit}`;
+    case 'exclusiveMaximum': return `must be less than ${limit}`;
+    case 'exclusiveMinimum': return `must be more than ${limit}`;
+    case 'minProperties': return 'must not be empty';
+    default: return fallback ?? 'is invalid';
+  }
 }
 
 /** How many field errors the `detail` of a validation problem spells out; `errors` lists more. */

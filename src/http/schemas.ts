@@ -5,6 +5,8 @@ import { AnalysisOutput, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutpu
 import { LEAD_STATUSES, SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../domain/leads.ts';
 import { IMPORT_FIELDS, IMPORT_LISTED_ERRORS, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS } from '../domain/lead-import-format.ts';
 import { RUN_STATUSES } from '../domain/runs.ts';
+import { DRAFT_ORIGINS, DRAFT_STATUSES } from '../domain/drafts.ts';
+import { BODY_MAX, SUBJECT_MAX } from '../agent/grounding.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Timestamp = (description?: string) =>
@@ -185,6 +187,18 @@ export const Delivery = Type.Object({
   error: Nullable(Type.String({ description: 'Why the last attempt failed, in the mail server\'s words where it gave some.' })),
 });
 
+export const DraftOrigin = Type.Enum(DRAFT_ORIGINS, {
+  description: '`generated`: WRITER\'s first draft; `regenerated`: WRITER\'s draft after a rejection with feedback; `edited`: a person\'s edit.',
+});
+
+export const DraftGrounding = Type.Object({
+  verdict: Type.Enum(['grounded', 'unsupported'], {
+    description: '`grounded`: every specific claim (figure, amount, year, name) is found in the call, the research or the lead; '
+      + '`unsupported`: some are not.',
+  }),
+  unsupported: Type.Array(Type.String(), { description: 'Each unsupported claim with the sentence it is in.' }),
+}, { description: "The grounding check of this version's own text (DESIGN §3); null when it was not checked." });
+
 export const EmailDraft = Type.Object({
   id: Id('Identifier of the draft.'),
   status: Type.Enum(['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'], {
@@ -193,12 +207,56 @@ export const EmailDraft = Type.Object({
   subject: Type.String(),
   body: Type.String(),
   to: Nullable(Type.String({ description: "The lead's e-mail address, when known." })),
-  version: Type.Integer({ description: 'Starts at 1; a regenerated draft is the next version.' }),
+  version: Type.Integer({ description: 'Starts at 1; a regenerated or edited draft is the next version.' }),
+  // Versions and editing (DESIGN §7).
+  origin: DraftOrigin,
+  editedAt: Nullable(Timestamp('When a person wrote this version by editing the one before; null for a version WRITER wrote.')),
+  grounding: Nullable(DraftGrounding),
   // Delivery (DESIGN §7).
   delivery: Nullable(Delivery),
 });
 
+/** One version of a run's draft, as GET /api/v1/runs/{id}/drafts lists them. */
+export const DraftVersion = Type.Object({
+  id: Id('Identifier of this version.'),
+  version: Type.Integer({ minimum: 1, description: '1, 2, 3…: the order in which the versions were made.' }),
+  origin: DraftOrigin,
+  status: Type.Enum(DRAFT_STATUSES, { description: 'DRAFT for the version under review; a version an edit replaced is SUPERSEDED.' }),
+  subject: Type.String(),
+  body: Type.String(),
+  to: Nullable(Type.String()),
+  createdAt: Timestamp('When this version was made.'),
+  editedAt: Nullable(Timestamp('For an edited version: when the edit was saved.')),
+  editedBy: Nullable(Type.Object({
+    type: Type.Enum(['user', 'key'], { description: 'A person in the web UI, or an API key.' }),
+    id: Id('The user or the API key.'),
+    name: Nullable(Type.String({ description: "The user's or key's name." })),
+  }, { description: 'For an edited version: who edited it.' })),
+  feedback: Nullable(Type.String({ description: "The reviewer's feedback when they rejected this version." })),
+  grounding: Nullable(DraftGrounding),
+}, { $id: 'DraftVersion' });
+
+/** PATCH /api/v1/runs/{id}/draft: the fields to change; the others are copied from the version being edited. */
+export const DraftEdit = Type.Object({
+  // Linear patterns only (DESIGN §10): no control characters in a subject line, none but tab and line breaks in a body.
+  // A subject or body of white space alone is refused by the domain.
+  subject: Type.Optional(Type.String({
+    minLength: 1, maxLength: SUBJECT_MAX, pattern: '^[^\\x00-\\x1f\\x7f]*$', description: `The subject line: 1 to ${SUBJECT_MAX} characters, one line.`,
+  })),
+  body: Type.Optional(Type.String({
+    minLength: 1, maxLength: BODY_MAX, pattern: '^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$',
+    description: `The plain-text body: 1 to ${BODY_MAX} characters; line breaks and tabs are the only control characters allowed.`,
+  })),
+  to: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254, description: 'The recipient; null leaves the draft without one.' }))),
+}, { additionalProperties: false, minProperties: 1 });
+
 export const RunStatus = Type.Enum(RUN_STATUSES);
+
+export const RunReply = Type.Object({
+  receivedAt: Timestamp('When the reply was sent (its Date header, never later than when it was found).'),
+  from: Nullable(Type.String({ description: 'Who replied, as "Name <address>" or the address alone.' })),
+  snippet: Type.String({ description: 'The start of what the reply says, without the quoted e-mail: at most 300 characters.' }),
+}, { description: "The newest reply found in the sender's inbox to the run's delivered e-mail; null until there is one." });
 
 export const Run = Type.Object({
   id: Id('Identifier of the run.'),
@@ -213,6 +271,7 @@ export const Run = Type.Object({
   batchId: Nullable(Id('The batch the run was started in (POST /api/v1/runs/batch); null for a run started on its own.')),
   steps: Type.Array(Step, { description: 'Always four, in the order RESEARCH, ANALYSIS, STRATEGY, WRITER.' }),
   emailDraft: Nullable(EmailDraft),
+  reply: Nullable(RunReply),
 }, { $id: 'Run' });
 
 export const RunCreate = Type.Object({

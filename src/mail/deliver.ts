@@ -135,7 +135,7 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
           // `mailbox`: saved as a draft in the sender's own mailbox (IMAP APPEND to Drafts, \Draft), sent from their client.
           if (!transport.imap) throw new SmtpFailure('No IMAP mailbox is set up (Settings / E-mail).', true);
           ({ response } = await appendDraft(transport.imap, raw, delivery.message_id, {
-            allowPrivateHosts: ctx.config.allowPrivateHosts, signal: ctx.signal,
+            allowPrivateHosts: ctx.config.allowPrivateHosts, signal: ctx.signal, ...(options.extraCa ? { ca: options.extraCa } : {}),
           }));
         }
       } catch (error) {

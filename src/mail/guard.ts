@@ -5,7 +5,16 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { disallowedAddressReason } from '../agent/website.ts';
 
-export class MailHostRefused extends Error {}
+export class MailHostRefused extends Error {
+  /** True when the name did not resolve: nothing is known of where it points, which is not a refusal of it. */
+  readonly unresolved: boolean;
+
+  constructor(message: string, options: { unresolved?: boolean } = {}) {
+    super(message);
+    this.name = 'MailHostRefused';
+    this.unresolved = options.unresolved ?? false;
+  }
+}
 
 /** The address to dial for `host`, or MailHostRefused saying why not, in words fit for an admin. */
 export async function resolveMailHost(host: string, allowPrivateHosts: boolean): Promise<string> {
@@ -16,10 +25,10 @@ export async function resolveMailHost(host: string, allowPrivateHosts: boolean):
     try {
       addresses = (await lookup(name, { all: true, verbatim: true })).map((a) => a.address);
     } catch {
-      throw new MailHostRefused(`Could not resolve ${name}.`);
+      throw new MailHostRefused(`Could not resolve ${name}.`, { unresolved: true });
     }
   }
-  if (addresses.length === 0) throw new MailHostRefused(`${name} has no address to connect to.`);
+  if (addresses.length === 0) throw new MailHostRefused(`${name} has no address to connect to.`, { unresolved: true });
   if (!allowPrivateHosts) {
     for (const address of addresses) {
       const reason = disallowedAddressReason(address);

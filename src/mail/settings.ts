@@ -5,6 +5,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DB, MailSettingsTable, TlsMode } from '../db/schema.ts';
+import { AppError } from '../domain/errors.ts';
 import type { SecretBox } from './secrets.ts';
 
 export type DeliverMethod = 'send' | 'mailbox' | 'none';
@@ -89,11 +90,39 @@ export function smtpFromUrl(smtpUrl: string): SmtpSettings {
   };
 }
 
+/**
+ * A stored password that does not open: sealed under another key (SECRETS_KEY changed, or DATA_DIR/secrets.key lost)
+ * or for another workspace or field (a row copied by hand). Nothing can be sent with it until an admin saves the
+ * password again; it is the admin's to fix, so it answers 409, never 500.
+ */
+export class MailSettingsUnreadable extends AppError {
+  readonly field: 'smtp.password' | 'imap.password';
+
+  constructor(field: 'smtp.password' | 'imap.password') {
+    const which = field === 'smtp.password' ? 'SMTP' : 'IMAP';
+    super('invalid_state', `The mail settings are unreadable: the stored ${which} password cannot be decrypted with this installation's `
+      + `key (was SECRETS_KEY changed?). Save the password again in Settings / E-mail.`, { errors: [{ field, message: 'cannot be decrypted; save it again' }] });
+    this.name = 'MailSettingsUnreadable';
+    this.field = field;
+  }
+}
+
+function openPassword(box: SecretBox, sealed: string, workspaceId: string, field: 'smtp_password' | 'imap_password'): string {
+  try {
+    return box.open(sealed, passwordContext(workspaceId, field));
+  } catch {
+    throw new MailSettingsUnreadable(field === 'smtp_password' ? 'smtp.password' : 'imap.password');
+  }
+}
+
 async function readRow(db: Kysely<DB>, workspaceId: string): Promise<Selectable<MailSettingsTable> | undefined> {
   return db.selectFrom('mail_settings').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
 }
 
-/** The transport a workspace's deliveries use: its own settings, then the installation's. */
+/**
+ * The transport a workspace's deliveries use: its own settings, then the installation's. Throws
+ * MailSettingsUnreadable when a stored password does not open.
+ */
 export async function loadMailTransport(
   db: Kysely<DB>, workspaceId: string, box: SecretBox, config: Pick<Config, 'smtpUrl' | 'mailFrom'>,
 ): Promise<MailTransport> {
@@ -103,7 +132,7 @@ export async function loadMailTransport(
   if (row?.smtp_host && row.smtp_port && row.smtp_security) {
     smtp = {
       host: row.smtp_host, port: row.smtp_port, security: row.smtp_security, user: row.smtp_user,
-      password: row.smtp_password === null ? null : box.open(row.smtp_password, passwordContext(workspaceId, 'smtp_password')),
+      password: row.smtp_password === null ? null : openPassword(box, row.smtp_password, workspaceId, 'smtp_password'),
     };
     smtpSource = 'workspace';
   } else if (config.smtpUrl) {
@@ -113,7 +142,7 @@ export async function loadMailTransport(
   const imap: ImapSettings | null = row?.imap_host && row.imap_port && row.imap_security && row.imap_user && row.imap_password
     ? {
       host: row.imap_host, port: row.imap_port, security: row.imap_security, user: row.imap_user,
-      password: box.open(row.imap_password, passwordContext(workspaceId, 'imap_password')),
+      password: openPassword(box, row.imap_password, workspaceId, 'imap_password'),
       draftsFolder: row.imap_drafts_folder ?? DEFAULT_DRAFTS_FOLDER,
     }
     : null;
@@ -149,14 +178,16 @@ export async function getMailSettingsView(
 
 /**
  * Writes a change to the settings (validated by the caller's schema). Call inside a transaction: the row is read
- * for update so that a password left out keeps the stored ciphertext.
+ * for update so that a password left out keeps the stored ciphertext. `box` may be given as a function, called only
+ * when a password is sealed: a change without one then needs no key.
  */
 export async function saveMailSettings(
-  trx: Kysely<DB>, workspaceId: string, input: MailSettingsInput, box: SecretBox, userId: string | null, clock: Clock,
+  trx: Kysely<DB>, workspaceId: string, input: MailSettingsInput, box: SecretBox | (() => SecretBox), userId: string | null, clock: Clock,
 ): Promise<void> {
   const current = await trx.selectFrom('mail_settings').selectAll().where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
   const seal = (password: string | null | undefined, field: 'smtp_password' | 'imap_password'): string | null =>
-    password === undefined ? current?.[field] ?? null : password === null || password === '' ? null : box.seal(password, passwordContext(workspaceId, field));
+    password === undefined ? current?.[field] ?? null : password === null || password === ''
+      ? null : (typeof box === 'function' ? box() : box).seal(password, passwordContext(workspaceId, field));
   const row: Selectable<MailSettingsTable> = {
     workspace_id: workspaceId,
     from_name: input.fromName !== undefined ? input.fromName : current?.from_name ?? null,

@@ -99,28 +99,46 @@ export interface StoredStep {
 }
 
 /**
- * What a worker needs to work a claimed run, in one round trip: the lead, the call, the sender and the steps. Null
- * when the run's lead or call has been erased since the claim (src/domain/erasure.ts), and with it the run.
+ * What a worker needs to work a claimed run, in one round trip: the lead, the call, the sender, the draft a
+ * regeneration replaces and the steps. Null when the run's lead or call has been erased since the claim
+ * (src/domain/erasure.ts), and with it the run.
+ *
+ * The sender is the person who started the run (from the UI), else the workspace's admin (a run started through
+ * the API has no person), each with their sender name (or their name) and signature; a person who has been removed
+ * signs nothing. With no person, the workspace's configured sender name (Settings / E-mail) signs.
  */
 export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ context: RunContext; steps: StoredStep[] } | null> {
   const { rows: [row] } = await sql<{
     lead_id: string; lead_name: string; email: string | null; company_name: string | null; company_website: string | null;
-    call_id: string; title: string | null; transcript: string; occurred_at: Date | null; sender_name: string | null; steps: StoredStep[];
+    call_id: string; title: string | null; transcript: string; occurred_at: Date | null;
+    sender: { name: string | null; signature: string | null } | null; from_name: string | null;
+    previous_draft: { version: number; subject: string; body: string } | null; steps: StoredStep[];
   }>`
     ${prepare}SELECT l.id AS lead_id, l.name AS lead_name, l.email, l.company_name, l.company_website,
            c.id AS call_id, c.title, c.transcript, c.occurred_at,
-           (SELECT u.name FROM users u WHERE u.id = ${run.createdByUserId}) AS sender_name,
+           (SELECT json_build_object('name', coalesce(nullif(trim(u.sender_name), ''), nullif(trim(u.name), '')), 'signature', nullif(trim(u.signature), ''))
+            FROM users u, workspaces w
+            WHERE w.id = ${run.workspaceId} AND u.removed_at IS NULL
+              AND (u.id = ${run.createdByUserId}::uuid OR u.id = w.admin_user_id)
+            ORDER BY CASE WHEN u.id = ${run.createdByUserId}::uuid THEN 0 ELSE 1 END
+            LIMIT 1) AS sender,
+           (SELECT nullif(trim(m.from_name), '') FROM mail_settings m WHERE m.workspace_id = ${run.workspaceId}) AS from_name,
+           (SELECT json_build_object('version', d.version, 'subject', d.subject, 'body', d.body)
+            FROM email_drafts d WHERE d.run_id = ${run.id} ORDER BY d.version DESC LIMIT 1) AS previous_draft,
            (SELECT json_agg(json_build_object('node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts) ORDER BY s.position)
             FROM run_steps s WHERE s.run_id = ${run.id}) AS steps
     FROM leads l, calls c
     WHERE l.id = ${run.leadId} AND l.workspace_id = ${run.workspaceId} AND c.id = ${run.callId} AND c.workspace_id = ${run.workspaceId}`.execute(db);
   if (!row) return null;
+  const sender = { name: row.sender?.name ?? row.from_name, signature: row.sender?.signature ?? null };
   return {
     context: {
       runId: run.id,
       lead: { id: row.lead_id, name: row.lead_name, email: row.email, companyName: row.company_name, companyWebsite: row.company_website },
       call: { id: row.call_id, title: row.title, transcript: row.transcript, occurredAt: row.occurred_at },
-      senderName: row.sender_name,
+      senderName: sender.name,
+      sender,
+      previousDraft: row.previous_draft,
     },
     steps: row.steps ?? [],
   };
@@ -176,7 +194,7 @@ export async function completeStep(
   result: { output: object; promptVersion: string } & AttemptCost,
   attempt: number,
   now: Date,
-  draft?: { subject: string; body: string; to: string | null },
+  draft?: { subject: string; body: string; to: string | null; grounding?: object | null },
 ): Promise<void> {
   const tokens = result.usage && result.usage.totalTokens > 0 ? result.usage.totalTokens : 0;
   const durationMs = Math.round(result.durationMs);
@@ -195,11 +213,12 @@ export async function completeStep(
         updated_at = ${now}::timestamptz, error = NULL, lease_owner = NULL, lease_expires_at = NULL, feedback = NULL
       WHERE id = ${job.runId} AND EXISTS (SELECT 1 FROM done)
       RETURNING id)`);
+    // The first version is `generated`; a later WRITER result (after a rejection with feedback) `regenerated`.
     ctes.push(sql`draft AS (
-      INSERT INTO email_drafts (id, workspace_id, run_id, version, status, to_address, subject, body, created_at)
-      SELECT ${randomUUID()}, ${job.workspaceId}, ${job.runId},
-             coalesce((SELECT max(version) FROM email_drafts WHERE run_id = ${job.runId}), 0) + 1,
-             'DRAFT', ${draft.to}, ${draft.subject}, ${draft.body}, ${now}::timestamptz
+      INSERT INTO email_drafts (id, workspace_id, run_id, version, origin, status, to_address, subject, body, created_at, grounding)
+      SELECT ${randomUUID()}, ${job.workspaceId}, ${job.runId}, v.version, CASE WHEN v.version > 1 THEN 'regenerated' ELSE 'generated' END,
+             'DRAFT', ${draft.to}, ${draft.subject}, ${draft.body}, ${now}::timestamptz, ${draft.grounding ? JSON.stringify(draft.grounding) : null}::jsonb
+      FROM (SELECT coalesce(max(version), 0) + 1 AS version FROM email_drafts WHERE run_id = ${job.runId}) v
       WHERE EXISTS (SELECT 1 FROM done))`);
   } else if (tokens > 0) {
     ctes.push(sql`spent AS (

@@ -221,9 +221,8 @@ export class Worker {
       }
       const spent = cost(result.usage, result.model);
       tokensUsed += spent.usage?.totalTokens ?? 0;
-      const draft = step.node === 'WRITER'
-        ? { subject: (result.output as WriterOutput).subject, body: (result.output as WriterOutput).body, to: ctx.lead.email }
-        : undefined;
+      const writer = step.node === 'WRITER' ? result.output as WriterOutput : null;
+      const draft = writer ? { subject: writer.subject, body: writer.body, to: ctx.lead.email, grounding: writer.grounding ?? null } : undefined;
       await completeStep(this.#db, job, step.node, { output: result.output, promptVersion: result.promptVersion, ...spent }, attempt, clock.now(), draft);
       step.remember(ctx, result.output);
       metrics?.stepsFinished.inc({ node: step.node, outcome: 'completed' });

@@ -99,7 +99,7 @@ describe('model engine: a full sequence', () => {
     const analysis = await model.analyse(ctx);
     assert.deepEqual(analysis.output, { ...ANALYSIS, engine: 'model' });
     assert.equal(analysis.model, 'test-model-2025-01', 'the model id the endpoint answered with');
-    assert.equal(analysis.promptVersion, 'analysis-v1');
+    assert.equal(analysis.promptVersion, 'analysis-v2');
     assert.deepEqual(analysis.usage, { inputTokens: 812, outputTokens: 95, totalTokens: 907 });
 
     const strategy = await model.strategise({ ...ctx, analysis: analysis.output });
@@ -110,7 +110,7 @@ describe('model engine: a full sequence', () => {
     const draft = await model.write({ ...ctx, analysis: analysis.output, strategy: strategy.output });
     assert.deepEqual(draft.output, { ...DRAFT, engine: 'model' });
     assert.equal(draft.model, 'test-model');
-    assert.equal(draft.promptVersion, 'writer-v1');
+    assert.equal(draft.promptVersion, 'writer-v2');
     assert.deepEqual(draft.usage, { inputTokens: 900, outputTokens: 150, totalTokens: 1050 });
 
     assert.equal(server.requests.length, 3);
@@ -126,7 +126,13 @@ describe('model engine: a full sequence', () => {
       assert.ok(!('engine' in schema.properties), 'the model is not asked for the engine');
       assert.deepEqual(schema.required, Object.keys(schema.properties));
     }
-    assert.deepEqual(Object.keys(a!.body.response_format.json_schema.schema.properties), ['painPoints', 'objections', 'buyingSignals', 'nextSteps', 'sentiment']);
+    assert.deepEqual(Object.keys(a!.body.response_format.json_schema.schema.properties), ['painPoints', 'objections', 'buyingSignals', 'nextSteps', 'sentiment', 'facts']);
+    // The facts of the call, asked for as strictly as the rest: every field required, nothing else allowed.
+    const facts = a!.body.response_format.json_schema.schema.properties.facts;
+    assert.deepEqual(facts.required, ['figures', 'dates', 'people', 'tools', 'budgetAndTiming', 'commitments']);
+    assert.equal(facts.additionalProperties, false);
+    assert.deepEqual(facts.properties.people.items.required, ['name', 'role', 'side']);
+    assert.deepEqual(facts.properties.people.items.properties.side.enum, ['prospect', 'rep']);
     assert.deepEqual(a!.body.response_format.json_schema.schema.properties.sentiment.enum, ['positive', 'neutral', 'negative']);
     assert.deepEqual(Object.keys(w!.body.response_format.json_schema.schema.properties), ['subject', 'body']);
 
@@ -146,6 +152,48 @@ describe('model engine: a full sequence', () => {
     for (const fact of RESEARCH.facts) assert.ok(user.includes(fact.text), fact.text);
     assert.match(user, /<feedback>\nMake it shorter and do not mention pricing\.\n<\/feedback>/);
     assert.match(user, /Angle: Lead with the 15 hours a week/);
+  });
+
+  it('gives the writer the facts of the call, the sender’s signature, the feedback as instructions and the draft it replaces', async () => {
+    server.reply(chat(DRAFT));
+    const facts = {
+      figures: [{ value: '15 hours', about: 'My reps spend about 15 hours a week copying call notes into Salesforce.' }],
+      dates: ['by the end of September'],
+      people: [{ name: 'Tom', role: 'CFO', side: 'prospect' as const }],
+      tools: ['Salesforce'],
+      budgetAndTiming: ['We have budget approved for Q3.'],
+      commitments: ['I’ll put together a pilot plan by Friday'],
+    };
+    const base = context();
+    await engine().write({
+      ...base,
+      analysis: { ...base.analysis, facts },
+      sender: { name: 'Grace Hopper', signature: 'Grace Hopper\nHead of Sales' },
+      feedback: 'Keep it under 100 words and more formal.',
+      previousDraft: { version: 1, subject: 'Kestrel Logistics: call notes', body: 'Hi Ada,\n\nThe first version.\n\nBest regards,\nGrace Hopper' },
+    });
+    const system = messageText(server.requests[0]!, 'system');
+    const user = messageText(server.requests[0]!, 'user');
+    assert.match(system, /Carry the facts of the call/);
+    assert.match(system, /Deliver on every promise the salesperson made/);
+    assert.match(system, /Never quote or paraphrase the feedback/);
+    assert.match(system, /a word limit, counted over the whole body including the greeting and sign-off, is a hard limit/);
+    assert.match(user, /Facts of the call:/);
+    assert.match(user, /- 15 hours: “My reps spend about 15 hours a week/);
+    assert.match(user, /- Tom, CFO \(the prospect’s side\)/);
+    assert.match(user, /Tools and systems in use:\n- Salesforce/);
+    assert.match(user, /Budget and timing:\n- We have budget approved for Q3\./);
+    assert.match(user, /What the salesperson promised:\n- I’ll put together a pilot plan by Friday/);
+    assert.match(user, /<signature>\nGrace Hopper\nHead of Sales\n<\/signature>/);
+    assert.match(user, /Sign off with the signature above\./);
+    assert.match(user, /instructions for the new version: follow them, do not quote them:\n<feedback>\nKeep it under 100 words and more formal\.\n<\/feedback>/);
+    assert.match(user, /<previous_draft>\nSubject: Kestrel Logistics: call notes\n\nHi Ada,\n\nThe first version\./);
+
+    // Without feedback, a regeneration asks for a different version.
+    server.reply(chat(DRAFT));
+    await engine().write({ ...base, previousDraft: { version: 2, subject: 'S', body: 'B' } });
+    assert.match(messageText(server.requests[1]!, 'user'), /no instructions: write a clearly different version/);
+    assert.doesNotMatch(messageText(server.requests[1]!, 'user'), /<feedback>/);
   });
 
   it('keeps a fact-free prompt honest when the website could not be read, and sends no key when there is none', async () => {

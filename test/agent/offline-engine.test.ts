@@ -180,7 +180,7 @@ describe('offline engine: write', () => {
     assert.match(draft.body, /Kestrel Logistics/);
     assert.match(draft.body, /15 hours a week copying call notes into Salesforce/);
     assert.match(draft.body, /two-week pilot/);
-    assert.ok(draft.body.endsWith('Best,\nGrace Hopper'));
+    assert.ok(draft.body.endsWith('Best regards,\nGrace Hopper'));
     assert.doesNotMatch(draft.body, /undefined|null|\[object|\{|\}/);
   });
 
@@ -207,7 +207,7 @@ describe('offline engine: write', () => {
 
   it('ends without a name when there is no sender', async () => {
     const { draft } = await pipeline(context({ senderName: null }));
-    assert.ok(draft.body.endsWith('\n\nBest,'));
+    assert.ok(draft.body.endsWith('\n\nBest regards,'));
   });
 
   it('is deterministic', async () => {
@@ -236,7 +236,7 @@ describe('offline engine: write', () => {
 
     it('mentions what it is asked to mention', async () => {
       const { draft } = await pipeline(context(), 'Mention our SOC 2 report.');
-      assert.match(draft.body, /I also wanted to mention our SOC 2 report\./);
+      assert.match(draft.body, /As I said on the call: we can share our SOC 2 report\./);
     });
 
     it('leaves out what it is asked to leave out', async () => {

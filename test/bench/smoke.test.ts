@@ -56,7 +56,8 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
     assert.ok(search, 'the search workload is reported');
     assert.deepEqual(search.rows.map((r) => r.workload), [
       'GET /api/v1/leads?limit=50 (no q)', 'GET /api/v1/leads?limit=50&q= (one word)', 'GET /api/v1/leads?limit=50&q= (three words)',
-      'GET /api/v1/leads/count?q= (one word)',
+      'GET /api/v1/leads/count?q= (one word)', 'GET /api/v1/leads?limit=50&q= (one word, 2 connections)',
+      'GET /api/v1/leads?limit=50&q= (three words, 2 connections)',
     ]);
     for (const row of search.rows) {
       assert.equal(row.requests, 300, `${row.workload} made its 300 requests`);

@@ -4,6 +4,7 @@
 // while a run of it is in the pipeline, and (on PostgreSQL, where requests run at once) the races between erasure,
 // new runs and new calls end in a clean 404 or 409.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -158,6 +159,41 @@ for (const kind of BACKENDS) {
       const replay = await post({ leadId: other.id, callId: otherCall.id }, 'keep-run');
       assert.equal(replay.headers.get('idempotent-replayed'), 'true', "another lead's stored response is kept");
       assert.equal(replay.json.id, otherRun.id);
+    });
+
+    it("erases the replies found to a lead's e-mails with their deliveries, and keeps the inbox cursor and others' replies", async () => {
+      const worker = await t.startWorker({ fetchPage: async (url): Promise<FetchedPage> => ({ ok: false, url, status: null, error: 'no network in tests' }) });
+      const replied = async (name: string, email: string, words: string) => {
+        const lead = await createLead(t, key, { name, email });
+        const call = await createCall(t, key, lead.id);
+        const run = await waitForRun(t, key, (await startRun(t, key, lead.id, call.id)).id, (r) => r.status === 'AWAITING_APPROVAL');
+        const now = new Date();
+        const deliveryId = randomUUID();
+        await db(t).insertInto('email_deliveries').values({
+          id: deliveryId, workspace_id: A.id, run_id: run.id, draft_id: run.emailDraft.id, sender_user_id: null, method: 'send', status: 'DELIVERED',
+          message_id: `<${randomUUID()}@leadrun.test>`, attempts: 1, queued_at: now, delivered_at: now, error: null, response: '250 ok',
+        }).execute();
+        await db(t).insertInto('email_replies').values({
+          id: randomUUID(), workspace_id: A.id, delivery_id: deliveryId, run_id: run.id, message_id: `${randomUUID()}@mail.example`,
+          from_address: `${name} <${email}>`, subject: 'Re: our call', snippet: words, received_at: now, found_at: now,
+        }).execute();
+        await db(t).updateTable('leads').set({ last_reply_at: now }).where('id', '=', lead.id).execute();
+        return { lead, run };
+      };
+      const gone = await replied('Rhea Replier', 'rhea@reply-erased.example', 'Rhea says the Kestrel budget is signed.');
+      const kept = await replied('Kim Kept', 'kim@reply-kept.example', 'Kim agrees to the pilot.');
+      await worker.stop();
+      await db(t).insertInto('mailbox_cursors').values({ workspace_id: A.id, uid_validity: 7, last_uid: 42, checked_at: new Date(), error: null })
+        .onConflict((oc) => oc.column('workspace_id').doNothing()).execute();
+      assert.ok((await t.api('GET', `/api/v1/runs/${gone.run.id}`, { key })).json.data.reply, 'the run shows its reply before');
+      const keptBefore = (await t.api('GET', `/api/v1/runs/${kept.run.id}`, { key })).json;
+
+      assert.equal((await t.api('DELETE', `/api/v1/leads/${gone.lead.id}`, { key })).status, 204);
+      assert.deepEqual(await mentions(t, ['rhea@reply-erased.example', 'Kestrel budget', gone.run.id], tables.filter((n) => n !== 'audit_log')), []);
+      assert.deepEqual((await t.api('GET', `/api/v1/runs/${kept.run.id}`, { key })).json, keptBefore);
+      assert.equal(keptBefore.data.reply.snippet, 'Kim agrees to the pilot.');
+      const cursor = await db(t).selectFrom('mailbox_cursors').selectAll().where('workspace_id', '=', A.id).executeTakeFirst();
+      assert.equal(Number(cursor?.last_uid), 42, 'the inbox cursor stays');
     });
 
     it("answers 404 for an unknown, malformed, already erased or another workspace's lead, and erases nothing", async () => {

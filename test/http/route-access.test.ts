@@ -40,6 +40,7 @@ function bodyFor(route: RouteEntry, r: Resources): unknown {
     case 'POST /api/v1/leads/:leadId/calls': return { transcript: 'Mallory: hello' };
     case 'POST /api/v1/runs': return { leadId: r.lead.id, callId: r.call.id };
     case 'POST /api/v1/runs/batch': return { runs: [{ leadId: r.lead.id, callId: r.call.id }] };
+    case 'PATCH /api/v1/runs/:id/draft': return { subject: 'Mallory' };
     default: return {};
   }
 }
@@ -122,6 +123,9 @@ for (const kind of BACKENDS) {
       assert.equal(scopeOf('GET', '/api/v1/leads/export'), 'leads:read');
       assert.equal(scopeOf('DELETE', '/api/v1/leads/:id'), 'leads:write');
       assert.equal(scopeOf('DELETE', '/api/v1/leads/:leadId/calls/:id'), 'leads:write');
+      // DESIGN §7: editing a draft, and its versions.
+      assert.equal(scopeOf('PATCH', '/api/v1/runs/:id/draft'), 'runs:write');
+      assert.equal(scopeOf('GET', '/api/v1/runs/:id/drafts'), 'runs:read');
       for (const route of routes.filter((r) => r.url.startsWith('/api/v1/runs/') && r.method === 'POST')) {
         assert.equal(route.scope, 'runs:write', `${label(route)}: run transitions need runs:write`);
       }

@@ -11,7 +11,7 @@ import {
   assertInvalid, assertProblem, countRows, createCall, createLead, db, ISO_MS, newestFirst, nextLink, startRun, STEP_ORDER, UUID, walkPages,
 } from './support.ts';
 
-const RUN_FIELDS = ['batchId', 'callId', 'completedAt', 'emailDraft', 'error', 'id', 'leadId', 'startedAt', 'status', 'steps', 'tokensUsed', 'traceUrl'];
+const RUN_FIELDS = ['batchId', 'callId', 'completedAt', 'emailDraft', 'error', 'id', 'leadId', 'reply', 'startedAt', 'status', 'steps', 'tokensUsed', 'traceUrl'];
 const STEP_FIELDS = ['attempts', 'completedAt', 'durationMs', 'engine', 'error', 'model', 'node', 'output', 'promptVersion', 'startedAt', 'status', 'usage'];
 const TERMINAL = ['AWAITING_APPROVAL', 'FAILED', 'CANCELLED', 'COMPLETED', 'REJECTED'];
 
@@ -43,6 +43,7 @@ function assertQueuedRun(run: any, leadId: string, callId: string): void {
   assert.equal(run.callId, callId);
   assert.match(run.startedAt, ISO_MS);
   assert.equal(run.completedAt, null);
+  assert.equal(run.reply, null, 'no reply before an e-mail is sent');
   assert.equal(run.emailDraft, null);
   assert.deepEqual(run.steps.map((s: any) => s.node), STEP_ORDER);
   for (const step of run.steps) {
@@ -267,7 +268,7 @@ for (const kind of BACKENDS) {
         assert.ok(writer.subject.trim().length > 0 && writer.body.trim().length > 0);
 
         const draft = run.emailDraft;
-        assert.deepEqual(Object.keys(draft).sort(), ['body', 'delivery', 'id', 'status', 'subject', 'to', 'version']);
+        assert.deepEqual(Object.keys(draft).sort(), ['body', 'delivery', 'editedAt', 'grounding', 'id', 'origin', 'status', 'subject', 'to', 'version']);
         assert.equal(draft.delivery, null, 'no delivery before approval');
         assert.match(draft.id, UUID);
         assert.equal(draft.status, 'DRAFT');

@@ -24,7 +24,7 @@ export const PUBLIC_ROUTES: ReadonlyArray<{ method: string; url: RegExp }> = [
   { method: 'GET', url: /^\/api\/v1\/openapi\.json$/ },
   { method: 'GET', url: /^\/docs(\/.*)?$/ },
   // The web UI: its pages and built assets, and what a person does before signing in.
-  { method: 'GET', url: /^\/(setup|signin|reset-password|leads(\/:id)?|runs(\/:id(\/trace)?|\/batches\/:id)?|settings(\/(keys|members|audit|usage|profile))?)?$/ },
+  { method: 'GET', url: /^\/(setup|signin|reset-password|leads(\/:id)?|runs(\/:id(\/trace)?|\/batches\/:id)?|settings(\/(keys|members|audit|usage|email|profile))?)?$/ },
   { method: 'GET', url: /^\/(assets\/.+|[\w.-]+\.(html|svg|ico|png|txt|webmanifest|js|css))$/ },
   { method: 'GET', url: /^\/ui\/api\/setup$/ },
   { method: 'GET', url: /^\/ui\/api\/start$/ },

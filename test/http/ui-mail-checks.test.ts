@@ -125,10 +125,10 @@ for (const kind of BACKENDS) {
       assertProblem(await as(member, 'POST', '/ui/api/settings/email/check-smtp', {}), 403);
 
       const audit = await db(t).selectFrom('audit_log').select(['action', 'outcome', 'details', 'source'])
-        .where('action', 'in', ['mail.test_sent', 'mail.smtp_checked']).where('outcome', '=', 'success').execute();
-      assert.ok(audit.some((a) => a.action === 'mail.test_sent' && (a.details as any).ok === true && a.source === 'ui'));
-      assert.ok(audit.some((a) => a.action === 'mail.test_sent' && (a.details as any).ok === false));
-      assert.ok(audit.some((a) => a.action === 'mail.smtp_checked'));
+        .where('action', 'in', ['mail_settings.test_sent', 'mail_settings.smtp_checked']).where('outcome', '=', 'success').execute();
+      assert.ok(audit.some((a) => a.action === 'mail_settings.test_sent' && (a.details as any).ok === true && a.source === 'ui'));
+      assert.ok(audit.some((a) => a.action === 'mail_settings.test_sent' && (a.details as any).ok === false));
+      assert.ok(audit.some((a) => a.action === 'mail_settings.smtp_checked'));
       assert.ok(!JSON.stringify(audit).includes('secret'), 'no password in the audit log');
     });
   });

@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { existsSync } from 'node:fs';
 import { sql } from 'kysely';
+import { simpleParser } from 'mailparser';
 import { systemClock } from '../../src/clock.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { deliveryHandler } from '../../src/mail/deliver.ts';
@@ -15,6 +17,7 @@ import { spawnLeadrun, type LeadrunProcess } from '../cli/support.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { assertProblem, createCall, createLead, startRun } from '../http/support.ts';
 import { eventually } from '../worker/support.ts';
+import { DOVECOT, startDovecot } from '../support/dovecot.ts';
 import { selfSignedCertificate, startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
 const certificate = selfSignedCertificate();
@@ -377,6 +380,36 @@ for (const kind of BACKENDS) {
       assert.match(res.text, /leadrun_jobs_total\{kind="email\.deliver",outcome="done"\} [1-9]/);
       assert.match(res.text, /leadrun_jobs_total\{kind="email\.deliver",outcome="retried"\} [1-9]/);
       assert.match(res.text, /leadrun_jobs_total\{kind="email\.deliver",outcome="dead"\} [1-9]/);
+    });
+
+    it('`mailbox` saves the message to the sender\'s Drafts over IMAP: DELIVERED, the draft APPROVED, the lead not moved', async (c) => {
+      if (!existsSync(DOVECOT)) return c.skip('Dovecot is not installed');
+      const dovecot = await startDovecot();
+      try {
+        const f = await fixture(t);
+        await configure(f, { imap: { host: dovecot.host, port: dovecot.port, security: 'none', user: dovecot.user, password: dovecot.password } });
+        const run = await awaitingApproval(f);
+        const approved = await approve(f, run.id, { deliver: 'mailbox' });
+        assert.equal(approved.status, 200, approved.text);
+        assert.equal(approved.json.data.emailDraft.delivery.method, 'mailbox');
+        const done = await deliveryReaches(f, run.id, ['DELIVERED', 'FAILED']);
+        assert.equal(done.emailDraft.delivery.status, 'DELIVERED', done.emailDraft.delivery.error);
+        assert.equal(done.emailDraft.status, 'APPROVED', 'saved, not sent');
+        const [saved, ...more] = await dovecot.messages('Drafts');
+        assert.equal(more.length, 0);
+        assert.ok(saved!.flags.includes('\\Draft'));
+        const parsed = await simpleParser(saved!.raw);
+        assert.equal(parsed.messageId, done.emailDraft.delivery.messageId);
+        assert.equal(parsed.subject, run.emailDraft.subject);
+        const types = await eventTypes(f, run.id);
+        assert.ok(types.includes('draft.saved_to_mailbox'));
+        assert.ok(!types.includes('draft.sent'));
+        const lead = await t.api('GET', `/api/v1/leads/${run.leadId}`, { key: f.key });
+        assert.equal(lead.json.data.status, 'DISCOVERY');
+        assert.equal(lead.json.data.lastContactedAt, null);
+      } finally {
+        await dovecot.stop();
+      }
     });
 
     it('refuses a mail server on a private address unless ALLOW_PRIVATE_HOSTS is set', async () => {

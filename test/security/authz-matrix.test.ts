@@ -41,6 +41,7 @@ function bodyFor(route: RouteEntry, a: Resources): unknown {
     case 'POST /api/v1/runs': return { leadId: a.lead.id, callId: a.call.id };
     case 'POST /api/v1/runs/batch': return { runs: [{ leadId: a.lead.id, callId: a.call.id }] };
     case 'POST /api/v1/runs/:id/reject': return { feedback: 'matrix' };
+    case 'PATCH /api/v1/runs/:id/draft': return { subject: 'Matrix edit' };
     default: return route.method === 'GET' ? undefined : {};
   }
 }
@@ -263,6 +264,19 @@ for (const kind of BACKENDS) {
         assert.deepEqual(run.json.data, was, 'the run is as it was');
       });
 
+      it("a draft edit takes no status, version, origin, editor, verdict, id or workspace", async () => {
+        const was = (await t.api('GET', `/api/v1/runs/${a.runs.waiting.id}`, { key: full() })).json.data;
+        const extras = {
+          status: 'APPROVED', version: 9, origin: 'generated', editedAt: past, editedBy: { type: 'user', id: workspaces.B.adminUserId },
+          grounding: { verdict: 'grounded', unsupported: [] }, id: '44444444-4444-4444-8444-444444444444', workspaceId: other(), runId: a.runs.queued.id,
+        };
+        for (const [field, value] of Object.entries(extras)) {
+          await refused('PATCH', `/api/v1/runs/${a.runs.waiting.id}/draft`, { subject: 'Mallory', [field]: value }, field);
+        }
+        const run = await t.api('GET', `/api/v1/runs/${a.runs.waiting.id}`, { key: full() });
+        assert.deepEqual(run.json.data, was, 'the run and its draft are as they were');
+      });
+
       it('a prototype-polluting body is refused and pollutes nothing', async () => {
         const before = await fingerprint(t.database.db, tables);
         for (const raw of ['{"name":"x","__proto__":{"workspaceId":"evil","admin":true}}', '{"name":"x","constructor":{"prototype":{"admin":true}}}']) {
@@ -273,11 +287,35 @@ for (const kind of BACKENDS) {
         assertUnchanged(before, await fingerprint(t.database.db, tables), 'prototype pollution', 2);
       });
 
-      it("the UI's key and member forms cannot set a workspace, an id, a prefix, a creator or a digest", async () => {
+      it("the UI's mail settings and profile forms cannot set a workspace, who changed them, a stored password or a role", async () => {
+        const admin = cookie(sessions.A);
+        const smtp = { host: 'smtp.matrix.test', port: 587, security: 'starttls' };
+        const cases: Array<[string, string, Record<string, unknown>, Record<string, unknown>]> = [
+          ['PUT', '/ui/api/settings/email', { fromName: 'Matrix' }, {
+            workspaceId: other(), updatedAt: past, updatedByUserId: workspaces.B.adminUserId, installation: { smtp: null, from: null },
+          }],
+          ['PUT', '/ui/api/settings/email', { smtp }, { 'smtp.passwordSet': true, 'smtp.passwordCiphertext': 'v1:AAAA', 'smtp.workspaceId': other() }],
+          ['PATCH', '/ui/api/profile', { signature: 'Matrix' }, { email: 'evil@example.com', role: 'ADMIN', id: workspaces.B.adminUserId, workspaceId: other(), passwordHash: 'x' }],
+        ];
+        for (const [method, path, valid, extras] of cases) {
+          for (const [field, value] of Object.entries(extras)) {
+            const [outer, inner] = field.split('.');
+            const body = inner ? { ...valid, [outer!]: { ...(valid[outer!] as object), [inner]: value } } : { ...valid, [field]: value };
+            const before = await fingerprint(t.database.db, tables);
+            const res = await t.api(method, path, { body, headers: admin });
+            assertInvalid(res, [field], `${method} ${path} with ${field}`);
+            assertUnchanged(before, await fingerprint(t.database.db, tables), `${method} ${path} with ${field}`, 1);
+          }
+        }
+      });
+
+      it("the UI's key, member and IMAP check forms cannot set a workspace, an id, a prefix, a creator or a digest", async () => {
         const admin = cookie(sessions.A);
         const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
           ['/ui/api/keys', { name: 'k', scopes: ['leads:read'] }, { workspaceId: other(), id: '44444444-4444-4444-8444-444444444444', prefix: 'sk_evil', createdBy: workspaces.B.adminUserId, digest: 'x', key: generateKey(), revokedAt: null }],
           ['/ui/api/members', { name: 'M', email: 'm@example.com', role: 'MEMBER', password: 'a long enough password' }, { workspaceId: other(), id: '55555555-5555-4555-8555-555555555555', createdAt: past, passwordHash: 'x' }],
+          // The IMAP check reads the saved password of the caller's own workspace only.
+          ['/ui/api/settings/email/check-imap', {}, { workspaceId: other(), passwordSet: true, allowPrivateHosts: true, ca: 'x' }],
         ];
         for (const [path, valid, extras] of cases) {
           for (const [field, value] of Object.entries(extras)) {

@@ -132,6 +132,13 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
     const members = (await client.ok('GET', '/ui/api/members')).data as Array<{ id: string; email: string | null }>;
     const jordan = members.find((m) => m.email?.startsWith('jordan'))!;
     const reset = await client.ok('POST', `/ui/api/members/${jordan.id}/password-reset`, {});
+    const mailbox = 'jordan.lee-castellanos.sales-operations@northwind-logistics-international.co.uk';
+    await client.ok('PUT', '/ui/api/settings/email', {
+      fromName: 'Northwind Logistics International Sales Operations', fromAddress: mailbox, defaultDeliver: 'mailbox',
+      smtp: { host: 'smtp-relay.outbound.northwind-logistics-international.co.uk.mailhost.test', port: 465, security: 'tls', user: mailbox, password: 'a password' },
+      imap: { host: 'imap.northwind-logistics-international.co.uk.mailhost.test', port: 993, security: 'tls', user: mailbox, password: 'a password', draftsFolder: '[Gmail]/Entwürfe der Vertriebsabteilung Nordwest' },
+    });
+    await client.ok('PATCH', '/ui/api/profile', { senderName: 'Maya Brooks, Head of Sales Operations, Northwind', signature: `Maya Brooks\n${mailbox}\nhttps://www.northwind-logistics-international.co.uk/sales-operations/team` });
 
     const pages: Array<[string, (p: Page) => Promise<unknown>]> = [
       ['/leads', (p) => p.getByRole('link', { name: LEAD.name }).waitFor()],
@@ -145,7 +152,8 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
       ['/settings/usage', (p) => p.getByText('Runs this month', { exact: true }).waitFor()],
       [`/runs/batches/${batch.batchId}`, (p) => p.getByRole('heading', { name: /started together/ }).waitFor()],
       ['/runs/review', (p) => p.getByRole('heading', { name: 'Review drafts' }).waitFor()],
-      ['/settings/profile', (p) => p.getByRole('heading', { name: 'Your profile' }).waitFor()],
+      ['/settings/profile', (p) => p.getByTestId('signature-preview').getByText(/sales-operations\/team/).waitFor()],
+      ['/settings/email', (p) => p.getByRole('button', { name: /Change the saved IMAP password/ }).waitFor()],
     ];
     for (const [path, ready] of pages) {
       await page.goto(`${server.url}${path}`);

@@ -210,7 +210,7 @@ export class SessionClient {
     return new SessionClient(context, base, await res.json());
   }
 
-  async call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: any; headers: Record<string, string> }> {
+  async call(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: any; headers: Record<string, string> }> {
     const headers: Record<string, string> = { origin: this.base };
     if (method !== 'GET' && this.session) headers['x-csrf-token'] = this.session.csrfToken;
     const res = await this.context.request.fetch(`${this.base}${path}`, { method, headers, data: method === 'GET' || method === 'DELETE' ? undefined : (body ?? {}) });
@@ -220,7 +220,7 @@ export class SessionClient {
     return { status: res.status(), json, headers: res.headers() };
   }
 
-  async ok(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<any> {
+  async ok(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<any> {
     const res = await this.call(method, path, body);
     assert.ok(res.status >= 200 && res.status < 300, `${method} ${path} answered ${res.status}: ${JSON.stringify(res.json)}`);
     return res.json;

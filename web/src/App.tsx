@@ -17,6 +17,7 @@ import { SetupPage } from './pages/SetupPage';
 import { SignInPage } from './pages/SignInPage';
 import { TracePage } from './pages/TracePage';
 import { AuditPage } from './pages/settings/AuditPage';
+import { EmailSettingsPage } from './pages/settings/EmailSettingsPage';
 import { KeysPage } from './pages/settings/KeysPage';
 import { MembersPage } from './pages/settings/MembersPage';
 import { ProfilePage } from './pages/settings/ProfilePage';
@@ -37,6 +38,7 @@ const ROUTES: { pattern: string; render(params: Record<string, string>): ReactNo
   { pattern: '/settings/members', render: () => <MembersPage /> },
   { pattern: '/settings/audit', render: () => <AuditPage /> },
   { pattern: '/settings/usage', render: () => <UsagePage /> },
+  { pattern: '/settings/email', render: () => <EmailSettingsPage /> },
   { pattern: '/settings/profile', render: () => <ProfilePage /> },
 ];
 

@@ -2,7 +2,8 @@
 // and the WRITER says nothing about the lead's company that is not in RESEARCH facts or the call (DESIGN §3, §5).
 import type { CpuPool } from '../../cpu/pool.ts';
 import { detached, type Engine, type EngineResult, type RunContext } from '../engine.ts';
-import type { AnalysisOutput, Fact, StrategyOutput, WriterOutput } from '../outputs.ts';
+import type { AnalysisOutput, Fact, KeyFacts, StrategyOutput, WriterOutput } from '../outputs.ts';
+import { factWeight, isPromise, promisesIn, readFacts } from './call-facts.ts';
 import { trimEndOf } from '../text.ts';
 
 type AnalyseContext = Parameters<Engine['analyse']>[0];
@@ -10,7 +11,7 @@ type StrategiseContext = Parameters<Engine['strategise']>[0];
 type WriteContext = Parameters<Engine['write']>[0];
 
 /** The version of these rules, recorded on every step they produce, as a prompt's version is for a model. */
-export const OFFLINE_RULES_VERSION = 'offline-1';
+export const OFFLINE_RULES_VERSION = 'offline-2';
 
 const result = <T>(output: T): EngineResult<T> => ({ output, model: null, promptVersion: OFFLINE_RULES_VERSION, usage: null });
 
@@ -342,6 +343,7 @@ function analyseCall(ctx: AnalyseContext): AnalysisOutput {
     buyingSignals: distinct(signals.map((u) => u.text)).slice(0, 4),
     nextSteps: distinct(nextSteps.map((u) => u.text)).slice(-4),
     sentiment: sentimentOf(theirs, signals.length, objections.length),
+    facts: readFacts(all),
   };
 }
 
@@ -668,17 +670,43 @@ interface Style {
   reworded: boolean;
   mentions: string[];
   omissions: string[];
+  /** The most words the body may have, greeting and signature included ("keep it under 100 words"). */
+  wordLimit: number | null;
+  /** "Try another angle": lead with another of the prospect's concerns. */
+  angle: boolean;
+  /** "Focus on the downtime": lead with what the call said about it. */
+  focus: string | null;
+  /** Which wording and layout: 0 is the first draft's; a regeneration without feedback takes the next one. */
+  variant: number;
 }
+
+const PLAIN_STYLE: Style = {
+  formal: false, casual: false, short: false, long: false, reworded: false, mentions: [], omissions: [],
+  wordLimit: null, angle: false, focus: null, variant: 0,
+};
+
+/** "under 100 words", "no more than 80 words", "100 words max": the limit, one less where "under" means fewer. */
+const WORD_LIMIT =
+  /\b(under|below|fewer than|less than|at most|max(?:imum)?(?: of)?|no more than|not more than|within|up to)\s+(\d{1,4})\s+words\b|\b(\d{1,4})\s+words?\s+(?:max(?:imum)?|or (?:less|fewer)|at most|tops)\b/i;
 
 /** Reads a reviewer's feedback for the requests a rule can honour. */
 function readFeedback(feedback: string | null | undefined): Style {
-  const text = (feedback ?? '').trim();
-  const style: Style = { formal: false, casual: false, short: false, long: false, reworded: false, mentions: [], omissions: [] };
+  const text = (feedback ?? '').trim().slice(0, FEEDBACK_READ_MAX);
+  const style: Style = { ...PLAIN_STYLE, mentions: [], omissions: [] };
   if (!text) return style;
   style.formal = /\b(formal|professional|polite|less casual)\b/i.test(text) && !/\b(less|not so|too) formal\b/i.test(text);
   style.casual = /\b(casual|informal|friendl\w*|warmer|relaxed|less formal|too formal|not so formal)\b/i.test(text);
-  style.short = /\b(short\w*|brief\w*|concise|too long|cut it down|trim|tighter|fewer words)\b/i.test(text);
+  const limit = WORD_LIMIT.exec(text);
+  if (limit) {
+    const n = Number(limit[2] ?? limit[3]);
+    const under = limit[1] !== undefined && /^(under|below|fewer|less)/i.test(limit[1]);
+    style.wordLimit = Math.max(1, under ? n - 1 : n);
+  }
+  style.short = style.wordLimit !== null || /\b(short\w*|brief\w*|concise|too long|cut it down|trim|tighter|fewer words)\b/i.test(text);
   style.long = !style.short && /\b(longer|more detail\w*|too short|expand|elaborate)\b/i.test(text);
+  style.angle = /\b(?:another|different|new|other|fresh)\s+(?:angle|approach|take|hook|direction)\b|\bchange the (?:angle|approach)\b/i.test(text);
+  const focus = /\b(?:focus|lead|concentrate|open)\s+(?:more\s+)?(?:on|with)\s+([^.;!?\n]{1,80})/i.exec(text);
+  if (focus) style.focus = focus[1]!.trim();
   for (const match of text.matchAll(/\b(?:don'?t|do not|never|no need to|stop) (?:mention|bring up|talk about|include|reference)\s+([^.;!?\n]+)|\b(?:remove|drop|leave out|take out|without)\s+(?:the\s+)?(?:mention of\s+|part about\s+|bit about\s+)?([^.;!?\n]+)/gi)) {
     const what = (match[1] ?? match[2] ?? '').trim();
     if (what && !/^(it|that|this)\b/i.test(what)) style.omissions.push(what.slice(0, 300));
@@ -687,11 +715,16 @@ function readFeedback(feedback: string | null | undefined): Style {
     const what = match[1]!.trim().replace(/(?<!\s)\s+(too|as well|please)$/i, '');
     const before = text.slice(Math.max(0, match.index - 12), match.index).toLowerCase();
     if (/(don'?t|do not|never|no need to|stop) $/.test(before)) continue;
-    if (what) style.mentions.push(what.slice(0, 300));
+    if (what && !/^(more|less|some|a bit|detail|details|a line|a sentence|it|that|this)\b/i.test(what)) style.mentions.push(what.slice(0, 300));
   }
-  style.reworded = !style.formal && !style.casual && !style.short && !style.long && style.mentions.length === 0 && style.omissions.length === 0;
+  style.reworded = !style.formal && !style.casual && !style.short && !style.long && !style.angle && !style.focus &&
+    style.mentions.length === 0 && style.omissions.length === 0;
+  if (style.reworded) style.variant = 1;
   return style;
 }
+
+/** Feedback is a reviewer's note; past this much it is read no further. */
+const FEEDBACK_READ_MAX = 2000;
 
 const PRONOUNS: Array<[RegExp, string]> = [
   [/\bI am\b/g, 'you are'],
@@ -859,7 +892,7 @@ function formalise(text: string): string {
   return result + expand(text.slice(from));
 }
 
-function subjectLine(company: string, concern: Concern, style: Style): string {
+function subjectLine(company: string, concern: Concern, style: Style, variant: number): string {
   const fit = (make: (c: string) => string): string | null => {
     const words = concern.phrase.split(' ');
     for (let n = words.length; n >= Math.min(2, words.length); n--) {
@@ -869,33 +902,136 @@ function subjectLine(company: string, concern: Concern, style: Style): string {
     return null;
   };
   const shortCompany = company.length > 40 ? `${company.slice(0, 39).trimEnd()}…` : company;
+  if (variant === 2 && !style.formal) return `${shortCompany}: next steps after our call`.slice(0, 80);
   const make = style.short
     ? (c: string) => `${shortCompany}: ${c}`
     : style.formal
       ? (c: string) => `Follow-up to our call: ${c} at ${shortCompany}`
-      : style.reworded || style.casual
+      : variant === 1 || style.casual
         ? (c: string) => `${shortCompany}: about ${c}`
         : (c: string) => `Following up: ${c} at ${shortCompany}`;
   if (concern.phrase === KIND_PHRASES.other) return `${shortCompany}: following up on our call`.slice(0, 80);
   return fit(make) ?? fit((c) => `${shortCompany}: ${c}`) ?? `Following up with ${shortCompany}`.slice(0, 80);
 }
 
+/** How many wordings and layouts there are; regenerations without feedback go round them. */
+const VARIANTS = 3;
+
 function writeDraft(ctx: WriteContext): WriterOutput {
   const style = readFeedback(ctx.feedback);
-  const draft = composeDraft(ctx, style);
-  if (!ctx.feedback?.trim() || style.reworded) return draft;
-  // A request that changed nothing ("leave out the pricing" when there was none) still deserves a new draft.
-  const unchanged = composeDraft(ctx, readFeedback(null));
-  const same = draft.subject === unchanged.subject && draft.body === unchanged.body;
-  return same ? composeDraft(ctx, { ...style, reworded: true }) : draft;
+  const previous = ctx.previousDraft ?? null;
+  // Without feedback, a new version takes the next wording; with it, the first one changed as asked.
+  const start = previous && !ctx.feedback?.trim() ? previous.version % VARIANTS : style.variant;
+  const unchanged = ctx.feedback?.trim() && !previous ? composeDraft(ctx, PLAIN_STYLE) : null;
+  let draft = composeDraft(ctx, { ...style, variant: start });
+  // A request that changed nothing ("leave out the pricing" when there was none), or a version that came out as
+  // the one it replaces, still deserves a new draft: the next wording.
+  for (let i = 1; i < VARIANTS; i++) {
+    const same = (previous && draft.body === previous.body) || (unchanged && draft.body === unchanged.body && draft.subject === unchanged.subject);
+    if (!same) break;
+    draft = composeDraft(ctx, { ...style, variant: start + i });
+  }
+  return draft;
 }
 
+/** A paragraph: sentences in a row, or a list of items under a head. */
+interface Block {
+  head: string | null;
+  items: string[];
+  list: boolean;
+}
+
+const text = (...items: string[]): Block => ({ head: null, items: items.filter(Boolean), list: false });
+
+/** Words as a reader counts them: runs between spaces with a letter or digit in them ("-" of a list is none). */
+export function wordCount(body: string): number {
+  let count = 0;
+  for (const token of body.split(/\s+/)) if (/[\p{L}\p{N}]/u.test(token)) count++;
+  return count;
+}
+
+/**
+ * The draft, at the leanest level that fits the word limit: each level leaves out more (the research fact and the
+ * objections, then most of the recap, then the promises), and past the last the body is cut at a word.
+ */
 function composeDraft(ctx: WriteContext, style: Style): WriterOutput {
+  const first = style.long ? -1 : style.short ? 1 : 0;
+  let draft = composeAt(ctx, style, first);
+  if (style.wordLimit === null) return draft;
+  for (let lean = Math.max(first, 1); wordCount(draft.body) > style.wordLimit && lean <= 4; lean++) draft = composeAt(ctx, style, lean);
+  if (wordCount(draft.body) > style.wordLimit) draft = { ...draft, body: cutToWords(draft.body, style.wordLimit) };
+  return draft;
+}
+
+/** The body cut to `limit` words, keeping its signature when there is room for it. */
+function cutToWords(body: string, limit: number): string {
+  const parts = body.split('\n\n');
+  const signature = parts.length > 1 ? parts.at(-1)! : '';
+  const room = limit - wordCount(signature);
+  const take = (text: string, n: number): string => {
+    let kept = 0;
+    const out: string[] = [];
+    for (const token of text.split(/(\s+)/)) {
+      if (/[\p{L}\p{N}]/u.test(token)) {
+        if (kept >= n) break;
+        kept++;
+      }
+      out.push(token);
+    }
+    return out.join('').trimEnd();
+  };
+  if (room < 2 || !signature) return take(body, limit);
+  return `${trimEndOf(take(parts.slice(0, -1).join('\n\n'), room), /[,;:\s]/)}\n\n${signature}`;
+}
+
+/** What the e-mail leads with: the strongest pain, or another concern when asked for another angle or a focus. */
+function leadSentence(ctx: WriteContext, style: Style, facts: KeyFacts): { text: string; kind: 'pain' | 'objection' | 'said' } | null {
+  const { painPoints, objections } = ctx.analysis;
+  if (style.focus) {
+    const keys = keywords(style.focus);
+    const found = keys.length > 0
+      ? [...painPoints, ...facts.budgetAndTiming, ...objections, ...facts.figures.map((f) => f.about)].find((s) => hasAll(s, keys))
+      : undefined;
+    if (found) return { text: found, kind: objections.includes(found) && !painPoints.includes(found) ? 'objection' : 'pain' };
+  }
+  if (style.angle || style.variant % VARIANTS === 2) {
+    // Another of the prospect's pains; else what they said about budget and timing.
+    const pain = painPoints.slice(1).find((p) => kindOf(p) !== 'other');
+    if (pain) return { text: pain, kind: 'pain' };
+    const said = facts.budgetAndTiming.find((s) => s !== painPoints[0]);
+    if (said) return { text: said, kind: 'said' };
+  }
+  if (painPoints[0]) return { text: painPoints[0], kind: 'pain' };
+  if (objections[0]) return { text: objections[0], kind: 'objection' };
+  return null;
+}
+
+const STOP_WORDS = new Set(['the', 'our', 'your', 'their', 'and', 'about', 'that', 'this', 'with', 'for', 'from', 'into', 'more', 'please', 'also', 'too', 'them', 'its', 'any']);
+
+/** The words of a reviewer's request that a sentence must contain to be about it. */
+function keywords(request: string): string[] {
+  return [...new Set(request.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= 3 && !STOP_WORDS.has(w)))].slice(0, 6);
+}
+
+function hasAll(sentence: string, keys: string[]): boolean {
+  const words = new Set(sentence.toLowerCase().split(/[^\p{L}\p{N}]+/u));
+  return keys.every((k) => words.has(k) || words.has(`${k}s`) || (k.endsWith('s') && words.has(k.slice(0, -1))));
+}
+
+/** The facts of the call, from ANALYSIS; an output stored before facts were read has them found again here. */
+function factsOf(ctx: WriteContext, spoken: Utterance[]): KeyFacts {
+  return ctx.analysis.facts ?? readFacts(spoken);
+}
+
+function composeAt(ctx: WriteContext, style: Style, lean: number): WriterOutput {
   const company = companyOf(ctx);
   const firstName = firstNameOf(ctx.lead.name);
-  const pain = ctx.analysis.painPoints[0];
-  const concern = mainConcern(ctx.analysis);
+  const spoken = utterances(ctx);
+  const facts = factsOf(ctx, spoken);
   const pilot = mentionsPilot(ctx);
+  const variant = style.variant % VARIANTS;
+  const lead = leadSentence(ctx, style, facts);
+  const concern = lead?.kind === 'pain' ? concernOf(lead.text) : mainConcern(ctx.analysis);
 
   const greeting = style.formal
     ? `Dear ${ctx.lead.name.trim() || 'Sir or Madam'},`
@@ -904,72 +1040,189 @@ function composeDraft(ctx: WriteContext, style: Style): WriterOutput {
   const date = callDate(ctx.call.occurredAt);
   const opening = style.formal
     ? `Thank you for taking the time to speak with me${date}.`
-    : style.reworded
+    : variant === 1
       ? `I’ve been thinking some more about our conversation${date}.`
-      : style.short
-        ? `Thanks for the call${date}.`
-        : `Thanks again for your time on our call${date}.`;
+      : variant === 2
+        ? `Here is a short recap of our call${date}, and of what happens next.`
+        : lean >= 1
+          ? `Thanks for the call${date}.`
+          : `Thanks again for your time on our call${date}.`;
 
-  const concernParagraph: string[] = [];
-  if (pain) {
-    const reworded = inSecondPerson(pain, firstName);
-    const mentionsCompany = pain.toLowerCase().includes(company.toLowerCase());
-    concernParagraph.push(
+  const concernItems: string[] = [];
+  if (lead?.kind === 'pain') {
+    const reworded = inSecondPerson(lead.text, firstName);
+    const mentionsCompany = lead.text.toLowerCase().includes(company.toLowerCase());
+    concernItems.push(
       reworded
         ? `You mentioned that ${mentionsCompany ? '' : `at ${company}, `}${reworded}.`
-        : `When we spoke about ${company}, you put it this way: “${pain}”`,
+        : `When we spoke about ${company}, you put it this way: “${lead.text}”`,
     );
-    if (!style.short) concernParagraph.push(WORTH_SOLVING[concern.kind]);
-    if (style.long && ctx.analysis.painPoints[1]) {
-      const second = inSecondPerson(ctx.analysis.painPoints[1], firstName);
-      if (second) concernParagraph.push(`You also said that ${second}.`);
+    if (lean < 1) concernItems.push(WORTH_SOLVING[concern.kind]);
+    const second = ctx.analysis.painPoints.find((p) => p !== lead.text);
+    if (lean < 0 && second) {
+      const reworded2 = inSecondPerson(second, firstName);
+      if (reworded2) concernItems.push(`You also said that ${reworded2}.`);
     }
-  } else if (ctx.analysis.objections[0]) {
-    const reworded = inSecondPerson(ctx.analysis.objections[0], firstName);
-    concernParagraph.push(
+  } else if (lead?.kind === 'said') {
+    const reworded = inSecondPerson(lead.text, firstName);
+    concernItems.push(reworded ? `You mentioned that ${reworded}.` : `When we spoke about ${company}, you put it this way: “${lead.text}”`);
+  } else if (lead?.kind === 'objection') {
+    const reworded = inSecondPerson(lead.text, firstName);
+    concernItems.push(
       reworded
-        ? `You were clear that ${reworded}. I appreciate the candour about where ${company} stands.`
-        : `I appreciated your candour about where ${company} stands: “${ctx.analysis.objections[0]}”`,
+        ? `You were clear that ${reworded}.`
+        : `I appreciated your candour about where ${company} stands: “${lead.text}”`,
     );
+    if (reworded) concernItems.push(`I appreciate the candour about where ${company} stands.`);
   } else {
-    concernParagraph.push(`It was good to hear how things work at ${company}.`);
+    concernItems.push(`It was good to hear how things work at ${company}.`);
   }
 
-  const facts = style.short ? [] : relevantFacts(ctx.research.facts, ctx.analysis, style.long ? 2 : 1);
-  const factParagraph = facts.map((fact, i) => factSentence(fact, style.formal, i > 0)).join(' ');
+  // The recap: what the prospect's side said that carries the call's facts, in their order, in the second person;
+  // a list while there is room, a sentence when the draft must be short.
+  const recapMax = lean < 0 ? 8 : lean === 0 ? 6 : lean === 1 ? 3 : lean === 2 ? 2 : lean === 3 ? 1 : 0;
+  const recap = recapMax === 0 ? [] : recapOf(spoken, facts, lead?.text ?? null, firstName, recapMax);
+  const recapBlock: Block | null = recap.length === 0
+    ? null
+    : variant === 1 || lean >= 2
+      ? text(`${lean >= 2 ? 'I also noted that' : 'From our conversation, I noted that'} ${joinClauses(recap.map((r) => lowerUnlessName(trimEndOf(r, /[.!…]/), facts)))}.`)
+      : { head: style.formal ? 'A few points I noted from our conversation:' : 'A few things I noted:', items: recap.map((r) => sentenceCase(ensureStop(r))), list: true };
+
+  const researchFacts = lean >= 1 ? [] : relevantFacts(ctx.research.facts, ctx.analysis, lean < 0 ? 2 : 1);
+  const factBlock = text(...researchFacts.map((fact, i) => factSentence(fact, style.formal, i > 0)));
 
   const topics = [...new Set(ctx.analysis.objections.flatMap(objectionTopics))];
-  const objectionParagraph = style.short ? '' : topics.slice(0, 2).map((t) => objectionSentence(t, pilot)).join(' ');
+  const objectionBlock = text(...(lean >= 1 ? [] : topics.slice(0, 2).map((t) => objectionSentence(t, pilot))));
 
-  const mentionParagraph = style.mentions.map((m) => `I also wanted to mention ${trimEndOf(m, /[.!]/)}.`).join(' ');
+  // Every promise the rep made, delivered on: said again with what it is, so the reader knows what follows.
+  const promises = commitmentsOf(ctx, facts).slice(0, lean >= 4 ? 0 : lean === 3 ? 1 : 8);
+  const promiseBlock: Block | null = promises.length === 0
+    ? null
+    : promises.length === 1 || lean >= 2
+      ? text(`As promised, ${joinPromises(promises.map((p) => trimEndOf(p, /[.!…]/)))}.`)
+      : { head: 'As promised, here is what follows from my side:', items: promises.map((p) => ensureStop(p)), list: true };
 
-  // Only a promise that reads on its own: "I'll send it over" would leave the reader guessing what "it" is.
-  const nextStep = style.long
-    ? ctx.analysis.nextSteps.find((s) => /^(I’ll|I'll|I will)\b/.test(s) && !/\b(it|that|this|them)\b/i.test(s))
-    : undefined;
-  const cta = [nextStep ? `As promised, ${lowerFirst(nextStep)}` : '', ensureStop(ctx.strategy.callToAction)].filter(Boolean).join(' ');
+  const ctaSentences = splitSpoken(ensureStop(ctx.strategy.callToAction));
+  const ctaBlock = text(...(lean >= 2 ? ctaSentences.slice(0, 1) : ctaSentences));
 
-  const closing = style.formal ? 'Kind regards,' : style.casual ? 'Cheers,' : 'Best,';
-  const signature = ctx.senderName?.trim() ? `${closing}\n${ctx.senderName.trim()}` : closing;
+  const blocks: Array<Block | null> = variant === 2
+    ? [text(opening), promiseBlock, text(...concernItems), recapBlock, factBlock, objectionBlock, ctaBlock]
+    : [text(opening), text(...concernItems), recapBlock, factBlock, objectionBlock, promiseBlock, ctaBlock];
+  let kept = omitFrom(blocks.filter((b): b is Block => b !== null && b.items.length > 0), style.omissions);
 
-  let paragraphs = [opening, concernParagraph.join(' '), factParagraph, objectionParagraph, mentionParagraph, cta].filter(Boolean);
-  paragraphs = omit(paragraphs, style.omissions);
+  const mentionItems = style.mentions.flatMap((m) => mentionOf(m, render(kept), spoken, ctx, firstName, style.formal));
+  // Asked for by the reviewer: early, where a word limit's cut does not reach.
+  if (mentionItems.length > 0) kept.splice(Math.min(2, kept.length), 0, text(...mentionItems));
+  kept = kept.filter((b) => b.items.length > 0);
+
+  let paragraphs = kept.map(renderBlock);
   if (style.formal) paragraphs = paragraphs.map(formalise);
 
-  const body = [greeting, ...paragraphs, signature].join('\n\n').slice(0, 5000);
-  let subject = subjectLine(company, concern, style);
-  if (omit([subject], style.omissions).length === 0) subject = `Following up with ${company}`.slice(0, 80);
+  const body = [greeting, ...paragraphs, signOff(ctx, style)].join('\n\n').slice(0, 5000);
+  let subject = subjectLine(company, concern, style, variant === 0 && (style.angle || style.focus) ? 1 : variant);
+  if (omitFrom([text(subject)], style.omissions).length === 0) subject = `Following up with ${company}`.slice(0, 80);
   return { engine: 'offline', subject, body };
+}
+
+function render(blocks: Block[]): string {
+  return blocks.map(renderBlock).join('\n\n');
+}
+
+function renderBlock(block: Block): string {
+  if (!block.list) return block.items.join(' ');
+  return [block.head, ...block.items.map((item) => `- ${item}`)].filter(Boolean).join('\n');
+}
+
+/** "a, b and c": clauses joined as one sentence reads them. */
+function joinClauses(clauses: string[]): string {
+  if (clauses.length <= 1) return clauses.join('');
+  return `${clauses.slice(0, -1).join('; ')}; and ${clauses.at(-1)}`;
+}
+
+/** A clause to go mid-sentence: its first word lower-cased unless it names someone or something ("Daniel", "SAP"). */
+function lowerUnlessName(clause: string, facts: KeyFacts): string {
+  const word = clause.split(/[\s,;:]/)[0] ?? '';
+  const named = /^I\b|^I’|\p{Lu}.*\p{Lu}/u.test(word) || facts.people.some((p) => p.name.split(' ')[0] === word) || facts.tools.includes(word);
+  return named ? clause : clause.charAt(0).toLowerCase() + clause.slice(1);
+}
+
+/** "I’ll send X, I’ll book Y and I’ll share Z" → "I’ll send X, book Y and share Z". */
+function joinPromises(promises: string[]): string {
+  const rest = promises.slice(1).map((p) => p.replace(/^I’ll /, ''));
+  const all = [promises[0]!, ...rest];
+  return all.length === 1 ? all[0]! : `${all.slice(0, -1).join(', ')} and ${all.at(-1)}`;
+}
+
+/** The sentences of the prospect's side that carry the most facts, at most `max`, in the order they were said. */
+function recapOf(spoken: Utterance[], facts: KeyFacts, lead: string | null, firstName: string | null, max: number): string[] {
+  const candidates: Array<{ text: string; weight: number; position: number }> = [];
+  const seen = new Set<string>();
+  for (const u of spoken) {
+    // A request ("Please copy Daniel on it") was asked of the rep: the promises answer it, the recap does not.
+    if (u.role === 'rep' || u.text.endsWith('?') || u.text === lead || seen.has(u.text) || REQUEST_START.test(u.text)) continue;
+    // In notes, the rep's own promises and the heading of the notes are no part of what the prospect said.
+    if (u.role === 'note' && (isPromise(u.text) || NOTES_HEADING.test(u.text))) continue;
+    seen.add(u.text);
+    const weight = factWeight(u.text, facts);
+    if (weight === 0) continue;
+    const reworded = inSecondPerson(u.text, firstName);
+    if (reworded) candidates.push({ text: reworded, weight, position: u.position });
+    // A transcript of thousands of such sentences: a draft keeps a few, so the candidates need not grow past a bound.
+    if (candidates.length >= 200) break;
+  }
+  return candidates
+    .sort((a, b) => b.weight - a.weight || a.position - b.position)
+    .slice(0, max)
+    .sort((a, b) => a.position - b.position)
+    .map((c) => c.text);
+}
+
+const NOTES_HEADING = /^(?:call|meeting|notes?|chat|discovery call|demo)\s(?:with|on|from)\b/i;
+const REQUEST_START = /^(?:please|let['’]s|can|could|would|will|send|copy|thanks|thank)\b/i;
+
+/** The rep's promises: from the facts of the call, or, for an output without them, the next steps the rep said. */
+function commitmentsOf(ctx: WriteContext, facts: KeyFacts): string[] {
+  if (facts.commitments.length > 0) return facts.commitments;
+  return ctx.analysis.nextSteps.flatMap((s) => promisesIn(s));
+}
+
+/**
+ * What the draft says for "mention X": nothing when the draft already does; the call's or the website's own words
+ * about X when they have some; nothing at all when neither does, so the draft claims nothing it cannot back.
+ */
+function mentionOf(request: string, body: string, spoken: Utterance[], ctx: WriteContext, firstName: string | null, formal: boolean): string[] {
+  const keys = keywords(request);
+  if (keys.length === 0 || hasAll(body, keys)) return [];
+  const said = spoken.find((u) => hasAll(u.text, keys));
+  if (said?.role === 'rep') return [`As I said on the call: ${lowerFirst(ensureStop(said.text))}`];
+  if (said) {
+    const reworded = inSecondPerson(said.text, firstName);
+    return [reworded ? `You also mentioned that ${reworded}.` : `You also said: “${said.text}”`];
+  }
+  const fact = ctx.research.facts.find((f) => f.text.length <= 220 && hasAll(f.text, keys));
+  return fact ? [factSentence(fact, formal, false)] : [];
+}
+
+/** The closing and who signs: the sender's signature verbatim, else a closing and their name. */
+function signOff(ctx: WriteContext, style: Style): string {
+  const closing = style.formal ? 'Kind regards,' : style.casual ? 'Cheers,' : 'Best regards,';
+  const signature = ctx.sender?.signature?.replace(/\r\n?/g, '\n').trim();
+  if (signature) {
+    // A signature that brings its own closing ("Best, Jonas") needs no second one.
+    return /^(best|kind|warm|many thanks|thanks|regards|cheers|sincerely|all the best|yours)\b/i.test(signature) ? signature : `${closing}\n${signature}`;
+  }
+  const name = (ctx.sender?.name ?? ctx.senderName)?.trim();
+  return name ? `${closing}\n${name}` : closing;
 }
 
 function ensureStop(text: string): string {
   const trimmed = text.trim();
-  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+  return /[.!?…]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
 
-/** Drops every sentence that names something the reviewer asked to leave out. */
-function omit(paragraphs: string[], omissions: string[]): string[] {
-  if (omissions.length === 0) return paragraphs;
+/** Drops every sentence and list item that names something the reviewer asked to leave out. */
+function omitFrom(blocks: Block[], omissions: string[]): Block[] {
+  if (omissions.length === 0) return blocks;
   const terms = omissions.flatMap((o) =>
     o
       .replace(/^(the|a|an|any|our|their|your)\s+/i, '')
@@ -978,11 +1231,12 @@ function omit(paragraphs: string[], omissions: string[]): string[] {
       .filter((t) => t.length >= 3)
       .map((t) => new RegExp(String.raw`\b${escapeRegExp(t)}`, 'i')),
   );
-  return paragraphs
-    .map((paragraph) =>
-      splitSpoken(paragraph)
-        .filter((sentence) => !terms.some((term) => term.test(sentence)))
-        .join(' '),
-    )
-    .filter(Boolean);
+  return blocks
+    .map((block) => ({
+      ...block,
+      items: block.list
+        ? block.items.filter((item) => !terms.some((term) => term.test(item)))
+        : block.items.flatMap((item) => splitSpoken(item)).filter((sentence) => !terms.some((term) => term.test(sentence))),
+    }))
+    .filter((block) => block.items.length > 0);
 }

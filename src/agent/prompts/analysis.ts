@@ -2,7 +2,7 @@
 import type { Engine } from '../engine.ts';
 import { DATA_NOT_INSTRUCTIONS, leadBlock, transcriptBlock } from './context.ts';
 
-export const version = 'analysis-v1';
+export const version = 'analysis-v2';
 
 export const system = `You are a sales analyst. You read the transcript of a sales call (or a salesperson's notes about it) and report what the prospect said, so a follow-up e-mail can be written from it.
 
@@ -13,6 +13,7 @@ Rules:
 - buyingSignals: what shows intent to buy: budget, a timeline, interest in a pilot or trial, authority to decide, enthusiasm; at most 4.
 - nextSteps: what either side agreed or promised to do next, as short sentences; at most 4.
 - sentiment: the prospect's overall attitude to buying: "positive", "neutral" or "negative".
+- facts: the concrete facts of the call, each as said (at most 8 of each): figures with the sentence that says what they measure (percentages, money, counts, durations); dates and deadlines; people named, with their role as said ("Daniel, our COO", "Marco from IT") and their side ("prospect" or "rep"); tools and systems in use (NetSuite, Salesforce, spreadsheets); budget and timing signals, as the prospect's sentences; and every commitment the salesperson made, as "I’ll …" ("I’ll send a pilot outline by Friday").
 - A field with nothing in the call is an empty list. An empty or unclear transcript gives empty lists and "neutral".
 - ${DATA_NOT_INSTRUCTIONS}`;
 

@@ -71,7 +71,7 @@ export default async function mailCheckRoutes(app: AppInstance): Promise<void> {
   }
 
   app.post('/ui/api/settings/email/check-smtp', {
-    config: { access: 'admin', auditAction: 'mail.smtp_checked' },
+    config: { access: 'admin', auditAction: 'mail_settings.smtp_checked' },
     schema: {
       summary: 'Check an SMTP connection without sending',
       description: 'Connects, secures and authenticates with the settings given (not saved yet) or, without a body, the saved '
@@ -96,7 +96,7 @@ export default async function mailCheckRoutes(app: AppInstance): Promise<void> {
   });
 
   app.post('/ui/api/settings/email/send-test', {
-    config: { access: 'admin', auditAction: 'mail.test_sent' },
+    config: { access: 'admin', auditAction: 'mail_settings.test_sent' },
     schema: {
       summary: 'Send a test e-mail with the saved settings',
       description: 'To `to`, or to the admin\'s own address. Answers 200 either way: `ok` with the `messageId`, or `error`.',

@@ -13,7 +13,7 @@ import { AppError } from '../../domain/errors.ts';
 import { changeRole, removeMember } from '../../domain/members.ts';
 import { createResetLink, describeResetLink, resetLinkUrl, resetPassword } from '../../domain/password-resets.ts';
 import { PASSWORD_MAX } from '../../domain/passwords.ts';
-import { changeOwnPassword, renameUser } from '../../domain/profile.ts';
+import { changeOwnPassword, getProfile, SENDER_NAME_MAX, SIGNATURE_MAX, SIGNATURE_MAX_LINES, updateProfile } from '../../domain/profile.ts';
 import { createSession, findSession } from '../../domain/sessions.ts';
 import { Member, Name, Password, Role, Session, sessionView } from './routes.ts';
 
@@ -34,6 +34,17 @@ const ResetLink = Type.Object({
   expiresAt: Timestamp,
   emailed: Type.Boolean({ description: 'Whether leadrun e-mailed the link too: not yet, as no mail transport is set up.' }),
 }, { $id: 'UiPasswordResetLink' });
+
+const Profile = Type.Object({
+  name: Nullable(Type.String()),
+  email: Nullable(Type.String()),
+  senderName: Nullable(Type.String({ description: 'The name on e-mails sent in your name; null: the workspace\'s sender name.' })),
+  signature: Nullable(Type.String({ description: 'Plain text under the e-mails sent in your name.' })),
+}, { $id: 'UiProfile' });
+
+const ProfileChanged = Type.Object({ ...Session.properties, profile: Profile }, {
+  $id: 'UiProfileChanged', description: 'The session, with your name as it now is, and your profile.',
+});
 
 const ResetToken = Type.String({ minLength: 1, maxLength: 100, description: 'The token from the link\'s fragment.' });
 
@@ -148,20 +159,42 @@ export default async function memberRoutes(app: AppInstance): Promise<void> {
     };
   }));
 
+  app.get('/ui/api/profile', {
+    config: { access: 'signed-in' },
+    schema: { summary: 'Your own profile', tags, response: { 200: Profile, ...authProblems } },
+  }, async (request) => {
+    const { workspaceId, userId } = principalOf(request);
+    return getProfile(db, workspaceId, userId!);
+  });
+
   app.patch('/ui/api/profile', {
     config: { access: 'signed-in', auditAction: 'user.updated' },
     schema: {
-      summary: 'Change your own name',
+      summary: 'Change your own name, sender name or signature',
+      description: 'Fields left out stay as they are; null or blank clears the sender name or the signature.',
       tags,
-      body: Type.Object({ name: Name }, { additionalProperties: false }),
-      response: { 200: Session, ...writeProblems, ...authProblems },
+      body: Type.Object({
+        name: Type.Optional(Name),
+        senderName: Type.Optional(Nullable(Type.String({ maxLength: SENDER_NAME_MAX, description: 'One line.' }))),
+        signature: Type.Optional(Nullable(Type.String({
+          // Room for line ends written as \r\n; the signature as kept is at most SIGNATURE_MAX characters.
+          maxLength: SIGNATURE_MAX + SIGNATURE_MAX_LINES,
+          description: `Plain text of at most ${SIGNATURE_MAX} characters and ${SIGNATURE_MAX_LINES} lines.`,
+        }))),
+      }, { additionalProperties: false }),
+      response: { 200: ProfileChanged, ...writeProblems, ...authProblems },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const { workspaceId, userId } = principalOf(request);
-    await renameUser(trx, workspaceId, userId!, request.body.name);
+    const profile = await updateProfile(trx, workspaceId, userId!, request.body);
     const session = await findSession(trx, request.cookies[SESSION_COOKIE] ?? '', clock);
     if (!session) throw new AppError('unauthorized', 'Sign in to continue.');
-    return { status: 200, body: sessionView(session), target: { type: 'user', id: userId! } };
+    return {
+      status: 200,
+      body: { ...sessionView(session), profile },
+      target: { type: 'user', id: userId! },
+      details: { changed: Object.keys(request.body).sort().join(',') },
+    };
   }));
 
   app.post('/ui/api/profile/password', {

@@ -12,7 +12,7 @@ export const WEB_DIST = path.resolve(import.meta.dirname, '../../../web/dist');
 const PAGES = [
   '/', '/setup', '/signin', '/leads', '/leads/:id', '/runs', '/runs/:id', '/runs/:id/trace', '/runs/batches/:id',
   '/settings', '/settings/keys', '/settings/members', '/settings/audit', '/settings/usage',
-  '/settings/profile', '/reset-password',
+  '/settings/email', '/settings/profile', '/reset-password',
 ];
 
 const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>leadrun</title>

@@ -4,7 +4,7 @@
 import type { paths } from './schema';
 
 export type Paths = paths;
-export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 type OpOf<P extends keyof Paths, M extends HttpMethod> = M extends keyof Paths[P] ? NonNullable<Paths[P][M]> : never;
 /** The paths that answer method M. */
@@ -182,6 +182,7 @@ function method<M extends HttpMethod>(m: M) {
 export const api = {
   get: method('get'),
   post: method('post'),
+  put: method('put'),
   patch: method('patch'),
   delete: method('delete'),
 };

@@ -1508,11 +1508,26 @@ export type paths = {
                                      */
                                     status: "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED";
                                 } | null;
+                                editedAt: string | null;
+                                grounding: {
+                                    /** @description Each unsupported claim with the sentence it is in. */
+                                    unsupported: string[];
+                                    /**
+                                     * @description `grounded`: every specific claim (figure, amount, year, name) is found in the call, the research or the lead; `unsupported`: some are not.
+                                     * @enum {unknown}
+                                     */
+                                    verdict: "grounded" | "unsupported";
+                                } | null;
                                 /**
                                  * Format: uuid
                                  * @description Identifier of the draft.
                                  */
                                 id: string;
+                                /**
+                                 * @description `generated`: WRITER's first draft; `regenerated`: WRITER's draft after a rejection with feedback; `edited`: a person's edit.
+                                 * @enum {unknown}
+                                 */
+                                origin: "generated" | "regenerated" | "edited";
                                 /**
                                  * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.
                                  * @enum {unknown}
@@ -1520,7 +1535,7 @@ export type paths = {
                                 status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
                                 subject: string;
                                 to: string | null;
-                                /** @description Starts at 1; a regenerated draft is the next version. */
+                                /** @description Starts at 1; a regenerated or edited draft is the next version. */
                                 version: number;
                             } | null;
                             error: string | null;
@@ -1534,6 +1549,16 @@ export type paths = {
                              * @description The lead the run is for.
                              */
                             leadId: string;
+                            reply: {
+                                from: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the reply was sent (its Date header, never later than when it was found).
+                                 */
+                                receivedAt: string;
+                                /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
+                                snippet: string;
+                            } | null;
                             /**
                              * Format: date-time
                              * @description When the run was accepted.
@@ -1580,6 +1605,30 @@ export type paths = {
                                     buyingSignals: string[];
                                     /** @description Which engine produced the output: the built-in rule-based one, or a language model. */
                                     engine: "offline" | "model";
+                                    /** @description The concrete facts of the call, for the draft to carry. */
+                                    facts?: {
+                                        /** @description Budget and timing signals, as the prospect said them. */
+                                        budgetAndTiming: string[];
+                                        /** @description Every promise the salesperson made on the call: "I’ll send a pilot outline by Friday". */
+                                        commitments: string[];
+                                        /** @description Dates and deadlines: "by the end of the month", "March 12", "Q3". */
+                                        dates: string[];
+                                        figures: {
+                                            /** @description The sentence it was said in, which says what it measures. */
+                                            about: string;
+                                            /** @description The figure as said: "3%", "$45", "1,200 tickets". */
+                                            value: string;
+                                        }[];
+                                        people: {
+                                            name: string;
+                                            /** @description Their role as said: "COO", "from IT". */
+                                            role: string | null;
+                                            /** @description Whose side of the call they are on. */
+                                            side: "prospect" | "rep";
+                                        }[];
+                                        /** @description Tools and systems in use: "NetSuite", "spreadsheets". */
+                                        tools: string[];
+                                    };
                                     nextSteps: string[];
                                     objections: string[];
                                     /** @description Problems the lead described, in their words where possible. */
@@ -2277,6 +2326,259 @@ export type paths = {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit the draft
+         * @description While the run is AWAITING_APPROVAL: changes the fields sent (`subject`, `body`, `to`) and keeps the others. The edit is the next version of the draft (`origin: edited`, status DRAFT); the version it replaces becomes SUPERSEDED and stays readable in GET /api/v1/runs/{id}/drafts. The grounding check runs again on the edited text and its verdict is on the draft (`grounding`); it never refuses the edit. An edit that changes nothing makes no version. Approve and reject act on the latest version. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204. Audited as `draft.edited` with the version and the fields changed.
+         *
+         *     Required scope: `runs:write`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier (UUID). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The plain-text body: 1 to 5000 characters; line breaks and tabs are the only control characters allowed. */
+                        body?: string;
+                        /** @description The subject line: 1 to 80 characters, one line. */
+                        subject?: string;
+                        to?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Edited, for a key without `runs:read`: the run is not shown. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `invalid_state`: the run is not AWAITING_APPROVAL, and nothing changed. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/drafts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every version of a run's draft
+         * @description Oldest first: the `generated` version WRITER wrote first, each `regenerated` one written after a rejection with feedback (the feedback is on the version it rejected), and each `edited` one with who edited it and when. A run without a draft yet has none.
+         *
+         *     Required scope: `runs:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier (UUID). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["DraftVersion"][];
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4256,13 +4558,95 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Your own profile */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            email: string | null;
+                            name: string | null;
+                            senderName: string | null;
+                            signature: string | null;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Change your own name */
+        /**
+         * Change your own name, sender name or signature
+         * @description Fields left out stay as they are; null or blank clears the sender name or the signature.
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -4273,12 +4657,14 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
-                        name: string;
+                        name?: string;
+                        senderName?: string | null;
+                        signature?: string | null;
                     };
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description The session, with your name as it now is, and your profile. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4287,6 +4673,7 @@ export type paths = {
                         "application/json": {
                             /** @description Send it back in X-CSRF-Token with every change. */
                             csrfToken: string;
+                            profile: components["schemas"]["UiProfile"];
                             user: {
                                 email: string | null;
                                 id: string;
@@ -4725,6 +5112,327 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/ui/api/settings/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's mail settings
+         * @description Passwords are never shown: `passwordSet` says whether one is stored.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            defaultDeliver: ("send" | "mailbox" | "none") | null;
+                            fromAddress: string | null;
+                            fromName: string | null;
+                            imap: {
+                                draftsFolder: string;
+                                host: string;
+                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                passwordSet: boolean;
+                                port: number;
+                                /**
+                                 * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                                 * @enum {unknown}
+                                 */
+                                security: "tls" | "starttls" | "none";
+                                user: string | null;
+                            } | null;
+                            /** @description What applies where the workspace sets nothing: SMTP_URL and MAIL_FROM. */
+                            installation: {
+                                from: {
+                                    address: string;
+                                    name: string | null;
+                                } | null;
+                                smtp: {
+                                    host: string;
+                                    port: number;
+                                } | null;
+                            };
+                            smtp: {
+                                host: string;
+                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                passwordSet: boolean;
+                                port: number;
+                                /**
+                                 * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                                 * @enum {unknown}
+                                 */
+                                security: "tls" | "starttls" | "none";
+                                user: string | null;
+                            } | null;
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Change the workspace's mail settings
+         * @description Fields left out stay as they are; a password left out keeps the stored one. Servers on private or loopback addresses are refused unless ALLOW_PRIVATE_HOSTS is set.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        defaultDeliver?: ("send" | "mailbox" | "none") | null;
+                        fromAddress?: string | null;
+                        fromName?: string | null;
+                        imap?: {
+                            draftsFolder?: string | null;
+                            /** @description The server's host name or IP address, without a scheme or port. */
+                            host: string;
+                            password?: string | null;
+                            port: number;
+                            /**
+                             * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                             * @enum {unknown}
+                             */
+                            security: "tls" | "starttls" | "none";
+                            user?: string | null;
+                        } | null;
+                        smtp?: {
+                            /** @description The server's host name or IP address, without a scheme or port. */
+                            host: string;
+                            password?: string | null;
+                            port: number;
+                            /**
+                             * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                             * @enum {unknown}
+                             */
+                            security: "tls" | "starttls" | "none";
+                            user?: string | null;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            defaultDeliver: ("send" | "mailbox" | "none") | null;
+                            fromAddress: string | null;
+                            fromName: string | null;
+                            imap: {
+                                draftsFolder: string;
+                                host: string;
+                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                passwordSet: boolean;
+                                port: number;
+                                /**
+                                 * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                                 * @enum {unknown}
+                                 */
+                                security: "tls" | "starttls" | "none";
+                                user: string | null;
+                            } | null;
+                            /** @description What applies where the workspace sets nothing: SMTP_URL and MAIL_FROM. */
+                            installation: {
+                                from: {
+                                    address: string;
+                                    name: string | null;
+                                } | null;
+                                smtp: {
+                                    host: string;
+                                    port: number;
+                                } | null;
+                            };
+                            smtp: {
+                                host: string;
+                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                passwordSet: boolean;
+                                port: number;
+                                /**
+                                 * @description `tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.
+                                 * @enum {unknown}
+                                 */
+                                security: "tls" | "starttls" | "none";
+                                user: string | null;
+                            } | null;
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A request with this Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ui/api/settings/email/capabilities": {
         parameters: {
             query?: never;
@@ -4816,6 +5524,161 @@ export type paths = {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui/api/settings/email/check-imap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an IMAP connection
+         * @description Signs in to the IMAP server and looks for the Drafts folder (by name, or the folder marked \Drafts). Answers 200 with `ok`, or with `error` saying why not. Mail servers on private networks are refused unless ALLOW_PRIVATE_HOSTS=true.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Settings to try before saving them. Left out altogether: the saved settings are tried. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        draftsFolder?: string;
+                        /** @description A host name or address. */
+                        host?: string;
+                        /** @description Left out: the saved password. */
+                        password?: string;
+                        port?: number;
+                        /**
+                         * @description TLS from the first byte, STARTTLS required, or plain.
+                         * @enum {unknown}
+                         */
+                        security?: "tls" | "starttls" | "none";
+                        user?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                        } | {
+                            /** @description What went wrong, for the admin. */
+                            error: string;
+                            /** @enum {boolean} */
+                            ok: false;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A request with this Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -5415,6 +6278,57 @@ export type components = {
             title: string | null;
             transcript: string;
         };
+        DraftVersion: {
+            body: string;
+            /**
+             * Format: date-time
+             * @description When this version was made.
+             */
+            createdAt: string;
+            editedAt: string | null;
+            editedBy: {
+                /**
+                 * Format: uuid
+                 * @description The user or the API key.
+                 */
+                id: string;
+                name: string | null;
+                /**
+                 * @description A person in the web UI, or an API key.
+                 * @enum {unknown}
+                 */
+                type: "user" | "key";
+            } | null;
+            feedback: string | null;
+            grounding: {
+                /** @description Each unsupported claim with the sentence it is in. */
+                unsupported: string[];
+                /**
+                 * @description `grounded`: every specific claim (figure, amount, year, name) is found in the call, the research or the lead; `unsupported`: some are not.
+                 * @enum {unknown}
+                 */
+                verdict: "grounded" | "unsupported";
+            } | null;
+            /**
+             * Format: uuid
+             * @description Identifier of this version.
+             */
+            id: string;
+            /**
+             * @description `generated`: WRITER's first draft; `regenerated`: WRITER's draft after a rejection with feedback; `edited`: a person's edit.
+             * @enum {unknown}
+             */
+            origin: "generated" | "regenerated" | "edited";
+            /**
+             * @description DRAFT for the version under review; a version an edit replaced is SUPERSEDED.
+             * @enum {unknown}
+             */
+            status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
+            subject: string;
+            to: string | null;
+            /** @description 1, 2, 3…: the order in which the versions were made. */
+            version: number;
+        };
         Lead: {
             assignedToUserId: string | null;
             companyName: string | null;
@@ -5505,11 +6419,26 @@ export type components = {
                      */
                     status: "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED";
                 } | null;
+                editedAt: string | null;
+                grounding: {
+                    /** @description Each unsupported claim with the sentence it is in. */
+                    unsupported: string[];
+                    /**
+                     * @description `grounded`: every specific claim (figure, amount, year, name) is found in the call, the research or the lead; `unsupported`: some are not.
+                     * @enum {unknown}
+                     */
+                    verdict: "grounded" | "unsupported";
+                } | null;
                 /**
                  * Format: uuid
                  * @description Identifier of the draft.
                  */
                 id: string;
+                /**
+                 * @description `generated`: WRITER's first draft; `regenerated`: WRITER's draft after a rejection with feedback; `edited`: a person's edit.
+                 * @enum {unknown}
+                 */
+                origin: "generated" | "regenerated" | "edited";
                 /**
                  * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.
                  * @enum {unknown}
@@ -5517,7 +6446,7 @@ export type components = {
                 status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
                 subject: string;
                 to: string | null;
-                /** @description Starts at 1; a regenerated draft is the next version. */
+                /** @description Starts at 1; a regenerated or edited draft is the next version. */
                 version: number;
             } | null;
             error: string | null;
@@ -5531,6 +6460,16 @@ export type components = {
              * @description The lead the run is for.
              */
             leadId: string;
+            reply: {
+                from: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the reply was sent (its Date header, never later than when it was found).
+                 */
+                receivedAt: string;
+                /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
+                snippet: string;
+            } | null;
             /**
              * Format: date-time
              * @description When the run was accepted.
@@ -5577,6 +6516,30 @@ export type components = {
                     buyingSignals: string[];
                     /** @description Which engine produced the output: the built-in rule-based one, or a language model. */
                     engine: "offline" | "model";
+                    /** @description The concrete facts of the call, for the draft to carry. */
+                    facts?: {
+                        /** @description Budget and timing signals, as the prospect said them. */
+                        budgetAndTiming: string[];
+                        /** @description Every promise the salesperson made on the call: "I’ll send a pilot outline by Friday". */
+                        commitments: string[];
+                        /** @description Dates and deadlines: "by the end of the month", "March 12", "Q3". */
+                        dates: string[];
+                        figures: {
+                            /** @description The sentence it was said in, which says what it measures. */
+                            about: string;
+                            /** @description The figure as said: "3%", "$45", "1,200 tickets". */
+                            value: string;
+                        }[];
+                        people: {
+                            name: string;
+                            /** @description Their role as said: "COO", "from IT". */
+                            role: string | null;
+                            /** @description Whose side of the call they are on. */
+                            side: "prospect" | "rep";
+                        }[];
+                        /** @description Tools and systems in use: "NetSuite", "spreadsheets". */
+                        tools: string[];
+                    };
                     nextSteps: string[];
                     objections: string[];
                     /** @description Problems the lead described, in their words where possible. */
@@ -5729,6 +6692,12 @@ export type components = {
             name: string | null;
             /** @enum {unknown} */
             role: "ADMIN" | "MEMBER";
+        };
+        UiProfile: {
+            email: string | null;
+            name: string | null;
+            senderName: string | null;
+            signature: string | null;
         };
         UiSession: {
             /** @description Send it back in X-CSRF-Token with every change. */

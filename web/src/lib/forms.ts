@@ -14,7 +14,16 @@ export interface FormErrors {
 
 const NONE: FormErrors = { fields: {}, form: null, error: null };
 
-export function useFormErrors(known: readonly string[]) {
+/** `body/smtp/host`, `/smtp/host` or `smtp.host` → `smtp.host`. */
+function nestedField(field: string): string {
+  return field.replace(/^(body)?[/.]?/, '').replace(/^\//, '').replace(/\//g, '.');
+}
+
+/**
+ * `known` names the fields the form shows messages under. A server's field is matched by its first segment
+ * (`email` of `body/email`), or, with `nested`, by its whole dotted path (`smtp.host`), for a form of sections.
+ */
+export function useFormErrors(known: readonly string[], nested = false) {
   const [errors, setErrors] = useState<FormErrors>(NONE);
 
   const fromError = useCallback((error: unknown) => {
@@ -22,7 +31,7 @@ export function useFormErrors(known: readonly string[]) {
       const fields: Record<string, string> = {};
       const rest: string[] = [];
       for (const e of error.errors) {
-        const name = normaliseField(e.field);
+        const name = nested ? nestedField(e.field) : normaliseField(e.field);
         if (known.includes(name)) fields[name] ??= sentence(e.message);
         else rest.push(`${e.field}: ${e.message}`);
       }
@@ -31,7 +40,7 @@ export function useFormErrors(known: readonly string[]) {
       setErrors({ fields: {}, form: error instanceof Error ? error.message : 'Something went wrong.', error });
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [known.join()]);
+  }, [known.join(), nested]);
 
   const setFields = useCallback((fields: Record<string, string>) => setErrors({ fields, form: null, error: null }), []);
   const clear = useCallback(() => setErrors(NONE), []);
@@ -47,13 +56,15 @@ export interface FormSubmit {
   send: () => Promise<void>;
   /** Handles a failed send instead of the usual `show`: the error on the form, focus on its first invalid field. */
   failed?: (error: unknown, form: { show(error: unknown): void; fromError(error: unknown): void; clear(): void }) => void;
+  /** Match the server's fields by their whole dotted path (`smtp.host`), not their first segment. */
+  nested?: boolean;
 }
 
 /** A form's submit: local checks, then `send` with the form busy, then any error shown on the form. */
-export function useFormSubmit({ known, check, send, failed }: FormSubmit) {
+export function useFormSubmit({ known, check, send, failed, nested = false }: FormSubmit) {
   const formRef = useRef<HTMLFormElement>(null);
   const [busy, setBusy] = useState(false);
-  const { errors, fromError, setFields, clear } = useFormErrors(known);
+  const { errors, fromError, setFields, clear } = useFormErrors(known, nested);
   // Focus goes to the first invalid field once the messages are on the page: after the render that shows them,
   // never at a guessed moment before it.
   const focusPending = useRef(false);
@@ -91,7 +102,7 @@ export function useFormSubmit({ known, check, send, failed }: FormSubmit) {
   return { errors, busy, formRef, onSubmit };
 }
 
-/** "must match format \"email\"" → "Must match format "email"." */
+/** The API's "must be at most 200 characters" → "Must be at most 200 characters."; some get a form's own words. */
 function sentence(message: string): string {
   const text = message.replace(/\\"/g, '"');
   const friendly = FRIENDLY.find(([pattern]) => pattern.test(text));
@@ -101,10 +112,9 @@ function sentence(message: string): string {
 }
 
 const FRIENDLY: [RegExp, string][] = [
-  [/format "email"/, 'Enter an e-mail address like name@company.com.'],
-  [/format "uri"|pattern "\^\[Hh\]/, 'Enter a full web address starting with http:// or https://.'],
-  [/fewer than 1 characters|must not be empty/, 'This field is required.'],
-  [/must have required property/, 'This field is required.'],
+  [/^must be an e-mail address$/, 'Enter an e-mail address like name@company.com.'],
+  [/^must be an (absolute URL|http or https URL)$/, 'Enter a full web address starting with http:// or https://.'],
+  [/^must not be empty$|^is required$/, 'This field is required.'],
   [/is not your current password/, 'That is not your current password.'],
 ];
 

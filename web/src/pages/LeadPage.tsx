@@ -5,7 +5,7 @@ import { api, ApiError } from '../api/client';
 import { LEAD_STATUSES, type Call, type LeadStatus } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
-import { Alert, Button, Card, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
+import { Alert, Badge, Button, Card, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import { callTitle, formatDate, formatDateTime, hostOf, LEAD_STATUS_LABEL, plural } from '../lib/format';
 import { ownerName, useMembers } from '../lib/members';
 import { Link, useRouter } from '../lib/router';
@@ -14,6 +14,7 @@ import { useAsync, useTitle } from '../lib/useAsync';
 import { AddCallDialog } from './CallForm';
 import { DeleteCallDialog, DeleteLeadDialog } from './LeadErasureDialogs';
 import { EditLeadDialog } from './LeadForm';
+import { ReplyPanel } from './run/ReplyPanel';
 
 function minutes(seconds: number | null): string | null {
   if (seconds === null) return null;
@@ -65,6 +66,8 @@ export function LeadPage({ id }: { id: string }) {
   };
 
   const limitReached = startError instanceof ApiError && startError.code === 'run_limit_reached';
+  // The newest reply across the lead's runs: each run in the list carries its own newest one.
+  const replied = (runs.data ?? []).filter((r) => r.reply).sort((a, b) => b.reply!.receivedAt.localeCompare(a.reply!.receivedAt))[0];
   return (
     <>
       <BackLink />
@@ -84,7 +87,7 @@ export function LeadPage({ id }: { id: string }) {
         </>}
       />
 
-      <dl className="facts-strip facts-strip-5">
+      <dl className="facts-strip facts-strip-7">
         <div>
           <dt>E-mail</dt>
           <dd>{person.email
@@ -102,7 +105,11 @@ export function LeadPage({ id }: { id: string }) {
         </div>
         <div><dt>Added</dt><dd><time dateTime={person.createdAt}>{formatDate(person.createdAt)}</time></dd></div>
         <div><dt>Owner</dt><dd className={person.assignedToUserId ? undefined : 'muted'}>{ownerName(person.assignedToUserId, members.data, session.user.id)}</dd></div>
+        <div><dt>Last contact</dt><dd><RelativeTime iso={person.lastContactedAt} fallback="Never" /></dd></div>
+        <div><dt>Last reply</dt><dd><RelativeTime iso={person.lastReplyAt} fallback="None" /></dd></div>
       </dl>
+
+      {replied?.reply && <ReplyPanel reply={replied.reply} runId={replied.id} title="Last reply" />}
 
       {startError ? (
         limitReached ? (
@@ -167,7 +174,10 @@ export function LeadPage({ id }: { id: string }) {
                 <li key={run.id}>
                   <Link to={`/runs/${run.id}`} className="run-item">
                     <span className="run-item-top">
-                      <RunStatusBadge status={run.status} />
+                      <span className="run-item-badges">
+                        <RunStatusBadge status={run.status} />
+                        {run.reply && <Badge tone="green">Replied</Badge>}
+                      </span>
                       <span className="muted small"><RelativeTime iso={run.startedAt} /></span>
                     </span>
                     <span className="run-item-subject">{run.emailDraft?.subject ?? (run.status === 'FAILED' ? 'No draft: the run failed' : run.status === 'CANCELLED' ? 'Cancelled before a draft' : 'Drafting…')}</span>

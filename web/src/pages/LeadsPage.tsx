@@ -245,6 +245,8 @@ export function LeadsPage() {
                   <th scope="col">Company</th>
                   <th scope="col">Owner</th>
                   <th scope="col">Status</th>
+                  <th scope="col" className="nowrap">Last contact</th>
+                  <th scope="col" className="nowrap">Last reply</th>
                   <th scope="col" className="align-right">Added</th>
                 </tr>
               </thead>
@@ -265,6 +267,8 @@ export function LeadsPage() {
                     </td>
                     <td data-label="Owner" className={lead.assignedToUserId ? undefined : 'muted'}>{ownerText(lead.assignedToUserId)}</td>
                     <td><LeadStatusBadge status={lead.status} /></td>
+                    <td className="nowrap" data-label="Last contact"><RelativeTime iso={lead.lastContactedAt} fallback="Never" /></td>
+                    <td className="nowrap" data-label="Last reply"><RelativeTime iso={lead.lastReplyAt} fallback="None" /></td>
                     <td className="align-right nowrap muted" data-label="Added"><RelativeTime iso={lead.createdAt} /></td>
                   </tr>
                 ))}

@@ -14,7 +14,10 @@ import { Link } from '../lib/router';
 import { useAsync, useTitle } from '../lib/useAsync';
 import { approveChoices, approvedMessage, APPROVE_LABEL, useMailCapabilities, type Deliver } from '../lib/delivery';
 import { DeliveryPanel } from './run/DeliveryPanel';
+import { DraftEditor, GroundingVerdict } from './run/DraftEditor';
+import { DraftVersions } from './run/DraftVersions';
 import { RejectDialog } from './run/RejectDialog';
+import { ReplyPanel } from './run/ReplyPanel';
 import { AnalysisView, ResearchView, StepFooter, StrategyView } from './run/StepViews';
 
 function stepOf(run: Run, node: StepNode): Step | undefined {
@@ -113,11 +116,13 @@ export function RunPage({ id }: { id: string }) {
       )}
       {run.status === 'CANCELLED' && <Alert tone="info" title="This run was cancelled">Steps that had not finished were skipped.</Alert>}
       {live.error ? <ErrorAlert error={live.error} retry={live.reload} /> : null}
+      {run.reply && <ReplyPanel reply={run.reply} />}
 
       <div className="run-layout">
         <div className="run-main">
           {/* The draft leads once there is one; while the pipeline works, the steps read in the order they run. */}
           {run.emailDraft && draftCard}
+          {run.emailDraft && <DraftVersions run={run} />}
           <StepCard step={research} title="Company research" icon="globe">
             {(output) => <ResearchView output={output as ResearchOutput} />}
           </StepCard>
@@ -256,10 +261,12 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
   const [approving, setApproving] = useState<Deliver | null>(null);
   const [error, setError] = useState<unknown>(null);
   const choices = approveChoices(useMailCapabilities());
+  const [editing, setEditing] = useState(false);
   const draft = run.emailDraft;
   const writerOutput = writer?.status === 'COMPLETED' ? writer.output as WriterOutput | null : null;
-  const grounding = writerOutput?.grounding;
-  const canDecide = run.status === 'AWAITING_APPROVAL' && draft?.status === 'DRAFT';
+  // An edited version carries its own verdict; WRITER's is about the text WRITER wrote. None is shown while editing.
+  const grounding = draft?.origin === 'edited' || editing ? undefined : writerOutput?.grounding;
+  const canDecide = run.status === 'AWAITING_APPROVAL' && draft?.status === 'DRAFT' && !editing;
   // After "regenerate" the run is queued again and the rejected version stays on show until WRITER is done.
   const regenerating = Boolean(draft) && (run.status === 'QUEUED' || run.status === 'RUNNING');
 
@@ -308,6 +315,7 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
               </Button>
             ))}
             <Button icon="refresh" disabled={approving !== null} onClick={() => setDecision('regenerate')}>Regenerate…</Button>
+            <Button icon="edit" disabled={approving !== null} onClick={() => setEditing(true)}>Edit</Button>
             <Button variant="ghost" disabled={approving !== null} onClick={() => setDecision('reject')}>Reject…</Button>
           </div>
         </div>
@@ -319,14 +327,20 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
       )}
       {error ? <ErrorAlert error={error} /> : null}
 
-      <div className={`email${regenerating ? ' email-stale' : ''}`}>
+      {editing && run.status === 'AWAITING_APPROVAL' ? (
+        <DraftEditor run={run} draft={draft} onCancel={() => setEditing(false)} onSaved={(next, changed) => {
+          setEditing(false);
+          onDecided(next, changed ? `Saved as version ${next.emailDraft?.version}.` : 'Nothing changed.');
+        }} />
+      ) : <div className={`email${regenerating ? ' email-stale' : ''}`}>
         <dl className="email-head">
           <div><dt>To</dt><dd>{draft.to ?? <span className="muted">No e-mail address on the lead</span>}</dd></div>
           <div><dt>Subject</dt><dd className="email-subject">{draft.subject}</dd></div>
         </dl>
         <div className="email-body">{draft.body}</div>
-      </div>
+      </div>}
 
+      {draft.origin === 'edited' && !editing && <GroundingVerdict grounding={draft.grounding} />}
       {grounding && grounding.unsupported.length > 0 && (
         <Alert tone="warning" title="Check these claims before sending">
           They could not be traced to the research or the call:

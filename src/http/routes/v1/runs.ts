@@ -13,19 +13,14 @@ import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/schema.ts';
 import { compactJson } from '../../compact-json.ts';
+import { renderRun, traceUrlOf } from '../../run-render.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
 
 export default async function runRoutes(app: AppInstance): Promise<void> {
   const { db, clock, config } = app.deps;
 
-  const traceUrlOf = (runId: string, traceId: string) => (config.traceUrlTemplate
-    ? config.traceUrlTemplate.replaceAll('{traceId}', traceId).replaceAll('{runId}', runId)
-    : `${config.publicUrl}/runs/${runId}/trace`);
-  const render = (run: RunRecord) => {
-    const { traceId, ...rest } = run;
-    return { ...rest, traceUrl: traceUrlOf(run.id, traceId) };
-  };
+  const render = (run: RunRecord) => renderRun(config, run);
   const starter = (request: FastifyRequest) => {
     const principal = principalOf(request);
     return {
@@ -155,7 +150,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     if (!run) throw notFound('Run');
     // PostgreSQL wrote the run in the shape of the 200 schema above, all but its traceUrl; a JSON string is sent as it
     // is, without the spaces PostgreSQL puts in.
-    const json = `{"data":${compactJson(run.json).slice(0, -1)},"traceUrl":${JSON.stringify(traceUrlOf(run.id, run.traceId))}}}`;
+    const json = `{"data":${compactJson(run.json).slice(0, -1)},"traceUrl":${JSON.stringify(traceUrlOf(config, run.id, run.traceId))}}}`;
     return reply.type('application/json; charset=utf-8').send(json as never);
   });
 

@@ -1,12 +1,13 @@
-// Settings / Your profile (everyone): your name, and your password. Changing the password signs you out
-// everywhere else; this browser is given a new session and stays signed in.
+// Settings / Your profile (everyone): your name, the sender name and signature of the e-mails sent in your name, and
+// your password. Changing the password signs you out everywhere else; this browser is given a new session and stays
+// signed in.
 import { useState } from 'react';
 import { api } from '../../api/client';
 import { useToast } from '../../components/Toast';
-import { Alert, Badge, Button, Card, Field, PageHeader } from '../../components/ui';
+import { Alert, Badge, Button, Card, ErrorAlert, Field, LoadingBlock, PageHeader } from '../../components/ui';
 import { useFormSubmit } from '../../lib/forms';
 import { useSession, useSignedIn } from '../../lib/session';
-import { useTitle } from '../../lib/useAsync';
+import { useAsync, useTitle } from '../../lib/useAsync';
 
 export function ProfilePage() {
   useTitle('Your profile');
@@ -21,6 +22,9 @@ export function ProfilePage() {
           <dt>Workspace</dt><dd>{session.workspace.name}</dd>
         </dl>
         <NameForm />
+      </Card>
+      <Card title="Your e-mails">
+        <SenderForm />
       </Card>
       <Card title="Password">
         <PasswordForm />
@@ -53,6 +57,76 @@ function NameForm() {
         {(p) => <input {...p} className="input" value={name} onChange={(e) => setName(e.target.value)} autoComplete="name" maxLength={200} />}
       </Field>
       <div><Button type="submit" variant="primary" busy={busy} disabled={name.trim() === (session.user.name ?? '')}>Save name</Button></div>
+    </form>
+  );
+}
+
+const SENDER_FIELDS = ['senderName', 'signature'] as const;
+const SIGNATURE_MAX = 2000;
+const SIGNATURE_MAX_LINES = 20;
+
+/** The signature as the server keeps it: trailing spaces and blank lines at either end dropped. */
+function tidySignature(text: string): string {
+  return text.replace(/\r\n?/g, '\n').split('\n').map((line) => line.replace(/[ \t]+$/, '')).join('\n').replace(/^\n+|\n+$/g, '');
+}
+
+function SenderForm() {
+  const profile = useAsync((signal) => api.get('/ui/api/profile', { signal }).then((r) => r.body), []);
+  if (profile.error) return <ErrorAlert error={profile.error} retry={profile.reload} />;
+  if (!profile.data) return <LoadingBlock label="Loading your profile" />;
+  return <SenderFormFields senderName={profile.data.senderName} signature={profile.data.signature} />;
+}
+
+function SenderFormFields(saved: { senderName: string | null; signature: string | null }) {
+  const session = useSignedIn();
+  const { signedIn } = useSession();
+  const toast = useToast();
+  const [stored, setStored] = useState(saved);
+  const [senderName, setSenderName] = useState(saved.senderName ?? '');
+  const [signature, setSignature] = useState(saved.signature ?? '');
+  const tidy = tidySignature(signature);
+  const lines = tidy ? tidy.split('\n').length : 0;
+  const dirty = senderName.trim() !== (stored.senderName ?? '') || tidy !== (stored.signature ?? '');
+  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+    known: SENDER_FIELDS,
+    check: () => {
+      const local: Record<string, string> = {};
+      if (senderName.trim().length > 100) local.senderName = 'Use at most 100 characters.';
+      if (tidy.length > SIGNATURE_MAX) local.signature = `Use at most ${SIGNATURE_MAX.toLocaleString('en')} characters.`;
+      else if (lines > SIGNATURE_MAX_LINES) local.signature = `Use at most ${SIGNATURE_MAX_LINES} lines.`;
+      return local;
+    },
+    send: async () => {
+      const { body } = await api.patch('/ui/api/profile', { body: { senderName: senderName.trim() || null, signature: tidy || null } });
+      signedIn(body);
+      setStored({ senderName: body.profile.senderName, signature: body.profile.signature });
+      setSenderName(body.profile.senderName ?? '');
+      setSignature(body.profile.signature ?? '');
+      toast('Your sender name and signature were saved.');
+    },
+  });
+  const shownName = senderName.trim() || session.user.name || 'You';
+  return (
+    <form ref={formRef} onSubmit={onSubmit} noValidate className="form" aria-label="Your sender name and signature">
+      {errors.form && <Alert tone="error">{errors.form}</Alert>}
+      <Field label="Sender name" optional error={errors.fields.senderName} hint="The name your e-mails come from. Left empty: the workspace's sender name.">
+        {(p) => <input {...p} className="input" value={senderName} onChange={(e) => setSenderName(e.target.value)} maxLength={100}
+          placeholder={session.user.name ?? ''} autoComplete="off" />}
+      </Field>
+      <Field label="Signature" optional error={errors.fields.signature}
+        counter={<span className={tidy.length > SIGNATURE_MAX || lines > SIGNATURE_MAX_LINES ? 'field-count-over' : undefined}>
+          {tidy.length.toLocaleString('en')} / {SIGNATURE_MAX.toLocaleString('en')} characters, {lines} / {SIGNATURE_MAX_LINES} lines</span>}>
+        {(p) => <textarea {...p} className="input textarea signature-input" rows={5} value={signature} onChange={(e) => setSignature(e.target.value)}
+          placeholder={`${session.user.name ?? 'Your name'}\nAccount executive, ${session.workspace.name}`} spellCheck={false} />}
+      </Field>
+      <div className="field">
+        <p className="field-label" id="signature-preview-label">How your e-mails end</p>
+        <pre className="signature-preview" aria-labelledby="signature-preview-label" data-testid="signature-preview">
+          {'… the last paragraph of the draft.\n\nBest regards,\n'}{shownName}
+          {tidy && <span className="signature-preview-signature">{`\n\n${tidy}`}</span>}
+        </pre>
+      </div>
+      <div><Button type="submit" variant="primary" busy={busy} disabled={!dirty}>Save sender name and signature</Button></div>
     </form>
   );
 }

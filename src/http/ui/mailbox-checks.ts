@@ -1,0 +1,70 @@
+// /ui/api for Settings / E-mail's "Check connection" of IMAP (DESIGN §7): admins try settings before saving them,
+// or the saved ones. The answer is 200 either way, saying whether the server signed in and has a Drafts folder, or
+// why not in words for the admin; the attempt is audited (never with the password).
+import { Type } from 'typebox';
+import type { AppInstance } from '../app.ts';
+import { principalOf } from '../auth.ts';
+import { mutate } from '../mutation.ts';
+import { authProblems, writeProblems } from '../schemas.ts';
+import { invalid } from '../../domain/errors.ts';
+import { verifyImap } from '../../mail/imap.ts';
+import { DEFAULT_DRAFTS_FOLDER, loadMailTransport, type ImapSettings } from '../../mail/settings.ts';
+
+export const ImapCheck = Type.Object({
+  host: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/@]+$', description: 'A host name or address.' })),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  security: Type.Optional(Type.Enum(['tls', 'starttls', 'none'], { description: 'TLS from the first byte, STARTTLS required, or plain.' })),
+  user: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'Left out: the saved password.' })),
+  draftsFolder: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+}, {
+  additionalProperties: false,
+  description: 'Settings to try before saving them. Left out altogether: the saved settings are tried.',
+});
+
+export const MailboxCheckResult = Type.Union([
+  Type.Object({ ok: Type.Literal(true) }),
+  Type.Object({ ok: Type.Literal(false), error: Type.String({ description: 'What went wrong, for the admin.' }) }),
+], { $id: 'UiMailboxCheckResult' });
+
+export default async function mailboxCheckRoutes(app: AppInstance): Promise<void> {
+  const { db, config } = app.deps;
+
+  app.post('/ui/api/settings/email/check-imap', {
+    config: { access: 'admin', auditAction: 'mail_settings.imap_checked' },
+    schema: {
+      summary: 'Check an IMAP connection',
+      description: 'Signs in to the IMAP server and looks for the Drafts folder (by name, or the folder marked \\Drafts). '
+        + 'Answers 200 with `ok`, or with `error` saying why not. Mail servers on private networks are refused unless '
+        + 'ALLOW_PRIVATE_HOSTS=true.',
+      tags: ['Web UI'],
+      body: ImapCheck,
+      response: { 200: MailboxCheckResult, ...writeProblems, ...authProblems },
+    },
+  }, async (request, reply) => {
+    const workspaceId = principalOf(request).workspaceId;
+    const body = request.body;
+    const saved = (await loadMailTransport(db, workspaceId, app.deps.secrets(), config)).imap;
+    let settings: ImapSettings | null;
+    if (body.host === undefined) {
+      settings = saved;
+    } else {
+      for (const field of ['port', 'security', 'user'] as const) {
+        if (body[field] === undefined) throw invalid(field, 'is needed with host');
+      }
+      // A password left out is the saved one, but only for the server it was saved for: it is never sent elsewhere.
+      const password = body.password ?? (saved && saved.host === body.host && saved.user === body.user ? saved.password : null);
+      settings = password === null ? null : {
+        host: body.host, port: body.port!, security: body.security!, user: body.user!, password,
+        draftsFolder: body.draftsFolder ?? saved?.draftsFolder ?? DEFAULT_DRAFTS_FOLDER,
+      };
+    }
+    const result = settings
+      ? await verifyImap(settings, { allowPrivateHosts: config.allowPrivateHosts })
+      : { ok: false as const, error: body.host === undefined ? 'No IMAP server is saved for this workspace.' : 'Enter the password: none is saved for this server and user.' };
+    // The check talks to the server outside any transaction; its audit entry is written once it has answered.
+    return mutate(app.deps, request, reply, async () => ({
+      status: 200, body: result, target: { type: 'workspace', id: workspaceId }, details: { ok: result.ok },
+    }));
+  });
+}

@@ -1,0 +1,237 @@
+// Replies found in the sender's inbox (src/mail/replies.ts), on both backends, against a private Dovecot: a reply
+// to a delivered e-mail is recorded once however often the inbox is read, and shows on the run, the lead, the run's
+// events and the audit log; replies to unknown or undelivered e-mails are ignored; a 5 MB message, one with 10,000
+// References and one without any text part are read within bounds; the cursor survives a renumbered inbox and a
+// check is bounded in messages; the job handler runs again in 60 s, keeps its error, and ends without IMAP.
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../../src/db/schema.ts';
+import type { ClaimedJob, JobContext } from '../../src/jobs/types.ts';
+import { RetryJobError } from '../../src/jobs/types.ts';
+import {
+  checkReplies, MAX_BYTES_PER_MESSAGE, REPLY_CHECK_INTERVAL_MS, REPLY_CHECK_KIND, replyCheckHandler, replySnippet, scheduleReplyChecks,
+} from '../../src/mail/replies.ts';
+import { loadMailTransport, saveMailSettings, type ImapSettings } from '../../src/mail/settings.ts';
+import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
+import { createCall, createLead, db, startRun } from '../http/support.ts';
+import { startDovecot, type Dovecot } from '../support/dovecot.ts';
+
+const allow = { allowPrivateHosts: true };
+
+function reply(options: { inReplyTo?: string; references?: string; from?: string; date?: string; body?: string; headers?: string[]; contentType?: string }): string {
+  return [
+    `From: ${options.from ?? 'Daniel Ng <daniel@acme.example>'}`,
+    'To: Rep Example <rep@example.com>',
+    'Subject: Re: A pilot outline for Acme',
+    `Message-ID: <${randomBytes(8).toString('hex')}@acme.example>`,
+    `Date: ${options.date ?? 'Tue, 25 Nov 2025 09:30:00 +0000'}`,
+    ...(options.inReplyTo ? [`In-Reply-To: ${options.inReplyTo}`] : []),
+    ...(options.references ? [`References: ${options.references}`] : []),
+    ...(options.headers ?? []),
+    'MIME-Version: 1.0',
+    `Content-Type: ${options.contentType ?? 'text/plain; charset=utf-8'}`,
+    '',
+    options.body ?? [
+      'Thanks, the outline looks right. Can we start the pilot on 1 December?',
+      '',
+      'On Tue, 24 Nov 2026 at 10:00, Rep Example <rep@example.com>',
+      'wrote:',
+      '> Hi Daniel,',
+      '> the pilot outline and two references, as promised.',
+    ].join('\r\n'),
+    '',
+  ].join('\r\n');
+}
+
+describe('replySnippet', () => {
+  it('keeps what the reply says and leaves out the quoted e-mail', () => {
+    assert.equal(replySnippet('Sounds good.\n\nOn Mon, 1 Jan 2026, Rep <r@x> wrote:\n> earlier\n> text'), 'Sounds good.');
+    assert.equal(replySnippet('> quoted first\nMy answer\n> more quoted\nand more'), 'My answer and more');
+    assert.equal(replySnippet('Yes.\n\n-----Original Message-----\nFrom: Rep'), 'Yes.');
+    assert.equal(replySnippet('Yes.\n\nFrom: Rep Example\nSent: Monday\nTo: Daniel'), 'Yes.');
+    assert.equal(replySnippet('Short.\n-- \nDaniel Ng, COO'), 'Short.');
+    const long = replySnippet('word '.repeat(200));
+    assert.ok(long.length <= 300 && long.endsWith('…'), long);
+    assert.equal(replySnippet(''), '');
+  });
+});
+
+for (const kind of BACKENDS) {
+  describe(`replies (${kind})`, () => {
+    let t: TestApp;
+    let dovecot: Dovecot;
+    let workspaceId: string;
+    let key: string;
+    let imap: ImapSettings;
+
+    /** A run that reached AWAITING_APPROVAL, and a delivery of its draft in the given state. */
+    async function deliveredRun(status: 'DELIVERED' | 'QUEUED' | 'FAILED' = 'DELIVERED') {
+      const lead = await createLead(t, key, { name: 'Daniel Ng', email: 'daniel@acme.example', companyName: 'Acme' });
+      const call = await createCall(t, key, lead.id);
+      const started = await startRun(t, key, lead.id, call.id);
+      const run = await waitForRun(t, key, started.id, (r) => r.status === 'AWAITING_APPROVAL');
+      const messageId = `<${randomBytes(10).toString('hex')}@leadrun.test>`;
+      const now = new Date();
+      await db(t).insertInto('email_deliveries').values({
+        id: randomUUID(), workspace_id: workspaceId, run_id: run.id, draft_id: run.emailDraft.id, sender_user_id: null, method: 'send',
+        status, message_id: messageId, attempts: 1, queued_at: now, delivered_at: status === 'DELIVERED' ? now : null, error: null, response: '250 ok',
+      }).execute();
+      return { leadId: lead.id as string, runId: run.id as string, messageId };
+    }
+
+    const check = (options: { maxMessages?: number } = {}) => checkReplies(db(t), workspaceId, imap, t.deps.clock, { ...allow, ...options });
+    const repliesOf = (runId: string) => db(t).selectFrom('email_replies').selectAll().where('run_id', '=', runId).execute();
+
+    before(async () => {
+      [t, dovecot] = await Promise.all([startTestApp(kind, { config: { allowPrivateHosts: true } }), startDovecot()]);
+      await t.startWorker();
+      const ws = await t.workspace('pro');
+      workspaceId = ws.id;
+      key = (await t.key(workspaceId)).key;
+      await db(t).transaction().execute((trx) => saveMailSettings(trx, workspaceId, {
+        imap: { host: dovecot.host, port: dovecot.port, security: 'none', user: dovecot.user, password: dovecot.password },
+      }, t.deps.secrets(), null, t.deps.clock));
+      imap = (await loadMailTransport(db(t), workspaceId, t.deps.secrets(), t.deps.config)).imap!;
+      assert.ok(imap);
+    });
+    after(async () => {
+      await Promise.all([t?.close(), dovecot?.stop()]);
+    });
+
+    it('finds a reply once, and shows it on the run, the lead, the events and the audit log', async () => {
+      const { leadId, runId, messageId } = await deliveredRun();
+      await dovecot.deliver(reply({ inReplyTo: messageId, references: `<older@acme.example> ${messageId}` }));
+      const first = await check();
+      assert.equal(first.found, 1);
+      assert.equal(first.read, 1);
+      const second = await check();
+      assert.deepEqual({ found: second.found, read: second.read, rescanned: second.rescanned }, { found: 0, read: 0, rescanned: false });
+
+      const rows = await repliesOf(runId);
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0]!.from_address, 'Daniel Ng <daniel@acme.example>');
+      assert.equal(rows[0]!.subject, 'Re: A pilot outline for Acme');
+
+      const run = (await t.api('GET', `/api/v1/runs/${runId}`, { key })).json.data;
+      assert.deepEqual(run.reply, {
+        receivedAt: '2025-11-25T09:30:00.000Z',
+        from: 'Daniel Ng <daniel@acme.example>',
+        snippet: 'Thanks, the outline looks right. Can we start the pilot on 1 December?',
+      });
+      const listed = (await t.api('GET', `/api/v1/runs?leadId=${leadId}`, { key })).json.data;
+      assert.deepEqual(listed[0].reply, run.reply);
+      const lead = (await t.api('GET', `/api/v1/leads/${leadId}`, { key })).json;
+      assert.equal((lead.data ?? lead).lastReplyAt, '2025-11-25T09:30:00.000Z');
+
+      const events = await db(t).selectFrom('run_events').select('type').where('run_id', '=', runId).where('type', '=', 'draft.replied').execute();
+      assert.equal(events.length, 1);
+      const audit = await db(t).selectFrom('audit_log').selectAll().where('workspace_id', '=', workspaceId).where('action', '=', 'draft.replied').execute();
+      assert.equal(audit.filter((a) => a.target_id === runId).length, 1);
+      assert.equal(audit[0]!.source, 'system');
+
+      // Read with EXAMINE: the rep's own client still sees the reply as unread.
+      const inbox = await dovecot.messages('INBOX');
+      assert.ok(inbox.every((m) => !m.flags.includes('\\Seen')), JSON.stringify(inbox.map((m) => m.flags)));
+    });
+
+    it('ignores replies to unknown and to undelivered e-mails, and clamps a date in the future to now', async () => {
+      const queued = await deliveredRun('QUEUED');
+      await dovecot.deliver(reply({ inReplyTo: '<nobody-sent-this@elsewhere.example>' }));
+      await dovecot.deliver(reply({ inReplyTo: queued.messageId }));
+      const result = await check();
+      assert.equal(result.read, 2);
+      assert.equal(result.found, 0);
+      assert.equal((await repliesOf(queued.runId)).length, 0);
+
+      const { runId, messageId } = await deliveredRun();
+      await dovecot.deliver(reply({ references: messageId.slice(1, -1), date: 'Fri, 1 Jan 2100 00:00:00 +0000' }));
+      const before = Date.now();
+      assert.equal((await check()).found, 1);
+      const [row] = await repliesOf(runId);
+      assert.ok(row!.received_at.getTime() >= before - 1000 && row!.received_at.getTime() <= Date.now(), row!.received_at.toISOString());
+    });
+
+    it('survives a 5 MB message, 10,000 References and a message without any text, within bounds', async () => {
+      const big = await deliveredRun();
+      const many = await deliveredRun();
+      const textless = await deliveredRun();
+      const html = await deliveredRun();
+      await dovecot.deliver(reply({ inReplyTo: big.messageId, body: `Yes, let us talk.\r\n${'x'.repeat(998)}\r\n`.repeat(5 * 1024) }));
+      const references = Array.from({ length: 10_000 }, (_, i) => `<ref-${i}-${randomBytes(4).toString('hex')}@thread.example>`).join('\r\n ');
+      await dovecot.deliver(reply({ inReplyTo: many.messageId, references, body: 'Long thread, short answer.' }));
+      await dovecot.deliver(reply({
+        inReplyTo: textless.messageId,
+        contentType: 'image/png',
+        headers: ['Content-Transfer-Encoding: base64', 'Content-Disposition: attachment; filename="signed.png"'],
+        body: randomBytes(3000).toString('base64').replace(/(.{76})/g, '$1\r\n'),
+      }));
+      await dovecot.deliver(reply({ inReplyTo: html.messageId, contentType: 'text/html; charset=utf-8', body: '<p>Count us <b>in</b>.</p><blockquote>old</blockquote>' }));
+      const started = process.memoryUsage().rss;
+      const result = await check();
+      assert.equal(result.found, 4);
+      assert.ok(process.memoryUsage().rss - started < 100 * 1024 * 1024, 'a check holds at most 64 KiB of each message');
+      const [bigReply] = await repliesOf(big.runId);
+      assert.ok(bigReply!.snippet.startsWith('Yes, let us talk.') && bigReply!.snippet.length <= 300, bigReply!.snippet);
+      assert.equal((await repliesOf(many.runId)).length, 1);
+      assert.equal((await repliesOf(textless.runId))[0]!.snippet, '');
+      assert.match((await repliesOf(html.runId))[0]!.snippet, /^Count us in\./);
+      assert.ok(MAX_BYTES_PER_MESSAGE <= 64 * 1024);
+    });
+
+    it('reads at most maxMessages a check and goes on from there; a renumbered inbox is read again by date without duplicates', async () => {
+      const { runId, messageId } = await deliveredRun();
+      for (let i = 0; i < 3; i++) await dovecot.deliver(reply({ inReplyTo: messageId, body: `Answer ${i}` }));
+      const first = await check({ maxMessages: 2 });
+      const second = await check({ maxMessages: 2 });
+      assert.deepEqual([first.read, second.read], [2, 1]);
+      assert.equal((await repliesOf(runId)).length, 3);
+
+      await db(t).updateTable('mailbox_cursors').set({ uid_validity: 1 }).where('workspace_id', '=', workspaceId).execute();
+      const rescan = await check();
+      assert.equal(rescan.rescanned, true);
+      assert.ok(rescan.read >= 3);
+      assert.equal(rescan.found, 0);
+      assert.equal((await repliesOf(runId)).length, 3);
+    });
+
+    it('runs as a job: again in 60 s; a failed check keeps its error and is retried; without IMAP the job ends', async () => {
+      const finished: string[] = [];
+      const ctxOf = (jobId: string): JobContext => ({
+        db: db(t), clock: t.deps.clock, config: t.deps.config, secrets: t.deps.secrets, logger: silentLogger, signal: new AbortController().signal,
+        finish: async (trx: Transaction<DB>) => {
+          const done = await trx.updateTable('jobs').set({ status: 'DONE', finished_at: new Date(), updated_at: new Date() })
+            .where('id', '=', jobId).where('status', '=', 'RUNNING').returning('id').executeTakeFirst();
+          if (done) finished.push(jobId);
+          return done !== undefined;
+        },
+      });
+      assert.equal(await db(t).transaction().execute((trx) => scheduleReplyChecks(trx, workspaceId)), true);
+      assert.equal(await db(t).transaction().execute((trx) => scheduleReplyChecks(trx, workspaceId)), false, 'one live check per workspace');
+      const row = await db(t).selectFrom('jobs').selectAll().where('kind', '=', REPLY_CHECK_KIND).where('key', '=', workspaceId).executeTakeFirstOrThrow();
+      await db(t).updateTable('jobs').set({ status: 'RUNNING' }).where('id', '=', row.id).execute();
+      const job: ClaimedJob = { id: row.id, kind: row.kind, key: row.key, workspaceId, payload: {}, attempt: 1, maxAttempts: row.max_attempts };
+
+      const before = t.deps.clock.now().getTime();
+      const outcome = await replyCheckHandler.run(job, ctxOf(row.id));
+      assert.ok(outcome && outcome.again.getTime() >= before + REPLY_CHECK_INTERVAL_MS, JSON.stringify(outcome));
+
+      await db(t).transaction().execute((trx) => saveMailSettings(trx, workspaceId, {
+        imap: { host: dovecot.host, port: dovecot.port, security: 'none', user: dovecot.user, password: 'not the password' },
+      }, t.deps.secrets(), null, t.deps.clock));
+      await assert.rejects(replyCheckHandler.run(job, ctxOf(row.id)), (error: Error) =>
+        error instanceof RetryJobError && error.message === 'The server refused the user name or password.');
+      const cursor = await db(t).selectFrom('mailbox_cursors').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+      assert.equal(cursor.error, 'The server refused the user name or password.');
+      assert.ok(replyCheckHandler.backoffMs(2) > replyCheckHandler.backoffMs(1));
+
+      await db(t).transaction().execute((trx) => saveMailSettings(trx, workspaceId, { imap: null }, t.deps.secrets(), null, t.deps.clock));
+      assert.equal(await replyCheckHandler.run(job, ctxOf(row.id)), undefined);
+      assert.deepEqual(finished, [row.id]);
+      assert.equal(await db(t).transaction().execute((trx) => scheduleReplyChecks(trx, workspaceId)), false, 'nothing to check without IMAP');
+      const jobs = await sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE kind = ${REPLY_CHECK_KIND}`.execute(db(t));
+      assert.equal(jobs.rows[0]!.n, 1);
+    });
+  });
+}

@@ -1,0 +1,105 @@
+// Editing a draft in the web UI (DESIGN §7): the draft turns into a form in place, a refused field is named under
+// it, saving makes version 2 with its grounding verdict shown, the versions list and the side-by-side comparison
+// mark what changed, approving approves the edited version, and on a phone nothing scrolls sideways.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { ADMIN, browserUnavailable, launchBrowser, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
+
+describe('editing a draft in the web UI', { skip: browserUnavailable() ?? false }, () => {
+  let server: Leadrun;
+  let browser: Browser;
+  let page: Page;
+  let client: SessionClient;
+  let consoleErrors: string[];
+
+  before(async () => {
+    server = await startLeadrun();
+    browser = await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    client = await SessionClient.setUp(context, server.url);
+    page = await context.newPage();
+    consoleErrors = watchConsole(page);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('edit subject, recipient and body in place → verdict → versions side by side → approve; the phone does not scroll sideways', async () => {
+    const lead = await client.ok('POST', '/api/v1/leads', { name: 'Priya Raman', email: 'priya@northwind.example', companyName: 'Northwind Freight' });
+    const call = await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { title: 'Discovery call', transcript: TRANSCRIPT });
+    const run = await client.ok('POST', '/api/v1/runs', { leadId: lead.id, callId: call.id });
+    await page.goto(`${server.url}/runs/${run.id}`);
+    const draft = page.getByRole('region', { name: 'E-mail draft' });
+    await draft.getByRole('button', { name: 'Approve' }).waitFor({ timeout: 30_000 });
+    const original = (await client.ok('GET', `/api/v1/runs/${run.id}`)).data.emailDraft;
+
+    // Edit turns the draft into a form in place, its fields filled with the draft, the first one focused.
+    await draft.getByRole('button', { name: 'Edit' }).click();
+    const form = draft.getByRole('form', { name: 'Edit the draft' });
+    const subject = form.getByLabel('Subject');
+    const to = form.getByLabel('To (optional)');
+    const body = form.getByLabel('Body');
+    assert.equal(await subject.inputValue(), original.subject);
+    assert.equal(await body.inputValue(), original.body);
+    assert.equal(await draft.getByRole('button', { name: 'Approve' }).count(), 0, 'no decision while editing');
+    await waitFor(() => to.evaluate((el) => el === (globalThis as any).document.activeElement), 'the first field is focused');
+
+    // An address the server refuses: its message under the field, the field marked invalid and focused.
+    await to.fill('priya@northwind..example');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByText('Enter an e-mail address like name@company.com.').waitFor();
+    assert.equal(await to.getAttribute('aria-invalid'), 'true');
+
+    await to.fill('ops@northwind.example');
+    await subject.fill('A pilot plan for your dispatchers');
+    await body.fill('Hi Priya,\n\nPlanning the weekly loads takes your dispatchers two full days. Teams like yours cut costs by 87% in a month.\n\nBest,\nMaya');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').getByText('Saved as version 2.').waitFor();
+    await form.waitFor({ state: 'detached' });
+
+    // The draft shows the edit and the verdict on its own text.
+    await draft.getByText('Version 2').waitFor();
+    await draft.getByText('A pilot plan for your dispatchers').waitFor();
+    await draft.getByText('ops@northwind.example').waitFor();
+    const verdict = draft.locator('.alert', { hasText: 'Not found in the call or research' });
+    await verdict.waitFor();
+    assert.match(await verdict.innerText(), /87%/);
+
+    // Every version, and the two compared side by side with the words that changed marked.
+    const versions = page.getByRole('region', { name: 'Versions' });
+    await versions.getByText('Generated').first().waitFor();
+    assert.match(await versions.getByRole('listitem').nth(1).innerText(), /Edited by Maya Brooks/);
+    const compare = versions.getByRole('group', { name: 'Compare two versions' });
+    assert.equal(await compare.getByLabel('Compare').inputValue(), '1');
+    assert.equal(await compare.getByLabel('with').inputValue(), '2');
+    const added = await versions.locator('ins.diff-added').allInnerTexts();
+    assert.ok(added.some((text) => text.includes('87%')), `the added words are marked: ${added.join(' | ')}`);
+    assert.ok(await versions.locator('del.diff-removed').count() > 0, 'the removed words are marked');
+
+    // Approving approves the edited version.
+    await draft.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('status').getByText('Draft approved').waitFor();
+    const stored = (await client.ok('GET', `/api/v1/runs/${run.id}`)).data;
+    assert.equal(stored.emailDraft.version, 2);
+    assert.equal(stored.emailDraft.status, 'APPROVED');
+    assert.equal(stored.emailDraft.subject, 'A pilot plan for your dispatchers');
+    const listed = (await client.ok('GET', `/api/v1/runs/${run.id}/drafts`)).data;
+    assert.deepEqual(listed.map((v: any) => [v.origin, v.status]), [['generated', 'SUPERSEDED'], ['edited', 'APPROVED']]);
+    assert.equal(listed[1].editedBy.name, ADMIN.name);
+    await versions.getByText('Approved', { exact: true }).waitFor();
+
+    // On a phone the comparison stacks and nothing scrolls sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await page.getByRole('region', { name: 'Versions' }).locator('ins.diff-added').first().waitFor();
+    const overflow = await page.evaluate(() => {
+      const doc = (globalThis as any).document.documentElement;
+      return doc.scrollWidth - doc.clientWidth;
+    });
+    assert.ok(overflow <= 0, `the run page scrolls sideways by ${overflow}px at 390px`);
+
+    assert.deepEqual(consoleErrors, []);
+  });
+});
