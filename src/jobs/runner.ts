@@ -12,6 +12,7 @@ import type { DB } from '../db/schema.ts';
 import type { Metrics } from '../http/metrics.ts';
 import type { SecretBox } from '../mail/secrets.ts';
 import { claimJob, finishJob, JOBS_CHANNEL, killJob, releaseJob, renewJobLease, rescheduleJob, retryJob } from './queue.ts';
+import { Sleepers } from './sleepers.ts';
 import { PermanentJobError, RetryJobError, type ClaimedJob, type JobContext, type JobHandler } from './types.ts';
 
 export { enqueueJob, JOBS_CHANNEL } from './queue.ts';
@@ -35,29 +36,6 @@ export class JobLeaseLost extends Error {
   constructor(jobId: string) {
     super(`the lease on job ${jobId} was lost`);
     this.name = 'JobLeaseLost';
-  }
-}
-
-/** Idle slots waiting for work, woken one at a time by a notice or all at once at shutdown. */
-class Sleepers {
-  readonly #waiting = new Set<() => void>();
-
-  sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const waiting = this.#waiting;
-      const timer = setTimeout(done, ms);
-      function done() { clearTimeout(timer); waiting.delete(done); resolve(); }
-      waiting.add(done);
-    });
-  }
-
-  wakeOne(): void {
-    const [first] = this.#waiting;
-    first?.();
-  }
-
-  wakeAll(): void {
-    for (const wake of [...this.#waiting]) wake();
   }
 }
 
@@ -85,7 +63,7 @@ export class JobRunner {
   }
 
   async start(): Promise<void> {
-    this.#unlisten = await this.#options.database.listen(JOBS_CHANNEL, (kind) => this.#sleepers.get(kind)?.wakeOne());
+    this.#unlisten = await this.#options.database.listen(JOBS_CHANNEL, (kind) => this.#sleepers.get(kind)?.wake());
     this.#slots = this.#options.handlers.flatMap((handler) => Array.from({ length: handler.concurrency }, () => this.#slot(handler)));
     this.#log.info({ kinds: this.#options.handlers.map((h) => h.kind) }, 'job runner started');
   }
