@@ -49,6 +49,17 @@ for (const kind of BACKENDS) {
       assertProblem(await as(null, 'GET', '/ui/api/settings/email/capabilities'), 401, 'unauthorized');
     });
 
+    it('saving IMAP settings schedules the reply check, once, and offers the mailbox', async () => {
+      const imap = { host: '127.0.0.1', port: 143, security: 'none', user: 'sales@acme.test', password: 'imap secret' };
+      assert.equal((await as(admin, 'PUT', '/ui/api/settings/email', { imap })).status, 200);
+      assert.equal((await as(admin, 'PUT', '/ui/api/settings/email', { fromName: 'Acme' })).status, 200);
+      const jobs = await db(t).selectFrom('jobs').select(['kind', 'key', 'status']).where('workspace_id', '=', workspaceId).execute();
+      assert.deepEqual(jobs, [{ kind: 'mail.check_replies', key: workspaceId, status: 'QUEUED' }]);
+      assert.equal((await as(member, 'GET', '/ui/api/settings/email/capabilities')).json.mailbox, true);
+      assert.equal((await as(admin, 'PUT', '/ui/api/settings/email', { imap: null })).status, 200);
+      assert.equal((await as(member, 'GET', '/ui/api/settings/email/capabilities')).json.mailbox, false);
+    });
+
     it('check-smtp: the saved settings, unsaved ones, and the failures in words for a person', async () => {
       const smtp = await server({ users: { rep: 'secret' } });
       await configure({ smtp: { host: smtp.host, port: smtp.port, security: 'none', user: 'rep', password: 'secret' } });
