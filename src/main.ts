@@ -146,6 +146,22 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     })
     : null;
   await worker?.start();
+  // Deliveries of e-mails and reply checks are jobs of the one job mechanism, run wherever the run worker runs.
+  const jobs = mode.worker
+    ? new (await import('./jobs/runner.ts')).JobRunner({
+      database,
+      clock: systemClock,
+      config,
+      secrets: deps.secrets,
+      logger,
+      metrics: deps.metrics,
+      handlers: [
+        (await import('./mail/deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
+        (await import('./mail/replies.ts')).replyCheckHandler,
+      ],
+    })
+    : null;
+  await jobs?.start();
 
   const app = mode.http ? await buildApp(deps, { logger }) : null;
   if (app) {
@@ -169,9 +185,10 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    // Stop accepting requests and let those in flight finish; then hand runs back; then close the database.
+    // Stop accepting requests and let those in flight finish; then hand runs and jobs back; then close the database.
     await app?.close();
     await worker?.stop();
+    await jobs?.stop();
     await cpu.close();
     await deps.lastUsed.flush();
     await telemetry.shutdown();

@@ -12,6 +12,7 @@
 //   hold and stops without writing (src/worker/queue.ts).
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
+import { EMAIL_DELIVER } from './deliveries.ts';
 import { AppError, notFound } from './errors.ts';
 import { RUN_EVENTS_CHANNEL } from './run-events.ts';
 import { isUuid } from './validation.ts';
@@ -45,6 +46,11 @@ async function deleteRuns(trx: Kysely<DB>, workspaceId: string, runs: Runs): Pro
   await sql`SELECT pg_notify(${RUN_EVENTS_CHANNEL}, r.id::text) FROM (${ids}) r`.execute(trx);
   await sql`DELETE FROM run_events WHERE run_id IN (${ids})`.execute(trx);
   await sql`DELETE FROM run_steps WHERE run_id IN (${ids})`.execute(trx);
+  // The drafts' deliveries (and what they led to), with their jobs: a job being run loses its lease and stops, and
+  // a delivery's job that is due later finds nothing to send.
+  const deliveries = sql`SELECT id FROM email_deliveries WHERE run_id IN (${ids})`;
+  await sql`DELETE FROM jobs WHERE kind = ${EMAIL_DELIVER} AND (key IN (SELECT id::text FROM (${deliveries}) d)
+    OR payload->>'deliveryId' IN (SELECT id::text FROM (${deliveries}) d))`.execute(trx);
   // Replies found in the inbox hold who wrote and what (src/mail/replies.ts); the inbox's cursor is no one's data and
   // stays, so an erased lead's reply already read is not read again.
   await sql`DELETE FROM email_replies WHERE run_id IN (${ids})`.execute(trx);

@@ -3,7 +3,9 @@
 // changes nothing otherwise (409 invalid_state). Call each inside a transaction.
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
-import type { DB, RunStatus } from '../db/schema.ts';
+import type { DB, DeliveryMethod, RunStatus } from '../db/schema.ts';
+import type { DeliverMethod, MailTransport } from '../mail/settings.ts';
+import { chooseDelivery, queueDelivery } from './deliveries.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent } from './run-events.ts';
 import { getRun, RUNS_CHANNEL, type Run } from './runs.ts';
@@ -42,12 +44,42 @@ async function decideDraft(trx: Kysely<DB>, runId: string, status: 'APPROVED' | 
     .execute();
 }
 
-export async function approveRun(trx: Kysely<DB>, workspaceId: string, runId: string, by: Decider, clock: Clock): Promise<Run> {
+/** How an approval delivers the draft (DESIGN §7). Without it, an approval only approves. */
+export interface ApprovalDelivery {
+  /** What was asked; left out, the workspace's default applies (`none` without a mail transport). */
+  deliver?: DeliverMethod;
+  /** Whose name, address and signature the e-mail carries: the approving user, or for a key the workspace's admin. */
+  senderUserId: string | null;
+  /** The workspace's mail transport, read (in the approval's transaction) only when it is needed. */
+  transport: (trx: Kysely<DB>) => Promise<MailTransport>;
+}
+
+/**
+ * Approves the draft: it becomes APPROVED and the run COMPLETED. With a delivery (send or mailbox), the delivery and
+ * its job are made in the same transaction, after checking that the workspace can deliver it, so that a refused
+ * delivery approves nothing. Two approvals racing queue on the run's lock; the second finds it COMPLETED (409).
+ */
+export async function approveRun(
+  trx: Kysely<DB>, workspaceId: string, runId: string, by: Decider, clock: Clock, delivery?: ApprovalDelivery,
+): Promise<Run> {
   await lockRun(trx, workspaceId, runId, ['AWAITING_APPROVAL'], 'approved');
+  let method: DeliveryMethod | null = null;
+  let transport: MailTransport | null = null;
+  const draft = await trx.selectFrom('email_drafts').select(['id', 'to_address'])
+    .where('run_id', '=', runId).where('status', '=', 'DRAFT').orderBy('version', 'desc').executeTakeFirst();
+  if (delivery && draft && (delivery.deliver === undefined || delivery.deliver !== 'none')) {
+    transport = await delivery.transport(trx);
+    method = chooseDelivery(delivery.deliver, transport, draft.to_address);
+  }
   const now = clock.now();
   await decideDraft(trx, runId, 'APPROVED', by, now, null);
   await trx.updateTable('runs').set({ status: 'COMPLETED', updated_at: now }).where('id', '=', runId).execute();
   await recordEvent(trx, { runId, workspaceId, type: 'run.approved', at: now });
+  if (method && draft && transport?.from) {
+    await queueDelivery(trx, {
+      workspaceId, runId, draftId: draft.id, method, senderUserId: delivery?.senderUserId ?? null, fromAddress: transport.from.address, now,
+    });
+  }
   return readBack(trx, workspaceId, runId);
 }
 

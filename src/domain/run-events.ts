@@ -58,6 +58,11 @@ export interface RunEvent {
 /** The statuses in which a run waits for nobody's worker: its event stream ends there. */
 export const RUN_AT_REST: ReadonlySet<RunStatus> = new Set(['AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED']);
 
+/** Whether a run's log can grow only by someone's decision: at rest, and no delivery of its draft under way. */
+export function isSettled(progress: { status: RunStatus; delivering: boolean }): boolean {
+  return RUN_AT_REST.has(progress.status) && !progress.delivering;
+}
+
 /** An event as read from the table, without the ids that stay inside the database. */
 type EventRow = Omit<Selectable<RunEventsTable>, 'id' | 'run_id' | 'workspace_id'>;
 
@@ -78,6 +83,8 @@ function toEvent(r: EventRow): RunEvent {
 
 export interface RunProgress {
   status: RunStatus;
+  /** A delivery of the run's draft is QUEUED or DELIVERING: a COMPLETED run is still worth following. */
+  delivering: boolean;
   /** The events after the number asked for, oldest first, at most the limit. */
   events: RunEvent[];
 }
@@ -88,8 +95,10 @@ export interface RunProgress {
  */
 export async function readRunProgress(db: Kysely<DB>, workspaceId: string, runId: string, after: number, limit: number): Promise<RunProgress | null> {
   if (!isUuid(runId)) return null;
-  const { rows } = await sql<{ status: RunStatus } & { [K in keyof EventRow]: EventRow[K] | null }>`
-    ${prepare}SELECT r.status, e.seq, e.type, e.node, e.attempt, e.duration_ms, e.engine, e.model, e.input_tokens, e.output_tokens,
+  const { rows } = await sql<{ status: RunStatus; delivering: boolean } & { [K in keyof EventRow]: EventRow[K] | null }>`
+    ${prepare}SELECT r.status,
+           EXISTS (SELECT 1 FROM email_deliveries d WHERE d.run_id = r.id AND d.status IN ('QUEUED', 'DELIVERING')) AS delivering,
+           e.seq, e.type, e.node, e.attempt, e.duration_ms, e.engine, e.model, e.input_tokens, e.output_tokens,
            e.error, e.occurred_at
     FROM runs r
     LEFT JOIN LATERAL (
@@ -100,5 +109,5 @@ export async function readRunProgress(db: Kysely<DB>, workspaceId: string, runId
     ORDER BY e.seq`.execute(db);
   const first = rows[0];
   if (!first) return null;
-  return { status: first.status, events: rows.filter((r): r is typeof r & EventRow => r.seq !== null).map(toEvent) };
+  return { status: first.status, delivering: first.delivering, events: rows.filter((r): r is typeof r & EventRow => r.seq !== null).map(toEvent) };
 }

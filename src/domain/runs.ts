@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import { STEP_NODES, type StepNode } from '../agent/outputs.ts';
 import type { Clock } from '../clock.ts';
 import { prepare } from '../db/database.ts';
-import type { DB, DraftOrigin, DraftStatus, Plan, RunStatus, StepStatus } from '../db/schema.ts';
+import type { DB, DeliveryMethod, DeliveryStatus, DraftOrigin, DraftStatus, Plan, RunStatus, StepStatus } from '../db/schema.ts';
 import type { DraftGrounding } from './drafts.ts';
 import { AppError, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
@@ -47,6 +47,18 @@ export interface EmailDraft {
   origin: DraftOrigin;
   editedAt: string | null;
   grounding: DraftGrounding | null;
+  // Delivery (DESIGN §7).
+  delivery: Delivery | null;
+}
+
+export interface Delivery {
+  method: DeliveryMethod;
+  status: DeliveryStatus;
+  messageId: string;
+  attempts: number;
+  queuedAt: string;
+  deliveredAt: string | null;
+  error: string | null;
 }
 
 export interface Run {
@@ -227,9 +239,15 @@ const DRAFT_GROUNDING_JSON = sql`
     'unsupported', CASE WHEN jsonb_typeof(d.grounding->'unsupported') = 'array'
       THEN (SELECT coalesce(json_agg(u #>> '{}'), '[]'::json) FROM jsonb_array_elements(d.grounding->'unsupported') u WHERE jsonb_typeof(u) = 'string')
       ELSE '[]'::json END) END`;
+// Delivery (DESIGN §7): the draft's delivery, or null.
+const DELIVERY_JSON = sql`
+  (SELECT json_build_object('method', e.method, 'status', e.status, 'messageId', e.message_id, 'attempts', e.attempts,
+      'queuedAt', leadrun_iso(e.queued_at), 'deliveredAt', leadrun_iso(e.delivered_at), 'error', e.error)
+   FROM email_deliveries e WHERE e.draft_id = d.id)`;
 const DRAFT_JSON = sql`
   (SELECT json_build_object('id', d.id, 'status', d.status, 'subject', d.subject, 'body', d.body, 'to', d.to_address, 'version', d.version,
-     'origin', d.origin, 'editedAt', leadrun_iso(d.edited_at), 'grounding', ${DRAFT_GROUNDING_JSON})
+     'origin', d.origin, 'editedAt', leadrun_iso(d.edited_at), 'grounding', ${DRAFT_GROUNDING_JSON},
+     'delivery', ${DELIVERY_JSON})
    FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1)`;
 // The run's newest reply (src/mail/replies.ts).
 const REPLY_JSON = sql`

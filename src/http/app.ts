@@ -32,6 +32,7 @@ import security from './security.ts';
 import batchRoutes from './ui/batches.ts';
 import mailSettingsRoutes from './ui/mail-settings.ts';
 import mailboxCheckRoutes from './ui/mailbox-checks.ts';
+import mailCheckRoutes from './ui/mail-checks.ts';
 import memberRoutes from './ui/members.ts';
 import uiRoutes from './ui/routes.ts';
 import webApp from './ui/web-app.ts';
@@ -247,6 +248,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(batchRoutes);
   await app.register(mailSettingsRoutes);
   await app.register(mailboxCheckRoutes);
+  await app.register(mailCheckRoutes);
   await app.register(webApp);
   return app;
 }

@@ -1,6 +1,7 @@
 // Prometheus metrics of one process, served at /metrics. Each app has its own registry, so tests stay apart.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { JobKindStats } from '../jobs/queue.ts';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -8,6 +9,10 @@ export class Metrics {
   readonly runsStarted: Counter;
   readonly stepsFinished: Counter<'node' | 'outcome'>;
   readonly runsFinished: Counter<'status'>;
+  /** Job attempts of this process's runner by kind and outcome (done, retried, dead): the failures per kind. */
+  readonly jobsFinished: Counter<'kind' | 'outcome'>;
+  readonly #jobDepth: Gauge<'kind'>;
+  readonly #jobOldestAge: Gauge<'kind'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'leadrun_' });
@@ -23,6 +28,23 @@ export class Metrics {
       name: 'leadrun_steps_total', help: 'Step attempts by node and outcome (completed, retried, failed).', labelNames: ['node', 'outcome'], registers: [this.registry],
     });
     this.runsFinished = new Counter({ name: 'leadrun_runs_finished_total', help: 'Runs whose pipeline ended, by status.', labelNames: ['status'], registers: [this.registry] });
+    this.jobsFinished = new Counter({
+      name: 'leadrun_jobs_total', help: 'Job attempts by kind and outcome (done, retried, dead).', labelNames: ['kind', 'outcome'], registers: [this.registry],
+    });
+    this.#jobDepth = new Gauge({ name: 'leadrun_jobs_queued', help: 'Jobs waiting or running, by kind (the whole installation).', labelNames: ['kind'], registers: [this.registry] });
+    this.#jobOldestAge = new Gauge({
+      name: 'leadrun_jobs_oldest_age_seconds', help: 'How long the oldest due job of a kind has waited.', labelNames: ['kind'], registers: [this.registry],
+    });
+  }
+
+  /** The queue as the database holds it, read when /metrics is scraped. */
+  observeJobs(stats: JobKindStats[]): void {
+    this.#jobDepth.reset();
+    this.#jobOldestAge.reset();
+    for (const kind of stats) {
+      this.#jobDepth.set({ kind: kind.kind }, kind.depth);
+      this.#jobOldestAge.set({ kind: kind.kind }, kind.oldestAgeSeconds);
+    }
   }
 
   observeRequest(request: FastifyRequest, reply: FastifyReply): void {

@@ -8,7 +8,7 @@ import type { Database } from '../db/database.ts';
 import type { DB, RunStatus } from '../db/schema.ts';
 import { credentialName, validCredentials, type Credential } from '../domain/credentials.ts';
 import { KEY_REVOKED_CHANNEL } from '../domain/keys.ts';
-import { readRunProgress, RUN_AT_REST, RUN_EVENTS_CHANNEL, type RunEvent } from '../domain/run-events.ts';
+import { isSettled, readRunProgress, RUN_EVENTS_CHANNEL, type RunEvent } from '../domain/run-events.ts';
 
 /** Events read at once for a run; a longer log is read in turns. */
 const PAGE = 500;
@@ -47,7 +47,7 @@ interface Follower {
   sink: StreamSink;
 }
 
-type ReadProgress = (after: number) => Promise<{ status: RunStatus; events: RunEvent[] } | null>;
+type ReadProgress = (after: number) => Promise<{ status: RunStatus; delivering: boolean; events: RunEvent[] } | null>;
 
 /** The streams of one run in this process, and the reads that feed them. */
 class RunFeed {
@@ -106,7 +106,7 @@ class RunFeed {
       }
       if (progress && progress.events.length === PAGE) {
         this.#again = true;
-      } else if (!progress || RUN_AT_REST.has(progress.status)) {
+      } else if (!progress || isSettled(progress)) {
         // Every member now has the whole log: the read began at or before each one's place and found its end.
         for (const m of members) this.#end(m, { reason: 'rest', status: progress?.status ?? null });
       }

@@ -173,6 +173,20 @@ export const Step = Type.Object({
   })),
 });
 
+// The delivery of an approved draft (DESIGN §7).
+export const DeliveryMethod = Type.Enum(['send', 'mailbox'], { description: '`send`: over SMTP; `mailbox`: saved to the sender\'s Drafts folder over IMAP.' });
+export const Delivery = Type.Object({
+  method: DeliveryMethod,
+  status: Type.Enum(['QUEUED', 'DELIVERING', 'DELIVERED', 'FAILED'], {
+    description: 'QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again).',
+  }),
+  messageId: Type.String({ description: 'The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same.' }),
+  attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far.' }),
+  queuedAt: Timestamp('When the delivery was (last) queued.'),
+  deliveredAt: Nullable(Timestamp('When the mail server took the message.')),
+  error: Nullable(Type.String({ description: 'Why the last attempt failed, in the mail server\'s words where it gave some.' })),
+});
+
 export const DraftOrigin = Type.Enum(DRAFT_ORIGINS, {
   description: '`generated`: WRITER\'s first draft; `regenerated`: WRITER\'s draft after a rejection with feedback; `edited`: a person\'s edit.',
 });
@@ -187,7 +201,9 @@ export const DraftGrounding = Type.Object({
 
 export const EmailDraft = Type.Object({
   id: Id('Identifier of the draft.'),
-  status: Type.Enum(['DRAFT', 'APPROVED', 'REJECTED', 'SUPERSEDED']),
+  status: Type.Enum(['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'], {
+    description: 'DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.',
+  }),
   subject: Type.String(),
   body: Type.String(),
   to: Nullable(Type.String({ description: "The lead's e-mail address, when known." })),
@@ -196,6 +212,8 @@ export const EmailDraft = Type.Object({
   origin: DraftOrigin,
   editedAt: Nullable(Timestamp('When a person wrote this version by editing the one before; null for a version WRITER wrote.')),
   grounding: Nullable(DraftGrounding),
+  // Delivery (DESIGN §7).
+  delivery: Nullable(Delivery),
 });
 
 /** One version of a run's draft, as GET /api/v1/runs/{id}/drafts lists them. */
@@ -266,6 +284,12 @@ export const RunBatchCreate = Type.Object({
     minItems: 1, maxItems: 100, description: 'One run for each item, started in this order, all or none. A lead or call may appear more than once.',
   }),
 }, { additionalProperties: false });
+
+export const RunApprove = Type.Object({
+  deliver: Type.Optional(Type.Enum(['send', 'mailbox', 'none'], {
+    description: 'What happens to the e-mail; left out, the workspace\'s default (`none` when no mail transport is set up).',
+  })),
+}, { additionalProperties: false, description: 'No body is needed; `{}` approves with the workspace\'s default delivery.' });
 
 export const RunReject = Type.Object({
   feedback: Type.Optional(Type.Union([Type.String({ maxLength: 2000, description: 'What should change; WRITER reads it when regenerating.' }), Type.Null()])),

@@ -12,6 +12,7 @@ import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { writeAudit } from '../domain/audit.ts';
 import { recordEvent } from '../domain/run-events.ts';
+import { enqueueJob } from '../jobs/queue.ts';
 import { RetryJobError, type JobHandler } from '../jobs/types.ts';
 import { connectImap, describeImapError, ImapError, type ImapOptions } from './imap.ts';
 import { loadMailTransport, type ImapSettings } from './settings.ts';
@@ -249,14 +250,10 @@ export async function scheduleReplyChecks(trx: Kysely<DB>, workspaceId: string, 
   const settings = await trx.selectFrom('mail_settings').select(['imap_host', 'imap_password'])
     .where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (!settings?.imap_host || !settings.imap_password) return false;
-  // Until the shared enqueue function (src/jobs/queue.ts) is here, the row is written as it would write it.
-  const { rows } = await sql<{ id: string }>`
-    INSERT INTO jobs (id, workspace_id, kind, key, payload, status, attempts, max_attempts, available_at, created_at, updated_at)
-    VALUES (${randomUUID()}, ${workspaceId}, ${REPLY_CHECK_KIND}, ${workspaceId}, '{}'::jsonb, 'QUEUED', 0, ${replyCheckHandler.maxAttempts},
-            ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz)
-    ON CONFLICT (kind, key) WHERE key IS NOT NULL AND status IN ('QUEUED', 'RUNNING') DO NOTHING
-    RETURNING id`.execute(trx);
-  return rows.length > 0;
+  const job = await enqueueJob(trx, {
+    kind: REPLY_CHECK_KIND, key: workspaceId, workspaceId, payload: {}, maxAttempts: replyCheckHandler.maxAttempts, availableAt: at,
+  });
+  return job.created;
 }
 
 /**

@@ -13,6 +13,7 @@ import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { claimableRuns, RUNS_CHANNEL } from '../domain/runs.ts';
 import type { Metrics } from '../http/metrics.ts';
+import { Sleepers } from '../jobs/sleepers.ts';
 import { traceStep } from '../telemetry.ts';
 import {
   claimNextRun, completeStep, failRun, LeaseLost, loadRun, releaseRun, renewLease, retryStepLater, startStep, type AttemptCost, type ClaimedRun,
@@ -53,7 +54,7 @@ export class Worker {
   readonly #active = new Map<string, AbortController>();
   #slots: Promise<void>[] = [];
   #stopping = false;
-  #wakers = new Set<() => void>();
+  readonly #sleepers = new Sleepers();
   #unlisten: (() => Promise<void>) | null = null;
 
   constructor(options: WorkerOptions) {
@@ -64,7 +65,7 @@ export class Worker {
 
   async start(): Promise<void> {
     // A notice wakes as many idle slots as it has claimable runs (one, or a batch's count), not all of them to race.
-    this.#unlisten = await this.#options.database.listen(RUNS_CHANNEL, (payload) => this.#wake(claimableRuns(payload)));
+    this.#unlisten = await this.#options.database.listen(RUNS_CHANNEL, (payload) => this.#sleepers.wake(claimableRuns(payload)));
     this.#slots = Array.from({ length: this.#options.concurrency }, () => this.#slot());
     this.#log.info({ concurrency: this.#options.concurrency, engine: this.#options.engine.name }, 'worker started');
   }
@@ -72,7 +73,7 @@ export class Worker {
   /** Stops taking runs, lets steps in progress finish for `drainMs`, then hands unfinished runs back. */
   async stop(): Promise<void> {
     this.#stopping = true;
-    this.#wakeAll();
+    this.#sleepers.wakeAll();
     const drained = Promise.all(this.#slots);
     const grace = new Promise<'timeout'>((resolve) => setTimeout(resolve, this.#options.drainMs ?? 5_000, 'timeout').unref());
     if ((await Promise.race([drained, grace])) === 'timeout') {
@@ -81,28 +82,6 @@ export class Worker {
     }
     await this.#unlisten?.();
     this.#log.info('worker stopped');
-  }
-
-  #wake(count: number): void {
-    for (const wake of [...this.#wakers].slice(0, count)) {
-      this.#wakers.delete(wake);
-      wake();
-    }
-  }
-
-  #wakeAll(): void {
-    for (const wake of this.#wakers) wake();
-    this.#wakers.clear();
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wakers = this.#wakers;
-      const timer = setTimeout(done, ms);
-      // A slot that woke by itself leaves the set, so that a notice goes to a slot that is still asleep.
-      function done() { clearTimeout(timer); wakers.delete(done); resolve(); }
-      wakers.add(done);
-    });
   }
 
   async #slot(): Promise<void> {
@@ -114,7 +93,7 @@ export class Worker {
         this.#log.warn({ err: error }, 'could not claim a run');
       }
       if (!claimed) {
-        await this.#sleep(this.#options.pollMs ?? 1_000);
+        await this.#sleepers.sleep(this.#options.pollMs ?? 1_000);
         continue;
       }
       await this.#process(claimed);

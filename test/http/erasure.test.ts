@@ -349,6 +349,48 @@ for (const kind of BACKENDS) {
     });
 
     // PGlite is one session: a request runs alone, so these races cannot happen there.
+    it("erases the drafts' deliveries with their jobs, for a lead and for a call, and keeps everyone else's", async () => {
+      const mail = await startTestApp(kind, { config: { smtpUrl: 'smtp://127.0.0.1:9', mailFrom: { name: 'Acme', address: 'sales@acme.test' } } });
+      try {
+        const ws = await mail.workspace('pro');
+        const k = (await mail.key(ws.id)).key;
+        const worker = await mail.startWorker({ fetchPage: async (url): Promise<FetchedPage> => ({ ok: false, url, status: null, error: 'no network in tests' }) });
+        /** A lead with a call whose run was approved with `send`: a QUEUED delivery and its job (no runner takes it here). */
+        const delivered = async (name: string) => {
+          const lead = await createLead(mail, k, { name, email: `${name.toLowerCase()}@example.net` });
+          const call = await createCall(mail, k, lead.id);
+          const run = await startRun(mail, k, lead.id, call.id);
+          await waitForRun(mail, k, run.id, (r) => r.status === 'AWAITING_APPROVAL');
+          const approved = await mail.api('POST', `/api/v1/runs/${run.id}/approve`, { key: k, body: { deliver: 'send' } });
+          assert.equal(approved.status, 200, approved.text);
+          assert.equal(approved.json.data.emailDraft.delivery.status, 'QUEUED');
+          const delivery = await db(mail).selectFrom('email_deliveries').select('id').where('run_id', '=', run.id).executeTakeFirstOrThrow();
+          return { lead, call, run, deliveryId: delivery.id };
+        };
+        const erased = await delivered('Erased');
+        const callOnly = await delivered('Calls');
+        const kept = await delivered('Kept');
+        await worker.stop();
+        const jobsOf = (deliveryId: string) => db(mail).selectFrom('jobs').select('id').where('key', '=', deliveryId).execute();
+        const deliveriesOf = (runId: string) => db(mail).selectFrom('email_deliveries').select('id').where('run_id', '=', runId).execute();
+        assert.equal((await jobsOf(erased.deliveryId)).length, 1);
+
+        assert.equal((await mail.api('DELETE', `/api/v1/leads/${erased.lead.id}`, { key: k })).status, 204);
+        assert.deepEqual(await deliveriesOf(erased.run.id), []);
+        assert.deepEqual(await jobsOf(erased.deliveryId), []);
+        assert.equal((await mail.api('DELETE', `/api/v1/leads/${callOnly.lead.id}/calls/${callOnly.call.id}`, { key: k })).status, 204);
+        assert.deepEqual(await deliveriesOf(callOnly.run.id), []);
+        assert.deepEqual(await jobsOf(callOnly.deliveryId), []);
+
+        assert.equal((await deliveriesOf(kept.run.id)).length, 1, "another lead's delivery is kept");
+        assert.equal((await jobsOf(kept.deliveryId)).length, 1, 'and its job');
+        const run = await mail.api('GET', `/api/v1/runs/${kept.run.id}`, { key: k });
+        assert.equal(run.json.data.emailDraft.delivery.status, 'QUEUED');
+      } finally {
+        await mail.close();
+      }
+    });
+
     describe('races with requests in flight', { skip: kind !== 'postgres' && 'PGlite runs one statement at a time' }, () => {
       /** A second session, holding a transaction open while a request arrives. */
       const session = async () => {

@@ -268,7 +268,8 @@ for (const kind of BACKENDS) {
         assert.ok(writer.subject.trim().length > 0 && writer.body.trim().length > 0);
 
         const draft = run.emailDraft;
-        assert.deepEqual(Object.keys(draft).sort(), ['body', 'editedAt', 'grounding', 'id', 'origin', 'status', 'subject', 'to', 'version']);
+        assert.deepEqual(Object.keys(draft).sort(), ['body', 'delivery', 'editedAt', 'grounding', 'id', 'origin', 'status', 'subject', 'to', 'version']);
+        assert.equal(draft.delivery, null, 'no delivery before approval');
         assert.match(draft.id, UUID);
         assert.equal(draft.status, 'DRAFT');
         assert.equal(draft.subject, writer.subject);

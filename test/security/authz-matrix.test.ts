@@ -253,9 +253,9 @@ for (const kind of BACKENDS) {
         }
       });
 
-      it('approve, reject and cancel take no status, draft or workspace', async () => {
+      it('approve, reject, cancel and deliver take no status, draft or workspace', async () => {
         const was = (await t.api('GET', `/api/v1/runs/${a.runs.waiting.id}`, { key: full() })).json.data;
-        for (const action of ['approve', 'reject', 'cancel']) {
+        for (const action of ['approve', 'reject', 'cancel', 'deliver']) {
           for (const [field, value] of Object.entries({ status: 'COMPLETED', emailDraft: { status: 'APPROVED' }, workspaceId: other(), version: 9 })) {
             await refused('POST', `/api/v1/runs/${a.runs.waiting.id}/${action}`, { [field]: value }, field);
           }

@@ -327,6 +327,16 @@ async function setUp(t: TestApp): Promise<World> {
   for (const id of waiting) await waitForRun(t, keyA, id, (run) => run.status === 'AWAITING_APPROVAL');
   await worker.stop();
   await t.api('POST', `/api/v1/runs/${runA.id}/cancel`, { key: keyA });
+  // An approved run whose delivery FAILED, so that retrying a delivery can succeed too.
+  const failedDelivery = (await startRun(t, keyA, leadA.id, callA.id)).id;
+  const deliveryWorker = await t.startWorker();
+  await waitForRun(t, keyA, failedDelivery, (run) => run.status === 'AWAITING_APPROVAL');
+  await deliveryWorker.stop();
+  const approved = (await t.api('POST', `/api/v1/runs/${failedDelivery}/approve`, { key: keyA })).json.data;
+  await t.database.db.insertInto('email_deliveries').values({
+    id: randomUUID(), workspace_id: A.id, run_id: failedDelivery, draft_id: approved.emailDraft.id, sender_user_id: A.adminUserId, method: 'send',
+    status: 'FAILED', message_id: `<${randomUUID()}@fuzz.test>`, attempts: 6, queued_at: new Date(), delivered_at: null, error: '550 no', response: null,
+  }).execute();
   const runA2 = await startRun(t, keyA, leadA.id, callA.id);
   const leadB = await createLead(t, keyB, { name: 'Bea' });
   const callB = await createCall(t, keyB, leadB.id, { transcript: TRANSCRIPT });
@@ -349,7 +359,7 @@ async function setUp(t: TestApp): Promise<World> {
     t, keyA, keyB, readOnlyA, unknownKey: generateKey(), revokedKey: revoked.key, adminUserId: A.adminUserId,
     session: { token: created.token, csrf: created.session.csrfToken },
     ids: {
-      leads: [leadA.id, leadA.id, leadB.id], calls: [callA.id, callA.id, callB.id], runs: [runA.id, runA2.id, ...waiting, runB.id], keys: [victim.id],
+      leads: [leadA.id, leadA.id, leadB.id], calls: [callA.id, callA.id, callB.id], runs: [runA.id, runA2.id, ...waiting, failedDelivery, runB.id], keys: [victim.id],
       erasableLeads: [...erasable.map((e) => e.lead), leadB.id], erasableCalls: [...erasable.map((e) => e.call), callB.id],
     },
     bodies,

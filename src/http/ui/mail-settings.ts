@@ -8,6 +8,7 @@ import { authProblems, Nullable, Timestamp, writeProblems } from '../schemas.ts'
 import {
   changeMailSettings, DRAFTS_FOLDER_MAX, FROM_NAME_MAX, HOST_MAX, MAIL_PASSWORD_MAX, MAIL_USER_MAX, refusePrivateMailHosts,
 } from '../../mail/settings-change.ts';
+import { scheduleReplyChecks } from '../../mail/replies.ts';
 import { getMailSettingsView } from '../../mail/settings.ts';
 
 const Security = Type.Enum(['tls', 'starttls', 'none'], {
@@ -92,6 +93,8 @@ export default async function mailSettingsRoutes(app: AppInstance): Promise<void
     return mutate(app.deps, request, reply, async (trx) => {
       const { workspaceId, userId } = principalOf(request);
       const { view, details } = await changeMailSettings(trx, workspaceId, request.body, { secrets: app.deps.secrets, clock, config }, userId);
+      // With IMAP set up, the inbox is checked for replies from now on (one live check per workspace).
+      await scheduleReplyChecks(trx, workspaceId, clock.now());
       return { status: 200, body: view, target: { type: 'workspace', id: workspaceId }, details };
     });
   });

@@ -1485,6 +1485,29 @@ export type paths = {
                             completedAt: string | null;
                             emailDraft: {
                                 body: string;
+                                delivery: {
+                                    /** @description Attempts made so far. */
+                                    attempts: number;
+                                    deliveredAt: string | null;
+                                    error: string | null;
+                                    /** @description The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same. */
+                                    messageId: string;
+                                    /**
+                                     * @description `send`: over SMTP; `mailbox`: saved to the sender's Drafts folder over IMAP.
+                                     * @enum {unknown}
+                                     */
+                                    method: "send" | "mailbox";
+                                    /**
+                                     * Format: date-time
+                                     * @description When the delivery was (last) queued.
+                                     */
+                                    queuedAt: string;
+                                    /**
+                                     * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again).
+                                     * @enum {unknown}
+                                     */
+                                    status: "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED";
+                                } | null;
                                 editedAt: string | null;
                                 grounding: {
                                     /** @description Each unsupported claim with the sentence it is in. */
@@ -1505,8 +1528,11 @@ export type paths = {
                                  * @enum {unknown}
                                  */
                                 origin: "generated" | "regenerated" | "edited";
-                                /** @enum {unknown} */
-                                status: "DRAFT" | "APPROVED" | "REJECTED" | "SUPERSEDED";
+                                /**
+                                 * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.
+                                 * @enum {unknown}
+                                 */
+                                status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
                                 subject: string;
                                 to: string | null;
                                 /** @description Starts at 1; a regenerated or edited draft is the next version. */
@@ -1867,7 +1893,7 @@ export type paths = {
         put?: never;
         /**
          * Approve the draft
-         * @description From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         * @description From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED. `deliver` says what happens to the e-mail: `send` sends it over SMTP, `mailbox` saves it to the sender's Drafts folder over IMAP, `none` only approves; without it the workspace's default applies (`none` when no mail transport is set up). A delivery is a job: the draft's `delivery` shows its course (QUEUED, DELIVERING, DELIVERED or FAILED). A delivery the workspace cannot make (no SMTP or IMAP set up, no sender address) is 409 `mail_not_configured`, and a draft without a recipient 409 `invalid_state` naming `to`; either way nothing is approved. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
          *
          *     Required scope: `runs:write`.
          */
@@ -1881,10 +1907,16 @@ export type paths = {
                 };
                 cookie?: never;
             };
-            /** @description No body is needed; `{}` is accepted. */
+            /** @description No body is needed; `{}` approves with the workspace's default delivery. */
             requestBody: {
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        /**
+                         * @description What happens to the e-mail; left out, the workspace's default (`none` when no mail transport is set up).
+                         * @enum {unknown}
+                         */
+                        deliver?: "send" | "mailbox" | "none";
+                    };
                 };
             };
             responses: {
@@ -1942,7 +1974,7 @@ export type paths = {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description `invalid_state`: the run is not in a state this decision can be made from, and nothing changed; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
+                /** @description `invalid_state`: the run is not in a state this decision can be made from, and nothing changed; `mail_not_configured`: the delivery asked for needs mail settings the workspace does not have; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2090,7 +2122,155 @@ export type paths = {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description `invalid_state`: the run is not in a state this decision can be made from, and nothing changed; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
+                /** @description `invalid_state`: the run is not in a state this decision can be made from, and nothing changed; `mail_not_configured`: the delivery asked for needs mail settings the workspace does not have; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/deliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failed delivery
+         * @description Only when the draft's delivery is FAILED: it is queued again (QUEUED) with the same Message-ID; any other state is 409 `invalid_state`. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         *
+         *     Required scope: `runs:write`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier (UUID). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description No body is needed; `{}` is accepted. */
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["Run"];
+                        };
+                    };
+                };
+                /** @description Done, for a key without `runs:read`: the run is not shown. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `invalid_state`: the run is not in a state this decision can be made from, and nothing changed; `mail_not_configured`: the delivery asked for needs mail settings the workspace does not have; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2414,7 +2594,7 @@ export type paths = {
         };
         /**
          * A run's events, or a live stream of them
-         * @description With `Accept: text/event-stream`, Server-Sent Events: every event so far, then each new one as it happens (`id`, `event` = the type, `data` = the event as JSON), ending with an `end` event once the run rests (AWAITING_APPROVAL, COMPLETED, REJECTED, FAILED or CANCELLED). Resume with `Last-Event-ID`. A key holds at most 10 open streams (429 beyond); a stream ends when its key is revoked. Otherwise `{"data": [events]}`, oldest first.
+         * @description With `Accept: text/event-stream`, Server-Sent Events: every event so far, then each new one as it happens (`id`, `event` = the type, `data` = the event as JSON), ending with an `end` event once the run rests (AWAITING_APPROVAL, COMPLETED, REJECTED, FAILED or CANCELLED) with no delivery of its draft QUEUED or DELIVERING. Resume with `Last-Event-ID`. A key holds at most 10 open streams (429 beyond); a stream ends when its key is revoked. Otherwise `{"data": [events]}`, oldest first.
          *
          *     Required scope: `runs:read`.
          */
@@ -2635,7 +2815,7 @@ export type paths = {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description `invalid_state`: the run is not in a state this decision can be made from, and nothing changed; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
+                /** @description `invalid_state`: the run is not in a state this decision can be made from, and nothing changed; `mail_not_configured`: the delivery asked for needs mail settings the workspace does not have; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5253,6 +5433,103 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/ui/api/settings/email/capabilities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What approving can do with the e-mail */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {unknown} */
+                            defaultDeliver: "send" | "mailbox" | "none";
+                            /** @description An IMAP mailbox is set up. */
+                            mailbox: boolean;
+                            /** @description An SMTP server (the workspace's or SMTP_URL) and a sender address are set up. */
+                            send: boolean;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ui/api/settings/email/check-imap": {
         parameters: {
             query?: never;
@@ -5307,6 +5584,290 @@ export type paths = {
                             error: string;
                             /** @enum {boolean} */
                             ok: false;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A request with this Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui/api/settings/email/check-smtp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an SMTP connection without sending
+         * @description Connects, secures and authenticates with the settings given (not saved yet) or, without a body, the saved ones; a password left out is the stored one for the same server and user. Answers 200 either way: `ok`, or `error`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        host?: string;
+                        password?: string | null;
+                        port?: number;
+                        /** @enum {unknown} */
+                        security?: "tls" | "starttls" | "none";
+                        user?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, in words for a person: the server's own where it gave some. */
+                            error?: string;
+                            ok: boolean;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A request with this Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui/api/settings/email/send-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test e-mail with the saved settings
+         * @description To `to`, or to the admin's own address. Answers 200 either way: `ok` with the `messageId`, or `error`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: email */
+                        to?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error?: string;
+                            messageId?: string;
+                            ok: boolean;
                         };
                     };
                 };
@@ -5835,6 +6396,29 @@ export type components = {
             completedAt: string | null;
             emailDraft: {
                 body: string;
+                delivery: {
+                    /** @description Attempts made so far. */
+                    attempts: number;
+                    deliveredAt: string | null;
+                    error: string | null;
+                    /** @description The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same. */
+                    messageId: string;
+                    /**
+                     * @description `send`: over SMTP; `mailbox`: saved to the sender's Drafts folder over IMAP.
+                     * @enum {unknown}
+                     */
+                    method: "send" | "mailbox";
+                    /**
+                     * Format: date-time
+                     * @description When the delivery was (last) queued.
+                     */
+                    queuedAt: string;
+                    /**
+                     * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again).
+                     * @enum {unknown}
+                     */
+                    status: "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED";
+                } | null;
                 editedAt: string | null;
                 grounding: {
                     /** @description Each unsupported claim with the sentence it is in. */
@@ -5855,8 +6439,11 @@ export type components = {
                  * @enum {unknown}
                  */
                 origin: "generated" | "regenerated" | "edited";
-                /** @enum {unknown} */
-                status: "DRAFT" | "APPROVED" | "REJECTED" | "SUPERSEDED";
+                /**
+                 * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.
+                 * @enum {unknown}
+                 */
+                status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
                 subject: string;
                 to: string | null;
                 /** @description Starts at 1; a regenerated or edited draft is the next version. */

@@ -1,9 +1,10 @@
-// A run as it happens. While the run is in the pipeline its events arrive over Server-Sent Events
+// A run as it happens. While the run is in the pipeline, or its approved e-mail is being delivered, its events arrive over Server-Sent Events
 // (GET /api/v1/runs/{id}/events, which EventSource opens with the session cookie); each event reloads the run, whose
 // steps carry the outputs. When the stream cannot be held, the run and its new events are polled instead.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
-import { RUN_AT_REST, type Run, type RunEvent } from '../api/types';
+import type { Run, RunEvent } from '../api/types';
+import { runSettled } from './delivery';
 
 const EVENT_TYPES: RunEvent['type'][] = [
   'run.queued', 'step.started', 'step.retrying', 'step.completed', 'step.failed', 'run.awaiting_approval',
@@ -77,7 +78,7 @@ export function useLiveRun(id: string): LiveRun {
       try {
         const current = await fetchRun(controller.signal);
         await fetchEvents(controller.signal);
-        if (RUN_AT_REST.has(current.status)) {
+        if (runSettled(current)) {
           setTransport('idle');
           return;
         }
@@ -115,7 +116,10 @@ export function useLiveRun(id: string): LiveRun {
       source.addEventListener('end', () => {
         source?.close();
         setTransport('idle');
-        fetchRun(controller.signal).catch((e: unknown) => { if (!controller.signal.aborted) setError(e); });
+        fetchRun(controller.signal).then((current) => {
+          // The stream ended with the run at rest while its delivery was still on its way: read on until it arrives.
+          if (!runSettled(current) && !stopped) pollTimer = window.setTimeout(() => void poll(), POLL_MS);
+        }, (e: unknown) => { if (!controller.signal.aborted) setError(e); });
       });
       source.onerror = () => {
         // The stream broke (a proxy that buffers, a restart): poll instead of letting EventSource retry blindly.
@@ -127,7 +131,7 @@ export function useLiveRun(id: string): LiveRun {
     (async () => {
       try {
         const current = await fetchRun(controller.signal);
-        if (RUN_AT_REST.has(current.status)) {
+        if (runSettled(current)) {
           await fetchEvents(controller.signal);
           setTransport('idle');
         } else {
@@ -142,7 +146,8 @@ export function useLiveRun(id: string): LiveRun {
 
   const update = useCallback((next: Run) => {
     setRun(next);
-    if (!RUN_AT_REST.has(next.status)) setGeneration((n) => n + 1);
+    // Back in the pipeline, or an approval whose e-mail is on its way: follow it again.
+    if (!runSettled(next)) setGeneration((n) => n + 1);
     else void fetchEvents().catch(() => {});
   }, [fetchEvents]);
 

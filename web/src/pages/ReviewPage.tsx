@@ -9,6 +9,7 @@ import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
 import { Alert, Badge, Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
 import { batchPath } from '../lib/batch';
+import { approveChoices, APPROVE_LABEL, useMailCapabilities, type Deliver } from '../lib/delivery';
 import { formatNumber, plural } from '../lib/format';
 import { Link, useRouter, useSearchParams } from '../lib/router';
 import { useTitle } from '../lib/useAsync';
@@ -45,6 +46,7 @@ export function ReviewPage() {
   const [index, setIndex] = useState(0);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const choices = approveChoices(useMailCapabilities());
   const [rejecting, setRejecting] = useState(false);
   const [decided, setDecided] = useState(0);
   const [announcement, setAnnouncement] = useState('');
@@ -127,13 +129,17 @@ export function ReviewPage() {
 
   const nameOf = (run: Run) => leads[run.leadId]?.name ?? 'this lead';
 
-  const approve = async () => {
+  // `A` approves with the workspace's default delivery; the other choices are buttons beside it.
+  const approve = async (deliver: Deliver = choices[0]!) => {
     if (!current || busy) return;
     setBusy(true);
     setError(null);
     try {
-      await api.post('/api/v1/runs/{id}/approve', { params: { id: current.id } });
-      toast(`Approved the draft for ${nameOf(current)}.`);
+      const { body } = await api.post('/api/v1/runs/{id}/approve', { params: { id: current.id }, body: { deliver } });
+      const what = body?.data.emailDraft?.delivery
+        ? body.data.emailDraft.delivery.method === 'send' ? ' Sending it now.' : ' Saving it to your mailbox.'
+        : ' It was not sent.';
+      toast(`Approved the draft for ${nameOf(current)}.${what}`);
       await settle(current, `Approved the draft for ${nameOf(current)}.`);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'invalid_state') await settle(current, 'That draft was already decided elsewhere.');
@@ -245,9 +251,12 @@ export function ReviewPage() {
 
           <div className="review-bar" role="group" aria-label="Decide on the draft">
             <div className="review-actions">
-              <Button variant="primary" icon="check" busy={busy} onClick={() => act('approve')} aria-keyshortcuts="a">
-                Approve <kbd className="kbd" aria-hidden="true">A</kbd>
+              <Button variant="primary" icon={choices[0] === 'none' ? 'check' : 'mail'} busy={busy} onClick={() => act('approve')} aria-keyshortcuts="a">
+                {APPROVE_LABEL[choices[0]!]} <kbd className="kbd" aria-hidden="true">A</kbd>
               </Button>
+              {choices.slice(1).map((choice) => (
+                <Button key={choice} disabled={busy} onClick={() => void approve(choice)}>{APPROVE_LABEL[choice]}</Button>
+              ))}
               <Button disabled={busy} onClick={() => act('reject')} aria-keyshortcuts="r">Reject… <kbd className="kbd" aria-hidden="true">R</kbd></Button>
               <Button variant="ghost" disabled={busy} onClick={() => act('edit')} aria-keyshortcuts="e">Edit <kbd className="kbd" aria-hidden="true">E</kbd></Button>
             </div>

@@ -12,6 +12,8 @@ import { useLiveRun, type Transport } from '../lib/liveRun';
 import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link } from '../lib/router';
 import { useAsync, useTitle } from '../lib/useAsync';
+import { approveChoices, approvedMessage, APPROVE_LABEL, useMailCapabilities, type Deliver } from '../lib/delivery';
+import { DeliveryPanel } from './run/DeliveryPanel';
 import { DraftEditor, GroundingVerdict } from './run/DraftEditor';
 import { DraftVersions } from './run/DraftVersions';
 import { RejectDialog } from './run/RejectDialog';
@@ -36,6 +38,10 @@ function announce(event: RunEvent): string | null {
     case 'run.approved': return 'The draft was approved.';
     case 'run.rejected': return 'The draft was rejected.';
     case 'run.regenerating': return 'Writing a new version of the draft.';
+    case 'draft.delivery_retrying': return 'Sending failed for now; it will be tried again.';
+    case 'draft.sent': return 'The e-mail was sent.';
+    case 'draft.saved_to_mailbox': return 'The e-mail was saved to your mailbox.';
+    case 'draft.delivery_failed': return 'The e-mail could not be delivered.';
     default: return null;
   }
 }
@@ -245,14 +251,16 @@ function Skeleton({ lines, label }: { lines: number; label: string }) {
 const DRAFT_BADGE: Record<EmailDraft['status'], { tone: 'amber' | 'green' | 'red' | 'gray'; label: string }> = {
   DRAFT: { tone: 'amber', label: 'Needs review' },
   APPROVED: { tone: 'green', label: 'Approved' },
+  SENT: { tone: 'green', label: 'Sent' },
   REJECTED: { tone: 'red', label: 'Rejected' },
   SUPERSEDED: { tone: 'gray', label: 'Replaced' },
 };
 
 function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefined; onDecided(run: Run, message: string): void }) {
   const [decision, setDecision] = useState<'reject' | 'regenerate' | null>(null);
-  const [approving, setApproving] = useState(false);
+  const [approving, setApproving] = useState<Deliver | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const choices = approveChoices(useMailCapabilities());
   const [editing, setEditing] = useState(false);
   const draft = run.emailDraft;
   const writerOutput = writer?.status === 'COMPLETED' ? writer.output as WriterOutput | null : null;
@@ -262,16 +270,16 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
   // After "regenerate" the run is queued again and the rejected version stays on show until WRITER is done.
   const regenerating = Boolean(draft) && (run.status === 'QUEUED' || run.status === 'RUNNING');
 
-  const approve = async () => {
-    setApproving(true);
+  const approve = async (deliver: Deliver) => {
+    setApproving(deliver);
     setError(null);
     try {
-      const { body } = await api.post('/api/v1/runs/{id}/approve', { params: { id: run.id } });
-      onDecided(body.data, 'Draft approved. It is ready to send.');
+      const { body } = await api.post('/api/v1/runs/{id}/approve', { params: { id: run.id }, body: { deliver } });
+      onDecided(body.data, approvedMessage(body.data));
     } catch (e) {
       setError(e);
     } finally {
-      setApproving(false);
+      setApproving(null);
     }
   };
 
@@ -300,10 +308,15 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
         <div className="review-bar" role="group" aria-label="Decide on the draft">
           <p className="review-text"><strong>Ready for your review.</strong> Approve it, or say what should change.</p>
           <div className="review-actions">
-            <Button variant="primary" icon="check" busy={approving} onClick={() => void approve()}>Approve</Button>
-            <Button icon="refresh" disabled={approving} onClick={() => setDecision('regenerate')}>Regenerate…</Button>
-            <Button icon="edit" disabled={approving} onClick={() => setEditing(true)}>Edit</Button>
-            <Button variant="ghost" disabled={approving} onClick={() => setDecision('reject')}>Reject…</Button>
+            {choices.map((choice, i) => (
+              <Button key={choice} variant={i === 0 ? 'primary' : 'secondary'} icon={choice === 'none' ? 'check' : choice === 'send' ? 'mail' : 'inbox'}
+                busy={approving === choice} disabled={approving !== null && approving !== choice} onClick={() => void approve(choice)}>
+                {APPROVE_LABEL[choice]}
+              </Button>
+            ))}
+            <Button icon="refresh" disabled={approving !== null} onClick={() => setDecision('regenerate')}>Regenerate…</Button>
+            <Button icon="edit" disabled={approving !== null} onClick={() => setEditing(true)}>Edit</Button>
+            <Button variant="ghost" disabled={approving !== null} onClick={() => setDecision('reject')}>Reject…</Button>
           </div>
         </div>
       )}
@@ -340,7 +353,8 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
           : <span />}
         <CopyButton text={`Subject: ${draft.subject}\n\n${draft.body}`} label="Copy e-mail" />
       </div>
-      {draft.status === 'APPROVED' && <p className="draft-note approved"><Icon name="check" size={14} /> Approved. Copy it into your mail client to send.</p>}
+      {draft.status === 'APPROVED' && !draft.delivery && <p className="draft-note approved"><Icon name="check" size={14} /> Approved, not sent. Copy it into your mail client to send it.</p>}
+      <DeliveryPanel run={run} onChanged={(next) => onDecided(next, 'Delivery queued again.')} />
       {draft.status === 'REJECTED' && !regenerating && <p className="draft-note">This draft was rejected.</p>}
       {writer && <StepFooter step={writer} />}
 

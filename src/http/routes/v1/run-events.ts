@@ -66,7 +66,7 @@ export default async function runEventRoutes(app: AppInstance): Promise<void> {
       summary: "A run's events, or a live stream of them",
       description: 'With `Accept: text/event-stream`, Server-Sent Events: every event so far, then each new one as it happens '
         + '(`id`, `event` = the type, `data` = the event as JSON), ending with an `end` event once the run rests '
-        + '(AWAITING_APPROVAL, COMPLETED, REJECTED, FAILED or CANCELLED). Resume with `Last-Event-ID`. '
+        + '(AWAITING_APPROVAL, COMPLETED, REJECTED, FAILED or CANCELLED) with no delivery of its draft QUEUED or DELIVERING. Resume with `Last-Event-ID`. '
         + `A key holds at most ${slots.limit} open streams (429 beyond); a stream ends when its key is revoked. `
         + 'Otherwise `{"data": [events]}`, oldest first.',
       tags: ['Runs'],

@@ -3,11 +3,15 @@ import { Type, type TSchema } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunBatchCreate, RunCreate, RunReject, RunStatus } from '../../schemas.ts';
-import { getRunJson, listRuns, startRun, type Run as RunRecord } from '../../../domain/runs.ts';
+import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunApprove, RunBatchCreate, RunCreate, RunReject, RunStatus } from '../../schemas.ts';
+import { getRun, getRunJson, listRuns, startRun, type Run as RunRecord } from '../../../domain/runs.ts';
+import { retryDelivery } from '../../../domain/deliveries.ts';
+import { loadMailTransport } from '../../../mail/settings.ts';
 import { startRunBatch } from '../../../domain/run-batches.ts';
 import { approveRun, cancelRun, rejectRun } from '../../../domain/run-decisions.ts';
 import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/schema.ts';
 import { compactJson } from '../../compact-json.ts';
 import { renderRun, traceUrlOf } from '../../run-render.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
@@ -79,6 +83,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       ...writeProblems,
       ...authProblems,
       409: problem('`invalid_state`: the run is not in a state this decision can be made from, and nothing changed; '
+        + '`mail_not_configured`: the delivery asked for needs mail settings the workspace does not have; '
         + 'or `idempotency_conflict`: a request with this Idempotency-Key is in flight.'),
     },
   });
@@ -93,9 +98,32 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
 
   app.post('/api/v1/runs/:id/approve', {
     config: { scope: 'runs:write', auditAction: 'run.approved' },
-    schema: decision('Approve the draft', 'From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED.', NoBody),
+    schema: decision('Approve the draft', 'From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED. '
+      + '`deliver` says what happens to the e-mail: `send` sends it over SMTP, `mailbox` saves it to the sender\'s Drafts folder '
+      + 'over IMAP, `none` only approves; without it the workspace\'s default applies (`none` when no mail transport is set up). '
+      + 'A delivery is a job: the draft\'s `delivery` shows its course (QUEUED, DELIVERING, DELIVERED or FAILED). '
+      + 'A delivery the workspace cannot make (no SMTP or IMAP set up, no sender address) is 409 `mail_not_configured`, '
+      + 'and a draft without a recipient 409 `invalid_state` naming `to`; either way nothing is approved.', RunApprove),
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    return decided(request, await approveRun(trx, principalOf(request).workspaceId, request.params.id, decider(request), clock));
+    const principal = principalOf(request);
+    const delivery = {
+      ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
+      senderUserId: principal.userId ?? principal.adminUserId,
+      transport: (trx: Kysely<DB>) => loadMailTransport(trx, principal.workspaceId, app.deps.secrets(), config),
+    };
+    return decided(request, await approveRun(trx, principal.workspaceId, request.params.id, decider(request), clock, delivery));
+  }));
+
+  app.post('/api/v1/runs/:id/deliver', {
+    config: { scope: 'runs:write', auditAction: 'draft.delivery_retried' },
+    schema: decision('Retry a failed delivery', 'Only when the draft\'s delivery is FAILED: it is queued again (QUEUED) with the '
+      + 'same Message-ID; any other state is 409 `invalid_state`.', NoBody),
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const { workspaceId } = principalOf(request);
+    await retryDelivery(trx, workspaceId, request.params.id, clock);
+    const run = await getRun(trx, workspaceId, request.params.id);
+    if (!run) throw notFound('Run');
+    return decided(request, run);
   }));
 
   app.post('/api/v1/runs/:id/reject', {

@@ -1,0 +1,94 @@
+// The delivery of an approved draft (DESIGN §7): one row of `email_deliveries` per draft, its Message-ID fixed when
+// it is made, and one `email.deliver` job that sends it (src/mail/deliver.ts). Queued in the approval's transaction,
+// queued again by a retry after it FAILED; the job's key is the delivery's id, so a delivery has one live job.
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { DB, DeliveryMethod } from '../db/schema.ts';
+import { enqueueJob } from '../jobs/queue.ts';
+import { newMessageId } from '../mail/message.ts';
+import type { DeliverMethod, MailTransport } from '../mail/settings.ts';
+import { AppError, notFound } from './errors.ts';
+import { recordEvent } from './run-events.ts';
+import { isUuid } from './validation.ts';
+
+export const EMAIL_DELIVER = 'email.deliver';
+/** Six attempts: the first, then after about 30 s, 2 min, 10 min, 30 min and 2 h (src/mail/deliver.ts). */
+export const DELIVERY_MAX_ATTEMPTS = 6;
+
+export interface DeliverPayload {
+  deliveryId: string;
+}
+
+/**
+ * What an approval asked for, checked against what the workspace has set up, before anything is approved: `send`
+ * needs SMTP (the workspace's or SMTP_URL), `mailbox` needs IMAP, and either needs a recipient and a sender address.
+ */
+export function chooseDelivery(asked: DeliverMethod | undefined, transport: MailTransport, to: string | null): DeliveryMethod | null {
+  const method = asked ?? transport.defaultDeliver;
+  if (method === 'none') return null;
+  if (method === 'send' && !transport.smtp) {
+    throw new AppError('mail_not_configured',
+      'No SMTP server is set up: an admin sets one in Settings / E-mail (or the installation sets SMTP_URL). Nothing was approved.');
+  }
+  if (method === 'mailbox' && !transport.imap) {
+    throw new AppError('mail_not_configured', 'No IMAP mailbox is set up: an admin sets one in Settings / E-mail. Nothing was approved.');
+  }
+  if (!transport.from) {
+    throw new AppError('mail_not_configured',
+      'No sender address is set up: an admin sets one in Settings / E-mail (or the installation sets MAIL_FROM). Nothing was approved.');
+  }
+  if (!to) {
+    throw new AppError('invalid_state', 'The draft has no recipient: set its `to` (or the lead\'s e-mail) before delivering it. Nothing was approved.', {
+      errors: [{ field: 'to', message: 'the draft has no recipient' }],
+    });
+  }
+  return method;
+}
+
+/** Makes the delivery of `draftId` and its job, with the run event; inside the approval's transaction. */
+export async function queueDelivery(trx: Kysely<DB>, input: {
+  workspaceId: string; runId: string; draftId: string; method: DeliveryMethod; senderUserId: string | null; fromAddress: string; now: Date;
+}): Promise<string> {
+  const id = randomUUID();
+  // UNIQUE (draft_id): a second delivery of one draft fails here, whatever raced to make it.
+  await trx.insertInto('email_deliveries').values({
+    id, workspace_id: input.workspaceId, run_id: input.runId, draft_id: input.draftId, sender_user_id: input.senderUserId,
+    method: input.method, status: 'QUEUED', message_id: newMessageId(input.fromAddress), attempts: 0, queued_at: input.now,
+    delivered_at: null, error: null, response: null,
+  }).execute();
+  await enqueueDeliveryJob(trx, input.workspaceId, id, input.now);
+  await recordEvent(trx, { runId: input.runId, workspaceId: input.workspaceId, type: 'draft.delivery_queued', at: input.now });
+  return id;
+}
+
+async function enqueueDeliveryJob(trx: Kysely<DB>, workspaceId: string, deliveryId: string, now: Date): Promise<void> {
+  const payload: DeliverPayload = { deliveryId };
+  await enqueueJob(trx, {
+    kind: EMAIL_DELIVER, key: deliveryId, workspaceId, payload, maxAttempts: DELIVERY_MAX_ATTEMPTS, availableAt: now, now,
+  });
+}
+
+/**
+ * Queues a FAILED delivery again with a new job (POST /api/v1/runs/{id}/deliver): same Message-ID, so a server that
+ * did take an earlier attempt sees the same message. Anything but FAILED is 409 invalid_state. In a transaction.
+ */
+export async function retryDelivery(trx: Kysely<DB>, workspaceId: string, runId: string, clock: Clock): Promise<void> {
+  const run = isUuid(runId)
+    ? await trx.selectFrom('runs').select(['id']).where('workspace_id', '=', workspaceId).where('id', '=', runId).forUpdate().executeTakeFirst()
+    : undefined;
+  if (!run) throw notFound('Run');
+  const delivery = await trx.selectFrom('email_deliveries').select(['id', 'status'])
+    .where('workspace_id', '=', workspaceId).where('run_id', '=', runId)
+    .orderBy('queued_at', 'desc').forUpdate().executeTakeFirst();
+  if (!delivery) throw new AppError('invalid_state', 'The run has no delivery to retry: approve it with `deliver` first.');
+  if (delivery.status !== 'FAILED') {
+    throw new AppError('invalid_state', `The delivery is ${delivery.status}; only a FAILED delivery can be retried.`, {
+      extra: { deliveryStatus: delivery.status },
+    });
+  }
+  const now = clock.now();
+  await trx.updateTable('email_deliveries').set({ status: 'QUEUED', error: null, queued_at: now }).where('id', '=', delivery.id).execute();
+  await enqueueDeliveryJob(trx, workspaceId, delivery.id, now);
+  await recordEvent(trx, { runId, workspaceId, type: 'draft.delivery_queued', at: now });
+}

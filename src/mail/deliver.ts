@@ -1,0 +1,186 @@
+// The `email.deliver` job (DESIGN §7): sends an approved draft over SMTP, or saves it to the sender's mailbox over
+// IMAP, exactly once as far as a crash allows. The delivery is marked DELIVERING in a short transaction of its own
+// before the server is contacted; the server's answer, the job's end and what the answer means (the draft SENT, the
+// lead CONTACTED, the run event and the audit entry) commit together afterwards. A runner that dies in between
+// leaves the job to be taken again, which sends the same message with the same Message-ID.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { systemClock, type Clock } from '../clock.ts';
+import type { DB, LeadStatus } from '../db/schema.ts';
+import { writeAudit } from '../domain/audit.ts';
+import { DELIVERY_MAX_ATTEMPTS, EMAIL_DELIVER, type DeliverPayload } from '../domain/deliveries.ts';
+import { recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
+import { PermanentJobError, RetryJobError, type ClaimedJob, type JobContext, type JobHandler } from '../jobs/types.ts';
+import { appendDraft } from './imap.ts';
+import { composeMessage } from './message.ts';
+import { loadMailTransport, type Address } from './settings.ts';
+import { sendRaw, SmtpFailure } from './smtp.ts';
+
+/** After the first attempt: about 30 s, 2 min, 10 min, 30 min, then 2 h. */
+const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
+
+export interface DeliveryHandlerOptions {
+  leaseMs: number;
+  concurrency?: number;
+  backoffMs?: (attempt: number) => number;
+  /** Certificates to trust besides the system's (see SmtpOptions.extraCa). */
+  extraCa?: string | null;
+  /** The time a delivery is marked FAILED at, after its last attempt. */
+  clock?: Clock;
+}
+
+interface DeliveryRow {
+  id: string;
+  workspace_id: string;
+  run_id: string;
+  draft_id: string;
+  method: 'send' | 'mailbox';
+  status: 'QUEUED' | 'DELIVERING' | 'DELIVERED' | 'FAILED';
+  message_id: string;
+  sender_user_id: string | null;
+  subject: string;
+  body: string;
+  to_address: string | null;
+  lead_id: string;
+}
+
+async function loadDelivery(db: Kysely<DB>, deliveryId: string): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('email_deliveries as e')
+    .innerJoin('email_drafts as d', 'd.id', 'e.draft_id')
+    .innerJoin('runs as r', 'r.id', 'e.run_id')
+    .select([
+      'e.id', 'e.workspace_id', 'e.run_id', 'e.draft_id', 'e.method', 'e.status', 'e.message_id', 'e.sender_user_id',
+      'd.subject', 'd.body', 'd.to_address', 'r.lead_id',
+    ])
+    .where('e.id', '=', deliveryId)
+    .executeTakeFirst();
+}
+
+/** The sender as the message shows them: their own sender name (or name) at the workspace's address. */
+async function senderOf(db: Kysely<DB>, userId: string | null, from: Address) {
+  const user = userId
+    ? await db.selectFrom('users').select(['name', 'sender_name', 'email', 'signature']).where('id', '=', userId).executeTakeFirst()
+    : undefined;
+  return {
+    from: { name: user?.sender_name?.trim() || user?.name?.trim() || from.name, address: from.address },
+    replyTo: user?.email ?? from.address,
+    signature: user?.signature ?? null,
+  };
+}
+
+function payloadOf(job: ClaimedJob): DeliverPayload {
+  const payload = job.payload as Partial<DeliverPayload> | null;
+  if (!payload || typeof payload.deliveryId !== 'string') throw new PermanentJobError('the job names no delivery');
+  return { deliveryId: payload.deliveryId };
+}
+
+/** What a failed attempt means for the delivery: a retry later (with the error shown), or the end. */
+async function recordRetry(ctx: JobContext, delivery: DeliveryRow, error: string): Promise<void> {
+  const now = ctx.clock.now();
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx.updateTable('email_deliveries').set({ status: 'QUEUED', error })
+      .where('id', '=', delivery.id).where('status', '=', 'DELIVERING').execute();
+    await recordEvent(trx, { runId: delivery.run_id, workspaceId: delivery.workspace_id, type: 'draft.delivery_retrying', error, at: now });
+  });
+}
+
+async function markFailed(trx: Transaction<DB>, deliveryId: string, error: string, now: Date): Promise<void> {
+  const delivery = await trx.selectFrom('email_deliveries').select(['id', 'run_id', 'workspace_id', 'status'])
+    .where('id', '=', deliveryId).forUpdate().executeTakeFirst();
+  if (!delivery || delivery.status === 'DELIVERED') return;
+  await trx.updateTable('email_deliveries').set({ status: 'FAILED', error }).where('id', '=', delivery.id).execute();
+  await recordEvent(trx, { runId: delivery.run_id, workspaceId: delivery.workspace_id, type: 'draft.delivery_failed', error, at: now });
+  await writeAudit(trx, {
+    workspaceId: delivery.workspace_id, source: 'system', action: 'draft.delivery_failed', target: { type: 'run', id: delivery.run_id },
+    outcome: 'failure', occurredAt: now,
+  });
+}
+
+export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
+  return {
+    kind: EMAIL_DELIVER,
+    maxAttempts: DELIVERY_MAX_ATTEMPTS,
+    concurrency: options.concurrency ?? 2,
+    leaseMs: options.leaseMs,
+    backoffMs: options.backoffMs ?? ((attempt) => BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length) - 1] ?? BACKOFF_MS.at(-1)!),
+
+    async run(job, ctx) {
+      const { deliveryId } = payloadOf(job);
+      const delivery = await loadDelivery(ctx.db, deliveryId);
+      // Erased with its lead or call, or delivered by an attempt whose runner died after committing: nothing to do.
+      if (!delivery || delivery.status === 'DELIVERED' || delivery.status === 'FAILED') return;
+      const transport = await loadMailTransport(ctx.db, delivery.workspace_id, ctx.secrets(), ctx.config);
+      if (!transport.from) throw new PermanentJobError('No sender address is set up (Settings / E-mail, or MAIL_FROM).');
+      if (!delivery.to_address) throw new PermanentJobError('The draft has no recipient.');
+      const sender = await senderOf(ctx.db, delivery.sender_user_id, transport.from);
+      const raw = await composeMessage({
+        from: sender.from, to: delivery.to_address, replyTo: sender.replyTo, subject: delivery.subject, body: delivery.body,
+        signature: sender.signature, messageId: delivery.message_id, date: ctx.clock.now(),
+      });
+
+      const started = await ctx.db.updateTable('email_deliveries')
+        .set((eb) => ({ status: 'DELIVERING', attempts: eb('attempts', '+', 1) }))
+        .where('id', '=', delivery.id).where('status', 'in', ['QUEUED', 'DELIVERING'])
+        .executeTakeFirst();
+      if (started.numUpdatedRows === 0n) return;
+      await notifyRunWatchers(ctx, delivery);
+
+      let response: string;
+      try {
+        if (delivery.method === 'send') {
+          if (!transport.smtp) throw new SmtpFailure('No SMTP server is set up (Settings / E-mail, or SMTP_URL).', true);
+          ({ response } = await sendRaw(transport.smtp, { from: transport.from.address, to: [delivery.to_address] }, raw, {
+            allowPrivateHosts: ctx.config.allowPrivateHosts, extraCa: options.extraCa ?? null, signal: ctx.signal,
+          }));
+        } else {
+          // `mailbox`: saved as a draft in the sender's own mailbox (IMAP APPEND to Drafts, \Draft), sent from their client.
+          if (!transport.imap) throw new SmtpFailure('No IMAP mailbox is set up (Settings / E-mail).', true);
+          ({ response } = await appendDraft(transport.imap, raw, delivery.message_id, {
+            allowPrivateHosts: ctx.config.allowPrivateHosts, signal: ctx.signal, ...(options.extraCa ? { ca: options.extraCa } : {}),
+          }));
+        }
+      } catch (error) {
+        if (ctx.signal.aborted) throw error;
+        const failure = error instanceof SmtpFailure ? error : new SmtpFailure(error instanceof Error ? error.message : String(error), false);
+        if (failure.permanent) throw new PermanentJobError(failure.message);
+        if (job.attempt < job.maxAttempts) await recordRetry(ctx, delivery, failure.message);
+        throw new RetryJobError(failure.message);
+      }
+
+      const now = ctx.clock.now();
+      const recorded = await ctx.db.transaction().execute(async (trx) => {
+        if (!(await ctx.finish(trx))) return false;
+        await trx.updateTable('email_deliveries')
+          .set({ status: 'DELIVERED', delivered_at: now, response: response.slice(0, 1000), error: null })
+          .where('id', '=', delivery.id).execute();
+        if (delivery.method === 'send') {
+          await trx.updateTable('email_drafts').set({ status: 'SENT' }).where('id', '=', delivery.draft_id).where('status', '=', 'APPROVED').execute();
+          // A sent e-mail moves a lead in DISCOVERY to CONTACTED; a lead further along stays where it is.
+          await trx.updateTable('leads')
+            .set((eb) => ({
+              last_contacted_at: now,
+              status: sql<LeadStatus>`CASE WHEN ${eb.ref('status')} = 'DISCOVERY' THEN 'CONTACTED' ELSE ${eb.ref('status')} END`,
+              updated_at: now,
+            }))
+            .where('id', '=', delivery.lead_id).where('workspace_id', '=', delivery.workspace_id).execute();
+        }
+        const action = delivery.method === 'send' ? 'draft.sent' : 'draft.saved_to_mailbox';
+        await recordEvent(trx, { runId: delivery.run_id, workspaceId: delivery.workspace_id, type: action, at: now });
+        await writeAudit(trx, {
+          workspaceId: delivery.workspace_id, source: 'system', action, target: { type: 'run', id: delivery.run_id }, outcome: 'success', occurredAt: now,
+        });
+        return true;
+      });
+      if (!recorded) ctx.logger.warn({ deliveryId: delivery.id }, 'the job was taken over before its delivery could be recorded');
+    },
+
+    async onDead(trx, job, error) {
+      const payload = job.payload as Partial<DeliverPayload> | null;
+      if (typeof payload?.deliveryId === 'string') await markFailed(trx, payload.deliveryId, error.message, (options.clock ?? systemClock).now());
+    },
+  };
+}
+
+/** A run page following the run learns that the delivery is under way (DELIVERING) without an event of its own. */
+async function notifyRunWatchers(ctx: JobContext, delivery: DeliveryRow): Promise<void> {
+  await sql`SELECT pg_notify(${RUN_EVENTS_CHANNEL}, ${delivery.run_id})`.execute(ctx.db);
+}

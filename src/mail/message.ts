@@ -1,0 +1,53 @@
+// The e-mail a delivery sends (DESIGN §7): plain text, from the sender in their own name at the workspace's
+// address, Reply-To the sender, and the Message-ID fixed when the delivery was made, so that a resend after a crash
+// is the same message. Composed by nodemailer (its stream transport runs MailComposer and hands the bytes back).
+import { randomUUID } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import type { Address } from './settings.ts';
+
+export interface OutgoingMessage {
+  from: Address;
+  to: string;
+  replyTo: string | null;
+  subject: string;
+  body: string;
+  signature: string | null;
+  messageId: string;
+  date: Date;
+}
+
+/** The mail domain of an address (what a Message-ID ends with), or a name that cannot collide with a real one. */
+export function mailDomain(address: string | null | undefined): string {
+  const domain = address?.split('@').pop()?.trim().toLowerCase();
+  return domain && address!.includes('@') && /^[a-z0-9.-]+$/.test(domain) ? domain : 'leadrun.invalid';
+}
+
+/** A new Message-ID, `<uuid@domain>`, for a message from `fromAddress`. */
+export function newMessageId(fromAddress: string | null | undefined): string {
+  return `<${randomUUID()}@${mailDomain(fromAddress)}>`;
+}
+
+/** The body as sent: the draft's text and, when the sender has one, their signature below the standard "-- " line. */
+export function messageText(body: string, signature: string | null): string {
+  const text = body.replace(/\s+$/, '');
+  return signature?.trim() ? `${text}\n\n-- \n${signature.replace(/\s+$/, '')}\n` : `${text}\n`;
+}
+
+const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+
+/** The message as RFC 5322 bytes, ready for SMTP DATA or IMAP APPEND. */
+export async function composeMessage(message: OutgoingMessage): Promise<Buffer> {
+  const info = await composer.sendMail({
+    from: { name: message.from.name ?? '', address: message.from.address },
+    to: message.to,
+    ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+    subject: message.subject,
+    text: messageText(message.body, message.signature),
+    messageId: message.messageId,
+    date: message.date,
+    // Nothing in a draft may make the message fetch a file or a URL.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
+  return info.message as Buffer;
+}

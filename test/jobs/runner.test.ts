@@ -1,0 +1,253 @@
+// The job mechanism against both backends: a job enqueued in a transaction is claimed and run, retried with backoff,
+// DEAD after a permanent error or its last attempt, periodic with `again`; a kind runs at most its concurrency at a
+// time; a runner that loses the lease is aborted and cannot finish the job; a job whose runner died is taken over.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { enqueueJob } from '../../src/jobs/queue.ts';
+import { JobRunner } from '../../src/jobs/runner.ts';
+import { PermanentJobError, RetryJobError, type ClaimedJob, type JobHandler } from '../../src/jobs/types.ts';
+import { SecretBox } from '../../src/mail/secrets.ts';
+import { systemClock } from '../../src/clock.ts';
+import { BACKENDS, createTestDatabase, silentLogger, testConfig, type TestDatabase } from '../helpers.ts';
+
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => { resolve = r; });
+  return { promise, resolve };
+}
+
+async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+for (const kind of BACKENDS) {
+  describe(`job runner (${kind})`, () => {
+    let testDb: TestDatabase;
+    const runners: JobRunner[] = [];
+    const box = new SecretBox(randomBytes(32));
+
+    before(async () => { testDb = await createTestDatabase(kind); });
+    after(async () => {
+      for (const runner of runners) await runner.stop();
+      await testDb?.drop();
+    });
+
+    const db = () => testDb.database.db;
+    const handler = (kindName: string, run: JobHandler['run'], extra: Partial<JobHandler> = {}): JobHandler => ({
+      kind: kindName, maxAttempts: 3, concurrency: 1, leaseMs: 2_000, backoffMs: () => 20, run, ...extra,
+    });
+    async function start(handlers: JobHandler[], pollMs = 50): Promise<JobRunner> {
+      const runner = new JobRunner({
+        database: testDb.database, clock: systemClock, config: testConfig(), secrets: () => box, logger: silentLogger, handlers, pollMs, drainMs: 500,
+      });
+      await runner.start();
+      runners.push(runner);
+      return runner;
+    }
+    const enqueue = (kindName: string, payload: unknown = {}, extra: { key?: string; maxAttempts?: number } = {}) =>
+      db().transaction().execute((trx) => enqueueJob(trx, {
+        kind: kindName, key: extra.key ?? null, workspaceId: null, payload, maxAttempts: extra.maxAttempts ?? 3, availableAt: new Date(),
+      }));
+    const job = (id: string) => db().selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+    it('runs a job enqueued in a transaction, woken by NOTIFY rather than the poll, and marks it DONE', async () => {
+      const seen = deferred<ClaimedJob>();
+      // A poll of a minute: only the notice can wake the slot in time.
+      const runner = await start([handler('t.notify', async (claimed) => { seen.resolve(claimed); })], 60_000);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const { id } = await enqueue('t.notify', { hello: 'world' });
+      const claimed = await seen.promise;
+      assert.equal(claimed.id, id);
+      assert.deepEqual(claimed.payload, { hello: 'world' });
+      assert.equal(claimed.attempt, 1);
+      await until(async () => (await job(id)).status === 'DONE', 'DONE');
+      const row = await job(id);
+      assert.equal(row.attempts, 1);
+      assert.ok(row.finished_at);
+      await runner.stop();
+    });
+
+    it('a key is unique among the live jobs of a kind: enqueueing it again answers the live job', async () => {
+      const first = await enqueue('t.keyed', {}, { key: 'k1' });
+      const second = await enqueue('t.keyed', {}, { key: 'k1' });
+      assert.equal(first.created, true);
+      assert.equal(second.created, false);
+      assert.equal(second.id, first.id);
+      const other = await enqueue('t.keyed-other', {}, { key: 'k1' });
+      assert.equal(other.created, true, 'another kind may use the same key');
+      // Once the job is no longer live, the key is free again.
+      await db().updateTable('jobs').set({ status: 'DONE' }).where('id', '=', first.id).execute();
+      const third = await enqueue('t.keyed', {}, { key: 'k1' });
+      assert.equal(third.created, true);
+      assert.notEqual(third.id, first.id);
+    });
+
+    it('retries a failed attempt after its backoff, with the error kept, until it succeeds', async () => {
+      const attempts: number[] = [];
+      const done = deferred();
+      const delays: number[] = [];
+      await start([handler('t.retry', async (claimed) => {
+        attempts.push(claimed.attempt);
+        if (claimed.attempt < 3) throw new Error(`failure ${claimed.attempt}`);
+        done.resolve();
+      }, { backoffMs: (attempt) => { delays.push(attempt); return 30; } })]);
+      const { id } = await enqueue('t.retry');
+      await done.promise;
+      await until(async () => (await job(id)).status === 'DONE', 'DONE');
+      assert.deepEqual(attempts, [1, 2, 3]);
+      assert.deepEqual(delays, [1, 2], 'backoffMs is asked with the failed attempt');
+      const row = await job(id);
+      assert.equal(row.attempts, 3);
+      assert.equal(row.last_error, 'failure 2');
+    });
+
+    it('RetryJobError.retryAfterMs replaces the backoff', async () => {
+      let first = 0;
+      await start([handler('t.retry-after', async (claimed) => {
+        if (claimed.attempt === 1) {
+          first = Date.now();
+          throw new RetryJobError('later, please', 60_000);
+        }
+      }, { backoffMs: () => 1 })]);
+      const { id } = await enqueue('t.retry-after');
+      await until(async () => (await job(id)).last_error === 'later, please', 'the retry');
+      const row = await job(id);
+      assert.equal(row.status, 'QUEUED');
+      assert.ok(row.available_at.getTime() - first >= 55_000, 'due a minute later, not after the backoff');
+    });
+
+    it('a PermanentJobError makes the job DEAD at once, and onDead records it in the same transaction', async () => {
+      const dead: Array<{ id: string; message: string }> = [];
+      let runs = 0;
+      await start([handler('t.permanent', async () => {
+        runs += 1;
+        throw new PermanentJobError('550 no such user');
+      }, {
+        onDead: async (trx, claimed, error) => {
+          assert.equal((await trx.selectFrom('jobs').select('status').where('id', '=', claimed.id).executeTakeFirstOrThrow()).status, 'DEAD');
+          dead.push({ id: claimed.id, message: error.message });
+        },
+      })]);
+      const { id } = await enqueue('t.permanent');
+      await until(async () => (await job(id)).status === 'DEAD', 'DEAD');
+      assert.equal(runs, 1);
+      assert.deepEqual(dead, [{ id, message: '550 no such user' }]);
+      assert.equal((await job(id)).last_error, '550 no such user');
+    });
+
+    it('after its last attempt a job is DEAD with onDead called once', async () => {
+      const dead: string[] = [];
+      await start([handler('t.exhausted', async (claimed) => { throw new Error(`no luck ${claimed.attempt}`); }, {
+        onDead: async (_trx, _claimed, error) => { dead.push(error.message); },
+      })]);
+      const { id } = await enqueue('t.exhausted', {}, { maxAttempts: 2 });
+      await until(async () => (await job(id)).status === 'DEAD', 'DEAD');
+      const row = await job(id);
+      assert.equal(row.attempts, 2);
+      assert.deepEqual(dead, ['no luck 2']);
+    });
+
+    it('runs at most `concurrency` jobs of a kind at a time, and uses every slot', async () => {
+      let running = 0;
+      let most = 0;
+      const release = deferred();
+      let started = 0;
+      await start([handler('t.concurrency', async () => {
+        running += 1;
+        started += 1;
+        most = Math.max(most, running);
+        await release.promise;
+        running -= 1;
+      }, { concurrency: 2 })]);
+      const ids = [];
+      for (let i = 0; i < 5; i++) ids.push((await enqueue('t.concurrency')).id);
+      await until(() => started >= 2, 'two jobs running');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(running, 2, 'two slots busy, no third');
+      release.resolve();
+      await until(async () => {
+        const rows = await db().selectFrom('jobs').select('status').where('kind', '=', 't.concurrency').execute();
+        return rows.every((r) => r.status === 'DONE');
+      }, 'all DONE');
+      assert.equal(most, 2);
+      assert.equal(started, 5);
+    });
+
+    it('a runner that loses its lease is aborted, and cannot finish the job', async () => {
+      const aborted = deferred<unknown>();
+      let finished: boolean | null = null;
+      await start([handler('t.lease', async (claimed, ctx) => {
+        // Another runner takes the job over (as after a stall past the lease).
+        await db().updateTable('jobs').set({ lease_owner: 'someone-else' }).where('id', '=', claimed.id).execute();
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        aborted.resolve(ctx.signal.reason);
+        finished = await ctx.db.transaction().execute((trx) => ctx.finish(trx));
+        throw ctx.signal.reason;
+      }, { leaseMs: 300 })]);
+      const { id } = await enqueue('t.lease');
+      const reason = await aborted.promise;
+      assert.match(String((reason as Error).message), /lease/);
+      await until(() => finished !== null, 'finish answered');
+      assert.equal(finished, false);
+      const row = await job(id);
+      assert.equal(row.status, 'RUNNING', 'left to the runner that holds it');
+      assert.equal(row.lease_owner, 'someone-else');
+    });
+
+    it('takes over a job whose runner died (its lease ran out), counting the attempt', async () => {
+      const { id } = await enqueue('t.takeover');
+      await db().updateTable('jobs').set({
+        status: 'RUNNING', attempts: 1, lease_owner: 'dead-runner', lease_expires_at: new Date(Date.now() - 1_000),
+      }).where('id', '=', id).execute();
+      const seen = deferred<number>();
+      await start([handler('t.takeover', async (claimed) => { seen.resolve(claimed.attempt); })]);
+      assert.equal(await seen.promise, 2);
+      await until(async () => (await job(id)).status === 'DONE', 'DONE');
+    });
+
+    it('gives up on a job whose runners died on every attempt', async () => {
+      const { id } = await enqueue('t.crashes', {}, { maxAttempts: 2 });
+      await db().updateTable('jobs').set({
+        status: 'RUNNING', attempts: 2, lease_owner: 'dead-runner', lease_expires_at: new Date(Date.now() - 1_000),
+      }).where('id', '=', id).execute();
+      let ran = false;
+      const dead: string[] = [];
+      await start([handler('t.crashes', async () => { ran = true; }, { onDead: async (_t, _j, e) => { dead.push(e.message); } })]);
+      await until(async () => (await job(id)).status === 'DEAD', 'DEAD');
+      assert.equal(ran, false);
+      assert.match(dead[0] ?? '', /gave up after 2 attempts/);
+    });
+
+    it('`again` queues a periodic job for its next time with its attempts counted afresh', async () => {
+      const next = new Date(Date.now() + 3_600_000);
+      await start([handler('t.again', async () => ({ again: next }))]);
+      const { id } = await enqueue('t.again');
+      await until(async () => (await job(id)).available_at.getTime() === next.getTime(), 'rescheduled');
+      const row = await job(id);
+      assert.equal(row.status, 'QUEUED');
+      assert.equal(row.attempts, 0);
+      assert.equal(row.lease_owner, null);
+    });
+
+    it('stop() hands a job in progress back without counting its attempt', async () => {
+      const began = deferred();
+      const runner = await start([handler('t.stop', async (_claimed, ctx) => {
+        began.resolve();
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        throw ctx.signal.reason;
+      })]);
+      const { id } = await enqueue('t.stop');
+      await began.promise;
+      await runner.stop();
+      const row = await job(id);
+      assert.equal(row.status, 'QUEUED');
+      assert.equal(row.attempts, 0);
+      assert.equal(row.lease_owner, null);
+    });
+  });
+}
