@@ -27,11 +27,19 @@ export function newMessageId(fromAddress: string | null | undefined): string {
   return `<${randomUUID()}@${mailDomain(fromAddress)}>`;
 }
 
-/** The body as sent: the draft's text and, when the sender has one, their signature below the standard "-- " line. */
+/**
+ * The body as sent: the draft's text and, when the sender has a signature the draft does not already end with (WRITER
+ * signs the drafts it writes), the signature below the standard "-- " line.
+ */
 export function messageText(body: string, signature: string | null): string {
   const text = body.replace(/\s+$/, '');
-  return signature?.trim() ? `${text}\n\n-- \n${signature.replace(/\s+$/, '')}\n` : `${text}\n`;
+  const own = signature?.replace(/\s+$/, '') ?? '';
+  if (!own.trim() || normalised(text).endsWith(normalised(own))) return `${text}\n`;
+  return `${text}\n\n-- \n${own}\n`;
 }
+
+/** Line endings and trailing spaces aside, so that an edit's \r\n or a stripped space does not hide a signature. */
+const normalised = (text: string) => text.replace(/\r\n?/g, '\n').replace(/[ \t]+$/gm, '').trim();
 
 const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
 

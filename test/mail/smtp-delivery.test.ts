@@ -129,7 +129,10 @@ for (const kind of BACKENDS) {
       assert.equal(parsed.subject, run.emailDraft.subject);
       assert.equal(parsed.html, false, 'plain text only');
       assert.match(String(parsed.headers.get('content-type') && (parsed.headers.get('content-type') as any).value), /text\/plain/);
-      assert.equal(parsed.text?.replace(/\r\n/g, '\n'), `${run.emailDraft.body.trimEnd()}\n\n-- \nGrace Hopper\nAcme, Head of Sales\n`);
+      // WRITER signed the draft with the signature, so it is sent as approved, the signature once.
+      assert.match(run.emailDraft.body, /Grace Hopper\nAcme, Head of Sales\s*$/);
+      assert.equal(parsed.text?.replace(/\r\n/g, '\n'), `${run.emailDraft.body.trimEnd()}\n`);
+      assert.equal(parsed.text?.split('Acme, Head of Sales').length, 2, 'the signature appears once');
       assert.ok(parsed.date);
 
       const lead = await t.api('GET', `/api/v1/leads/${run.leadId}`, { key: f.key });
