@@ -184,12 +184,16 @@ service auth {
   }
 
   const doveadm = async (args: string[], input?: string | Buffer): Promise<string> => {
-    const proc = spawn(DOVEADM, ['-c', conf, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = spawn(DOVEADM, ['-c', conf, ...args], { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     proc.stdout!.on('data', (chunk: Buffer) => { out += chunk.toString(); });
     proc.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString(); });
-    proc.stdin!.end(input ?? '');
+    if (input !== undefined) {
+      // A doveadm that exits before reading all of it closes the pipe: its exit code says what went wrong, not EPIPE.
+      proc.stdin!.on('error', () => {});
+      proc.stdin!.end(input);
+    }
     const [code] = await once(proc, 'exit') as [number | null];
     if (code !== 0) throw new Error(`doveadm ${args.join(' ')} failed (${code}): ${err}`);
     return out;
