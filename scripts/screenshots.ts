@@ -1,10 +1,13 @@
 // `npm run screenshots`: pictures of every main page of the web UI, for the README, taken from a real
 // `leadrun serve` on a fresh embedded database filled the way a team would fill it (through the UI's own API),
-// with a local company website for RESEARCH. Writes docs/screenshots/*.png: a laptop (1440×900) view of each page
+// with a local company website for RESEARCH, a real SMTP server on loopback and a private Dovecot for the e-mail
+// pages (Settings / E-mail, the delivery, a reply). Writes docs/screenshots/*.png: a laptop (1440×900) view of each page
 // and a phone (390×844) view of each page (`*-phone.png`).
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startDovecot, type Dovecot } from '../test/support/dovecot.ts';
+import { startSmtpServer, type TestSmtpServer } from '../test/support/smtp-server.ts';
 import {
   ADMIN, launchBrowser, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, type Leadrun, type Site,
 } from '../test/web/support.ts';
@@ -57,9 +60,14 @@ async function main(): Promise<void> {
   let site: Site | null = null;
   let slowSite: Site | null = null;
   let browser: Browser | null = null;
+  let smtp: TestSmtpServer | null = null;
+  let dovecot: Dovecot | null = null;
   try {
     site = await startCompanySite();
-    server = await startLeadrun();
+    smtp = await startSmtpServer({ users: { [MAIL_USER]: MAIL_PASSWORD } });
+    dovecot = await startDovecot();
+    // The mail servers are on loopback; replies are looked for every second instead of every minute.
+    server = await startLeadrun({ ALLOW_PRIVATE_HOSTS: 'true', MAIL_REPLY_CHECK_SECONDS: '1' });
     browser = await launchBrowser();
     const base = server.url;
     const newContext = (viewport = LAPTOP): Promise<BrowserContext> =>
@@ -306,6 +314,8 @@ async function main(): Promise<void> {
     await shoot(memberPage, 'keys-member');
     await memberContext.close();
 
+    await mailPages(page, admin, smtp, dovecot, base, newContext);
+
     // Signed out: the sign-in page.
     await page.goto(`${base}/leads`);
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -323,7 +333,124 @@ async function main(): Promise<void> {
     await server?.stop();
     await site?.close();
     await slowSite?.close();
+    await dovecot?.stop();
+    await smtp?.close();
   }
+}
+
+const MAIL_USER = 'sales@acme.test';
+const MAIL_PASSWORD = 'smtp app password 71b0';
+
+/**
+ * The e-mail pages, set up last (with SMTP set up, the run pages above would offer "Approve and send"): Settings /
+ * E-mail filled in and saved, Your profile with the signature, a run approved and sent, a reply to it on the run and
+ * on the lead, a delivery the server refused; and the same pages on a phone.
+ */
+async function mailPages(
+  page: Page, admin: SessionClient, smtp: TestSmtpServer, dovecot: Dovecot, base: string,
+  newContext: (viewport?: { width: number; height: number }) => Promise<BrowserContext>,
+): Promise<void> {
+  await page.goto(`${base}/settings/email`);
+  const smtpSection = page.getByRole('region', { name: 'Sending (SMTP)' });
+  const imapSection = page.getByRole('region', { name: 'Mailbox (IMAP)' });
+  await page.getByLabel('Address').fill(MAIL_USER);
+  await page.getByLabel('Name').fill('Acme Sales');
+  for (const [section, name, server] of [
+    [smtpSection, 'SMTP', { host: smtp.host, port: smtp.port, user: MAIL_USER, password: MAIL_PASSWORD }],
+    [imapSection, 'IMAP', { host: dovecot.host, port: dovecot.port, user: dovecot.user, password: dovecot.password }],
+  ] as const) {
+    await section.getByRole('button', { name: `Set up ${name}` }).click();
+    await section.getByLabel('Security').selectOption('none');
+    await section.getByLabel(`${name} server`).fill(server.host);
+    await section.getByLabel('Port').fill(String(server.port));
+    await section.getByLabel('User').fill(server.user);
+    await section.getByLabel('Password').fill(server.password);
+  }
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.getByText('The e-mail settings were saved.').waitFor();
+  // After a reload the passwords show as saved, never their text; the IMAP connection checked, a test e-mail sent.
+  await page.reload();
+  await imapSection.getByRole('button', { name: /Change the saved IMAP password/ }).waitFor();
+  await imapSection.getByRole('button', { name: 'Check connection' }).click();
+  await imapSection.getByText('Connected', { exact: true }).waitFor();
+  await smtpSection.getByRole('button', { name: 'Send test e-mail' }).click();
+  await smtpSection.getByText(/The test e-mail was accepted/).waitFor();
+  await page.evaluate('window.scrollTo(0, 0)');
+  await shoot(page, 'email-settings', { fullPage: true });
+
+  await page.goto(`${base}/settings/profile`);
+  const profile = page.getByRole('form', { name: 'Your sender name and signature' });
+  await profile.getByLabel('Sender name').fill('Maya at Acme');
+  await profile.getByLabel('Signature').fill('Maya Brooks\nHead of Sales, Acme\n+44 20 7946 0100');
+  await profile.getByRole('button', { name: 'Save sender name and signature' }).click();
+  await page.getByText('Your sender name and signature were saved.').waitFor();
+  await page.evaluate('window.scrollTo(0, 0)');
+  await shoot(page, 'profile', { fullPage: true });
+
+  // Grace's run, approved and sent; then her reply, found in the mailbox by the reply check.
+  const leads = (await admin.ok('GET', '/api/v1/leads?limit=100')).data as Array<{ id: string; name: string }>;
+  const grace = leads.find((l) => l.name === 'Grace Liu')!;
+  const graceCall = await admin.ok('POST', `/api/v1/leads/${grace.id}/calls`, { title: 'Discovery call', transcript: TRANSCRIPT });
+  const graceRun = await admin.ok('POST', '/api/v1/runs', { leadId: grace.id, callId: graceCall.id });
+  await waitForRun(admin, graceRun.id, 'AWAITING_APPROVAL');
+  await page.goto(`${base}/runs/${graceRun.id}`);
+  const draft = page.getByRole('region', { name: 'E-mail draft' });
+  await draft.getByRole('button', { name: 'Approve and send' }).waitFor();
+  await draft.scrollIntoViewIfNeeded();
+  await shoot(page, 'run-approve-and-send');
+  await draft.getByRole('button', { name: 'Approve and send' }).click();
+  const delivery = page.getByRole('region', { name: 'Delivery' });
+  await delivery.getByText(/^Sent at /).waitFor({ timeout: 30_000 });
+  await delivery.scrollIntoViewIfNeeded();
+  await shoot(page, 'run-delivery-sent');
+
+  const sent = (await admin.ok('GET', `/api/v1/runs/${graceRun.id}`)).data.emailDraft;
+  await dovecot.deliver([
+    'From: Grace Liu <grace.liu@polaris-labs.com>', `To: ${MAIL_USER}`, `Subject: Re: ${sent.subject}`,
+    'Message-ID: <reply-1@polaris-labs.com>', `In-Reply-To: ${sent.delivery.messageId}`, `References: ${sent.delivery.messageId}`,
+    `Date: ${new Date(Date.now() - 20 * 60_000).toUTCString()}`, 'Content-Type: text/plain; charset=utf-8', '',
+    'Thanks Maya, that was quick. The pilot outline looks right; our operations lead, Daniel, will join.',
+    'Could we start on 1 December?', '',
+    'On Tue, Maya at Acme <sales@acme.test> wrote:', `> ${sent.body.split('\n')[0]}`, '',
+  ].join('\r\n'));
+  const reply = page.getByRole('region', { name: 'Reply' });
+  await reply.waitFor({ timeout: 30_000 });
+  await page.evaluate('window.scrollTo(0, 0)');
+  await shoot(page, 'run-reply');
+
+  await page.goto(`${base}/leads/${grace.id}`);
+  await page.getByRole('region', { name: 'Last reply' }).waitFor();
+  await shoot(page, 'lead-reply');
+
+  // A delivery the server refuses for good: its words, and "Retry delivery".
+  smtp.answer = () => ({ code: 550, message: '5.1.1 Mailbox unavailable' });
+  const hannah = leads.find((l) => l.name === 'Hannah Okafor')!;
+  const hannahCall = await admin.ok('POST', `/api/v1/leads/${hannah.id}/calls`, { title: 'Win-back call', transcript: TRANSCRIPT });
+  const hannahRun = await admin.ok('POST', '/api/v1/runs', { leadId: hannah.id, callId: hannahCall.id });
+  await waitForRun(admin, hannahRun.id, 'AWAITING_APPROVAL');
+  await page.goto(`${base}/runs/${hannahRun.id}`);
+  await page.getByRole('region', { name: 'E-mail draft' }).getByRole('button', { name: 'Approve and send' }).click();
+  const failed = page.getByRole('region', { name: 'Delivery' });
+  await failed.getByRole('button', { name: 'Retry delivery' }).waitFor({ timeout: 30_000 });
+  await failed.scrollIntoViewIfNeeded();
+  await shoot(page, 'run-delivery-failed');
+  smtp.answer = () => ({ accept: true });
+
+  const phone = await newContext(PHONE);
+  await phone.addCookies(await page.context().cookies());
+  const mobile = await phone.newPage();
+  const onPhone: Array<[string, string, (p: Page) => Promise<unknown>]> = [
+    ['email-settings-phone', '/settings/email', (p) => p.getByRole('button', { name: /Change the saved IMAP password/ }).waitFor()],
+    ['profile-phone', '/settings/profile', (p) => p.getByTestId('signature-preview').scrollIntoViewIfNeeded()],
+    ['run-reply-phone', `/runs/${graceRun.id}`, (p) => p.getByRole('region', { name: 'Reply' }).scrollIntoViewIfNeeded()],
+    ['lead-reply-phone', `/leads/${grace.id}`, (p) => p.getByRole('region', { name: 'Last reply' }).scrollIntoViewIfNeeded()],
+  ];
+  for (const [name, where, ready] of onPhone) {
+    await mobile.goto(`${base}${where}`);
+    await ready(mobile);
+    await shoot(mobile, name);
+  }
+  await phone.close();
 }
 
 await main();

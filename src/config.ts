@@ -23,6 +23,8 @@ export interface Config {
   smtpUrl: string | null;
   /** The installation's sender (MAIL_FROM: `Name <address>` or `address`). */
   mailFrom: { name: string | null; address: string } | null;
+  /** How often each workspace's inbox is read for replies (MAIL_REPLY_CHECK_SECONDS, default 60). */
+  replyCheckIntervalMs: number;
   /** The 32-byte key that encrypts stored mail passwords (SECRETS_KEY, base64 or hex); null: one kept in DATA_DIR. */
   secretsKey: Buffer | null;
   redisUrl: string | null;
@@ -190,6 +192,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       : boolean(env, 'RESEARCH_ALLOW_PRIVATE_HOSTS'),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: mailFrom(env),
+    replyCheckIntervalMs: integer(env, 'MAIL_REPLY_CHECK_SECONDS', 60, 1, 3600) * 1000,
     secretsKey: secretsKey(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisKeyPrefix(env),

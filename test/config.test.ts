@@ -115,6 +115,15 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads MAIL_REPLY_CHECK_SECONDS: 60 s unless set, from 1 s to an hour', () => {
+    assert.equal(loadConfig({}, '/x').replyCheckIntervalMs, 60_000);
+    assert.equal(loadConfig({ MAIL_REPLY_CHECK_SECONDS: '1' }, '/x').replyCheckIntervalMs, 1000);
+    assert.equal(loadConfig({ MAIL_REPLY_CHECK_SECONDS: '3600' }, '/x').replyCheckIntervalMs, 3_600_000);
+    for (const value of ['0', '3601', '1.5', '-5', 'soon']) {
+      assert.throws(() => loadConfig({ MAIL_REPLY_CHECK_SECONDS: value }, '/x'), (e: Error) => e.message.startsWith('MAIL_REPLY_CHECK_SECONDS '), value);
+    }
+  });
+
   it('treats an empty value as unset', () => {
     const config = loadConfig({ PORT: '', DATABASE_URL: '  ', FREE_PLAN_MONTHLY_RUNS: '' }, '/x');
     assert.equal(config.port, 3000);

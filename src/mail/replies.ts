@@ -1,4 +1,4 @@
-// Replies (DESIGN §7): the sender's inbox is read every 60 s for messages whose In-Reply-To or References name the
+// Replies (DESIGN §7): the sender's inbox is read every 60 s (MAIL_REPLY_CHECK_SECONDS) for messages whose In-Reply-To or References name the
 // Message-ID of an e-mail leadrun delivered. A match becomes an `email_replies` row, the lead's `lastReplyAt`, a
 // `draft.replied` run event and an audit entry, written in one transaction with the inbox cursor, so a check that
 // dies half-way is simply done again: the UNIQUE (delivery_id, message_id) keeps a reply from being counted twice.
@@ -18,6 +18,7 @@ import { connectImap, describeImapError, ImapError, type ImapOptions } from './i
 import { loadMailTransport, type ImapSettings } from './settings.ts';
 
 export const REPLY_CHECK_KIND = 'mail.check_replies';
+/** The default time between two checks of one inbox; `config.replyCheckIntervalMs` (MAIL_REPLY_CHECK_SECONDS) sets it. */
 export const REPLY_CHECK_INTERVAL_MS = 60_000;
 /** At most this many messages are read in one check; the next check goes on from the cursor. */
 export const MAX_MESSAGES_PER_CHECK = 500;
@@ -257,7 +258,8 @@ export async function scheduleReplyChecks(trx: Kysely<DB>, workspaceId: string, 
 }
 
 /**
- * The periodic reply check of one workspace (key: the workspace id). It runs again 60 s after each check; a failed
+ * The periodic reply check of one workspace (key: the workspace id). It runs again `config.replyCheckIntervalMs`
+ * (60 s unless MAIL_REPLY_CHECK_SECONDS says otherwise) after each check; a failed
  * check is retried with backoff, its error kept on the cursor. Without IMAP settings the job ends: saving them
  * schedules it again.
  */
@@ -284,7 +286,7 @@ export const replyCheckHandler: JobHandler = {
       await recordReplyCheckError(ctx.db, workspaceId, error.message, ctx.clock.now());
       throw new RetryJobError(error.message);
     }
-    return { again: new Date(ctx.clock.now().getTime() + REPLY_CHECK_INTERVAL_MS) };
+    return { again: new Date(ctx.clock.now().getTime() + ctx.config.replyCheckIntervalMs) };
   },
   async onDead(trx, job, error) {
     const workspaceId = job.workspaceId ?? job.key;

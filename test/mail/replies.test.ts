@@ -216,6 +216,9 @@ for (const kind of BACKENDS) {
       const before = t.deps.clock.now().getTime();
       const outcome = await replyCheckHandler.run(job, ctxOf(row.id));
       assert.ok(outcome && outcome.again.getTime() >= before + REPLY_CHECK_INTERVAL_MS, JSON.stringify(outcome));
+      // MAIL_REPLY_CHECK_SECONDS sets the interval.
+      const quick = await replyCheckHandler.run(job, { ...ctxOf(row.id), config: { ...t.deps.config, replyCheckIntervalMs: 1000 } });
+      assert.ok(quick && quick.again.getTime() <= t.deps.clock.now().getTime() + 1000, JSON.stringify(quick));
 
       await db(t).transaction().execute((trx) => saveMailSettings(trx, workspaceId, {
         imap: { host: dovecot.host, port: dovecot.port, security: 'none', user: dovecot.user, password: 'not the password' },

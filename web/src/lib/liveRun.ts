@@ -1,6 +1,8 @@
 // A run as it happens. While the run is in the pipeline, or its approved e-mail is being delivered, its events arrive over Server-Sent Events
 // (GET /api/v1/runs/{id}/events, which EventSource opens with the session cookie); each event reloads the run, whose
 // steps carry the outputs. When the stream cannot be held, the run and its new events are polled instead.
+// A delivered e-mail still waits for its reply, which the reply check finds later and the event stream (ended once the
+// run is at rest) does not carry: while the page is shown, such a run is read again every REPLY_POLL_MS.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
 import type { Run, RunEvent } from '../api/types';
@@ -13,6 +15,12 @@ const EVENT_TYPES: RunEvent['type'][] = [
   'draft.delivery_failed', 'draft.replied',
 ];
 const POLL_MS = 1500;
+const REPLY_POLL_MS = 5000;
+
+/** A run whose e-mail was delivered and has no reply yet: only the reply check can change it. */
+function awaitingReply(run: Run): boolean {
+  return run.emailDraft?.delivery?.status === 'DELIVERED' && !run.reply;
+}
 
 export type Transport = 'connecting' | 'stream' | 'polling' | 'idle';
 
@@ -62,6 +70,7 @@ export function useLiveRun(id: string): LiveRun {
     let source: EventSource | null = null;
     let pollTimer: number | undefined;
     let refetchTimer: number | undefined;
+    let replyTimer: number | undefined;
     let stopped = false;
 
     const stop = () => {
@@ -70,6 +79,24 @@ export function useLiveRun(id: string): LiveRun {
       source?.close();
       window.clearTimeout(pollTimer);
       window.clearTimeout(refetchTimer);
+      window.clearTimeout(replyTimer);
+    };
+
+    // At rest: nothing more to follow, unless a reply may still come in.
+    const rest = (current: Run) => {
+      setTransport('idle');
+      if (awaitingReply(current)) watchForReply();
+    };
+    const watchForReply = () => {
+      window.clearTimeout(replyTimer);
+      replyTimer = window.setTimeout(() => {
+        if (stopped) return;
+        if (document.hidden) return void watchForReply();
+        fetchRun(controller.signal).then(async (current) => {
+          await fetchEvents(controller.signal);
+          if (awaitingReply(current)) watchForReply();
+        }, () => { if (!controller.signal.aborted) watchForReply(); });
+      }, REPLY_POLL_MS);
     };
 
     const poll = async () => {
@@ -79,7 +106,7 @@ export function useLiveRun(id: string): LiveRun {
         const current = await fetchRun(controller.signal);
         await fetchEvents(controller.signal);
         if (runSettled(current)) {
-          setTransport('idle');
+          rest(current);
           return;
         }
       } catch (e) {
@@ -118,7 +145,9 @@ export function useLiveRun(id: string): LiveRun {
         setTransport('idle');
         fetchRun(controller.signal).then((current) => {
           // The stream ended with the run at rest while its delivery was still on its way: read on until it arrives.
-          if (!runSettled(current) && !stopped) pollTimer = window.setTimeout(() => void poll(), POLL_MS);
+          if (stopped) return;
+          if (!runSettled(current)) pollTimer = window.setTimeout(() => void poll(), POLL_MS);
+          else rest(current);
         }, (e: unknown) => { if (!controller.signal.aborted) setError(e); });
       });
       source.onerror = () => {
@@ -133,7 +162,7 @@ export function useLiveRun(id: string): LiveRun {
         const current = await fetchRun(controller.signal);
         if (runSettled(current)) {
           await fetchEvents(controller.signal);
-          setTransport('idle');
+          rest(current);
         } else {
           follow();
         }
