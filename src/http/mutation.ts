@@ -31,8 +31,11 @@ export interface Outcome<T> {
   target: { type: string; id: string } | null;
   /** Counts for the audit entry (an import's); never personal data. */
   details?: AuditDetails;
-  /** Runs once the change has committed, before the answer is sent: to set a new session's cookie, say. */
-  afterCommit?: (reply: FastifyReply) => void;
+  /**
+   * Runs once the change has committed, before the answer is sent: to set a new session's cookie, say, or to send an
+   * e-mail whose outcome the body then tells (it may change the body it was given).
+   */
+  afterCommit?: (reply: FastifyReply) => void | Promise<void>;
 }
 
 export interface MutationDeps {
@@ -93,7 +96,7 @@ export async function mutate<T>(
   });
   request.audited = true;
   request.idempotency = null;
-  outcome.afterCommit?.(reply);
+  await outcome.afterCommit?.(reply);
   if (outcome.location) reply.header('location', outcome.location);
   if (outcome.body === null) return reply.code(outcome.status).send();
   return reply.code(outcome.status).send(outcome.body);

@@ -15,6 +15,7 @@ import { createResetLink, describeResetLink, resetLinkUrl, resetPassword } from 
 import { PASSWORD_MAX } from '../../domain/passwords.ts';
 import { changeOwnPassword, getProfile, SENDER_NAME_MAX, SIGNATURE_MAX, SIGNATURE_MAX_LINES, updateProfile } from '../../domain/profile.ts';
 import { createSession, findSession } from '../../domain/sessions.ts';
+import { emailResetLink } from '../../mail/notices.ts';
 import { Member, Name, Password, Role, Session, sessionView } from './routes.ts';
 
 const Timestamp = TimestampOf();
@@ -32,7 +33,8 @@ const RemovedMember = Type.Object({
 const ResetLink = Type.Object({
   url: Type.String({ description: 'The one-time link: give it to the member privately. Its token is in the fragment.' }),
   expiresAt: Timestamp,
-  emailed: Type.Boolean({ description: 'Whether leadrun e-mailed the link too: not yet, as no mail transport is set up.' }),
+  emailed: Type.Boolean({ description: 'Whether leadrun e-mailed the link to the member too (when the workspace can send e-mail).' }),
+  emailError: Nullable(Type.String({ description: 'Why the link could not be e-mailed, when sending was tried and failed.' })),
 }, { $id: 'UiPasswordResetLink' });
 
 const Profile = Type.Object({
@@ -150,12 +152,24 @@ export default async function memberRoutes(app: AppInstance): Promise<void> {
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const principal = principalOf(request);
     const link = await createResetLink(trx, principal.workspaceId, { userId: request.params.id, createdByUserId: principal.userId }, clock);
-    // Shown to the admin only, for now. When a mail transport is set up, the link is e-mailed to the member here
-    // as well (to link.user.email), and `emailed` says so.
+    const url = resetLinkUrl(config.publicUrl, link.token);
+    const body: { url: string; expiresAt: Date; emailed: boolean; emailError: string | null } = { url, expiresAt: link.expiresAt, emailed: false, emailError: null };
+    const names = await trx.selectFrom('workspaces').leftJoin('users', (join) => join.on('users.id', '=', principal.userId))
+      .select(['workspaces.name as workspace', 'users.name as admin']).where('workspaces.id', '=', principal.workspaceId).executeTakeFirstOrThrow();
     return {
       status: 201,
-      body: { url: resetLinkUrl(config.publicUrl, link.token), expiresAt: link.expiresAt, emailed: false },
+      body,
       target: { type: 'user', id: link.user.id },
+      // Shown to the admin always; e-mailed to the member as well when the workspace can send, once the link exists.
+      afterCommit: async () => {
+        if (!link.user.email) return;
+        const sent = await emailResetLink(db, principal.workspaceId, {
+          to: link.user.email, memberName: link.user.name, adminName: names.admin, workspaceName: names.workspace, url, expiresAt: link.expiresAt,
+        }, { secrets: app.deps.secrets, config, clock });
+        body.emailed = sent.emailed;
+        body.emailError = sent.emailed ? null : sent.error;
+        if (!sent.emailed && sent.error) request.log.warn({ userId: link.user.id, error: sent.error }, 'a password-reset link could not be e-mailed');
+      },
     };
   }));
 

@@ -4099,8 +4099,9 @@ export type paths = {
                     };
                     content: {
                         "application/json": {
-                            /** @description Whether leadrun e-mailed the link too: not yet, as no mail transport is set up. */
+                            /** @description Whether leadrun e-mailed the link to the member too (when the workspace can send e-mail). */
                             emailed: boolean;
+                            emailError: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 timestamp in UTC with milliseconds.

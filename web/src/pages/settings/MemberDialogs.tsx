@@ -84,7 +84,11 @@ export function ResetLinkDialog({ member, onClose }: { member: Member; onClose()
             <CopyButton text={link.url} size="medium" />
           </div>
           <p className="field-hint">
-            Works once, until {formatDateTime(link.expiresAt)}. {link.emailed ? `It was e-mailed to ${member.email}.` : 'leadrun does not e-mail it: no mail transport is set up.'}
+            Works once, until {formatDateTime(link.expiresAt)}. {link.emailed
+              ? `It was e-mailed to ${member.email}.`
+              : link.emailError
+                ? `It could not be e-mailed (${link.emailError.replace(/\.$/, '')}): give it to ${member.name ?? 'them'} yourself.`
+                : 'Give it to them yourself: this workspace cannot send e-mail (Settings / E-mail).'}
           </p>
         </div>
       </Dialog>
