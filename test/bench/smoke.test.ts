@@ -14,11 +14,11 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       connections: 4,
       durationSec: 20,
       warmupSec: 0,
-      rounds: 2,
-      maxRequests: 300,
+      rounds: 1,
+      maxRequests: 150,
       runs: 12,
       batchRounds: 2,
-      searchLeads: 2000,
+      searchLeads: 1000,
       importRows: 300,
       log: () => {},
     });
@@ -34,7 +34,7 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       'GET /api/v1/leads?limit=50 leadrun pglite',
     ]);
     for (const row of report.rows) {
-      assert.equal(row.requests, 300, `${row.workload} (${row.server}, ${row.backend}) made its 300 requests`);
+      assert.equal(row.requests, 150, `${row.workload} (${row.server}, ${row.backend}) made its 150 requests`);
       assert.equal(row.non2xx, 0, `${row.workload} (${row.server}, ${row.backend}) answered only 2xx`);
       assert.equal(row.errors, 0, `${row.workload} (${row.server}, ${row.backend}) had no errors or timeouts`);
     }
@@ -60,13 +60,13 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       'GET /api/v1/leads?limit=50&q= (three words, 2 connections)',
     ]);
     for (const row of search.rows) {
-      assert.equal(row.requests, 300, `${row.workload} made its 300 requests`);
+      assert.equal(row.requests, 150, `${row.workload} made its 150 requests`);
       assert.equal(row.non2xx + row.errors, 0, `${row.workload} answered only 2xx`);
       assert.ok(Number.isFinite(row.p95));
     }
     assert.equal(search.plans.length, 5);
     for (const { plan } of search.plans) assert.match(plan, /Execution Time/);
-    assert.equal(search.export.leads, 2000, 'the export held every lead');
+    assert.equal(search.export.leads, 1000, 'the export held every lead');
 
     assert.ok(report.keyCheck && Number.isFinite(report.keyCheck.microsPerCheck), 'the key check is measured');
     assert.ok(report.memory.postgresAfterReadsMiB && report.memory.pgliteAfterReadsMiB, 'serve memory is read on both backends');
@@ -78,7 +78,7 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
     assert.ok(report.imports.filter((f) => f.kind === 'create').every((f) => f.baselineSeconds !== null && f.baselineSeconds > 0), 'the bare INSERT baseline ran');
 
     const table = formatReport(report);
-    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'POST /api/v1/runs/batch', 'search, 2000 leads', 'export of 2000 leads', 'key check', 'resident memory', 'lead import']) {
+    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'POST /api/v1/runs/batch', 'search, 1000 leads', 'export of 1000 leads', 'key check', 'resident memory', 'lead import']) {
       assert.ok(table.includes(line), `the printed table has ${line}`);
     }
   });
