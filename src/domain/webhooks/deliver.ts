@@ -4,7 +4,9 @@
 // the reason. A run's deliveries to one endpoint go out in order: a delivery waits while an earlier one is pending.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import type { Config } from '../../config.ts';
 import type { DB } from '../../db/schema.ts';
+import { traceUrlOf } from '../../http/run-render.ts';
 import { JOBS_CHANNEL } from '../../jobs/queue.ts';
 import { PermanentJobError, type ClaimedJob, type JobContext, type JobHandler } from '../../jobs/types.ts';
 import { WEBHOOK_DELIVER, WEBHOOK_JOB_MAX_ATTEMPTS, type WebhookDeliverPayload } from './events.ts';
@@ -66,6 +68,17 @@ async function earlierPending(db: Kysely<DB>, delivery: DeliveryRow): Promise<{ 
     .executeTakeFirst();
 }
 
+/** The body sent: the stored event, a Run in it shown as the API shows it (its traceUrl, not its traceId). */
+function bodyOf(stored: unknown, config: Config): string {
+  const payload = (typeof stored === 'string' ? JSON.parse(stored) : stored) as { data?: unknown };
+  const data = payload.data as Record<string, unknown> | null | undefined;
+  if (data && typeof data === 'object' && typeof data.traceId === 'string' && typeof data.id === 'string') {
+    const { traceId, ...rest } = data;
+    payload.data = { ...rest, traceUrl: traceUrlOf(config, data.id, traceId) };
+  }
+  return JSON.stringify(payload);
+}
+
 function payloadOf(job: ClaimedJob): WebhookDeliverPayload {
   const payload = job.payload as Partial<WebhookDeliverPayload> | null;
   if (!payload || typeof payload.deliveryId !== 'string') throw new PermanentJobError('the job names no delivery');
@@ -115,7 +128,7 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
         return { again: new Date(due) };
       }
 
-      const body = typeof delivery.payload === 'string' ? delivery.payload : JSON.stringify(delivery.payload);
+      const body = bodyOf(delivery.payload, ctx.config);
       const timestamp = Math.floor(now.getTime() / 1000);
       const headers = {
         'content-type': 'application/json',

@@ -3,7 +3,7 @@
 // (src/domain/webhooks/deliver.ts). A workspace without such an endpoint costs the change one indexed look-up and
 // no row, and the event's data is not even rendered.
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { enqueueJob, JOBS_CHANNEL } from '../../jobs/queue.ts';
 
@@ -47,6 +47,13 @@ async function subscribedEndpoints(trx: Kysely<DB>, workspaceId: string, type: s
   return (await query.execute()).map((r) => r.id);
 }
 
+/** Whether the workspace has an enabled endpoint at all: lets a hot path skip the transaction an event would need. */
+export async function hasWebhookEndpoints(db: Kysely<DB>, workspaceId: string): Promise<boolean> {
+  const row = await db.selectFrom('webhook_endpoints').select('id')
+    .where('workspace_id', '=', workspaceId).where('enabled', '=', true).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 /**
  * Writes the event, its deliveries and their jobs in `trx`. `data` is the object as the API returns it, or a
  * function that reads it (inside `trx`, so it sees the change), called only when an endpoint wants the event; a
@@ -87,11 +94,11 @@ export async function queueWebhookDelivery(
 }
 
 /**
- * `lead.created` for every lead `leadIds` names, set-based: an import of 50,000 rows writes its events, deliveries
- * and jobs in three statements, each lead's data as PostgreSQL writes it for the API (leads.api_json).
+ * `lead.created` for every lead of the workspace that `where` picks (over `leads l`), set-based: an import of 50,000
+ * rows writes its events, deliveries and jobs in one statement, each lead's data as PostgreSQL writes it for the API
+ * (leads.api_json).
  */
-export async function emitLeadsCreated(trx: Kysely<DB>, workspaceId: string, leadIds: readonly string[], at: Date): Promise<void> {
-  if (leadIds.length === 0) return;
+export async function emitLeadsCreated(trx: Kysely<DB>, workspaceId: string, where: RawBuilder<unknown>, at: Date): Promise<void> {
   const endpoints = await subscribedEndpoints(trx, workspaceId, 'lead.created');
   if (endpoints.length === 0) return;
   const timestamp = at.toISOString();
@@ -101,7 +108,7 @@ export async function emitLeadsCreated(trx: Kysely<DB>, workspaceId: string, lea
       SELECT gen_random_uuid(), l.workspace_id, 'lead.created',
              jsonb_build_object('type', 'lead.created', 'timestamp', ${timestamp}::text, 'data', l.api_json::jsonb),
              ${at}::timestamptz, NULL, l.id
-      FROM leads l WHERE l.workspace_id = ${workspaceId} AND l.id = ANY(${sql.val([...leadIds])}::uuid[])
+      FROM leads l WHERE l.workspace_id = ${workspaceId} AND ${where}
       RETURNING id),
     deliveries AS (
       INSERT INTO webhook_deliveries (id, workspace_id, event_id, endpoint_id, run_id, status, attempts, next_attempt_at, created_at, updated_at)
@@ -113,4 +120,15 @@ export async function emitLeadsCreated(trx: Kysely<DB>, workspaceId: string, lea
            ${WEBHOOK_JOB_MAX_ATTEMPTS}::int, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
     FROM deliveries d`.execute(trx);
   await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_DELIVER})`.execute(trx);
+}
+
+/**
+ * Erases the events `where` picks (those of erased runs, or of an erased lead) with their deliveries, attempts and
+ * jobs: they carry the erased person's data. A job being run finds its delivery gone and stops.
+ */
+export async function forgetWebhookEvents(trx: Kysely<DB>, workspaceId: string, where: RawBuilder<unknown>): Promise<void> {
+  const events = sql`SELECT id FROM webhook_events WHERE workspace_id = ${workspaceId} AND ${where}`;
+  await sql`DELETE FROM jobs WHERE kind = ${WEBHOOK_DELIVER}
+    AND key IN (SELECT id::text FROM webhook_deliveries WHERE event_id IN (${events}))`.execute(trx);
+  await sql`DELETE FROM webhook_events WHERE id IN (${events})`.execute(trx);
 }
