@@ -177,7 +177,7 @@ export const COMMANDS: CommandSpec[] = [
     options: [
       { flag: '--workspace ID|NAME', meaning: "the key's workspace: its id or its exact name (required)" },
       { flag: '--name N', meaning: 'a name that says who uses the key (required)' },
-      { flag: '--scopes a,b', meaning: 'comma-separated: leads:read, leads:write, runs:read, runs:write (required)' },
+      { flag: '--scopes a,b', meaning: 'comma-separated: leads:read, leads:write, runs:read, runs:write, webhooks:read, webhooks:write (required)' },
       JSON_OPTION,
     ],
     build: (args) => admin({
