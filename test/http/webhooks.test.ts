@@ -12,7 +12,10 @@ import { checkEndpointUrl } from '../../src/domain/webhooks/endpoints.ts';
 import { webhookHandler } from '../../src/domain/webhooks/deliver.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
-import { assertInvalid, assertProblem, asBrowser, createCall, createLead, startRun, UUID } from './support.ts';
+import { addMember } from '../../src/domain/users.ts';
+import { createSession } from '../../src/domain/sessions.ts';
+import { SESSION_COOKIE } from '../../src/http/auth.ts';
+import { assertInvalid, assertProblem, createCall, createLead, startRun, UUID } from './support.ts';
 import { eventually } from '../worker/support.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -361,9 +364,22 @@ for (const kind of BACKENDS) {
     });
 
     it('a member\'s session may not manage webhooks; an admin\'s may', async () => {
-      const browserRes = await t.api('GET', '/api/v1/webhooks', { headers: {} });
-      assertProblem(browserRes, 401, 'unauthorized');
-      void asBrowser;
+      const member = await t.database.db.transaction().execute((trx) => addMember(trx, workspaceId, {
+        name: 'Hook Member', email: `hook-member-${workspaceId.slice(0, 8)}@example.com`, role: 'MEMBER', password: 'a long enough password',
+      }, systemClock));
+      const session = async (userId: string) => {
+        const created = await createSession(t.database.db, userId, systemClock, { ip: '127.0.0.1', userAgent: 'webhooks' });
+        return { cookie: `${SESSION_COOKIE}=${created.token}`, 'x-csrf-token': created.session.csrfToken };
+      };
+      const asMember = await session(member.id);
+      assertProblem(await t.api('GET', '/api/v1/webhooks', { headers: asMember }), 403, 'forbidden');
+      assertProblem(await t.api('POST', '/api/v1/webhooks', { headers: asMember, body: { url: receiver.url } }), 403, 'forbidden');
+      const admin = (await t.database.db.selectFrom('workspaces').select('admin_user_id').where('id', '=', workspaceId).executeTakeFirstOrThrow()).admin_user_id!;
+      const asAdmin = await session(admin);
+      const made = await t.api('POST', '/api/v1/webhooks', { headers: asAdmin, body: { url: receiver.url } });
+      assert.equal(made.status, 201, made.text);
+      assert.equal((await t.api('GET', '/api/v1/webhooks', { headers: asAdmin })).status, 200);
+      assert.equal((await t.api('DELETE', `/api/v1/webhooks/${made.json.id}`, { headers: asAdmin })).status, 204);
     });
 
     async function countEvents(leadId: string): Promise<number> {
