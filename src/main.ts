@@ -17,6 +17,7 @@ import { setupNeeded } from './domain/users.ts';
 import { buildApp, createDeps } from './http/app.ts';
 import { isLoopbackAddress } from './http/hosts.ts';
 import { redactSecrets } from './http/security.ts';
+import { loadSecretBox, type SecretBox } from './mail/secrets.ts';
 import { startTelemetry } from './telemetry.ts';
 
 function version(): string {
@@ -63,6 +64,12 @@ async function claimOrWait(config: Config, logger: Logger, role: 'serve' | 'work
   }
 }
 
+/** What an admin command needs of the installation beyond its database: the secrets key, read only when used. */
+function adminSecrets(config: Config) {
+  let box: SecretBox | null = null;
+  return { secrets: () => (box ??= loadSecretBox(config.secretsKey, config.dataDir)), allowPrivateHosts: config.allowPrivateHosts };
+}
+
 async function runAdmin(config: Config, logger: Logger, command: AdminCommand, { spec, json }: { spec: CommandSpec; json: boolean }): Promise<void> {
   let result: unknown;
   // The migrate command applies the migrations itself, so that it can say which it applied.
@@ -70,7 +77,7 @@ async function runAdmin(config: Config, logger: Logger, command: AdminCommand, {
   if (config.databaseUrl) {
     const database = await open(config, logger, migrateFirst);
     try {
-      result = await runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate() }, command);
+      result = await runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate(), ...adminSecrets(config) }, command);
     } finally {
       await database.close();
     }
@@ -87,7 +94,7 @@ async function runAdmin(config: Config, logger: Logger, command: AdminCommand, {
       try {
         const database = await open(config, logger, migrateFirst);
         try {
-          const deps = { db: database.db, clock: systemClock, migrate: () => database.migrate() };
+          const deps = { db: database.db, clock: systemClock, migrate: () => database.migrate(), ...adminSecrets(config) };
           // Commands sent to us by others are served only once the schema is in place.
           if (!migrateFirst) result = await runAdminCommand(deps, command);
           claim.serve((next) => runAdminCommand(deps, next));
@@ -127,7 +134,9 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     })
     : createOfflineEngine(cpu);
   const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'), cpu);
-  claim?.serve((command) => runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate(), cpu }, command));
+  claim?.serve((command) => runAdminCommand({
+    db: database.db, clock: systemClock, migrate: () => database.migrate(), cpu, secrets: deps.secrets, allowPrivateHosts: config.allowPrivateHosts,
+  }, command));
 
   const worker = engine
     ? new (await import('./worker/worker.ts')).Worker({
@@ -158,6 +167,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
       handlers: [
         (await import('./mail/deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
         (await import('./mail/replies.ts')).replyCheckHandler,
+        (await import('./domain/webhooks/deliver.ts')).webhookHandler({ leaseMs: config.runLeaseMs }),
       ],
     })
     : null;

@@ -8,12 +8,12 @@ import { systemClock, type Clock } from '../src/clock.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { openDatabase, type Database, type DatabaseKind } from '../src/db/database.ts';
 import { buildApp, createDeps, type AppDeps, type AppInstance } from '../src/http/app.ts';
-import type { Scope } from '../src/domain/keys.ts';
+import { SCOPES, type Scope } from '../src/domain/keys.ts';
 import { Worker, type WorkerOptions } from '../src/worker/worker.ts';
 import { testCpu, testOfflineEngine } from './support/cpu.ts';
 
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-export const ALL_SCOPES: Scope[] = ['leads:read', 'leads:write', 'runs:read', 'runs:write'];
+export const ALL_SCOPES: Scope[] = [...SCOPES];
 export const silentLogger = pino({ level: 'silent' });
 
 /** The backends every storage-touching test runs on; TEST_BACKENDS=pglite (or postgres) narrows it. */

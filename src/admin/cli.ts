@@ -21,9 +21,10 @@ Usage:
   leadrun key revoke KEY_ID
   leadrun audit list --workspace ID|NAME [--limit N] [--json]
   leadrun leads import FILE --workspace ID|NAME [--dedupe email] [--dry-run] [--map FIELD:COLUMN] [--json]
+  leadrun webhook create --workspace ID|NAME --url URL [--events a,b] [--json]
   leadrun user password --email E    set a user's web UI password (asked for on a terminal)
 
-Scopes: leads:read, leads:write, runs:read, runs:write.
+Scopes: leads:read, leads:write, runs:read, runs:write, webhooks:read, webhooks:write.
 Configuration comes from the environment; see README.md.
 'leadrun COMMAND --help' tells more about a command; 'leadrun --version' prints the version.`;
 
@@ -177,7 +178,7 @@ export const COMMANDS: CommandSpec[] = [
     options: [
       { flag: '--workspace ID|NAME', meaning: "the key's workspace: its id or its exact name (required)" },
       { flag: '--name N', meaning: 'a name that says who uses the key (required)' },
-      { flag: '--scopes a,b', meaning: 'comma-separated: leads:read, leads:write, runs:read, runs:write (required)' },
+      { flag: '--scopes a,b', meaning: 'comma-separated: leads:read, leads:write, runs:read, runs:write, webhooks:read, webhooks:write (required)' },
       JSON_OPTION,
     ],
     build: (args) => admin({
@@ -250,6 +251,31 @@ export const COMMANDS: CommandSpec[] = [
       });
     },
     human: (result: LeadImportResult) => humanImport(result),
+  },
+  {
+    words: 'webhook create',
+    usage: 'leadrun webhook create --workspace ID|NAME --url URL [--events a,b] [--description D] [--json]',
+    about: 'Adds a webhook endpoint and prints its id and signing secret; this is the only time the secret is shown.\n'
+      + 'The URL must be http or https on a public address (unless ALLOW_PRIVATE_HOSTS=true).',
+    options: [
+      { flag: '--workspace ID|NAME', meaning: "the endpoint's workspace: its id or its exact name (required)" },
+      { flag: '--url URL', meaning: 'where events are POSTed (required)' },
+      { flag: '--events a,b', meaning: `comma-separated event types, e.g. run.completed,draft.sent; left out: every type` },
+      { flag: '--description D', meaning: 'what the endpoint is for' },
+      JSON_OPTION,
+    ],
+    build: (args) => {
+      const events = args.values.events;
+      const description = args.values.description;
+      return admin({
+        command: 'webhook.create',
+        workspace: text(args, 'workspace'),
+        url: text(args, 'url').trim(),
+        events: typeof events === 'string' ? events.split(',').map((e) => e.trim()).filter(Boolean) : [],
+        description: typeof description === 'string' ? description : null,
+      });
+    },
+    human: (r) => `Created webhook endpoint ${r.id}. Its signing secret:\n\n  ${r.secret}\n\nThis is the only time the secret is shown: store it now.`,
   },
   {
     words: 'user password',

@@ -12,6 +12,9 @@ import { importAuditDetails, importFile, importReader, readLeadImport, writeLead
 import { isUuid } from '../domain/validation.ts';
 import { setPassword, setUpOrFindInstallation } from '../domain/users.ts';
 import { createWorkspace, listWorkspaces } from '../domain/workspaces.ts';
+import { checkEndpointUrl, createEndpoint } from '../domain/webhooks/endpoints.ts';
+import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
+import type { SecretBox } from '../mail/secrets.ts';
 import { resolveWorkspace } from './workspaces.ts';
 
 /** An admin command. `workspace` is a workspace's id or its exact name (src/admin/workspaces.ts). */
@@ -33,6 +36,7 @@ export type AdminCommand =
     dryRun: boolean;
     map: string[];
   }
+  | { command: 'webhook.create'; workspace: string; url: string; events: string[]; description?: string | null }
   | { command: 'migrate' };
 
 export interface AdminDeps {
@@ -41,6 +45,10 @@ export interface AdminDeps {
   migrate(): Promise<string[]>;
   /** The CPU pool of the server that runs the command; without one, a file is read in this process. */
   cpu?: CpuPool | null;
+  /** The installation's key for stored secrets (a webhook endpoint's signing secret). */
+  secrets?: () => SecretBox;
+  /** ALLOW_PRIVATE_HOSTS: whether a webhook endpoint may be on a private address. */
+  allowPrivateHosts?: boolean;
 }
 
 /**
@@ -139,6 +147,27 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
           details: importAuditDetails(file, options, result),
         });
         return result;
+      });
+    }
+
+    case 'webhook.create': {
+      const workspace = await resolveWorkspace(db, input.workspace);
+      const events = [...new Set(input.events)];
+      const unknown = events.filter((e) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e));
+      if (unknown.length > 0) {
+        throw new AppError('invalid_request', `Unknown event type ${unknown.join(', ')}; the types are ${WEBHOOK_EVENT_TYPES.join(', ')}.`, {
+          errors: [{ field: 'events', message: `unknown event type ${unknown.join(', ')}` }],
+        });
+      }
+      if (!deps.secrets) throw new Error('webhook.create needs the installation\'s secrets key');
+      await checkEndpointUrl(input.url, deps.allowPrivateHosts ?? false);
+      const endpointDeps = { secrets: deps.secrets, clock, allowPrivateHosts: deps.allowPrivateHosts ?? false };
+      return db.transaction().execute(async (trx) => {
+        const endpoint = await createEndpoint(trx, workspace.id, { url: input.url, events, description: input.description ?? null }, endpointDeps);
+        await writeAudit(trx, {
+          workspaceId: workspace.id, source: 'cli', action: 'webhook.created', target: { type: 'webhook', id: endpoint.id }, outcome: 'success', occurredAt: clock.now(),
+        });
+        return { id: endpoint.id, secret: endpoint.secret };
       });
     }
 

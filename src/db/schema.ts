@@ -341,6 +341,68 @@ export interface MailboxCursorsTable {
   error: string | null;
 }
 
+export type WebhookDeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED';
+
+export interface WebhookEndpointsTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  description: string | null;
+  /** The event types it wants; empty for every type. */
+  events: string[];
+  /** SecretBox ciphertext of `whsec_…` (src/mail/secrets.ts). */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+  failing_since: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  workspace_id: string;
+  type: string;
+  /** `{"type","timestamp","data"}`, the body every endpoint is sent. */
+  payload: unknown;
+  occurred_at: Date;
+  run_id: string | null;
+  lead_id: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  /** bigint identity: the order deliveries were made in. */
+  seq: Generated<string>;
+  workspace_id: string;
+  event_id: string;
+  endpoint_id: string;
+  run_id: string | null;
+  status: WebhookDeliveryStatus;
+  attempts: Generated<number>;
+  next_attempt_at: Date | null;
+  last_status: number | null;
+  last_error: string | null;
+  last_response_excerpt: string | null;
+  last_duration_ms: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempt: number;
+  at: Date;
+  status_code: number | null;
+  duration_ms: number;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -363,4 +425,8 @@ export interface DB {
   email_replies: EmailRepliesTable;
   mail_settings: MailSettingsTable;
   mailbox_cursors: MailboxCursorsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

@@ -15,6 +15,7 @@ import type { DB } from '../db/schema.ts';
 import { EMAIL_DELIVER } from './deliveries.ts';
 import { AppError, notFound } from './errors.ts';
 import { RUN_EVENTS_CHANNEL } from './run-events.ts';
+import { emitWebhookEvent, forgetWebhookEvents } from './webhooks/events.ts';
 import { isUuid } from './validation.ts';
 
 /** The runs being removed: those of a lead, or those of one call. */
@@ -56,6 +57,7 @@ async function deleteRuns(trx: Kysely<DB>, workspaceId: string, runs: Runs): Pro
   await sql`DELETE FROM email_replies WHERE run_id IN (${ids})`.execute(trx);
   await sql`DELETE FROM email_deliveries WHERE run_id IN (${ids})`.execute(trx);
   await sql`DELETE FROM email_drafts WHERE run_id IN (${ids})`.execute(trx);
+  await forgetWebhookEvents(trx, workspaceId, sql`run_id IN (${ids})`);
   await sql`DELETE FROM runs WHERE id IN (${ids})`.execute(trx);
 }
 
@@ -63,7 +65,7 @@ async function deleteRuns(trx: Kysely<DB>, workspaceId: string, runs: Runs): Pro
  * Removes a lead with its calls, its runs and their steps, drafts and events, and the stored responses that show any
  * of them. A run being worked at that moment is removed too: its worker stops at its next write.
  */
-export async function deleteLead(trx: Kysely<DB>, workspaceId: string, leadId: string): Promise<{ id: string }> {
+export async function deleteLead(trx: Kysely<DB>, workspaceId: string, leadId: string, now: Date = new Date()): Promise<{ id: string }> {
   if (!isUuid(leadId)) throw notFound('Lead');
   const lead = await trx.selectFrom('leads').select('id')
     .where('workspace_id', '=', workspaceId).where('id', '=', leadId).forUpdate().executeTakeFirst();
@@ -76,6 +78,9 @@ export async function deleteLead(trx: Kysely<DB>, workspaceId: string, leadId: s
   await deleteRuns(trx, workspaceId, { leadId });
   await trx.deleteFrom('calls').where('workspace_id', '=', workspaceId).where('lead_id', '=', leadId).execute();
   await trx.deleteFrom('leads').where('workspace_id', '=', workspaceId).where('id', '=', leadId).execute();
+  // The lead's own webhook events carry its data; the one that reports the erasure carries its id alone.
+  await forgetWebhookEvents(trx, workspaceId, sql`lead_id = ${leadId}`);
+  await emitWebhookEvent(trx, workspaceId, 'lead.deleted', { id: leadId }, { at: now });
   return lead;
 }
 

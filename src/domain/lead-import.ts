@@ -9,6 +9,7 @@ import type { AuditDetails } from './audit.ts';
 import { AppError, invalid } from './errors.ts';
 import { readImportFile, type ImportColumn, type ImportFileInput, type ImportFileResult, type ImportRowError, type ReadImport } from './lead-import-file.ts';
 import { parseColumnMap, type ColumnMap } from './lead-import-format.ts';
+import { emitLeadsCreated } from './webhooks/events.ts';
 
 export interface ImportOptions {
   /** `email`: a row whose e-mail is a lead's already updates that lead. */
@@ -83,11 +84,18 @@ const DEDUPE_LOCK = 7_361_209;
 export async function writeLeadImport(
   trx: Kysely<DB>, workspaceId: string, read: ReadImport, options: ImportOptions, clock: Clock,
 ): Promise<LeadImportResult> {
+  // One time for the whole import: its leads are created at it, and found by it for their `lead.created` events.
+  const now = clock.now();
+  const at: Clock = { now: () => now };
   const counts = read.recordCount === 0
     ? { created: 0, updated: 0 }
     : options.dedupe === 'email'
-      ? await upsertByEmail(trx, workspaceId, read, options.dryRun, clock)
-      : await insertAll(trx, workspaceId, read, options.dryRun, clock);
+      ? await upsertByEmail(trx, workspaceId, read, options.dryRun, at)
+      : await insertAll(trx, workspaceId, read, options.dryRun, at);
+  if (!options.dryRun && counts.created > 0) {
+    // The leads this transaction inserted: made at `now`, their row version written by this transaction.
+    await emitLeadsCreated(trx, workspaceId, sql`l.created_at = ${now}::timestamptz AND l.xmin = pg_current_xact_id()::xid`, now);
+  }
   return {
     ...counts,
     skipped: read.skipped,

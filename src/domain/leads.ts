@@ -8,6 +8,7 @@ import { invalid, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
 import { isUuid } from './validation.ts';
 import { isUserOfWorkspace } from './workspaces.ts';
+import { emitWebhookEvent } from './webhooks/events.ts';
 
 export const LEAD_STATUSES = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'] as const;
 
@@ -84,6 +85,7 @@ export async function createLead(db: Kysely<DB>, workspaceId: string, input: Lea
     ${prepare}INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at)
     VALUES (${lead.id}, ${workspaceId}, ${lead.name}, ${lead.email}, ${lead.companyName}, ${lead.companyWebsite}, ${lead.status},
             ${lead.assignedToUserId}::uuid, ${now}::timestamptz, ${now}::timestamptz)`.execute(db);
+  await emitWebhookEvent(db, workspaceId, 'lead.created', lead, { at: now, leadId: lead.id });
   return lead;
 }
 
@@ -112,7 +114,9 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
     .returning(LEAD_COLUMNS)
     .executeTakeFirst();
   if (!row) throw notFound('Lead');
-  return toLead(row);
+  const lead = toLead(row);
+  await emitWebhookEvent(db, workspaceId, 'lead.updated', lead, { at: clock.now(), leadId: lead.id });
+  return lead;
 }
 
 /** What a list of leads, its count and its export are narrowed by; every filter given must hold. */

@@ -8,6 +8,7 @@ import type { DB, Plan, RunStatus } from '../db/schema.ts';
 import { AppError, type FieldError } from './errors.ts';
 import { countRunsAgainstPlan, queuedRun, RUNS_CHANNEL, type Run, type StartRunContext, type StartRunInput } from './runs.ts';
 import { isUuid } from './validation.ts';
+import { emitWebhookEvent, hasWebhookEndpoints } from './webhooks/events.ts';
 
 export const MAX_BATCH_RUNS = 100;
 
@@ -69,6 +70,9 @@ export async function startRunBatch(trx: Kysely<DB>, ctx: StartRunContext, items
     queued AS (
       INSERT INTO run_events (run_id, workspace_id, type, occurred_at) SELECT run.id, ${workspaceId}, 'run.queued', ${now}::timestamptz FROM run)
     SELECT pg_notify(${RUNS_CHANNEL}, ${String(runs.length)})`.execute(trx);
+  if (await hasWebhookEndpoints(trx, workspaceId)) {
+    for (const run of runs) await emitWebhookEvent(trx, workspaceId, 'run.started', run, { at: now, runId: run.id });
+  }
   return { batchId, runs };
 }
 

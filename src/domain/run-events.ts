@@ -3,7 +3,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { prepare } from '../db/database.ts';
 import type { DB, RunEventsTable, RunEventType, RunStatus } from '../db/schema.ts';
+import { getRun } from './runs.ts';
 import { isUuid } from './validation.ts';
+import { emitWebhookEvent } from './webhooks/events.ts';
 
 /** Carries the id of a run whose log grew, so that streams of that run can read on. */
 export const RUN_EVENTS_CHANNEL = 'leadrun_run_events';
@@ -39,6 +41,29 @@ export async function recordEvent(trx: Kysely<DB>, event: RunEventInput): Promis
     occurred_at: event.at,
   }).execute();
   await sql`SELECT pg_notify(${RUN_EVENTS_CHANNEL}, ${event.runId})`.execute(trx);
+  const hook = WEBHOOK_OF_RUN_EVENT[event.type];
+  if (hook) await emitRunWebhook(trx, event.workspaceId, event.runId, hook, event.at);
+}
+
+/** The run events that integrators hear of, and the webhook event each one is (DESIGN §9). */
+const WEBHOOK_OF_RUN_EVENT: Partial<Record<RunEventType, string>> = {
+  'step.completed': 'run.step_completed',
+  'run.awaiting_approval': 'run.awaiting_approval',
+  'run.failed': 'run.failed',
+  'run.approved': 'run.completed',
+  'run.rejected': 'run.rejected',
+  'run.cancelled': 'run.cancelled',
+  'draft.sent': 'draft.sent',
+  'draft.delivery_failed': 'draft.delivery_failed',
+  'draft.replied': 'draft.replied',
+};
+
+/**
+ * A webhook event about a run, its data the Run read in `trx` after the change. It is stored with its traceId, which
+ * the delivery turns into the API's traceUrl (the installation's setting, src/domain/webhooks/deliver.ts).
+ */
+export async function emitRunWebhook(trx: Kysely<DB>, workspaceId: string, runId: string, type: string, at: Date): Promise<void> {
+  await emitWebhookEvent(trx, workspaceId, type, () => getRun(trx, workspaceId, runId), { at, runId });
 }
 
 export interface RunEvent {

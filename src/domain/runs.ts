@@ -11,6 +11,7 @@ import { AppError, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
 import { RUN_EVENTS_CHANNEL } from './run-events.ts';
 import { isUuid } from './validation.ts';
+import { emitWebhookEvent } from './webhooks/events.ts';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED'] as const;
 /** Wakes idle workers when runs become claimable: the notice holds a run's id, or how many runs a batch queued. */
@@ -148,6 +149,7 @@ export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: Sta
     queued AS (
       INSERT INTO run_events (run_id, workspace_id, type, occurred_at) SELECT run.id, ${workspaceId}, 'run.queued', ${now}::timestamptz FROM run)
     SELECT pg_notify(${RUN_EVENTS_CHANNEL}, run.id::text), pg_notify(${RUNS_CHANNEL}, run.id::text) FROM run`.execute(trx);
+  await emitWebhookEvent(trx, workspaceId, 'run.started', run, { at: now, runId: run.id });
   return run;
 }
 

@@ -27,6 +27,7 @@ import leadImportRoutes from './routes/v1/lead-import.ts';
 import leadRoutes from './routes/v1/leads.ts';
 import runEventRoutes, { RunEvent } from './routes/v1/run-events.ts';
 import runRoutes from './routes/v1/runs.ts';
+import webhookRoutes from './routes/v1/webhooks.ts';
 import { RunEventHub } from './run-event-hub.ts';
 import security from './security.ts';
 import batchRoutes from './ui/batches.ts';
@@ -243,6 +244,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(runRoutes);
   await app.register(draftRoutes);
   await app.register(runEventRoutes);
+  await app.register(webhookRoutes);
   await app.register(uiRoutes);
   await app.register(memberRoutes);
   await app.register(batchRoutes);

@@ -7,6 +7,9 @@ import { IMPORT_FIELDS, IMPORT_LISTED_ERRORS, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROW
 import { RUN_STATUSES } from '../domain/runs.ts';
 import { DRAFT_ORIGINS, DRAFT_STATUSES } from '../domain/drafts.ts';
 import { BODY_MAX, SUBJECT_MAX } from '../agent/grounding.ts';
+import { DESCRIPTION_MAX as WEBHOOK_DESCRIPTION_MAX } from '../domain/webhooks/endpoints.ts';
+import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
+import { URL_MAX } from '../domain/webhooks/url.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Timestamp = (description?: string) =>
@@ -326,3 +329,56 @@ export const writeProblems = {
   415: problem('The body is not application/json.'),
   422: problem('This Idempotency-Key was used for a different request.'),
 };
+
+// Webhooks (DESIGN §9).
+export const WebhookEventType = Type.Enum(WEBHOOK_EVENT_TYPES, { description: 'A kind of event an endpoint can be sent.' });
+
+export const WebhookEndpoint = Type.Object({
+  id: Id('Identifier of the endpoint.'),
+  url: Type.String({ format: 'uri', description: 'Where events are POSTed.' }),
+  description: Nullable(Type.String()),
+  events: Type.Array(WebhookEventType, { description: 'The event types it is sent; empty for every type.' }),
+  enabled: Type.Boolean(),
+  disabledReason: Nullable(Type.String({ description: 'Why it is disabled: by an admin, or after 3 days of failed deliveries.' })),
+  disabledAt: Nullable(Timestamp()),
+  failingSince: Nullable(Timestamp('Since when every delivery has failed; null while deliveries succeed.')),
+  previousSecretExpiresAt: Nullable(Timestamp('After a secret roll-over: until when the previous secret signs too.')),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+}, { $id: 'WebhookEndpoint' });
+
+export const WebhookEndpointWithSecret = Type.Object({
+  ...WebhookEndpoint.properties,
+  secret: Type.String({ description: 'The signing secret, `whsec_` and base64: shown this once, never again.' }),
+}, { $id: 'WebhookEndpointWithSecret' });
+
+const WebhookUrl = Type.String({ minLength: 1, maxLength: URL_MAX, description: 'An http or https URL without user name or password, on a public address.' });
+const WebhookEvents = Type.Array(WebhookEventType, { maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true, description: 'Empty or left out: every type.' });
+
+export const WebhookEndpointCreate = Type.Object({
+  url: WebhookUrl,
+  description: Type.Optional(Nullable(Type.String({ maxLength: WEBHOOK_DESCRIPTION_MAX }))),
+  events: Type.Optional(WebhookEvents),
+}, { additionalProperties: false });
+
+export const WebhookEndpointUpdate = Type.Object({
+  url: Type.Optional(WebhookUrl),
+  description: Type.Optional(Nullable(Type.String({ maxLength: WEBHOOK_DESCRIPTION_MAX }))),
+  events: Type.Optional(WebhookEvents),
+  enabled: Type.Optional(Type.Boolean({ description: 'false disables it; true enables it again and clears its failures.' })),
+}, { additionalProperties: false });
+
+export const WebhookDelivery = Type.Object({
+  id: Id('Identifier of the delivery.'),
+  eventId: Id('The event, sent as `webhook-id`; a replay sends the same one.'),
+  eventType: Type.String(),
+  status: Type.Enum(['PENDING', 'SUCCEEDED', 'FAILED']),
+  attempts: Type.Integer({ minimum: 0 }),
+  nextAttemptAt: Nullable(Timestamp()),
+  lastStatus: Nullable(Type.Integer({ description: 'The HTTP status of the last answer; null when none came.' })),
+  lastError: Nullable(Type.String()),
+  lastResponseExcerpt: Nullable(Type.String({ description: 'The first 1 KB of the last answer\'s body.' })),
+  lastDurationMs: Nullable(Type.Integer()),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+}, { $id: 'WebhookDelivery' });

@@ -7,7 +7,8 @@ import type { EngineName, RunContext, TokenUsage } from '../agent/engine.ts';
 import type { StepNode } from '../agent/outputs.ts';
 import type { DB, RunStatus, StepStatus } from '../db/schema.ts';
 import { prepare } from '../db/database.ts';
-import { recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
+import { emitRunWebhook, recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
+import { hasWebhookEndpoints } from '../domain/webhooks/events.ts';
 
 export interface ClaimedRun {
   id: string;
@@ -235,14 +236,23 @@ export async function completeStep(
     SELECT ${job.runId}, ${job.workspaceId}, e.type, e.node, e.attempt, e.duration_ms, e.engine, e.model, e.input_tokens, e.output_tokens,
            ${now}::timestamptz
     FROM (${sql.join(events, sql` UNION ALL `)}) e ORDER BY e.ord)`);
-  const { rows: [row] } = await sql<Transition>`
-    ${prepare}WITH ${sql.join(ctes, sql`,
+  const write = async (conn: Kysely<DB>, hooked: boolean) => {
+    const { rows: [row] } = await sql<Transition>`
+      ${prepare}WITH ${sql.join(ctes, sql`,
 `)}
-    SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM done)::int AS completed,
-           NULL::int AS attempt,
-           CASE WHEN EXISTS (SELECT 1 FROM done) THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(db);
-  if (!row?.held) throw new LeaseLost(job.runId);
-  if (!row.completed) throw new Error(`step ${node} of run ${job.runId} was not running`);
+      SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM done)::int AS completed,
+             NULL::int AS attempt,
+             CASE WHEN EXISTS (SELECT 1 FROM done) THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(conn);
+    if (!row?.held) throw new LeaseLost(job.runId);
+    if (!row.completed) throw new Error(`step ${node} of run ${job.runId} was not running`);
+    if (!hooked) return;
+    await emitRunWebhook(conn, job.workspaceId, job.runId, 'run.step_completed', now);
+    if (draft) await emitRunWebhook(conn, job.workspaceId, job.runId, 'run.awaiting_approval', now);
+  };
+  // The step's one statement stands alone unless the workspace has webhook endpoints: then its events join it in a
+  // transaction (an endpoint added between the look-up and the write hears from the run's next event on).
+  if (await hasWebhookEndpoints(db, job.workspaceId)) await db.transaction().execute((trx) => write(trx, true));
+  else await write(db, false);
 }
 
 async function spendTokens(trx: Transaction<DB>, runId: string, usage: TokenUsage | null): Promise<void> {

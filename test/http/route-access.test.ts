@@ -15,10 +15,12 @@ interface Resources {
   lead: any;
   call: any;
   run: any;
+  webhook: any;
+  delivery: any;
 }
 
 /** The route's path with each parameter filled from a real resource, chosen by the collection it follows. */
-function pathFor(route: RouteEntry, ids: { leads: string; calls: string; runs: string }): string {
+function pathFor(route: RouteEntry, ids: { leads: string; calls: string; runs: string; webhooks: string; deliveries: string }): string {
   const segments = route.url.split('/');
   return segments.map((segment, i) => {
     if (!segment.startsWith(':')) return segment;
@@ -41,6 +43,7 @@ function bodyFor(route: RouteEntry, r: Resources): unknown {
     case 'POST /api/v1/runs': return { leadId: r.lead.id, callId: r.call.id };
     case 'POST /api/v1/runs/batch': return { runs: [{ leadId: r.lead.id, callId: r.call.id }] };
     case 'PATCH /api/v1/runs/:id/draft': return { subject: 'Mallory' };
+    case 'POST /api/v1/webhooks': return { url: 'https://93.184.215.14/mallory' };
     default: return {};
   }
 }
@@ -75,14 +78,17 @@ for (const kind of BACKENDS) {
       const lead = await createLead(t, keyA, { name: SECRET_NAME, companyName: SECRET_COMPANY, email: 'secret@a.example' });
       const call = await createCall(t, keyA, lead.id, { transcript: TRANSCRIPT, title: 'Secret call of A' });
       const run = await startRun(t, keyA, lead.id, call.id);
-      a = { lead, call, run };
+      // An endpoint on a public address given as an IP (nothing is resolved), with a delivery that no runner sends.
+      const webhook = (await t.api('POST', '/api/v1/webhooks', { key: keyA, body: { url: 'https://93.184.215.14/hook' } })).json;
+      const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: keyA })).json.data;
+      a = { lead, call, run, webhook, delivery };
       counts = { leads: await countRows(t, 'leads'), calls: await countRows(t, 'calls'), runs: await countRows(t, 'runs') };
     });
     after(() => t?.close());
 
     const request = (route: RouteEntry, options: { key?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse> => {
       const body = bodyFor(route, a);
-      return t.api(route.method, pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id }), {
+      return t.api(route.method, pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id }), {
         ...options, ...(body !== undefined ? { body } : {}),
       });
     };
@@ -120,6 +126,11 @@ for (const kind of BACKENDS) {
       assert.equal(scopeOf('GET', '/api/v1/leads/:leadId/calls'), 'leads:read');
       assert.equal(scopeOf('GET', '/api/v1/runs'), 'runs:read');
       assert.equal(scopeOf('GET', '/api/v1/leads/count'), 'leads:read');
+      // DESIGN §9.
+      assert.equal(scopeOf('GET', '/api/v1/webhooks'), 'webhooks:read');
+      assert.equal(scopeOf('POST', '/api/v1/webhooks'), 'webhooks:write');
+      assert.equal(scopeOf('GET', '/api/v1/webhooks/:id/deliveries'), 'webhooks:read');
+      assert.equal(scopeOf('POST', '/api/v1/webhooks/:id/deliveries/:deliveryId/retry'), 'webhooks:write');
       assert.equal(scopeOf('GET', '/api/v1/leads/export'), 'leads:read');
       assert.equal(scopeOf('DELETE', '/api/v1/leads/:id'), 'leads:write');
       assert.equal(scopeOf('DELETE', '/api/v1/leads/:leadId/calls/:id'), 'leads:write');
@@ -181,7 +192,7 @@ for (const kind of BACKENDS) {
     it('answers 401 on the HEAD and trailing-slash variants of every GET route', async (c) => {
       for (const route of routes.filter((r) => r.method === 'GET')) {
         await c.test(label(route), async () => {
-          const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id });
+          const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id });
           const head = await t.api('HEAD', path);
           assert.equal(head.status, 401, `HEAD ${path}`);
           assert.equal(head.text, '', 'HEAD has no body');
@@ -203,7 +214,7 @@ for (const kind of BACKENDS) {
 
     it('checks the key before the body: 401 and 403 win over an invalid or non-JSON body', async (c) => {
       for (const route of routes.filter((r) => r.method !== 'GET')) {
-        const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id });
+        const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id });
         await c.test(label(route), async () => {
           const junk = { raw: '{"not json', headers: { 'content-type': 'application/json' } };
           assertProblem(await t.api(route.method, path, junk), 401, 'unauthorized');

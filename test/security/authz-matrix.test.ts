@@ -14,7 +14,7 @@ import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type ApiRes
 import { assertInvalid, assertProblem, createCall, createLead, startRun } from '../http/support.ts';
 import { assertUnchanged, fingerprint, tableNames } from './support.ts';
 
-interface Resources { lead: any; call: any; runs: { queued: any; waiting: any } }
+interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any }
 
 const label = (route: RouteEntry) => `${route.method} ${route.url}`;
 
@@ -27,6 +27,8 @@ function pathFor(route: RouteEntry, a: Resources, runId: string): string {
     if (collection === 'leads') return a.lead.id;
     if (collection === 'calls') return a.call.id;
     if (collection === 'runs') return runId;
+    if (collection === 'webhooks') return a.webhook.id;
+    if (collection === 'deliveries') return a.delivery.id;
     throw new Error(`authz matrix: no resource known for ${segment} in ${route.url}; teach pathFor`);
   }).join('/');
 }
@@ -42,6 +44,9 @@ function bodyFor(route: RouteEntry, a: Resources): unknown {
     case 'POST /api/v1/runs/batch': return { runs: [{ leadId: a.lead.id, callId: a.call.id }] };
     case 'POST /api/v1/runs/:id/reject': return { feedback: 'matrix' };
     case 'PATCH /api/v1/runs/:id/draft': return { subject: 'Matrix edit' };
+    // A public address given as an IP: nothing is resolved, and no runner sends to it.
+    case 'POST /api/v1/webhooks': return { url: 'https://93.184.215.14/matrix' };
+    case 'PATCH /api/v1/webhooks/:id': return { description: 'Matrix edit' };
     default: return route.method === 'GET' ? undefined : {};
   }
 }
@@ -79,7 +84,9 @@ for (const kind of BACKENDS) {
       await waitForRun(t, full, waiting.id, (run) => run.status === 'AWAITING_APPROVAL');
       await worker.stop();
       const queued = await startRun(t, full, lead.id, call.id);
-      a = { lead, call, runs: { queued, waiting } };
+      const webhook = (await t.api('POST', '/api/v1/webhooks', { key: full, body: { url: 'https://93.184.215.14/hook' } })).json;
+      const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: full })).json.data;
+      a = { lead, call, runs: { queued, waiting }, webhook, delivery };
       const session = async (userId: string) => {
         const created = await createSession(t.database.db, userId, systemClock, { ip: '127.0.0.1', userAgent: 'matrix' });
         return { token: created.token, csrf: created.session.csrfToken };
@@ -102,11 +109,16 @@ for (const kind of BACKENDS) {
     const disposable = async (): Promise<Resources> => {
       const full = keys.get(`A:${ALL_SCOPES.join(',')}`)!.active;
       const lead = await createLead(t, full, { name: 'Matrix disposable' });
-      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }) };
+      const webhook = (await t.api('POST', '/api/v1/webhooks', { key: full, body: { url: 'https://93.184.215.14/disposable' } })).json;
+      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }), webhook };
     };
     /** After an allowed erasure: the disposable resource it aimed at is gone. */
     const assertErased = async (route: RouteEntry, resources: Resources, cell: string) => {
       const full = keys.get(`A:${ALL_SCOPES.join(',')}`)!.active;
+      if (route.url === '/api/v1/webhooks/:id') {
+        assert.equal((await t.api('GET', `/api/v1/webhooks/${resources.webhook.id}`, { key: full })).status, 404, `${cell}: the endpoint is gone`);
+        return;
+      }
       const calls = await t.api('GET', `/api/v1/leads/${resources.lead.id}/calls`, { key: full });
       if (route.url === '/api/v1/leads/:id') assert.equal(calls.status, 404, `${cell}: the lead is gone`);
       else assert.deepEqual(calls.json.data, [], `${cell}: the call is gone`);

@@ -33,6 +33,10 @@ interface Ids {
    */
   erasableLeads: string[];
   erasableCalls: string[];
+  /** Webhook endpoints of workspace A: some to change and test, others for the erasure route. */
+  webhooks: string[];
+  erasableWebhooks: string[];
+  deliveries: string[];
 }
 
 interface World {
@@ -203,9 +207,10 @@ function pathFor(route: RouteEntry, ids: Ids): fc.Arbitrary<string> {
     const erasing = route.method === 'DELETE' && route.url.startsWith('/api/');
     const kind: IdKind | null = collection === 'leads' ? (erasing ? 'erasableLeads' : 'leads')
       : collection === 'calls' ? (erasing ? 'erasableCalls' : 'calls')
-      : collection === 'runs' || collection === 'keys' ? collection : null;
+      : collection === 'webhooks' ? (erasing ? 'erasableWebhooks' : 'webhooks')
+      : collection === 'runs' || collection === 'keys' || collection === 'deliveries' ? collection : null;
     return fc.oneof(
-      { arbitrary: idPool(ids, kind, erasing ? ['erasableLeads', 'erasableCalls', 'runs', 'keys'] : undefined).map(pct), weight: 8 },
+      { arbitrary: idPool(ids, kind, erasing ? ['erasableLeads', 'erasableCalls', 'erasableWebhooks', 'runs', 'keys'] : undefined).map(pct), weight: 8 },
       { arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '..', '.', '%2F', '%2e%2e', 'a%20b', ';x=1'), weight: 2 },
     );
   });
@@ -348,6 +353,11 @@ async function setUp(t: TestApp): Promise<World> {
     const lead = await createLead(t, keyA, { name: `Erasable ${i}` });
     erasable.push({ lead: lead.id, call: (await createCall(t, keyA, lead.id, { transcript: TRANSCRIPT })).id });
   }
+  // Endpoints on a public address given as an IP (nothing is resolved); no runner sends their deliveries.
+  const webhook = async () => (await t.api('POST', '/api/v1/webhooks', { key: keyA, body: { url: 'https://93.184.215.14/fuzz' } })).json.id as string;
+  const webhooks = [await webhook(), await webhook()];
+  const erasableWebhooks = [await webhook(), await webhook()];
+  const deliveries = [(await t.api('POST', `/api/v1/webhooks/${webhooks[0]}/test`, { key: keyA })).json.data.id as string];
   const created = await createSession(t.database.db, A.adminUserId, systemClock, { ip: '127.0.0.1', userAgent: 'fuzz' });
   const doc = (await t.api('GET', '/api/v1/openapi.json')).json;
   const bodies = new Map<string, JsonSchema | null>();
@@ -363,6 +373,7 @@ async function setUp(t: TestApp): Promise<World> {
     ids: {
       leads: [leadA.id, leadA.id, leadB.id], calls: [callA.id, callA.id, callB.id], runs: [runA.id, runA2.id, ...waiting, failedDelivery, runB.id], keys: [victim.id],
       erasableLeads: [...erasable.map((e) => e.lead), leadB.id], erasableCalls: [...erasable.map((e) => e.call), callB.id],
+      webhooks, erasableWebhooks, deliveries,
     },
     bodies,
   };

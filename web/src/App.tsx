@@ -22,6 +22,7 @@ import { KeysPage } from './pages/settings/KeysPage';
 import { MembersPage } from './pages/settings/MembersPage';
 import { ProfilePage } from './pages/settings/ProfilePage';
 import { UsagePage } from './pages/settings/UsagePage';
+import { WebhooksPage } from './pages/settings/WebhooksPage';
 
 const ROUTES: { pattern: string; render(params: Record<string, string>): ReactNode }[] = [
   { pattern: '/leads', render: () => <LeadsPage /> },
@@ -39,6 +40,7 @@ const ROUTES: { pattern: string; render(params: Record<string, string>): ReactNo
   { pattern: '/settings/audit', render: () => <AuditPage /> },
   { pattern: '/settings/usage', render: () => <UsagePage /> },
   { pattern: '/settings/email', render: () => <EmailSettingsPage /> },
+  { pattern: '/settings/webhooks', render: () => <WebhooksPage /> },
   { pattern: '/settings/profile', render: () => <ProfilePage /> },
 ];
 

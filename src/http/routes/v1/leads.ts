@@ -131,7 +131,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
       response: { 204: Type.Null({ description: 'Erased.' }), ...authProblems },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    const lead = await deleteLead(trx, principalOf(request).workspaceId, request.params.id);
+    const lead = await deleteLead(trx, principalOf(request).workspaceId, request.params.id, clock.now());
     return { status: 204, body: null, target: { type: 'lead', id: lead.id } };
   }));
 }

@@ -18,6 +18,8 @@ const SCOPE_HELP: Record<Scope, string> = {
   'leads:write': 'Create and update leads, add calls. Does not grant reading.',
   'runs:read': 'Read runs, their steps, events and drafts.',
   'runs:write': 'Start runs; approve, reject or cancel them.',
+  'webhooks:read': 'List webhook endpoints and their delivery logs.',
+  'webhooks:write': 'Add, change and remove webhook endpoints; send test events, replay deliveries, roll secrets.',
 };
 
 export function KeysPage() {

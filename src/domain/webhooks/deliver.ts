@@ -1,0 +1,199 @@
+// The `webhook.deliver` job (DESIGN §9): one delivery of an event to an endpoint, signed with the endpoint's
+// secret(s), retried on the delivery's own schedule (about 5 s, 1 min, 10 min, 1 h, 6 h, 24 h, then FAILED). Every
+// attempt is logged with what the endpoint answered; an endpoint that has failed for three days is disabled with
+// the reason. A run's deliveries to one endpoint go out in order: a delivery waits while an earlier one is pending.
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Config } from '../../config.ts';
+import type { DB } from '../../db/schema.ts';
+import { traceUrlOf } from '../../http/run-render.ts';
+import { JOBS_CHANNEL } from '../../jobs/queue.ts';
+import { PermanentJobError, type ClaimedJob, type JobContext, type JobHandler } from '../../jobs/types.ts';
+import { WEBHOOK_DELIVER, WEBHOOK_JOB_MAX_ATTEMPTS, type WebhookDeliverPayload } from './events.ts';
+import { postWebhook, type PostResult } from './post.ts';
+import { secretContext, signatureHeader } from './signing.ts';
+
+/** After the first attempt: about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h; the seventh failure is the last. */
+export const RETRY_DELAYS_MS = [5_000, 60_000, 600_000, 3_600_000, 21_600_000, 86_400_000];
+/** An endpoint whose failures have gone on this long is disabled. */
+export const DISABLE_AFTER_MS = 3 * 24 * 3_600_000;
+export const DELIVERY_TIMEOUT_MS = 10_000;
+export const WEBHOOK_USER_AGENT = 'leadrun-webhooks/1 (+https://www.standardwebhooks.com/)';
+
+export interface WebhookHandlerOptions {
+  leaseMs?: number;
+  concurrency?: number;
+  /** Tests shorten both. */
+  retryDelaysMs?: readonly number[];
+  timeoutMs?: number;
+}
+
+interface DeliveryRow {
+  id: string;
+  workspace_id: string;
+  endpoint_id: string;
+  event_id: string;
+  run_id: string | null;
+  status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
+  attempts: number;
+  created_at: Date;
+  type: string;
+  payload: unknown;
+  url: string;
+  enabled: boolean;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+async function loadDelivery(db: Kysely<DB>, id: string): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .innerJoin('webhook_endpoints as p', 'p.id', 'd.endpoint_id')
+    .select([
+      'd.id', 'd.workspace_id', 'd.endpoint_id', 'd.event_id', 'd.run_id', 'd.status', 'd.attempts', 'd.created_at',
+      'e.type', 'e.payload', 'p.url', 'p.enabled', 'p.secret', 'p.previous_secret', 'p.previous_secret_expires_at',
+    ])
+    .where('d.id', '=', id)
+    .executeTakeFirst() as Promise<DeliveryRow | undefined>;
+}
+
+/** The earliest delivery of the same run to the same endpoint that is still pending and was made before this one. */
+async function earlierPending(db: Kysely<DB>, delivery: DeliveryRow): Promise<{ next_attempt_at: Date | null } | undefined> {
+  if (!delivery.run_id) return undefined;
+  return db.selectFrom('webhook_deliveries').select('next_attempt_at')
+    .where('endpoint_id', '=', delivery.endpoint_id).where('run_id', '=', delivery.run_id).where('status', '=', 'PENDING')
+    .where(sql<boolean>`seq < (SELECT seq FROM webhook_deliveries WHERE id = ${delivery.id})`)
+    .orderBy('seq').limit(1)
+    .executeTakeFirst();
+}
+
+/** The body sent: the stored event, a Run in it shown as the API shows it (its traceUrl, not its traceId). */
+function bodyOf(stored: unknown, config: Config): string {
+  const payload = (typeof stored === 'string' ? JSON.parse(stored) : stored) as { data?: unknown };
+  const data = payload.data as Record<string, unknown> | null | undefined;
+  if (data && typeof data === 'object' && typeof data.traceId === 'string' && typeof data.id === 'string') {
+    const { traceId, ...rest } = data;
+    payload.data = { ...rest, traceUrl: traceUrlOf(config, data.id, traceId) };
+  }
+  return JSON.stringify(payload);
+}
+
+function payloadOf(job: ClaimedJob): WebhookDeliverPayload {
+  const payload = job.payload as Partial<WebhookDeliverPayload> | null;
+  if (!payload || typeof payload.deliveryId !== 'string') throw new PermanentJobError('the job names no delivery');
+  return { deliveryId: payload.deliveryId };
+}
+
+/** The secrets that sign now: the current one, and the previous one until its overlap ends. */
+function signingSecrets(ctx: JobContext, delivery: DeliveryRow, now: Date): string[] {
+  const box = ctx.secrets();
+  const secrets = [box.open(delivery.secret, secretContext(delivery.endpoint_id, 'secret'))];
+  if (delivery.previous_secret && delivery.previous_secret_expires_at && delivery.previous_secret_expires_at > now) {
+    secrets.push(box.open(delivery.previous_secret, secretContext(delivery.endpoint_id, 'previous_secret')));
+  }
+  return secrets;
+}
+
+export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler {
+  const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
+  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const leaseMs = Math.max(options.leaseMs ?? 30_000, timeoutMs * 2);
+  return {
+    kind: WEBHOOK_DELIVER,
+    maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS,
+    concurrency: options.concurrency ?? 4,
+    leaseMs,
+    backoffMs: (attempt) => 5_000 * attempt,
+
+    async run(job, ctx) {
+      const { deliveryId } = payloadOf(job);
+      const delivery = await loadDelivery(ctx.db, deliveryId);
+      // Erased with its lead or endpoint, or finished by an attempt whose runner died after committing.
+      if (!delivery || delivery.status !== 'PENDING') return;
+      const now = ctx.clock.now();
+      if (!delivery.enabled) {
+        await ctx.db.transaction().execute(async (trx) => {
+          if (!(await ctx.finish(trx))) return;
+          await trx.updateTable('webhook_deliveries')
+            .set({ status: 'FAILED', next_attempt_at: null, last_error: 'The endpoint is disabled.', updated_at: now })
+            .where('id', '=', delivery.id).where('status', '=', 'PENDING').execute();
+        });
+        return;
+      }
+      const earlier = await earlierPending(ctx.db, delivery);
+      if (earlier) {
+        // In order per run: wait for the earlier delivery, which wakes this one when it ends (see `settle`).
+        const due = earlier.next_attempt_at && earlier.next_attempt_at > now ? earlier.next_attempt_at.getTime() + 1_000 : now.getTime() + 250;
+        return { again: new Date(due) };
+      }
+
+      const body = bodyOf(delivery.payload, ctx.config);
+      const timestamp = Math.floor(now.getTime() / 1000);
+      const headers = {
+        'content-type': 'application/json',
+        'webhook-id': delivery.event_id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(signingSecrets(ctx, delivery, now), delivery.event_id, timestamp, body),
+      };
+      const result = await postWebhook(delivery.url, headers, body, {
+        allowPrivateHosts: ctx.config.allowPrivateHosts, timeoutMs, userAgent: WEBHOOK_USER_AGENT, signal: ctx.signal,
+      });
+      if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
+      return settle(ctx, delivery, result, delays);
+    },
+
+    async onDead(trx, job, error) {
+      const payload = job.payload as Partial<WebhookDeliverPayload> | null;
+      if (typeof payload?.deliveryId !== 'string') return;
+      await trx.updateTable('webhook_deliveries')
+        .set({ status: 'FAILED', next_attempt_at: null, last_error: error.message.slice(0, 1000) })
+        .where('id', '=', payload.deliveryId).where('status', '=', 'PENDING').execute();
+    },
+  };
+}
+
+/** Records the attempt and what it means: done, a retry at the schedule's next time, or FAILED; the endpoint's health. */
+async function settle(ctx: JobContext, delivery: DeliveryRow, result: PostResult, delays: readonly number[]) {
+  const now = ctx.clock.now();
+  const attempt = delivery.attempts + 1;
+  const succeeded = result.error === null;
+  const delay = delays[attempt - 1];
+  const retryAt = !succeeded && delay !== undefined ? new Date(now.getTime() + delay) : null;
+  const outcome = await ctx.db.transaction().execute(async (trx) => {
+    await trx.insertInto('webhook_attempts').values({
+      id: randomUUID(), delivery_id: delivery.id, attempt, at: now, status_code: result.status, duration_ms: result.durationMs,
+      response_excerpt: result.excerpt, error: result.error,
+    }).execute();
+    await trx.updateTable('webhook_deliveries').set({
+      status: succeeded ? 'SUCCEEDED' : retryAt ? 'PENDING' : 'FAILED',
+      attempts: attempt, next_attempt_at: retryAt, last_status: result.status, last_error: result.error,
+      last_response_excerpt: result.excerpt, last_duration_ms: result.durationMs, updated_at: now,
+    }).where('id', '=', delivery.id).execute();
+    if (succeeded) {
+      await trx.updateTable('webhook_endpoints').set({ failing_since: null })
+        .where('id', '=', delivery.endpoint_id).where('failing_since', 'is not', null).execute();
+    } else {
+      await markFailing(trx, delivery.endpoint_id, result.error ?? 'failed', now);
+    }
+    if (!retryAt) {
+      if (!(await ctx.finish(trx))) throw new Error('the job was taken over before its delivery could be recorded');
+      // The run's next delivery to this endpoint may have been waiting for this one.
+      if (delivery.run_id) await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_DELIVER})`.execute(trx);
+    }
+    return retryAt ? { again: retryAt } : undefined;
+  });
+  return outcome;
+}
+
+/** The endpoint has failed once more: it is failing since the first of these, and disabled after three days of it. */
+async function markFailing(trx: Kysely<DB>, endpointId: string, error: string, now: Date): Promise<void> {
+  await trx.updateTable('webhook_endpoints').set({ failing_since: now })
+    .where('id', '=', endpointId).where('failing_since', 'is', null).execute();
+  const reason = `Every delivery has failed for 3 days; the last: ${error}`.slice(0, 1000);
+  await trx.updateTable('webhook_endpoints')
+    .set({ enabled: false, disabled_at: now, disabled_reason: reason, updated_at: now })
+    .where('id', '=', endpointId).where('enabled', '=', true)
+    .where('failing_since', '<=', new Date(now.getTime() - DISABLE_AFTER_MS))
+    .execute();
+}

@@ -1,0 +1,253 @@
+// Webhook endpoints (DESIGN §9): made, read, changed and removed by a workspace's admins (or keys with the
+// webhooks scopes); the delivery log with replay, the test event, and secret roll-over. Every query is scoped to
+// the workspace: another workspace's endpoint is "not found". The secret is shown once, when it is made.
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Clock } from '../../clock.ts';
+import type { DB, WebhookDeliveryStatus, WebhookEndpointsTable } from '../../db/schema.ts';
+import type { SecretBox } from '../../mail/secrets.ts';
+import { AppError, invalid, notFound } from '../errors.ts';
+import { pageOf, type Cursor } from '../pagination.ts';
+import { isUuid } from '../validation.ts';
+import { emitWebhookEvent, queueWebhookDelivery, WEBHOOK_TEST_EVENT } from './events.ts';
+import { newWebhookSecret, secretContext } from './signing.ts';
+import { parseEndpointUrl, resolveEndpointHost, WebhookUrlRefused } from './url.ts';
+
+export const DESCRIPTION_MAX = 500;
+/** More endpoints than a workspace could mean: each one multiplies every change's deliveries. */
+export const ENDPOINTS_MAX = 20;
+/** How long the previous secret signs too after a roll-over. */
+export const ROLL_OVER_MS = 24 * 3_600_000;
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  description: string | null;
+  events: string[];
+  enabled: boolean;
+  disabledReason: string | null;
+  disabledAt: string | null;
+  failingSince: string | null;
+  /** Until when the previous secret signs too, after a roll-over. */
+  previousSecretExpiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  eventId: string;
+  eventType: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  lastResponseExcerpt: string | null;
+  lastDurationMs: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface EndpointDeps {
+  secrets: () => SecretBox;
+  clock: Clock;
+  allowPrivateHosts: boolean;
+}
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+function toEndpoint(r: Selectable<WebhookEndpointsTable>): WebhookEndpoint {
+  return {
+    id: r.id, url: r.url, description: r.description, events: r.events, enabled: r.enabled,
+    disabledReason: r.disabled_reason, disabledAt: iso(r.disabled_at), failingSince: iso(r.failing_since),
+    previousSecretExpiresAt: iso(r.previous_secret_expires_at),
+    createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!,
+  };
+}
+
+/**
+ * Checks an endpoint URL: its form, then where its host points (the private-address guard). Resolving takes time,
+ * so call it before the transaction. A refusal is a 400 naming `url`.
+ */
+export async function checkEndpointUrl(url: string, allowPrivateHosts: boolean): Promise<void> {
+  try {
+    await resolveEndpointHost(parseEndpointUrl(url), allowPrivateHosts);
+  } catch (error) {
+    if (error instanceof WebhookUrlRefused) throw invalid('url', error.message);
+    throw error;
+  }
+}
+
+async function lockEndpoint(db: Kysely<DB>, workspaceId: string, id: string) {
+  const row = isUuid(id)
+    ? await db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst()
+    : undefined;
+  if (!row) throw notFound('Webhook endpoint');
+  return row;
+}
+
+export async function createEndpoint(
+  trx: Kysely<DB>, workspaceId: string, input: { url: string; description?: string | null; events?: string[] }, deps: EndpointDeps,
+): Promise<WebhookEndpoint & { secret: string }> {
+  // Counted under the workspace's lock, so that endpoints made at once cannot pass the limit together.
+  await trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().executeTakeFirst();
+  const { count } = await trx.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+  if (Number(count) >= ENDPOINTS_MAX) {
+    throw new AppError('invalid_state', `A workspace has at most ${ENDPOINTS_MAX} webhook endpoints; remove one first.`);
+  }
+  const id = randomUUID();
+  const secret = newWebhookSecret();
+  const now = deps.clock.now();
+  const row = await trx.insertInto('webhook_endpoints').values({
+    id, workspace_id: workspaceId, url: input.url, description: input.description?.trim() || null, events: [...new Set(input.events ?? [])],
+    secret: deps.secrets().seal(secret, secretContext(id, 'secret')), previous_secret: null, previous_secret_expires_at: null,
+    enabled: true, disabled_reason: null, disabled_at: null, failing_since: null, created_at: now, updated_at: now,
+  }).returningAll().executeTakeFirstOrThrow();
+  return { ...toEndpoint(row), secret };
+}
+
+export async function listEndpoints(db: Kysely<DB>, workspaceId: string): Promise<WebhookEndpoint[]> {
+  const rows = await db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId)
+    .orderBy('created_at').orderBy('id').execute();
+  return rows.map(toEndpoint);
+}
+
+export async function getEndpoint(db: Kysely<DB>, workspaceId: string, id: string): Promise<WebhookEndpoint | null> {
+  if (!isUuid(id)) return null;
+  const row = await db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return row ? toEndpoint(row) : null;
+}
+
+/** Changes what is sent; enabling a disabled endpoint clears why it was disabled and its run of failures. */
+export async function updateEndpoint(
+  trx: Kysely<DB>, workspaceId: string, id: string,
+  input: { url?: string; description?: string | null; events?: string[]; enabled?: boolean }, clock: Clock,
+): Promise<WebhookEndpoint> {
+  const current = await lockEndpoint(trx, workspaceId, id);
+  const now = clock.now();
+  const enabling = input.enabled === true && !current.enabled;
+  const disabling = input.enabled === false && current.enabled;
+  const row = await trx.updateTable('webhook_endpoints').set({
+    ...(input.url !== undefined ? { url: input.url } : {}),
+    ...(input.description !== undefined ? { description: input.description?.trim() || null } : {}),
+    ...(input.events !== undefined ? { events: [...new Set(input.events)] } : {}),
+    ...(enabling ? { enabled: true, disabled_reason: null, disabled_at: null, failing_since: null } : {}),
+    ...(disabling ? { enabled: false, disabled_reason: 'Disabled by an admin.', disabled_at: now } : {}),
+    updated_at: now,
+  }).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+  return toEndpoint(row);
+}
+
+/** Removes the endpoint with its deliveries and their log; the events stay for the other endpoints. */
+export async function deleteEndpoint(trx: Kysely<DB>, workspaceId: string, id: string): Promise<{ id: string }> {
+  const current = await lockEndpoint(trx, workspaceId, id);
+  await sql`DELETE FROM jobs WHERE kind = 'webhook.deliver'
+    AND key IN (SELECT id::text FROM webhook_deliveries WHERE endpoint_id = ${current.id})`.execute(trx);
+  await trx.deleteFrom('webhook_endpoints').where('id', '=', current.id).execute();
+  return { id: current.id };
+}
+
+/** A new secret, shown once; the one it replaces keeps signing for 24 hours, so receivers can switch in between. */
+export async function rotateSecret(trx: Kysely<DB>, workspaceId: string, id: string, deps: EndpointDeps): Promise<WebhookEndpoint & { secret: string }> {
+  const current = await lockEndpoint(trx, workspaceId, id);
+  const box = deps.secrets();
+  const previous = box.open(current.secret, secretContext(current.id, 'secret'));
+  const secret = newWebhookSecret();
+  const now = deps.clock.now();
+  const row = await trx.updateTable('webhook_endpoints').set({
+    secret: box.seal(secret, secretContext(current.id, 'secret')),
+    previous_secret: box.seal(previous, secretContext(current.id, 'previous_secret')),
+    previous_secret_expires_at: new Date(now.getTime() + ROLL_OVER_MS),
+    updated_at: now,
+  }).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+  return { ...toEndpoint(row), secret };
+}
+
+/** A `webhook.test` event to this endpoint alone, whatever events it wants. 409 when it is disabled. */
+export async function sendTestEvent(trx: Kysely<DB>, workspaceId: string, id: string, clock: Clock): Promise<WebhookDelivery> {
+  const current = await lockEndpoint(trx, workspaceId, id);
+  if (!current.enabled) throw new AppError('invalid_state', 'The endpoint is disabled: enable it before sending it a test event.');
+  const now = clock.now();
+  const eventId = await emitWebhookEvent(trx, workspaceId, WEBHOOK_TEST_EVENT, {
+    endpointId: current.id, message: 'A test event from leadrun: this endpoint receives and verifies webhooks.',
+  }, { at: now, endpointId: current.id });
+  const delivery = await trx.selectFrom('webhook_deliveries').select('id')
+    .where('event_id', '=', eventId!).where('endpoint_id', '=', current.id).executeTakeFirstOrThrow();
+  return (await getDelivery(trx, workspaceId, current.id, delivery.id))!;
+}
+
+/** Replays a delivery: the same event (same webhook-id) again, as a new delivery with its own log. */
+export async function replayDelivery(trx: Kysely<DB>, workspaceId: string, endpointId: string, deliveryId: string, clock: Clock): Promise<WebhookDelivery> {
+  const endpoint = await lockEndpoint(trx, workspaceId, endpointId);
+  if (!endpoint.enabled) throw new AppError('invalid_state', 'The endpoint is disabled: enable it before replaying a delivery.');
+  const original = isUuid(deliveryId)
+    ? await trx.selectFrom('webhook_deliveries as d').innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+      .select(['d.event_id', 'e.run_id'])
+      .where('d.workspace_id', '=', workspaceId).where('d.endpoint_id', '=', endpoint.id).where('d.id', '=', deliveryId)
+      .executeTakeFirst()
+    : undefined;
+  if (!original) throw notFound('Delivery');
+  const id = await queueWebhookDelivery(trx, workspaceId, original.event_id, endpoint.id, original.run_id, clock.now());
+  return (await getDelivery(trx, workspaceId, endpoint.id, id))!;
+}
+
+const DELIVERY_COLUMNS = [
+  'd.id', 'd.event_id', 'e.type', 'd.status', 'd.attempts', 'd.next_attempt_at', 'd.last_status', 'd.last_error',
+  'd.last_response_excerpt', 'd.last_duration_ms', 'd.created_at', 'd.updated_at',
+] as const;
+
+type DeliveryRow = {
+  id: string; event_id: string; type: string; status: WebhookDeliveryStatus; attempts: number; next_attempt_at: Date | null;
+  last_status: number | null; last_error: string | null; last_response_excerpt: string | null; last_duration_ms: number | null;
+  created_at: Date; updated_at: Date;
+};
+
+function toDelivery(r: DeliveryRow): WebhookDelivery {
+  return {
+    id: r.id, eventId: r.event_id, eventType: r.type, status: r.status, attempts: r.attempts, nextAttemptAt: iso(r.next_attempt_at),
+    lastStatus: r.last_status, lastError: r.last_error, lastResponseExcerpt: r.last_response_excerpt, lastDurationMs: r.last_duration_ms,
+    createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!,
+  };
+}
+
+async function getDelivery(db: Kysely<DB>, workspaceId: string, endpointId: string, id: string): Promise<WebhookDelivery | null> {
+  const row = await db.selectFrom('webhook_deliveries as d').innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .select(DELIVERY_COLUMNS).where('d.workspace_id', '=', workspaceId).where('d.endpoint_id', '=', endpointId).where('d.id', '=', id)
+    .executeTakeFirst();
+  return row ? toDelivery(row as DeliveryRow) : null;
+}
+
+/** The delivery log of an endpoint, newest first, a page at a time; null when the workspace has no such endpoint. */
+export async function listDeliveries(
+  db: Kysely<DB>, workspaceId: string, endpointId: string, options: { limit: number; cursor?: Cursor | null },
+): Promise<{ items: WebhookDelivery[]; next: Cursor | null } | null> {
+  if (!(await getEndpoint(db, workspaceId, endpointId))) return null;
+  let query = db.selectFrom('webhook_deliveries as d').innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .select(DELIVERY_COLUMNS).where('d.workspace_id', '=', workspaceId).where('d.endpoint_id', '=', endpointId);
+  if (options.cursor) {
+    const { at, id } = options.cursor;
+    query = query.where(sql<boolean>`(d.created_at, d.id) < (${at}::timestamptz, ${id}::uuid)`);
+  }
+  const rows = await query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(options.limit + 1).execute();
+  return pageOf(rows.map((r) => toDelivery(r as DeliveryRow)), options.limit, (d) => ({ at: new Date(d.createdAt), id: d.id }));
+}
+
+export interface WebhookAttempt {
+  attempt: number;
+  at: string;
+  statusCode: number | null;
+  durationMs: number;
+  responseExcerpt: string | null;
+  error: string | null;
+}
+
+/** Every attempt of one delivery, first first; null when there is no such delivery of the endpoint. */
+export async function listAttempts(db: Kysely<DB>, workspaceId: string, endpointId: string, deliveryId: string): Promise<WebhookAttempt[] | null> {
+  if (!isUuid(endpointId) || !isUuid(deliveryId) || !(await getDelivery(db, workspaceId, endpointId, deliveryId))) return null;
+  const rows = await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
+  return rows.map((r) => ({
+    attempt: r.attempt, at: iso(r.at)!, statusCode: r.status_code, durationMs: r.duration_ms, responseExcerpt: r.response_excerpt, error: r.error,
+  }));
+}

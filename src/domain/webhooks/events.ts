@@ -1,0 +1,134 @@
+// The webhook outbox (DESIGN §9): an event is written in the same transaction as the change it reports, with one
+// delivery per enabled endpoint of the workspace that wants its type and one `webhook.deliver` job per delivery
+// (src/domain/webhooks/deliver.ts). A workspace without such an endpoint costs the change one indexed look-up and
+// no row, and the event's data is not even rendered.
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { enqueueJob, JOBS_CHANNEL } from '../../jobs/queue.ts';
+
+export const WEBHOOK_EVENT_TYPES = [
+  'lead.created', 'lead.updated', 'lead.deleted',
+  'run.started', 'run.step_completed', 'run.awaiting_approval', 'run.failed', 'run.completed', 'run.rejected', 'run.cancelled',
+  'draft.sent', 'draft.delivery_failed', 'draft.replied',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+/** Sent to one endpoint on request ("Send test event"); never to an endpoint by its `events`. */
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+
+export const WEBHOOK_DELIVER = 'webhook.deliver';
+/**
+ * Attempts of the job itself, not of the delivery: the handler schedules the delivery's retries with `again`
+ * (counted afresh), so only a handler that keeps failing before it can record anything runs out of these.
+ */
+export const WEBHOOK_JOB_MAX_ATTEMPTS = 5;
+
+export interface WebhookDeliverPayload {
+  deliveryId: string;
+}
+
+export interface EmitOptions {
+  at: Date;
+  /** The run the event is about: its deliveries to one endpoint go out in order. */
+  runId?: string | null;
+  /** The lead whose data the event carries: erasing the lead erases the event. */
+  leadId?: string | null;
+  /** Only this endpoint, whatever its `events` (the test event). */
+  endpointId?: string;
+}
+
+/** The enabled endpoints of the workspace that want `type`: the one look-up every change makes. */
+async function subscribedEndpoints(trx: Kysely<DB>, workspaceId: string, type: string, endpointId?: string): Promise<string[]> {
+  let query = trx.selectFrom('webhook_endpoints').select('id')
+    .where('workspace_id', '=', workspaceId).where('enabled', '=', true);
+  query = endpointId
+    ? query.where('id', '=', endpointId)
+    : query.where((eb) => eb.or([sql<boolean>`cardinality(${eb.ref('events')}) = 0`, sql<boolean>`${type} = ANY(${eb.ref('events')})`]));
+  return (await query.execute()).map((r) => r.id);
+}
+
+/** Whether the workspace has an enabled endpoint at all: lets a hot path skip the transaction an event would need. */
+export async function hasWebhookEndpoints(db: Kysely<DB>, workspaceId: string): Promise<boolean> {
+  const row = await db.selectFrom('webhook_endpoints').select('id')
+    .where('workspace_id', '=', workspaceId).where('enabled', '=', true).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Writes the event, its deliveries and their jobs in `trx`. `data` is the object as the API returns it, or a
+ * function that reads it (inside `trx`, so it sees the change), called only when an endpoint wants the event; a
+ * function answering null (the object is gone) writes nothing. Answers the event's id, or null when nothing was written.
+ */
+export async function emitWebhookEvent(
+  trx: Kysely<DB>, workspaceId: string, type: string, data: unknown | (() => Promise<unknown>), options: EmitOptions,
+): Promise<string | null> {
+  const endpoints = await subscribedEndpoints(trx, workspaceId, type, options.endpointId);
+  if (endpoints.length === 0) return null;
+  const value = typeof data === 'function' ? await (data as () => Promise<unknown>)() : data;
+  if (value === null || value === undefined) return null;
+  const id = randomUUID();
+  const payload = { type, timestamp: options.at.toISOString(), data: value };
+  await trx.insertInto('webhook_events').values({
+    id, workspace_id: workspaceId, type, payload: sql`${JSON.stringify(payload)}::jsonb`, occurred_at: options.at,
+    run_id: options.runId ?? null, lead_id: options.leadId ?? null,
+  }).execute();
+  for (const endpointId of endpoints) await queueWebhookDelivery(trx, workspaceId, id, endpointId, options.runId ?? null, options.at);
+  return id;
+}
+
+/** One delivery of an event to an endpoint, and its job. Answers the delivery's id. */
+export async function queueWebhookDelivery(
+  trx: Kysely<DB>, workspaceId: string, eventId: string, endpointId: string, runId: string | null, now: Date,
+): Promise<string> {
+  const id = randomUUID();
+  await trx.insertInto('webhook_deliveries').values({
+    id, workspace_id: workspaceId, event_id: eventId, endpoint_id: endpointId, run_id: runId, status: 'PENDING', attempts: 0,
+    next_attempt_at: now, last_status: null, last_error: null, last_response_excerpt: null, last_duration_ms: null,
+    created_at: now, updated_at: now,
+  }).execute();
+  const payload: WebhookDeliverPayload = { deliveryId: id };
+  await enqueueJob(trx, {
+    kind: WEBHOOK_DELIVER, key: id, workspaceId, payload, maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS, availableAt: now, now,
+  });
+  return id;
+}
+
+/**
+ * `lead.created` for every lead of the workspace that `where` picks (over `leads l`), set-based: an import of 50,000
+ * rows writes its events, deliveries and jobs in one statement, each lead's data as PostgreSQL writes it for the API
+ * (leads.api_json).
+ */
+export async function emitLeadsCreated(trx: Kysely<DB>, workspaceId: string, where: RawBuilder<unknown>, at: Date): Promise<void> {
+  const endpoints = await subscribedEndpoints(trx, workspaceId, 'lead.created');
+  if (endpoints.length === 0) return;
+  const timestamp = at.toISOString();
+  await sql`
+    WITH events AS (
+      INSERT INTO webhook_events (id, workspace_id, type, payload, occurred_at, run_id, lead_id)
+      SELECT gen_random_uuid(), l.workspace_id, 'lead.created',
+             jsonb_build_object('type', 'lead.created', 'timestamp', ${timestamp}::text, 'data', l.api_json::jsonb),
+             ${at}::timestamptz, NULL, l.id
+      FROM leads l WHERE l.workspace_id = ${workspaceId} AND ${where}
+      RETURNING id),
+    deliveries AS (
+      INSERT INTO webhook_deliveries (id, workspace_id, event_id, endpoint_id, run_id, status, attempts, next_attempt_at, created_at, updated_at)
+      SELECT gen_random_uuid(), ${workspaceId}, e.id, p.id, NULL, 'PENDING', 0, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      FROM events e CROSS JOIN unnest(${sql.val(endpoints)}::uuid[]) AS p(id)
+      RETURNING id)
+    INSERT INTO jobs (id, workspace_id, kind, key, payload, status, attempts, max_attempts, available_at, created_at, updated_at)
+    SELECT gen_random_uuid(), ${workspaceId}, ${WEBHOOK_DELIVER}, d.id::text, jsonb_build_object('deliveryId', d.id), 'QUEUED', 0,
+           ${WEBHOOK_JOB_MAX_ATTEMPTS}::int, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+    FROM deliveries d`.execute(trx);
+  await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_DELIVER})`.execute(trx);
+}
+
+/**
+ * Erases the events `where` picks (those of erased runs, or of an erased lead) with their deliveries, attempts and
+ * jobs: they carry the erased person's data. A job being run finds its delivery gone and stops.
+ */
+export async function forgetWebhookEvents(trx: Kysely<DB>, workspaceId: string, where: RawBuilder<unknown>): Promise<void> {
+  const events = sql`SELECT id FROM webhook_events WHERE workspace_id = ${workspaceId} AND ${where}`;
+  await sql`DELETE FROM jobs WHERE kind = ${WEBHOOK_DELIVER}
+    AND key IN (SELECT id::text FROM webhook_deliveries WHERE event_id IN (${events}))`.execute(trx);
+  await sql`DELETE FROM webhook_events WHERE id IN (${events})`.execute(trx);
+}

@@ -1,0 +1,258 @@
+// Settings / Webhooks (admins only): the workspace's endpoints and their state (enabled, or disabled and why);
+// add one (its signing secret is shown once, here), send it a test event, read its delivery log and replay a
+// delivery, disable or enable it, roll its secret, remove it.
+import { useState } from 'react';
+import { api, ApiError } from '../../api/client';
+import type { ResponseOf } from '../../api/client';
+import { Dialog } from '../../components/Dialog';
+import { useToast } from '../../components/Toast';
+import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
+import { useFormSubmit } from '../../lib/forms';
+import { useSignedIn } from '../../lib/session';
+import { useAsync, useTitle } from '../../lib/useAsync';
+import { AdminOnly } from './AdminOnly';
+
+type Endpoint = ResponseOf<'get', '/api/v1/webhooks'>['data'][number];
+type Delivery = ResponseOf<'get', '/api/v1/webhooks/{id}/deliveries'>['data'][number];
+type EventType = Endpoint['events'][number];
+
+const EVENT_TYPES: readonly EventType[] = [
+  'lead.created', 'lead.updated', 'lead.deleted',
+  'run.started', 'run.step_completed', 'run.awaiting_approval', 'run.failed', 'run.completed', 'run.rejected', 'run.cancelled',
+  'draft.sent', 'draft.delivery_failed', 'draft.replied',
+];
+
+export function WebhooksPage() {
+  useTitle('Webhooks');
+  const session = useSignedIn();
+  const header = (
+    <PageHeader eyebrow="Settings" title="Webhooks"
+      description="leadrun POSTs events to your endpoints as they happen, signed as Standard Webhooks, and retries for a day when they fail." />
+  );
+  if (session.user.role !== 'ADMIN') return <>{header}<AdminOnly what="webhooks" /></>;
+  return <>{header}<EndpointList /></>;
+}
+
+function EndpointList() {
+  const toast = useToast();
+  const endpoints = useAsync((signal) => api.get('/api/v1/webhooks', { signal }).then((r) => r.body.data), []);
+  const [adding, setAdding] = useState(false);
+  const [secret, setSecret] = useState<{ title: string; url: string; secret: string } | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
+  const [removing, setRemoving] = useState<Endpoint | null>(null);
+
+  if (endpoints.error instanceof ApiError && endpoints.error.status === 403) return <AdminOnly what="webhooks" />;
+  const replace = (next: Endpoint) => endpoints.set((list) => (list ?? []).map((e) => (e.id === next.id ? next : e)));
+
+  const act = async (what: string, run: () => Promise<void>) => {
+    try {
+      await run();
+    } catch (error) {
+      toast(error instanceof ApiError ? error.detail : `Could not ${what}.`);
+    }
+  };
+
+  return (
+    <>
+      <div className="section-bar">
+        <p className="section-bar-text">{endpoints.data ? `${endpoints.data.length} endpoint${endpoints.data.length === 1 ? '' : 's'}` : ''}</p>
+        <div className="section-bar-actions">
+          <Button icon="refresh" size="small" variant="ghost" onClick={() => void endpoints.reload()}>Refresh</Button>
+          <Button variant="primary" icon="plus" onClick={() => setAdding(true)}>Add endpoint</Button>
+        </div>
+      </div>
+      {endpoints.error ? <ErrorAlert error={endpoints.error} retry={endpoints.reload} /> : null}
+      {!endpoints.data && !endpoints.error && <LoadingBlock label="Loading endpoints" />}
+      {endpoints.data?.length === 0 && (
+        <EmptyState icon="external" title="No webhook endpoints yet" action={<Button variant="primary" icon="plus" onClick={() => setAdding(true)}>Add an endpoint</Button>}>
+          Add an endpoint to hear of new leads, finished runs and sent e-mails without polling.
+        </EmptyState>
+      )}
+      {endpoints.data?.map((endpoint) => (
+        <section key={endpoint.id} className="card webhook-endpoint" data-endpoint-id={endpoint.id} aria-label={endpoint.url}>
+          <div className="card-body">
+            <div className="section-bar">
+              <div>
+                <p><code className="mono">{endpoint.url}</code></p>
+                {endpoint.description && <p className="muted small">{endpoint.description}</p>}
+                <p className="small">
+                  {endpoint.enabled ? <Badge tone="green" dot>Enabled</Badge> : <Badge tone="gray">Disabled</Badge>}
+                  {' '}<span className="muted">{endpoint.events.length === 0 ? 'Every event' : endpoint.events.join(', ')}</span>
+                </p>
+                {!endpoint.enabled && endpoint.disabledReason && <Alert tone="warning" title="Disabled">{endpoint.disabledReason}</Alert>}
+                {endpoint.enabled && endpoint.failingSince && <p className="small muted">Failing since <RelativeTime iso={endpoint.failingSince} /></p>}
+              </div>
+              <div className="section-bar-actions">
+                <Button size="small" disabled={!endpoint.enabled} onClick={() => void act('send a test event', async () => {
+                  await api.post('/api/v1/webhooks/{id}/test', { params: { id: endpoint.id } });
+                  toast('A test event is on its way; see it in the delivery log.');
+                  setOpen(endpoint.id);
+                })}>Send test event</Button>
+                <Button size="small" variant="ghost" onClick={() => setOpen(open === endpoint.id ? null : endpoint.id)}>
+                  {open === endpoint.id ? 'Hide deliveries' : 'Deliveries'}
+                </Button>
+                <Button size="small" variant="ghost" onClick={() => void act('change the endpoint', async () => {
+                  const { body } = await api.patch('/api/v1/webhooks/{id}', { params: { id: endpoint.id }, body: { enabled: !endpoint.enabled } });
+                  replace(body.data);
+                })}>{endpoint.enabled ? 'Disable' : 'Enable'}</Button>
+                <Button size="small" variant="ghost" onClick={() => void act('roll the secret', async () => {
+                  const { body } = await api.post('/api/v1/webhooks/{id}/rotate-secret', { params: { id: endpoint.id } });
+                  const { secret: plaintext, ...rest } = body;
+                  replace(rest);
+                  setSecret({ title: 'The new signing secret', url: endpoint.url, secret: plaintext });
+                })}>Roll secret</Button>
+                <Button size="small" variant="ghost" className="danger-text" onClick={() => setRemoving(endpoint)}>Delete</Button>
+              </div>
+            </div>
+            {open === endpoint.id && <DeliveryLog endpoint={endpoint} />}
+          </div>
+        </section>
+      ))}
+
+      {adding && (
+        <AddEndpointDialog
+          onClose={() => setAdding(false)}
+          onAdded={(created) => {
+            setAdding(false);
+            const { secret: plaintext, ...endpoint } = created;
+            endpoints.set((list) => [...(list ?? []), endpoint]);
+            setSecret({ title: 'Your endpoint\'s signing secret', url: endpoint.url, secret: plaintext });
+          }}
+        />
+      )}
+      {secret && (
+        <Dialog title={secret.title} onClose={() => setSecret(null)} footer={<Button variant="primary" onClick={() => setSecret(null)}>I have stored it</Button>}>
+          <Alert tone="warning" title="Copy this secret now">
+            This is the only time it is shown. Your endpoint checks each request's <code>webhook-signature</code> with it.
+          </Alert>
+          <div className="secret">
+            <label htmlFor="webhook-secret" className="field-label">{secret.url}</label>
+            <div className="secret-row">
+              <input id="webhook-secret" className="input mono secret-input" readOnly value={secret.secret} onFocus={(e) => e.currentTarget.select()} />
+              <CopyButton text={secret.secret} size="medium" />
+            </div>
+          </div>
+        </Dialog>
+      )}
+      {removing && (
+        <Dialog title="Delete this endpoint?" size="small" onClose={() => setRemoving(null)} footer={<>
+          <Button onClick={() => setRemoving(null)} autoFocus>Keep it</Button>
+          <Button variant="danger" onClick={() => void act('delete the endpoint', async () => {
+            await api.delete('/api/v1/webhooks/{id}', { params: { id: removing.id } });
+            endpoints.set((list) => (list ?? []).filter((e) => e.id !== removing.id));
+            setRemoving(null);
+          })}>Delete endpoint</Button>
+        </>}>
+          <p>Nothing more is sent to <code>{removing.url}</code>, and its delivery log goes with it.</p>
+        </Dialog>
+      )}
+    </>
+  );
+}
+
+function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
+  const toast = useToast();
+  const log = useAsync((signal) => api.get('/api/v1/webhooks/{id}/deliveries', { params: { id: endpoint.id }, query: { limit: 20 }, signal }).then((r) => r.body.data), [endpoint.id]);
+  const replay = async (delivery: Delivery) => {
+    try {
+      await api.post('/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { id: endpoint.id, deliveryId: delivery.id } });
+      toast('The event is sent again.');
+      await log.reload();
+    } catch (error) {
+      toast(error instanceof ApiError ? error.detail : 'Could not replay the delivery.');
+    }
+  };
+  return (
+    <div className="table-card">
+      <div className="section-bar">
+        <p className="section-bar-text">Delivery log</p>
+        <Button icon="refresh" size="small" variant="ghost" onClick={() => void log.reload()}>Refresh log</Button>
+      </div>
+      {log.error ? <ErrorAlert error={log.error} retry={log.reload} /> : null}
+      {!log.data && !log.error && <LoadingBlock label="Loading deliveries" />}
+      {log.data?.length === 0 && <p className="muted small">Nothing has been sent to this endpoint yet.</p>}
+      {log.data && log.data.length > 0 && (
+        <div className="table-scroll">
+          <table className="table table-stack">
+            <caption className="visually-hidden">Deliveries to {endpoint.url}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Answer</th>
+                <th scope="col">Time</th>
+                <th scope="col">Response</th>
+                <th scope="col"><span className="visually-hidden">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {log.data.map((d) => (
+                <tr key={d.id} data-delivery-id={d.id}>
+                  <th scope="row"><code>{d.eventType}</code></th>
+                  <td data-label="Status">
+                    <Badge tone={d.status === 'SUCCEEDED' ? 'green' : d.status === 'FAILED' ? 'red' : 'gray'}>{d.status}</Badge>
+                    {d.attempts > 1 && <span className="muted small"> {d.attempts} attempts</span>}
+                  </td>
+                  <td data-label="Answer">{d.lastStatus ?? (d.lastError ? '—' : '')}{d.lastDurationMs !== null && <span className="muted small"> {d.lastDurationMs} ms</span>}</td>
+                  <td className="nowrap" data-label="Time"><RelativeTime iso={d.updatedAt} /></td>
+                  <td data-label="Response" className="small"><span className="mono">{(d.lastError ?? d.lastResponseExcerpt ?? '').slice(0, 200)}</span></td>
+                  <td className="align-right cell-end"><Button size="small" variant="ghost" onClick={() => void replay(d)} aria-label={`Replay ${d.eventType}`}>Replay</Button></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}
+
+const ENDPOINT_FIELDS = ['url', 'events', 'description'] as const;
+
+function AddEndpointDialog({ onClose, onAdded }: { onClose(): void; onAdded(endpoint: ResponseOf<'post', '/api/v1/webhooks'>): void }) {
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const [events, setEvents] = useState<EventType[]>([]);
+  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+    known: ENDPOINT_FIELDS,
+    check: () => {
+      const local: Record<string, string> = {};
+      if (!url.trim()) local.url = 'Give the URL your endpoint listens on, e.g. https://example.com/leadrun.';
+      return local;
+    },
+    send: async () => {
+      const { body } = await api.post('/api/v1/webhooks', { body: { url: url.trim(), events, description: description.trim() || null } });
+      onAdded(body);
+    },
+  });
+  const toggle = (type: EventType) => setEvents((list) => (list.includes(type) ? list.filter((t) => t !== type) : [...list, type]));
+  return (
+    <Dialog title="Add a webhook endpoint" description="Events are POSTed as JSON to this URL and signed with a secret you see next." onClose={onClose} busy={busy}
+      footer={<>
+        <Button onClick={onClose} disabled={busy}>Cancel</Button>
+        <Button type="submit" form="add-webhook" variant="primary" busy={busy}>Add endpoint</Button>
+      </>}>
+      <form id="add-webhook" ref={formRef} onSubmit={onSubmit} noValidate className="form">
+        {errors.form && <Alert tone="error">{errors.form}</Alert>}
+        <Field label="URL" error={errors.fields.url} hint="http or https, on an address reachable from the internet.">
+          {(p) => <input {...p} className="input" type="url" value={url} onChange={(e) => setUrl(e.target.value)} autoComplete="off" autoFocus maxLength={2048} />}
+        </Field>
+        <Field label="Description" optional error={errors.fields.description}>
+          {(p) => <input {...p} className="input" value={description} onChange={(e) => setDescription(e.target.value)} maxLength={500} />}
+        </Field>
+        <fieldset className="fieldset">
+          <legend className="field-label">Events <span className="muted small">(none chosen: every event)</span></legend>
+          <div className="checkbox-list">
+            {EVENT_TYPES.map((type) => (
+              <label key={type} className="checkbox">
+                <input type="checkbox" checked={events.includes(type)} onChange={() => toggle(type)} />
+                <span><code className="scope-name">{type}</code></span>
+              </label>
+            ))}
+          </div>
+          {errors.fields.events && <p className="field-error">{errors.fields.events}</p>}
+        </fieldset>
+      </form>
+    </Dialog>
+  );
+}
