@@ -7,6 +7,7 @@ import { IMPORT_FIELDS, IMPORT_LISTED_ERRORS, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROW
 import { RUN_STATUSES } from '../domain/runs.ts';
 import { DRAFT_ORIGINS, DRAFT_STATUSES } from '../domain/drafts.ts';
 import { BODY_MAX, SUBJECT_MAX } from '../agent/grounding.ts';
+import { ERROR_CODES } from '../domain/errors.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Timestamp = (description?: string) =>
@@ -18,7 +19,7 @@ export const Problem = Type.Object({
   title: Type.String(),
   status: Type.Integer(),
   detail: Type.String({ description: 'What went wrong, for a person.' }),
-  code: Type.String({ description: 'A stable snake_case word to branch on.' }),
+  code: Type.Enum(ERROR_CODES, { description: 'A stable snake_case word to branch on; the list is closed.' }),
   requestId: Type.String({ description: 'The X-Request-Id of the request, to quote when asking for help.' }),
   errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
     maxItems: 50, description: 'For a request that failed validation: what is wrong with each field, the first 50 at most.',

@@ -12,11 +12,12 @@ export default async function serviceRoutes(app: AppInstance): Promise<void> {
   const { db, metrics, database, clock } = app.deps;
 
   app.get('/healthz', {
-    schema: { summary: 'Liveness: the process answers', tags: ['Service'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+    schema: { operationId: 'getHealth', summary: 'Liveness: the process answers', tags: ['Service'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
   }, async () => ({ status: 'ok' as const }));
 
   app.get('/readyz', {
     schema: {
+      operationId: 'getReadiness',
       summary: 'Readiness: the database answers',
       tags: ['Service'],
       response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.String() }), 503: problem('The database does not answer.') },

@@ -18,6 +18,7 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
   app.post('/api/v1/leads/:leadId/calls', {
     config: { scope: 'leads:write', auditAction: 'call.created' },
     schema: {
+      operationId: 'createCall',
       summary: 'Add a call to a lead',
       tags: ['Calls'],
       params: LeadParam,
@@ -32,6 +33,7 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/leads/:leadId/calls', {
     config: { scope: 'leads:read' },
     schema: {
+      operationId: 'listCalls',
       summary: "List a lead's calls",
       description: 'Newest first. The next page is linked by a `Link: <…>; rel="next"` header.',
       tags: ['Calls'],
@@ -50,6 +52,7 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
   app.delete('/api/v1/leads/:leadId/calls/:id', {
     config: { scope: 'leads:write', auditAction: 'call.deleted' },
     schema: {
+      operationId: 'deleteCall',
       summary: 'Delete a call',
       description: 'Removes the call with its runs and their steps, drafts and events. Refused (409 `invalid_state`, nothing '
         + 'removed) while a run of the call is QUEUED or RUNNING: cancel it or let it finish first.',

@@ -27,6 +27,7 @@ export default async function draftRoutes(app: AppInstance): Promise<void> {
   app.patch('/api/v1/runs/:id/draft', {
     config: { scope: 'runs:write', auditAction: 'draft.edited' },
     schema: {
+      operationId: 'editDraft',
       summary: 'Edit the draft',
       description: 'While the run is AWAITING_APPROVAL: changes the fields sent (`subject`, `body`, `to`) and keeps the others. '
         + 'The edit is the next version of the draft (`origin: edited`, status DRAFT); the version it replaces becomes SUPERSEDED '
@@ -65,6 +66,7 @@ export default async function draftRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/runs/:id/drafts', {
     config: { scope: 'runs:read' },
     schema: {
+      operationId: 'listDrafts',
       summary: "List every version of a run's draft",
       description: 'Oldest first: the `generated` version WRITER wrote first, each `regenerated` one written after a rejection '
         + 'with feedback (the feedback is on the version it rejected), and each `edited` one with who edited it and when. '

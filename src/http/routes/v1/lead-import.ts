@@ -56,6 +56,7 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
     bodyLimit: IMPORT_MAX_BYTES,
     config: { scope: 'leads:write', auditAction: 'lead.imported' },
     schema: {
+      operationId: 'importLeads',
       summary: 'Import leads from a CSV or JSON file',
       description: `Up to ${IMPORT_MAX_BYTES / MiB} MiB and ${IMPORT_MAX_ROWS.toLocaleString('en')} rows of leads, as \`text/csv\` or as `
         + '`application/json` `{"leads": […]}`, in UTF-8. Every row is checked as `POST /api/v1/leads` checks a lead; the valid rows '

@@ -63,6 +63,7 @@ export default async function runEventRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/runs/:id/events', {
     config: { scope: 'runs:read' },
     schema: {
+      operationId: 'streamRunEvents',
       summary: "A run's events, or a live stream of them",
       description: 'With `Accept: text/event-stream`, Server-Sent Events: every event so far, then each new one as it happens '
         + '(`id`, `event` = the type, `data` = the event as JSON), ending with an `end` event once the run rests '
