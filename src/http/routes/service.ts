@@ -20,7 +20,7 @@ export default async function serviceRoutes(app: AppInstance): Promise<void> {
       operationId: 'getReadiness',
       summary: 'Readiness: the database answers',
       tags: ['Service'],
-      response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.String() }), 503: problem('The database does not answer.') },
+      response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.Enum(['postgres', 'pglite']) }), 503: problem('The database does not answer.') },
     },
   }, async () => {
     let timer: NodeJS.Timeout | undefined;

@@ -9,8 +9,8 @@ import { createCall, listCalls } from '../../../domain/calls.ts';
 import { deleteCall } from '../../../domain/erasure.ts';
 import { notFound } from '../../../domain/errors.ts';
 
-const LeadParam = Type.Object({ leadId: Type.String({ description: 'Identifier (UUID) of the lead.' }) });
-const CallParams = Type.Object({ leadId: LeadParam.properties.leadId, id: Type.String({ description: 'Identifier (UUID) of the call.' }) });
+const LeadParam = Type.Object({ leadId: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the lead.' }) });
+const CallParams = Type.Object({ leadId: LeadParam.properties.leadId, id: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the call.' }) });
 
 export default async function callRoutes(app: AppInstance): Promise<void> {
   const { db, clock } = app.deps;
@@ -39,7 +39,7 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
       tags: ['Calls'],
       params: LeadParam,
       querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor) }),
-      response: { 200: listOf(Call), ...authProblems },
+      response: { 200: listOf(Call, 100), ...authProblems },
     },
   }, async (request, reply) => {
     const { leadId } = request.params;

@@ -10,6 +10,9 @@ import { CpuBudgetExceeded } from '../../../cpu/pool.ts';
 import { checkEditAhead, editDraft, listDraftVersions, rememberingCheck, type DraftGroundingCheck } from '../../../domain/drafts.ts';
 import { notFound } from '../../../domain/errors.ts';
 
+/** As many versions as a run has: they are numbered by 32-bit integers. */
+const DRAFT_VERSIONS_MAX = 2_147_483_647;
+
 export default async function draftRoutes(app: AppInstance): Promise<void> {
   const { db, clock, config, cpu } = app.deps;
 
@@ -73,7 +76,7 @@ export default async function draftRoutes(app: AppInstance): Promise<void> {
         + 'A run without a draft yet has none.',
       tags: ['Runs'],
       params: IdParam,
-      response: { 200: listOf(DraftVersion), ...authProblems },
+      response: { 200: listOf(DraftVersion, DRAFT_VERSIONS_MAX), ...authProblems },
     },
   }, async (request) => {
     const versions = await listDraftVersions(db, principalOf(request).workspaceId, request.params.id);

@@ -69,7 +69,7 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
       querystring: LeadImportQuery,
       body: {
         content: {
-          'text/csv': { schema: Type.String({ description: 'A header row, then a row per lead.' }) },
+          'text/csv': { schema: Type.String({ maxLength: IMPORT_MAX_BYTES, description: 'A header row, then a row per lead.' }) },
           'application/json': { schema: LeadImportJson },
         },
       },

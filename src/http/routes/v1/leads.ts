@@ -26,7 +26,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
         + '`Link: <…>; rel="next"` header, which keeps the filters.',
       tags: ['Leads'],
       querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor), ...LeadFilters }),
-      response: { 200: listOf(Lead), ...authProblems },
+      response: { 200: listOf(Lead, 100), ...authProblems },
     },
   }, async (request, reply) => {
     const { workspaceId } = principalOf(request);
@@ -63,7 +63,8 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
       response: {
         200: {
           description: 'The CSV file, sent as it is read (`Content-Disposition: attachment; filename="leads-YYYY-MM-DD.csv"`).',
-          content: { 'text/csv': { schema: Type.String() } },
+          // No length: the file is as long as the workspace's leads make it.
+          content: { 'text/csv': { schema: Type.Unknown({ contentMediaType: 'text/csv', description: 'A header row, then a row per lead.' }) } },
         },
         ...authProblems,
       },

@@ -61,7 +61,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       tags: ['Runs'],
       body: RunBatchCreate,
       response: {
-        202: listOf(Run),
+        202: listOf(Run, 100),
         402: problem("A Free workspace's remaining runs this month cannot hold the whole batch; adds `limit`, `used`, `resetsAt`."),
         ...writeProblems,
         ...authProblems,
@@ -168,12 +168,12 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       querystring: Type.Object({
         limit: Limit(20, 100),
         cursor: Type.Optional(Cursor),
-        leadId: Type.Optional(Type.String({ format: 'uuid' })),
+        leadId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36 })),
         status: Type.Optional(RunStatus),
-        batchId: Type.Optional(Type.String({ format: 'uuid', description: 'The runs of one batch: the `batchId` of its runs.' })),
+        batchId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36, description: 'The runs of one batch: the `batchId` of its runs.' })),
         order: Type.Optional(Type.Enum(['newest', 'oldest'], { default: 'newest', description: 'By `startedAt`, then id.' })),
       }),
-      response: { 200: listOf(Run), ...authProblems },
+      response: { 200: listOf(Run, 100), ...authProblems },
     },
   }, async (request, reply) => {
     const { limit, cursor, leadId, status, batchId, order } = request.query;
