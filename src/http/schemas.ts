@@ -14,8 +14,11 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 // stores: the bound a request is checked against, or what the server writes at most.
 /** `2026-01-31T09:30:00.000Z`: 24 characters; a year past 9999 takes 3 more. */
 const TIMESTAMP_MAX = 27;
-/** An error or a message the server wrote (why a step, a run or a delivery failed): a sentence or a few. */
-export const MESSAGE_MAX = 10_000;
+/**
+ * An error or a message the server wrote (why a step, a run or a delivery failed): a sentence or a few, which may quote
+ * the request's path (Node takes at most 16 KiB of request line and headers).
+ */
+export const MESSAGE_MAX = 20_000;
 /** An e-mail address (RFC 5321), and a header line of an e-mail (RFC 5322). */
 const EMAIL_MAX = 254;
 const HEADER_LINE_MAX = 998;

@@ -169,5 +169,8 @@ describe('the API document (/api/v1/openapi.json)', () => {
     assert.equal(refused.status, 401);
     assert.ok(refused.headers.get('www-authenticate'));
     assert.equal(refused.headers.get('ratelimit'), null, 'a refused key is not counted, as the document says');
+    const health = await t.api('GET', '/healthz?probe=%00');
+    assert.equal(health.status, 400, 'even /healthz has a 4xx answer, as documented');
+    assert.equal(health.headers.get('ratelimit'), null, '/healthz is not rate limited');
   });
 });

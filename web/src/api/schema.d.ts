@@ -404,7 +404,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process answers */
+        /**
+         * Liveness: the process answers
+         * @description Answers as long as the process can answer HTTP, whatever the database does; for a liveness probe. No key needed, never rate limited.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -421,7 +424,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers */
+        /**
+         * Readiness: the database answers
+         * @description Answers 200 when the database answers within 2 s, and 503 when it does not; for a readiness probe or a load balancer. No key needed, never rate limited.
+         */
         get: operations["getReadiness"];
         put?: never;
         post?: never;
@@ -8014,6 +8020,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description The query string holds a NUL character. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getReadiness: {
@@ -8033,11 +8049,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @enum {unknown} */
+                        /**
+                         * @description Which database this server uses.
+                         * @enum {unknown}
+                         */
                         database: "postgres" | "pglite";
                         /** @enum {string} */
                         status: "ok";
                     };
+                };
+            };
+            /** @description The query string holds a NUL character. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description The database does not answer. */
