@@ -6,7 +6,7 @@
 //   (scripts/gen-api-types.ts) and the fuzzer are made from it; it is never served;
 // - the public one (`publicDocument`), served at /api/v1/openapi.json and /docs: the API for API users, without the
 //   web UI's cookie routes or the schemas only they use (DESIGN §9).
-import { isRateLimited } from './security.ts';
+import { isApiPath, isRateLimited } from './security.ts';
 
 type Json = Record<string, unknown>;
 type Operation = Json & {
@@ -27,6 +27,10 @@ export const isUiPath = (path: string): boolean => path.startsWith('/ui/');
 
 /** Response headers, written once and referenced by every answer that carries them. */
 const HEADERS: Record<string, Json> = {
+  'Access-Control-Allow-Origin': {
+    description: '`*`: a web page of any origin may call the API with a key. Cookies are never sent nor accepted cross-origin.',
+    schema: { type: 'string', enum: ['*'], maxLength: 1 },
+  },
   'X-Request-Id': {
     description: 'The id of this request: the `X-Request-Id` the client sent (1 to 128 letters, digits and `._:-`) or one made '
       + 'for it. Problems repeat it as `requestId`; quote it when asking for help.',
@@ -120,10 +124,19 @@ function finishOperation(path: string, method: string, operation: Operation): vo
   }
   if (method === 'post' && keyed) addParameter(operation, 'IdempotencyKey');
   if (streams) addParameter(operation, 'LastEventId');
+  // Any route can fail unexpectedly; the answer is then a problem like any other, with its requestId to quote.
+  operation.responses = {
+    ...operation.responses,
+    500: operation.responses?.['500'] ?? {
+      description: 'Something failed on the server (`internal`); quote `requestId` when asking for help.',
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    },
+  };
 
   for (const [status, response] of Object.entries(operation.responses ?? {})) {
     const code = Number(status);
     const names = ['X-Request-Id'];
+    if (isApiPath(path)) names.push('Access-Control-Allow-Origin');
     // The rate limit counts a request once it is authenticated and allowed (src/http/security.ts): a 401 or 403 is
     // refused before it is counted and carries no quota.
     if (limited && code !== 401 && code !== 403 && code < 500) names.push('RateLimit', 'RateLimit-Policy');
@@ -138,6 +151,8 @@ function finishOperation(path: string, method: string, operation: Operation): vo
 
 /** Completes the document @fastify/swagger wrote from the route schemas (its `transformObject`). */
 export function finishDocument<T extends OpenApiDocument>(document: T): T {
+  // PUBLIC_URL is where API users reach this installation: a server for them, not an internal one.
+  (document as Json).servers = (document.servers as Json[] | undefined)?.map((server) => ({ ...server, 'x-internal': false }));
   document.components.headers = { ...document.components.headers, ...HEADERS };
   document.components.parameters = { ...document.components.parameters, ...PARAMETERS };
   for (const [path, item] of Object.entries(document.paths)) {

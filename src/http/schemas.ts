@@ -24,8 +24,13 @@ const EMAIL_MAX = 254;
 const HEADER_LINE_MAX = 998;
 /** A reviewer's feedback on a rejected draft. */
 const FEEDBACK_MAX = 2000;
-export const Int32 = (options: Parameters<typeof Type.Integer>[0] = {}) => Type.Integer({ format: 'int32', ...options });
-export const Int64 = (options: Parameters<typeof Type.Integer>[0] = {}) => Type.Integer({ format: 'int64', ...options });
+// An integer states its range: what it is checked against, or else all that its format holds. A 64-bit integer of
+// this API is a JavaScript number, exact up to 2^53 - 1.
+export const INT32_MAX = 2_147_483_647;
+export const Int32 = (options: Parameters<typeof Type.Integer>[0] = {}) =>
+  Type.Integer({ format: 'int32', minimum: -INT32_MAX - 1, maximum: INT32_MAX, ...options });
+export const Int64 = (options: Parameters<typeof Type.Integer>[0] = {}) =>
+  Type.Integer({ format: 'int64', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, ...options });
 export const Timestamp = (description?: string) =>
   Type.String({ format: 'date-time', maxLength: TIMESTAMP_MAX, description: description ?? 'ISO 8601 timestamp in UTC with milliseconds.' });
 const Id = (description: string) => Type.String({ format: 'uuid', maxLength: 36, description });
@@ -104,7 +109,7 @@ export const LeadFilters = {
   assignedToUserId: Type.Optional(Type.Union([
     Type.String({ format: 'uuid', maxLength: 36 }),
     Type.Literal(UNASSIGNED),
-  ], { description: `The leads assigned to this user, or \`${UNASSIGNED}\` for the leads assigned to nobody.` })),
+  ], { type: 'string', maxLength: 36, description: `The leads assigned to this user, or \`${UNASSIGNED}\` for the leads assigned to nobody.` })),
 };
 
 export const LeadCount = Type.Object({
@@ -186,7 +191,7 @@ function boundedOutput<T extends TSchema>(schema: T): T {
     for (const key of Object.keys(copy)) copy[key] = bound(copy[key]);
     if (copy.type === 'string' && copy.maxLength === undefined && copy.enum === undefined && copy.const === undefined) copy.maxLength = MAX_ANSWER_BYTES;
     if (copy.type === 'array' && copy.maxItems === undefined) copy.maxItems = MAX_ANSWER_BYTES;
-    if (copy.type === 'integer' && copy.format === undefined) copy.format = 'int32';
+    if (copy.type === 'integer' && copy.format === undefined) Object.assign(copy, { format: 'int32', minimum: copy.minimum ?? -INT32_MAX - 1, maximum: copy.maximum ?? INT32_MAX });
     return copy;
   };
   return bound(schema) as T;

@@ -107,7 +107,8 @@ export function rateLimitKey(request: FastifyRequest): string {
   return `ip:${normalizeIP(request.ip)}`;
 }
 
-function isApiPath(url: string): boolean {
+/** Whether a request (or a route's path) is of the API, /api/v1: what CORS allows from any origin. */
+export function isApiPath(url: string): boolean {
   const path = url.split('?', 1)[0] ?? '';
   return path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
 }

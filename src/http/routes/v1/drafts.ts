@@ -4,14 +4,14 @@ import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { renderRun } from '../../run-render.ts';
-import { authProblems, dataOf, DraftEdit, DraftVersion, IdParam, listOf, problem, Run, writeProblems } from '../../schemas.ts';
+import { authProblems, dataOf, DraftEdit, DraftVersion, IdParam, INT32_MAX, listOf, problem, Run, writeProblems } from '../../schemas.ts';
 import { detached } from '../../../agent/engine.ts';
 import { CpuBudgetExceeded } from '../../../cpu/pool.ts';
 import { checkEditAhead, editDraft, listDraftVersions, rememberingCheck, type DraftGroundingCheck } from '../../../domain/drafts.ts';
 import { notFound } from '../../../domain/errors.ts';
 
 /** As many versions as a run has: they are numbered by 32-bit integers. */
-const DRAFT_VERSIONS_MAX = 2_147_483_647;
+const DRAFT_VERSIONS_MAX = INT32_MAX;
 
 export default async function draftRoutes(app: AppInstance): Promise<void> {
   const { db, clock, config, cpu } = app.deps;
