@@ -88,6 +88,12 @@ describe('the API document (/api/v1/openapi.json)', () => {
     assert.deepEqual(doc.servers, [{ url: PUBLIC_URL, 'x-internal': false }]);
   });
 
+  it('is the document /docs shows', async () => {
+    const shown = await t.api('GET', '/docs/json');
+    assert.equal(shown.status, 200);
+    assert.deepEqual(shown.json, doc);
+  });
+
   it('keeps the web UI routes in the internal document, for the UI types and the fuzzer', () => {
     const internal = t.app.swagger() as any;
     for (const p of ['/ui/api/session', '/ui/api/keys/{id}/revoke', '/ui/api/audit']) assert.ok(internal.paths[p], `${p} is in the internal document`);
