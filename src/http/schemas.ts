@@ -22,6 +22,8 @@ export const MESSAGE_MAX = 20_000;
 /** An e-mail address (RFC 5321), and a header line of an e-mail (RFC 5322). */
 const EMAIL_MAX = 254;
 const HEADER_LINE_MAX = 998;
+/** The model an endpoint says answered (or the configured one): no longer than the answer that named it. */
+export const MODEL_NAME_MAX = MAX_ANSWER_BYTES;
 /** A reviewer's feedback on a rejected draft. */
 const FEEDBACK_MAX = 2000;
 // An integer states its range: what it is checked against, or else all that its format holds. A 64-bit integer of
@@ -208,10 +210,10 @@ export const Step = Type.Object({
   completedAt: Nullable(Timestamp()),
   error: Nullable(Type.String({ maxLength: MESSAGE_MAX, description: 'Why the step failed, when it did.' })),
   engine: Nullable(Type.String({ maxLength: 20, description: 'The engine that produced the output: offline or model.' })),
-  model: Nullable(Type.String({ maxLength: 200, description: 'The model that answered, for the model engine.' })),
+  model: Nullable(Type.String({ maxLength: MODEL_NAME_MAX, description: 'The model that answered, for the model engine.' })),
   promptVersion: Nullable(Type.String({ maxLength: 100, description: 'The version of the prompt (or rules) that produced the output.' })),
-  durationMs: Nullable(Int64({ minimum: 0, description: 'How long the completing attempt took.' })),
-  usage: Nullable(Type.Object({ inputTokens: Int64({ minimum: 0 }), outputTokens: Int64({ minimum: 0 }), totalTokens: Int64({ minimum: 0 }) }, {
+  durationMs: Nullable(Int64({ description: 'How long the completing attempt took.' })),
+  usage: Nullable(Type.Object({ inputTokens: Int64(), outputTokens: Int64(), totalTokens: Int64() }, {
     description: 'Tokens the completing attempt spent, for the model engine.',
   })),
 });
@@ -297,7 +299,7 @@ export const RunStatus = Type.Enum(RUN_STATUSES);
 
 export const RunReply = Type.Object({
   receivedAt: Timestamp('When the reply was sent (its Date header, never later than when it was found).'),
-  from: Nullable(Type.String({ maxLength: HEADER_LINE_MAX, description: 'Who replied, as "Name <address>" or the address alone.' })),
+  from: Nullable(Type.String({ maxLength: 320, description: 'Who replied, as "Name <address>" or the address alone.' })),
   snippet: Type.String({ maxLength: 300, description: 'The start of what the reply says, without the quoted e-mail: at most 300 characters.' }),
 }, { description: "The newest reply found in the sender's inbox to the run's delivered e-mail; null until there is one." });
 

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../app.ts';
 import { principalOf, SESSION_COOKIE } from '../../auth.ts';
-import { authProblems, IdParam, Int32, Int64, MESSAGE_MAX, StepNode, Timestamp } from '../../schemas.ts';
+import { authProblems, IdParam, Int32, Int64, MESSAGE_MAX, MODEL_NAME_MAX, StepNode, Timestamp } from '../../schemas.ts';
 import { rateLimitKey } from '../../security.ts';
 import { STREAM_RETRY_AFTER_SECONDS, StreamSlots } from '../../stream-slots.ts';
 import { sessionCredential, type Credential } from '../../../domain/credentials.ts';
@@ -42,11 +42,11 @@ export const RunEvent = Type.Object({
     'draft.delivery_failed', 'draft.replied',
   ]),
   node: Type.Union([StepNode, Type.Null()]),
-  attempt: Type.Union([Int32({ minimum: 1 }), Type.Null()]),
-  durationMs: Type.Union([Int64({ minimum: 0 }), Type.Null()]),
+  attempt: Type.Union([Int32(), Type.Null()]),
+  durationMs: Type.Union([Int64(), Type.Null()]),
   engine: Type.Union([Type.String({ maxLength: 20 }), Type.Null()]),
-  model: Type.Union([Type.String({ maxLength: 200 }), Type.Null()]),
-  usage: Type.Union([Type.Object({ inputTokens: Int64({ minimum: 0 }), outputTokens: Int64({ minimum: 0 }) }), Type.Null()]),
+  model: Type.Union([Type.String({ maxLength: MODEL_NAME_MAX }), Type.Null()]),
+  usage: Type.Union([Type.Object({ inputTokens: Int64(), outputTokens: Int64() }), Type.Null()]),
   error: Type.Union([Type.String({ maxLength: MESSAGE_MAX, description: 'The error of a failed attempt, or the feedback of a rejection.' }), Type.Null()]),
   at: Timestamp('When it happened.'),
 }, { $id: 'RunEvent' });
