@@ -236,12 +236,19 @@ export const DraftOrigin = Type.Enum(DRAFT_ORIGINS, {
   description: '`generated`: WRITER\'s first draft; `regenerated`: WRITER\'s draft after a rejection with feedback; `edited`: a person\'s edit.',
 });
 
+/**
+ * An unsupported claim as the grounding check writes it (src/agent/grounding.ts): the distinct words of a sentence,
+ * each quoted and separated (at most three characters of text for each character of the draft), then the sentence's
+ * first 200 characters. There is at most one a sentence, so no more than the draft has characters.
+ */
+const CLAIM_MAX = 4 * (SUBJECT_MAX + BODY_MAX);
+
 export const DraftGrounding = Type.Object({
   verdict: Type.Enum(['grounded', 'unsupported'], {
     description: '`grounded`: every specific claim (figure, amount, year, name) is found in the call, the research or the lead; '
       + '`unsupported`: some are not.',
   }),
-  unsupported: Type.Array(Type.String({ maxLength: BODY_MAX }), { maxItems: BODY_MAX, description: 'Each unsupported claim with the sentence it is in.' }),
+  unsupported: Type.Array(Type.String({ maxLength: CLAIM_MAX }), { maxItems: SUBJECT_MAX + BODY_MAX, description: 'Each unsupported claim with the sentence it is in.' }),
 }, { description: "The grounding check of this version's own text (DESIGN §3); null when it was not checked." });
 
 export const EmailDraft = Type.Object({
