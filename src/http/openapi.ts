@@ -94,10 +94,11 @@ const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}
 /** The path of a document's template as Fastify writes it: `/api/v1/runs/{id}` → `/api/v1/runs/:id`. */
 const routeUrlOf = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
-function addHeaders(response: { headers?: Record<string, Json> }, names: string[]): void {
-  if (names.length === 0) return;
-  response.headers = { ...response.headers };
-  for (const name of names) response.headers[name] ??= headerRef(name);
+/** The response with these headers too; a copy, since one response object may be shared by several answers. */
+function withHeaders<T extends { headers?: Record<string, Json> }>(response: T, names: string[]): T {
+  const headers = { ...response.headers };
+  for (const name of names) headers[name] ??= headerRef(name);
+  return { ...response, headers };
 }
 
 function addParameter(operation: Operation, name: string): void {
@@ -145,7 +146,7 @@ function finishOperation(path: string, method: string, operation: Operation): vo
     if (method === 'post' && (code === 201 || code === 202)) names.push('Location');
     if (method === 'get' && lists && code === 200) names.push('Link');
     if (method === 'post' && keyed && code >= 200 && code < 300) names.push('Idempotent-Replayed');
-    addHeaders(response, names);
+    operation.responses[status] = withHeaders(response, names);
   }
 }
 
@@ -182,8 +183,9 @@ function refsOf(value: unknown, found: Set<string>): void {
 export function publicDocument(internal: OpenApiDocument): OpenApiDocument {
   const document = structuredClone(internal);
   document.paths = Object.fromEntries(Object.entries(document.paths).filter(([path]) => !isUiPath(path)));
+  // Whatever is outside the components (paths, and webhooks when there are some) reaches components.
   const reached = new Set<string>();
-  refsOf(document.paths, reached);
+  refsOf({ ...document, components: undefined }, reached);
   // Components reach further components: follow them until nothing new turns up.
   for (let size = -1; size !== reached.size;) {
     size = reached.size;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { ERROR_CODES } from '../../src/domain/errors.ts';
+import { finishDocument, publicDocument, type OpenApiDocument } from '../../src/http/openapi.ts';
 import { startTestApp, type TestApp } from '../helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -192,5 +193,59 @@ describe('the API document (/api/v1/openapi.json)', () => {
     assert.equal(health.status, 400, 'even /healthz has a 4xx answer, as documented');
     assert.equal(health.headers.get('ratelimit'), null, '/healthz is not rate limited');
     assert.equal(health.headers.get('access-control-allow-origin'), null, '/healthz is not of the cross-origin API');
+  });
+});
+
+describe('what a new route gets by rule (src/http/openapi.ts)', () => {
+  const problem = { description: 'A problem.', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+  const written = (): OpenApiDocument => ({
+    openapi: '3.1.0',
+    servers: [{ url: PUBLIC_URL }],
+    paths: {
+      '/api/v1/things': {
+        get: {
+          security: [{ bearerAuth: [] }],
+          parameters: [
+            { in: 'query', name: 'limit', required: true, schema: { type: 'integer', default: 50 } },
+            { in: 'query', name: 'cursor', required: false, schema: { type: 'string' } },
+          ],
+          responses: { 200: { description: 'A page.' }, 401: problem, 403: problem, 429: problem },
+        },
+        post: {
+          security: [{ bearerAuth: [] }],
+          requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { note: { type: 'string' } } } } } },
+          responses: { 201: { description: 'Made.' }, 400: problem, 503: problem },
+        },
+      },
+      '/ui/api/things': { get: { responses: { 200: { description: 'For the web UI.' } } } },
+    },
+    components: { schemas: { Problem: { type: 'object' }, UiThing: { type: 'object' } } },
+    webhooks: { thingMade: { post: { requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } } } } } },
+  } as unknown as OpenApiDocument);
+
+  it('documents headers, optional parameters and bodies, and the 500 answer of a route nobody wrote them for', () => {
+    const doc = finishDocument(written()) as any;
+    const list = doc.paths['/api/v1/things'].get;
+    assert.equal(list.parameters[0].required, false, 'a parameter with a default is not required');
+    assert.deepEqual(Object.keys(list.responses['200'].headers), ['X-Request-Id', 'Access-Control-Allow-Origin', 'RateLimit', 'RateLimit-Policy', 'Link']);
+    assert.deepEqual(Object.keys(list.responses['401'].headers), ['X-Request-Id', 'Access-Control-Allow-Origin', 'WWW-Authenticate']);
+    assert.deepEqual(Object.keys(list.responses['429'].headers), ['X-Request-Id', 'Access-Control-Allow-Origin', 'RateLimit', 'RateLimit-Policy', 'Retry-After']);
+    assert.ok(list.responses['500'].content['application/problem+json']);
+    const create = doc.paths['/api/v1/things'].post;
+    assert.equal(create.requestBody.required, false, 'a body of optional fields may be left out');
+    assert.deepEqual(create.parameters, [{ $ref: '#/components/parameters/IdempotencyKey' }]);
+    assert.deepEqual(Object.keys(create.responses['201'].headers),
+      ['X-Request-Id', 'Access-Control-Allow-Origin', 'RateLimit', 'RateLimit-Policy', 'Location', 'Idempotent-Replayed']);
+    assert.deepEqual(Object.keys(create.responses['503'].headers), ['X-Request-Id', 'Access-Control-Allow-Origin', 'Retry-After']);
+    assert.deepEqual(doc.servers, [{ url: PUBLIC_URL, 'x-internal': false }]);
+  });
+
+  it('leaves the web UI out of the public document, and keeps what webhooks refer to', () => {
+    const internal = finishDocument(written());
+    internal.components.schemas!.Thing = { type: 'object' };
+    const doc = publicDocument(internal) as any;
+    assert.deepEqual(Object.keys(doc.paths), ['/api/v1/things']);
+    assert.deepEqual(Object.keys(doc.components.schemas).sort(), ['Problem', 'Thing']);
+    assert.ok(internal.paths['/ui/api/things'], 'the internal document is left as it is');
   });
 });
