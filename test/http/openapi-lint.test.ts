@@ -14,6 +14,8 @@ import { startTestApp, type TestApp } from '../helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'node_modules/.bin');
+// As an installation reached by API users serves it: over https, at its own name. (With the default
+// http://localhost:3000, Redocly warns of a localhost server and OWASP refuses plain http: both rightly.)
 const PUBLIC_URL = 'https://leads.acme.test';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
