@@ -390,11 +390,11 @@ export const WebhookEventType = Type.Enum(WEBHOOK_EVENT_TYPES, { description: 'A
 
 export const WebhookEndpoint = Type.Object({
   id: Id('Identifier of the endpoint.'),
-  url: Type.String({ format: 'uri', description: 'Where events are POSTed.' }),
-  description: Nullable(Type.String()),
-  events: Type.Array(WebhookEventType, { description: 'The event types it is sent; empty for every type.' }),
+  url: Type.String({ format: 'uri', maxLength: URL_MAX, description: 'Where events are POSTed.' }),
+  description: Nullable(Type.String({ maxLength: WEBHOOK_DESCRIPTION_MAX })),
+  events: Type.Array(WebhookEventType, { maxItems: WEBHOOK_EVENT_TYPES.length, description: 'The event types it is sent; empty for every type.' }),
   enabled: Type.Boolean(),
-  disabledReason: Nullable(Type.String({ description: 'Why it is disabled: by an admin, or after 3 days of failed deliveries.' })),
+  disabledReason: Nullable(Type.String({ maxLength: MESSAGE_MAX, description: 'Why it is disabled: by an admin, or after 3 days of failed deliveries.' })),
   disabledAt: Nullable(Timestamp()),
   failingSince: Nullable(Timestamp('Since when every delivery has failed; null while deliveries succeed.')),
   previousSecretExpiresAt: Nullable(Timestamp('After a secret roll-over: until when the previous secret signs too.')),
@@ -404,7 +404,7 @@ export const WebhookEndpoint = Type.Object({
 
 export const WebhookEndpointWithSecret = Type.Object({
   ...WebhookEndpoint.properties,
-  secret: Type.String({ description: 'The signing secret, `whsec_` and base64: shown this once, never again.' }),
+  secret: Type.String({ maxLength: 100, description: 'The signing secret, `whsec_` and base64: shown this once, never again.' }),
 }, { $id: 'WebhookEndpointWithSecret' });
 
 const WebhookUrl = Type.String({ minLength: 1, maxLength: URL_MAX, description: 'An http or https URL without user name or password, on a public address.' });
@@ -426,14 +426,14 @@ export const WebhookEndpointUpdate = Type.Object({
 export const WebhookDelivery = Type.Object({
   id: Id('Identifier of the delivery.'),
   eventId: Id('The event, sent as `webhook-id`; a replay sends the same one.'),
-  eventType: Type.String(),
+  eventType: Type.String({ maxLength: 100 }),
   status: Type.Enum(['PENDING', 'SUCCEEDED', 'FAILED']),
-  attempts: Type.Integer({ minimum: 0 }),
+  attempts: Int32({ minimum: 0 }),
   nextAttemptAt: Nullable(Timestamp()),
-  lastStatus: Nullable(Type.Integer({ description: 'The HTTP status of the last answer; null when none came.' })),
-  lastError: Nullable(Type.String()),
-  lastResponseExcerpt: Nullable(Type.String({ description: 'The first 1 KB of the last answer\'s body.' })),
-  lastDurationMs: Nullable(Type.Integer()),
+  lastStatus: Nullable(Int32({ minimum: 0, maximum: 999, description: 'The HTTP status of the last answer; null when none came.' })),
+  lastError: Nullable(Type.String({ maxLength: MESSAGE_MAX })),
+  lastResponseExcerpt: Nullable(Type.String({ maxLength: 1024, description: 'The first 1 KB of the last answer\'s body.' })),
+  lastDurationMs: Nullable(Int32({ minimum: 0 })),
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
 }, { $id: 'WebhookDelivery' });
