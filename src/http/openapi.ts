@@ -7,6 +7,7 @@
 // - the public one (`publicDocument`), served at /api/v1/openapi.json and /docs: the API for API users, without the
 //   web UI's cookie routes or the schemas only they use (DESIGN §9).
 import { isApiPath, isRateLimited } from './security.ts';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT } from '../domain/webhooks/events.ts';
 
 type Json = Record<string, unknown>;
 type Operation = Json & {
@@ -150,8 +151,67 @@ function finishOperation(path: string, method: string, operation: Operation): vo
   }
 }
 
+const WEBHOOK_HEADERS: Json[] = [
+  { name: 'webhook-id', description: 'The event\'s id: the same on every retry and replay of it, to deduplicate by.' },
+  { name: 'webhook-timestamp', description: 'When this attempt was signed, in Unix seconds: refuse one far from your clock.' },
+  { name: 'webhook-signature', description: 'Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over).' },
+].map((header) => ({ ...header, in: 'header', required: true, schema: { type: 'string', maxLength: 1000 } }));
+
+/** What an event's `data` is: the object as the API answers it, or what is left of it. */
+function webhookData(type: string): Json {
+  if (type === 'lead.deleted') {
+    return { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', format: 'uuid', maxLength: 36 } } };
+  }
+  if (type === WEBHOOK_TEST_EVENT) {
+    return {
+      type: 'object', required: ['endpointId', 'message'], additionalProperties: false,
+      properties: { endpointId: { type: 'string', format: 'uuid', maxLength: 36 }, message: { type: 'string', maxLength: 200 } },
+    };
+  }
+  return { $ref: type.startsWith('lead.') ? '#/components/schemas/Lead' : '#/components/schemas/Run' };
+}
+
+/**
+ * The events leadrun POSTs to webhook endpoints (DESIGN §9), as the document's `webhooks`: one operation per event
+ * type, signed as Standard Webhooks says.
+ */
+function webhookSection(): Json {
+  const camel = (type: string) => type.split(/[._]/).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');
+  return Object.fromEntries([...WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT].map((type) => [type, {
+    post: {
+      operationId: `on${camel(type)}`,
+      summary: `The ${type} event`,
+      description: type === WEBHOOK_TEST_EVENT
+        ? 'Sent to one endpoint when "send test event" is asked for, whatever events it wants.'
+        : `Sent to every enabled endpoint that wants \`${type}\` (or every event), at least once, in order per run.`,
+      tags: ['Webhooks'],
+      security: [],
+      parameters: WEBHOOK_HEADERS,
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object', required: ['type', 'timestamp', 'data'], additionalProperties: false,
+              properties: {
+                type: { type: 'string', enum: [type] },
+                timestamp: { type: 'string', format: 'date-time', maxLength: 27, description: 'When it happened.' },
+                data: webhookData(type),
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        '200': { description: 'Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h.' },
+      },
+    },
+  }]));
+}
+
 /** Completes the document @fastify/swagger wrote from the route schemas (its `transformObject`). */
 export function finishDocument<T extends OpenApiDocument>(document: T): T {
+  (document as Json).webhooks = { ...webhookSection(), ...(document as Json).webhooks as Json | undefined };
   // PUBLIC_URL is where API users reach this installation: a server for them, not an internal one.
   (document as Json).servers = (document.servers as Json[] | undefined)?.map((server) => ({ ...server, 'x-internal': false }));
   document.components.headers = { ...document.components.headers, ...HEADERS };

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { ERROR_CODES } from '../../src/domain/errors.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../src/domain/webhooks/events.ts';
 import { finishDocument, publicDocument, type OpenApiDocument } from '../../src/http/openapi.ts';
 import { startTestApp, type TestApp } from '../helpers.ts';
 
@@ -173,6 +174,17 @@ describe('the API document (/api/v1/openapi.json)', () => {
 
   it('gives Problem.code as the closed list of codes', () => {
     assert.deepEqual([...doc.components.schemas.Problem.properties.code.enum].sort(), [...ERROR_CODES].sort());
+  });
+
+  it('lists in `webhooks` every event an endpoint can be sent, with its signature headers and its data', () => {
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), [...WEBHOOK_EVENT_TYPES, 'webhook.test'].sort());
+    const completed = doc.webhooks['run.completed'].post;
+    assert.deepEqual(completed.parameters.map((p: any) => p.name), ['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    const body = completed.requestBody.content['application/json'].schema;
+    assert.deepEqual(body.required, ['type', 'timestamp', 'data']);
+    assert.deepEqual(body.properties.type.enum, ['run.completed']);
+    assert.equal(body.properties.data.$ref, '#/components/schemas/Run');
+    assert.equal(doc.webhooks['lead.created'].post.requestBody.content['application/json'].schema.properties.data.$ref, '#/components/schemas/Lead');
   });
 
   it('sends the headers it documents: a page with Link and quota, a replayed create, a 401 with WWW-Authenticate', async () => {

@@ -4578,7 +4578,288 @@ export type paths = {
         trace?: never;
     };
 };
-export type webhooks = Record<string, never>;
+export type webhooks = {
+    "draft.delivery_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The draft.delivery_failed event
+         * @description Sent to every enabled endpoint that wants `draft.delivery_failed` (or every event), at least once, in order per run.
+         */
+        post: operations["onDraftDeliveryFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "draft.replied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The draft.replied event
+         * @description Sent to every enabled endpoint that wants `draft.replied` (or every event), at least once, in order per run.
+         */
+        post: operations["onDraftReplied"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "draft.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The draft.sent event
+         * @description Sent to every enabled endpoint that wants `draft.sent` (or every event), at least once, in order per run.
+         */
+        post: operations["onDraftSent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The lead.created event
+         * @description Sent to every enabled endpoint that wants `lead.created` (or every event), at least once, in order per run.
+         */
+        post: operations["onLeadCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The lead.deleted event
+         * @description Sent to every enabled endpoint that wants `lead.deleted` (or every event), at least once, in order per run.
+         */
+        post: operations["onLeadDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The lead.updated event
+         * @description Sent to every enabled endpoint that wants `lead.updated` (or every event), at least once, in order per run.
+         */
+        post: operations["onLeadUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.awaiting_approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.awaiting_approval event
+         * @description Sent to every enabled endpoint that wants `run.awaiting_approval` (or every event), at least once, in order per run.
+         */
+        post: operations["onRunAwaitingApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.cancelled event
+         * @description Sent to every enabled endpoint that wants `run.cancelled` (or every event), at least once, in order per run.
+         */
+        post: operations["onRunCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.completed event
+         * @description Sent to every enabled endpoint that wants `run.completed` (or every event), at least once, in order per run.
+         */
+        post: operations["onRunCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.failed event
+         * @description Sent to every enabled endpoint that wants `run.failed` (or every event), at least once, in order per run.
+         */
+        post: operations["onRunFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.rejected event
+         * @description Sent to every enabled endpoint that wants `run.rejected` (or every event), at least once, in order per run.
+         */
+        post: operations["onRunRejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.started event
+         * @description Sent to every enabled endpoint that wants `run.started` (or every event), at least once, in order per run.
+         */
+        post: operations["onRunStarted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "run.step_completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run.step_completed event
+         * @description Sent to every enabled endpoint that wants `run.step_completed` (or every event), at least once, in order per run.
+         */
+        post: operations["onRunStepCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The webhook.test event
+         * @description Sent to one endpoint when "send test event" is asked for, whatever events it wants.
+         */
+        post: operations["onWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+};
 export type components = {
     schemas: {
         Call: {
@@ -10433,6 +10714,545 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    onDraftDeliveryFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "draft.delivery_failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDraftReplied: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "draft.replied";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDraftSent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "draft.sent";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onLeadCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Lead"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "lead.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onLeadDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "lead.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onLeadUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Lead"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "lead.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRunAwaitingApproval: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "run.awaiting_approval";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRunCancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "run.cancelled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRunCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "run.completed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRunFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "run.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRunRejected: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "run.rejected";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRunStarted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "run.started";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRunStepCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "run.step_completed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onWebhookTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: uuid */
+                        endpointId: string;
+                        message: string;
+                    };
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "webhook.test";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
