@@ -1,0 +1,72 @@
+// What the client's tests share: a leadrun on loopback with a key, and a loopback proxy in front of it that can
+// answer for the server (a 429, a refusal of event streams) or lose an answer, to test the client's retries and
+// fallbacks against the real server behind it.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { systemClock } from '../../src/clock.ts';
+import { webhookHandler } from '../../src/domain/webhooks/deliver.ts';
+import { JobRunner } from '../../src/jobs/runner.ts';
+import { silentLogger, type TestApp } from '../helpers.ts';
+
+/** What the proxy does with one request: pass it on, answer it itself, or pass it on and drop the answer. */
+export type ProxyDecision = 'pass' | 'drop-answer' | { status: number; headers?: Record<string, string>; body?: string };
+
+export interface Proxy {
+  url: string;
+  /** Decides each request; by default every one passes. */
+  decide: (request: http.IncomingMessage, index: number) => ProxyDecision;
+  /** Every request seen: method, URL and headers. */
+  seen: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders }>;
+  close(): Promise<void>;
+}
+
+export async function startProxy(target: string): Promise<Proxy> {
+  const upstream = new URL(target);
+  const proxy: Proxy = {
+    url: '',
+    decide: () => 'pass',
+    seen: [],
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  const server = http.createServer((req, res) => {
+    const index = proxy.seen.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }) - 1;
+    const decision = proxy.decide(req, index);
+    if (typeof decision === 'object') {
+      req.resume();
+      res.writeHead(decision.status, decision.headers ?? {});
+      res.end(decision.body ?? '');
+      return;
+    }
+    const forward = http.request({
+      host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host },
+    }, (answer) => {
+      if (decision === 'drop-answer') {
+        // The server has done the work and answered; the client never hears of it.
+        answer.resume();
+        answer.on('end', () => res.socket?.destroy());
+        return;
+      }
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forward.on('error', () => res.socket?.destroy());
+    res.on('close', () => forward.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}
+
+/** A job runner that delivers webhooks at once (loopback receivers are allowed by the app's config). */
+export async function startWebhookRunner(t: TestApp): Promise<JobRunner> {
+  const runner = new JobRunner({
+    database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, logger: silentLogger,
+    handlers: [webhookHandler({ leaseMs: 5_000, retryDelaysMs: [50, 50, 50], timeoutMs: 2_000 })], pollMs: 30, drainMs: 500,
+  });
+  await runner.start();
+  return runner;
+}
