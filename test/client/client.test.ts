@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { createClient, LeadrunError, LeadrunTimeoutError, WebhookVerificationError, type LeadrunClient, type Run } from '../../packages/client/src/index.ts';
 import { retryAfterMs } from '../../packages/client/src/transport.ts';
 import type { JobRunner } from '../../src/jobs/runner.ts';
+import type { Worker } from '../../src/worker/worker.ts';
 import { BACKENDS, TRANSCRIPT, startTestApp, type TestApp } from '../helpers.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { startProxy, startWebhookRunner, type Proxy } from './support.ts';
@@ -36,6 +37,7 @@ for (const kind of BACKENDS) {
     let proxy: Proxy;
     let receiver: WebhookReceiver;
     let runner: JobRunner;
+    let worker: Worker;
 
     /** A lead with a call, ready for a run. */
     async function leadWithCall(name = 'Ada Lovelace') {
@@ -51,7 +53,7 @@ for (const kind of BACKENDS) {
       client = createClient({ baseUrl: t.url, apiKey: key });
       proxy = await startProxy(t.url);
       receiver = await startWebhookReceiver();
-      await t.startWorker();
+      worker = await t.startWorker();
       runner = await startWebhookRunner(t);
     });
     after(async () => {
@@ -169,8 +171,14 @@ for (const kind of BACKENDS) {
       const { lead, call } = await leadWithCall('Stream Waiter');
       const viaProxy = createClient({ baseUrl: proxy.url, apiKey: key });
       proxy.seen.length = 0;
+      // No worker until the client follows the stream: the run is still QUEUED when the wait begins.
+      await worker.stop();
       const run = await viaProxy.runs.create({ leadId: lead.id, callId: call.id });
-      const rested = await viaProxy.runs.wait(run.id, { timeoutMs: 30_000 });
+      const streaming = proxy.arrival((r) => r.url === `/api/v1/runs/${run.id}/events`);
+      const waiting = viaProxy.runs.wait(run.id, { timeoutMs: 30_000 });
+      await streaming;
+      worker = await t.startWorker();
+      const rested = await waiting;
       assert.equal(rested.status, 'AWAITING_APPROVAL');
       assert.ok(proxy.seen.some((r) => r.url === `/api/v1/runs/${run.id}/events` && r.headers.accept === 'text/event-stream'), 'the stream was followed');
       assert.ok(proxy.seen.filter((r) => r.url === `/api/v1/runs/${run.id}`).length <= 3, 'and not polled');
@@ -182,7 +190,7 @@ for (const kind of BACKENDS) {
       const edited = await client.runs.editDraft(run.id, { subject: 'A pilot for month-end reporting' });
       assert.equal(edited?.emailDraft?.subject, 'A pilot for month-end reporting');
       const versions = await client.runs.drafts(run.id);
-      assert.deepEqual(versions.map((v) => v.version), [2, 1]);
+      assert.deepEqual(versions.map((v) => v.version), [1, 2]);
 
       // Rejected with regenerate, it runs again; waited for past its first rest with `until`.
       const regenerating = await client.runs.reject(run.id, { regenerate: true, feedback: 'Shorter, please.' });
@@ -207,8 +215,13 @@ for (const kind of BACKENDS) {
       proxy.seen.length = 0;
       proxy.decide = (req) => (String(req.headers.accept).includes('text/event-stream') ? { status: 406, body: 'no streams here' } : 'pass');
       try {
+        await worker.stop();
         const run = await viaProxy.runs.create({ leadId: lead.id, callId: call.id });
-        const rested = await viaProxy.runs.wait(run.id, { pollIntervalMs: 50, timeoutMs: 30_000 });
+        const polling = proxy.arrival((r) => r.url === `/api/v1/runs/${run.id}` && proxy.seen.filter((s) => s.url === r.url).length >= 2);
+        const waiting = viaProxy.runs.wait(run.id, { pollIntervalMs: 50, timeoutMs: 30_000 });
+        await polling;
+        worker = await t.startWorker();
+        const rested = await waiting;
         assert.equal(rested.status, 'AWAITING_APPROVAL');
         assert.equal(proxy.seen.filter((r) => r.url.endsWith('/events')).length, 1, 'the stream was tried once');
         assert.ok(proxy.seen.filter((r) => r.url === `/api/v1/runs/${run.id}`).length >= 2, 'then the run was polled');
@@ -216,10 +229,10 @@ for (const kind of BACKENDS) {
         const timedOut = await rejects(viaProxy.runs.wait(run.id, { until: (r) => r.status === 'COMPLETED', pollIntervalMs: 50, timeoutMs: 300 }), LeadrunTimeoutError);
         assert.match(timedOut.message, /300 ms/);
         const controller = new AbortController();
-        const waiting = viaProxy.runs.wait(run.id, { until: () => false, pollIntervalMs: 50, signal: controller.signal });
+        const aborted = viaProxy.runs.wait(run.id, { until: () => false, pollIntervalMs: 50, signal: controller.signal });
         controller.abort(new Error('stopped by the caller'));
-        await assert.rejects(waiting, /stopped by the caller/);
-        assert.equal((await client.runs.cancel(run.id).catch((error: LeadrunError) => error)).constructor, LeadrunError, 'a run at rest cannot be cancelled');
+        await assert.rejects(aborted, /stopped by the caller/);
+        assert.equal((await rejects(client.runs.cancel(run.id), LeadrunError)).code, 'invalid_state', 'a run at rest cannot be cancelled');
       } finally {
         proxy.decide = () => 'pass';
       }
@@ -242,7 +255,7 @@ for (const kind of BACKENDS) {
     it('answers every refusal as a LeadrunError carrying the problem document', async () => {
       const invalid = await rejects(client.leads.create({ name: '', email: 'not an address' }), LeadrunError);
       assert.equal(invalid.status, 400);
-      assert.equal(invalid.code, 'validation_failed');
+      assert.equal(invalid.code, 'invalid_request');
       assert.ok(invalid.errors.some((e) => e.field === 'email'), JSON.stringify(invalid.errors));
       assert.match(String(invalid.requestId), /\S/);
       assert.equal(invalid.problem?.status, 400);

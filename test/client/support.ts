@@ -17,15 +17,21 @@ export interface Proxy {
   decide: (request: http.IncomingMessage, index: number) => ProxyDecision;
   /** Every request seen: method, URL and headers. */
   seen: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders }>;
+  /** Resolves when a request matching `match` arrives (from now on). */
+  arrival(match: (request: http.IncomingMessage) => boolean): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startProxy(target: string): Promise<Proxy> {
   const upstream = new URL(target);
+  const waiters: Array<{ match: (request: http.IncomingMessage) => boolean; resolve: () => void }> = [];
   const proxy: Proxy = {
     url: '',
     decide: () => 'pass',
     seen: [],
+    arrival(match) {
+      return new Promise((resolve) => waiters.push({ match, resolve }));
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -33,6 +39,10 @@ export async function startProxy(target: string): Promise<Proxy> {
   };
   const server = http.createServer((req, res) => {
     const index = proxy.seen.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }) - 1;
+    for (const waiter of waiters.filter((w) => w.match(req))) {
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
     const decision = proxy.decide(req, index);
     if (typeof decision === 'object') {
       req.resume();
