@@ -209,6 +209,27 @@ for (const kind of BACKENDS) {
       assert.ok(refused.requestId);
     });
 
+    it('resumes a broken events stream with Last-Event-ID', async () => {
+      const { lead, call } = await leadWithCall('Broken Stream');
+      const viaProxy = createClient({ baseUrl: proxy.url, apiKey: key });
+      await worker.stop();
+      const run = await viaProxy.runs.create({ leadId: lead.id, callId: call.id });
+      const streams = () => proxy.seen.filter((r) => r.url === `/api/v1/runs/${run.id}/events`);
+      let cut = 0;
+      proxy.decide = (req) => (req.url === `/api/v1/runs/${run.id}/events` && cut++ === 0 ? 'cut-after-first-event' : 'pass');
+      try {
+        const resumed = proxy.arrival((r) => r.url === `/api/v1/runs/${run.id}/events` && r.headers['last-event-id'] !== undefined);
+        const waiting = viaProxy.runs.wait(run.id, { timeoutMs: 30_000 });
+        await resumed;
+        worker = await t.startWorker();
+        assert.equal((await waiting).status, 'AWAITING_APPROVAL');
+        assert.equal(streams()[0]!.headers['last-event-id'], undefined);
+        assert.equal(streams()[1]!.headers['last-event-id'], '1', 'resumed after the one event seen');
+      } finally {
+        proxy.decide = () => 'pass';
+      }
+    });
+
     it('falls back to polling when a proxy refuses event streams, and gives up at timeoutMs', async () => {
       const { lead, call } = await leadWithCall('Poll Waiter');
       const viaProxy = createClient({ baseUrl: proxy.url, apiKey: key });
@@ -307,6 +328,10 @@ for (const kind of BACKENDS) {
       assert.match(test.id, UUID);
       const rolled = await client.webhooks.rotateSecret(endpoint.id);
       assert.notEqual(rolled.secret, endpoint.secret);
+      // During the roll-over both secrets sign: either one verifies.
+      await client.webhooks.test(endpoint.id);
+      const both = await receiver.next((r) => r.json?.type === 'webhook.test' && String(r.headers['webhook-signature']).includes(' '));
+      for (const secret of [endpoint.secret, rolled.secret]) await client.webhooks.verify(both.body, both.headers as Record<string, string>, secret);
       await client.webhooks.delete(endpoint.id);
       assert.equal((await rejects(client.webhooks.get(endpoint.id), LeadrunError)).status, 404);
     });

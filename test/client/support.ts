@@ -9,7 +9,7 @@ import { JobRunner } from '../../src/jobs/runner.ts';
 import { silentLogger, type TestApp } from '../helpers.ts';
 
 /** What the proxy does with one request: pass it on, answer it itself, or pass it on and drop the answer. */
-export type ProxyDecision = 'pass' | 'drop-answer' | { status: number; headers?: Record<string, string>; body?: string };
+export type ProxyDecision = 'pass' | 'drop-answer' | 'cut-after-first-event' | { status: number; headers?: Record<string, string>; body?: string };
 
 export interface Proxy {
   url: string;
@@ -60,6 +60,19 @@ export async function startProxy(target: string): Promise<Proxy> {
         return;
       }
       res.writeHead(answer.statusCode ?? 502, answer.headers);
+      if (decision === 'cut-after-first-event') {
+        // The connection breaks once the first event (an `id:` block) has been passed on, as a flaky network would.
+        let text = '';
+        answer.on('data', (chunk: Buffer) => {
+          text += chunk.toString('utf8');
+          const block = /^id: .*\n(?:.*\n)*?\n/m.exec(text);
+          if (!block) return;
+          res.write(text.slice(0, block.index + block[0].length));
+          answer.destroy();
+          res.socket?.destroy();
+        });
+        return;
+      }
       answer.pipe(res);
     });
     forward.on('error', () => res.socket?.destroy());

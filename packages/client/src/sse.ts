@@ -19,11 +19,11 @@ export async function* readEventStream(body: ReadableStream<Uint8Array>): AsyncG
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      // Lines end with CRLF, LF or CR; a CR at the very end may be the first half of a CRLF not yet read.
+      if (!done) buffer += decoder.decode(value, { stream: true });
+      // Lines end with CRLF, LF or CR; a CR at the very end may be the first half of a CRLF not yet read, unless the
+      // stream has ended.
       for (;;) {
-        const match = /\r\n|\n|\r(?!$)/.exec(buffer);
+        const match = (done ? /\r\n|\n|\r/ : /\r\n|\n|\r(?!$)/).exec(buffer);
         if (!match) break;
         const line = buffer.slice(0, match.index);
         buffer = buffer.slice(match.index + match[0].length);
@@ -42,6 +42,7 @@ export async function* readEventStream(body: ReadableStream<Uint8Array>): AsyncG
         else if (field === 'event') event = text;
         else if (field === 'id' && !text.includes('\0')) lastId = text;
       }
+      if (done) return;
     }
   } finally {
     await reader.cancel().catch(() => {});

@@ -82,6 +82,7 @@ export class Transport {
     const repeatable = !options.once && (IDEMPOTENT_METHODS.has(method) || Boolean(options.idempotencyKey));
     const url = this.url(path, options.query);
 
+    let lostAnswer = false;
     for (let attempt = 0; ; attempt++) {
       const mayRetry = repeatable && attempt < this.#retries;
       let response: Response;
@@ -90,10 +91,16 @@ export class Transport {
       } catch (error) {
         // A failed connection (TypeError from fetch) is retried; an abort is the caller's decision and is not.
         if (!mayRetry || options.signal?.aborted || isAbort(error)) throw error;
+        lostAnswer = true;
         await delay(this.#backoff(attempt), options.signal);
         continue;
       }
       if (response.ok) return response;
+      // A DELETE whose first answer was lost may well have been done: its repetition finding nothing is success.
+      if (method === 'DELETE' && lostAnswer && response.status === 404) {
+        await response.body?.cancel();
+        return new Response(null, { status: 204, headers: response.headers });
+      }
       const error = await errorOf(response);
       const retryable = RETRY_STATUSES.has(response.status) || (response.status === 409 && error.code === 'idempotency_conflict' && Boolean(options.idempotencyKey));
       if (!mayRetry || !retryable) throw error;
@@ -136,7 +143,8 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | n
   if (value === null) return null;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const date = Date.parse(text);
+  // An HTTP date names its day and month; Date.parse alone would take '-3' or '1.5' for years.
+  const date = /^[a-z]{3}, /i.test(text) ? Date.parse(text) : NaN;
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
