@@ -69,7 +69,8 @@ export async function startProxy(target: string): Promise<Proxy> {
           if (!block) return;
           res.write(text.slice(0, block.index + block[0].length));
           answer.destroy();
-          res.socket?.destroy();
+          // Ended, not destroyed: what was written reaches the client, then the connection closes mid-response.
+          res.socket?.end();
         });
         return;
       }
