@@ -11,23 +11,10 @@ import { promisify } from 'node:util';
 import type { JobRunner } from '../../src/jobs/runner.ts';
 import { startTestApp, type TestApp } from '../helpers.ts';
 import { PROJECT_ROOT } from '../cli/support.ts';
-import { startWebhookRunner } from './support.ts';
+import { PACKAGE_DIR, readmeExample, startWebhookRunner } from './support.ts';
 
 const run = promisify(execFile);
-const PACKAGE_DIR = path.join(PROJECT_ROOT, 'packages/client');
 const BIN = path.join(PROJECT_ROOT, 'node_modules/.bin');
-const EXAMPLE_MARKER = '<!-- example:';
-
-/** The fenced ts block that follows the README's example marker. */
-export async function readmeExample(): Promise<string> {
-  const readme = await readFile(path.join(PACKAGE_DIR, 'README.md'), 'utf8');
-  const marker = readme.indexOf(EXAMPLE_MARKER);
-  assert.ok(marker >= 0, 'the README marks its example');
-  const block = /```ts\n([\s\S]*?)\n```/.exec(readme.slice(marker));
-  assert.ok(block?.[1] && block.index < 200, 'a ```ts block follows the marker at once');
-  return block[1];
-}
-
 const env = { ...process.env, PATH: `${BIN}${path.delimiter}${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false' };
 
 describe('@leadrun/client packed', () => {

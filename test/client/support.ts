@@ -1,12 +1,18 @@
 // What the client's tests share: a leadrun on loopback with a key, and a loopback proxy in front of it that can
 // answer for the server (a 429, a refusal of event streams) or lose an answer, to test the client's retries and
 // fallbacks against the real server behind it.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../src/clock.ts';
 import { webhookHandler } from '../../src/domain/webhooks/deliver.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { silentLogger, type TestApp } from '../helpers.ts';
+import { PROJECT_ROOT } from '../cli/support.ts';
+
+export const PACKAGE_DIR = path.join(PROJECT_ROOT, 'packages/client');
 
 /** What the proxy does with one request: pass it on, answer it itself, or pass it on and drop the answer. */
 export type ProxyDecision = 'pass' | 'drop-answer' | 'cut-after-first-event' | { status: number; headers?: Record<string, string>; body?: string };
@@ -93,4 +99,16 @@ export async function startWebhookRunner(t: TestApp): Promise<JobRunner> {
   });
   await runner.start();
   return runner;
+}
+
+const EXAMPLE_MARKER = '<!-- example:';
+
+/** The fenced ts block that follows the README's example marker. */
+export async function readmeExample(): Promise<string> {
+  const readme = await readFile(path.join(PACKAGE_DIR, 'README.md'), 'utf8');
+  const marker = readme.indexOf(EXAMPLE_MARKER);
+  assert.ok(marker >= 0, 'the README marks its example');
+  const block = /```ts\n([\s\S]*?)\n```/.exec(readme.slice(marker));
+  assert.ok(block?.[1] && block.index < 200, 'a ```ts block follows the marker at once');
+  return block[1];
 }
