@@ -3,6 +3,13 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 
+/**
+ * The largest answer read from a model endpoint (src/agent/engines/model.ts). An answer is parsed on the event loop, so
+ * its size is bounded: the step outputs are a few kilobytes, and anything near this is not an answer to the question
+ * asked. No output, nor any text or list in it, is larger.
+ */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
 const Engine = Type.Union([Type.Literal('offline'), Type.Literal('model')], {
   description: 'Which engine produced the output: the built-in rule-based one, or a language model.',
 });

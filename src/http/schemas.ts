@@ -1,7 +1,7 @@
 // The API's shapes. Each schema validates requests, serialises responses, types the handlers and writes the
 // OpenAPI document: a shape is described here once.
 import { Type, type TSchema } from 'typebox';
-import { AnalysisOutput, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from '../agent/outputs.ts';
+import { AnalysisOutput, MAX_ANSWER_BYTES, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from '../agent/outputs.ts';
 import { LEAD_STATUSES, SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../domain/leads.ts';
 import { IMPORT_FIELDS, IMPORT_LISTED_ERRORS, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS } from '../domain/lead-import-format.ts';
 import { RUN_STATUSES } from '../domain/runs.ts';
@@ -10,28 +10,52 @@ import { BODY_MAX, SUBJECT_MAX } from '../agent/grounding.ts';
 import { DESCRIPTION_MAX as WEBHOOK_DESCRIPTION_MAX } from '../domain/webhooks/endpoints.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import { URL_MAX } from '../domain/webhooks/url.ts';
+import { ERROR_CODES } from '../domain/errors.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+// Every string and array of the document states its bound, answers included, so that a client can size what it
+// stores: the bound a request is checked against, or what the server writes at most.
+/** `2026-01-31T09:30:00.000Z`: 24 characters; a year past 9999 takes 3 more. */
+const TIMESTAMP_MAX = 27;
+/**
+ * An error or a message the server wrote (why a step, a run or a delivery failed): a sentence or a few, which may quote
+ * the request's path (Node takes at most 16 KiB of request line and headers).
+ */
+export const MESSAGE_MAX = 20_000;
+/** An e-mail address (RFC 5321), and a header line of an e-mail (RFC 5322). */
+const EMAIL_MAX = 254;
+const HEADER_LINE_MAX = 998;
+/** The model an endpoint says answered (or the configured one): no longer than the answer that named it. */
+export const MODEL_NAME_MAX = MAX_ANSWER_BYTES;
+/** A reviewer's feedback on a rejected draft. */
+const FEEDBACK_MAX = 2000;
+// An integer states its range: what it is checked against, or else all that its format holds. A 64-bit integer of
+// this API is a JavaScript number, exact up to 2^53 - 1.
+export const INT32_MAX = 2_147_483_647;
+export const Int32 = (options: Parameters<typeof Type.Integer>[0] = {}) =>
+  Type.Integer({ format: 'int32', minimum: -INT32_MAX - 1, maximum: INT32_MAX, ...options });
+export const Int64 = (options: Parameters<typeof Type.Integer>[0] = {}) =>
+  Type.Integer({ format: 'int64', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, ...options });
 export const Timestamp = (description?: string) =>
-  Type.String({ format: 'date-time', description: description ?? 'ISO 8601 timestamp in UTC with milliseconds.' });
-const Id = (description: string) => Type.String({ format: 'uuid', description });
+  Type.String({ format: 'date-time', maxLength: TIMESTAMP_MAX, description: description ?? 'ISO 8601 timestamp in UTC with milliseconds.' });
+const Id = (description: string) => Type.String({ format: 'uuid', maxLength: 36, description });
 
 export const Problem = Type.Object({
-  type: Type.String({ description: 'A URI naming the kind of problem.' }),
-  title: Type.String(),
-  status: Type.Integer(),
-  detail: Type.String({ description: 'What went wrong, for a person.' }),
-  code: Type.String({ description: 'A stable snake_case word to branch on.' }),
-  requestId: Type.String({ description: 'The X-Request-Id of the request, to quote when asking for help.' }),
-  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+  type: Type.String({ maxLength: 2048, description: 'A URI naming the kind of problem.' }),
+  title: Type.String({ maxLength: 200 }),
+  status: Int32({ minimum: 400, maximum: 599 }),
+  detail: Type.String({ maxLength: MESSAGE_MAX, description: 'What went wrong, for a person.' }),
+  code: Type.Enum(ERROR_CODES, { description: 'A stable snake_case word to branch on; the list is closed.' }),
+  requestId: Type.String({ maxLength: 128, description: 'The X-Request-Id of the request, to quote when asking for help.' }),
+  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String({ maxLength: 1000 }), message: Type.String({ maxLength: MESSAGE_MAX }) }), {
     maxItems: 50, description: 'For a request that failed validation: what is wrong with each field, the first 50 at most.',
   })),
-  errorCount: Type.Optional(Type.Integer({ minimum: 0, description: 'How many entries `errors` would have in all.' })),
-  requiredScope: Type.Optional(Type.String()),
-  limit: Type.Optional(Type.Integer()),
-  used: Type.Optional(Type.Integer()),
-  resetsAt: Type.Optional(Type.String({ format: 'date-time' })),
-  runStatus: Type.Optional(Type.String({ description: 'For invalid_state: the status the run is in.' })),
+  errorCount: Type.Optional(Int32({ minimum: 0, description: 'How many entries `errors` would have in all.' })),
+  requiredScope: Type.Optional(Type.String({ maxLength: 100 })),
+  limit: Type.Optional(Int32({ minimum: 0 })),
+  used: Type.Optional(Int32({ minimum: 0 })),
+  resetsAt: Type.Optional(Timestamp()),
+  runStatus: Type.Optional(Type.Enum(RUN_STATUSES, { description: 'For invalid_state: the status the run is in.' })),
 }, { $id: 'Problem', description: 'An RFC 9457 problem document (application/problem+json).' });
 
 export const ProblemRef = Type.Ref('Problem');
@@ -40,10 +64,10 @@ export const LeadStatus = Type.Enum(LEAD_STATUSES, { description: 'Where the lea
 
 export const Lead = Type.Object({
   id: Id('Identifier of the lead.'),
-  name: Type.String({ description: 'Person name of the lead.' }),
-  email: Nullable(Type.String({ format: 'email' })),
-  companyName: Nullable(Type.String()),
-  companyWebsite: Nullable(Type.String({ format: 'uri' })),
+  name: Type.String({ maxLength: 200, description: 'Person name of the lead.' }),
+  email: Nullable(Type.String({ format: 'email', maxLength: EMAIL_MAX })),
+  companyName: Nullable(Type.String({ maxLength: 200 })),
+  companyWebsite: Nullable(Type.String({ format: 'uri', maxLength: 2048 })),
   status: LeadStatus,
   assignedToUserId: Nullable(Id('The user the lead is assigned to.')),
   createdAt: Timestamp(),
@@ -54,11 +78,11 @@ export const Lead = Type.Object({
 
 const leadFields = {
   name: Type.String({ minLength: 1, maxLength: 200, description: 'Person name of the lead.' }),
-  email: Nullable(Type.String({ format: 'email', maxLength: 254 })),
+  email: Nullable(Type.String({ format: 'email', maxLength: EMAIL_MAX })),
   companyName: Nullable(Type.String({ maxLength: 200 })),
   companyWebsite: Nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]', maxLength: 2048, description: 'An absolute http or https URL.' })),
   status: LeadStatus,
-  assignedToUserId: Nullable(Type.String({ format: 'uuid', description: 'A user of the same workspace.' })),
+  assignedToUserId: Nullable(Type.String({ format: 'uuid', maxLength: 36, description: 'A user of the same workspace.' })),
 };
 
 export const LeadCreate = Type.Object({
@@ -88,13 +112,13 @@ export const LeadFilters = {
   })),
   status: Type.Optional(LeadStatus),
   assignedToUserId: Type.Optional(Type.Union([
-    Type.String({ format: 'uuid' }),
+    Type.String({ format: 'uuid', maxLength: 36 }),
     Type.Literal(UNASSIGNED),
-  ], { description: `The leads assigned to this user, or \`${UNASSIGNED}\` for the leads assigned to nobody.` })),
+  ], { type: 'string', maxLength: 36, description: `The leads assigned to this user, or \`${UNASSIGNED}\` for the leads assigned to nobody.` })),
 };
 
 export const LeadCount = Type.Object({
-  count: Type.Integer({ minimum: 0, description: 'How many leads the filters find.' }),
+  count: Int64({ minimum: 0, description: 'How many leads the filters find.' }),
 });
 
 /** A JSON lead import: each lead as POST /api/v1/leads takes it (validated one by one, so that each is reported). */
@@ -117,61 +141,82 @@ export const LeadImportQuery = Type.Object({
 });
 
 export const LeadImportResult = Type.Object({
-  created: Type.Integer({ minimum: 0, description: 'Rows that created a lead.' }),
-  updated: Type.Integer({ minimum: 0, description: 'Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created.' }),
-  skipped: Type.Integer({ minimum: 0, description: 'Invalid rows, left out; `errors` says why.' }),
+  created: Int32({ minimum: 0, description: 'Rows that created a lead.' }),
+  updated: Int32({ minimum: 0, description: 'Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created.' }),
+  skipped: Int32({ minimum: 0, description: 'Invalid rows, left out; `errors` says why.' }),
   errors: Type.Array(Type.Object({
-    row: Type.Integer({
+    row: Int32({
       minimum: 0,
       description: 'CSV: the row as a spreadsheet numbers it (the header is row 1, the first lead row 2; a cell over several lines is '
         + 'still one row). JSON: the index of the lead in `leads`, from 0.',
     }),
-    field: Type.String({ description: 'The lead field, or `(row)` for the row as a whole.' }),
-    message: Type.String({ description: 'What is wrong, in the words of POST /api/v1/leads.' }),
+    field: Type.String({ maxLength: 100, description: 'The lead field, or `(row)` for the row as a whole.' }),
+    message: Type.String({ maxLength: MESSAGE_MAX, description: 'What is wrong, in the words of POST /api/v1/leads.' }),
   }), { maxItems: IMPORT_LISTED_ERRORS, description: `What is wrong with each skipped row, in row order: the first ${IMPORT_LISTED_ERRORS.toLocaleString('en')}.` }),
-  errorCount: Type.Integer({ minimum: 0, description: 'How many entries `errors` would have in all.' }),
-  rows: Type.Integer({ minimum: 0, description: 'Rows of leads read: created + updated + skipped. Blank rows are not counted.' }),
+  errorCount: Int32({ minimum: 0, description: 'How many entries `errors` would have in all.' }),
+  rows: Int32({ minimum: 0, description: 'Rows of leads read: created + updated + skipped. Blank rows are not counted.' }),
   dryRun: Type.Boolean({ description: 'True when nothing was written: the counts say what the import would do.' }),
   columns: Nullable(Type.Array(Type.Object({
-    header: Type.String({ description: 'The header of the column (its first 200 characters).' }),
+    header: Type.String({ maxLength: 200, description: 'The header of the column (its first 200 characters).' }),
     field: Nullable(Type.Enum(IMPORT_FIELDS, { description: 'What the column was read as; null for a column that was ignored.' })),
   }), { maxItems: IMPORT_MAX_COLUMNS, description: 'CSV: how each column was read, in order. Null for JSON.' })),
 }, { $id: 'LeadImportResult' });
 
+const TRANSCRIPT_MAX = 200_000;
+
 export const Call = Type.Object({
   id: Id('Identifier of the call.'),
   leadId: Id('The lead the call was held with.'),
-  title: Nullable(Type.String()),
+  title: Nullable(Type.String({ maxLength: 200 })),
   occurredAt: Nullable(Timestamp('When the call took place.')),
-  durationSeconds: Nullable(Type.Integer()),
-  transcript: Type.String(),
+  durationSeconds: Nullable(Int32({ minimum: 0, maximum: 86_400 })),
+  transcript: Type.String({ maxLength: TRANSCRIPT_MAX }),
   createdAt: Timestamp(),
 }, { $id: 'Call' });
 
 export const CallCreate = Type.Object({
-  transcript: Type.String({ minLength: 1, maxLength: 200_000, description: 'What was said; one speaker turn per line reads best.' }),
+  transcript: Type.String({ minLength: 1, maxLength: TRANSCRIPT_MAX, description: 'What was said; one speaker turn per line reads best.' }),
   title: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-  occurredAt: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
-  durationSeconds: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 86_400 }))),
+  occurredAt: Type.Optional(Nullable(Type.String({ format: 'date-time', maxLength: 64 }))),
+  durationSeconds: Type.Optional(Nullable(Int32({ minimum: 0, maximum: 86_400 }))),
 }, { additionalProperties: false });
 
 export const StepNode = Type.Enum(STEP_NODES);
 
+/**
+ * A step output's schema (src/agent/outputs.ts) as answers describe it: with the bound of every text and list in it that
+ * the schema leaves open. No output is larger than the largest model answer read (MAX_ANSWER_BYTES), nor is anything
+ * within it; the outputs' own schemas, which models are shown, stay as they are.
+ */
+function boundedOutput<T extends TSchema>(schema: T): T {
+  const bound = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(bound);
+    if (!node || typeof node !== 'object') return node;
+    const copy: Record<string | symbol, unknown> = { ...node };
+    for (const key of Object.keys(copy)) copy[key] = bound(copy[key]);
+    if (copy.type === 'string' && copy.maxLength === undefined && copy.enum === undefined && copy.const === undefined) copy.maxLength = MAX_ANSWER_BYTES;
+    if (copy.type === 'array' && copy.maxItems === undefined) copy.maxItems = MAX_ANSWER_BYTES;
+    if (copy.type === 'integer' && copy.format === undefined) Object.assign(copy, { format: 'int32', minimum: copy.minimum ?? -INT32_MAX - 1, maximum: copy.maximum ?? INT32_MAX });
+    return copy;
+  };
+  return bound(schema) as T;
+}
+
 export const Step = Type.Object({
   node: StepNode,
   status: Type.Enum(['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'SKIPPED']),
-  output: Nullable(Type.Union([ResearchOutput, AnalysisOutput, StrategyOutput, WriterOutput], {
+  output: Nullable(Type.Union([ResearchOutput, AnalysisOutput, StrategyOutput, WriterOutput].map(boundedOutput), {
     description: 'The step output, validated against its schema (RESEARCH, ANALYSIS, STRATEGY, WRITER); null until COMPLETED.',
   })),
-  attempts: Type.Integer(),
+  attempts: Int32({ minimum: 0 }),
   startedAt: Nullable(Timestamp()),
   completedAt: Nullable(Timestamp()),
-  error: Nullable(Type.String({ description: 'Why the step failed, when it did.' })),
-  engine: Nullable(Type.String({ description: 'The engine that produced the output: offline or model.' })),
-  model: Nullable(Type.String({ description: 'The model that answered, for the model engine.' })),
-  promptVersion: Nullable(Type.String({ description: 'The version of the prompt (or rules) that produced the output.' })),
-  durationMs: Nullable(Type.Integer({ description: 'How long the completing attempt took.' })),
-  usage: Nullable(Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer(), totalTokens: Type.Integer() }, {
+  error: Nullable(Type.String({ maxLength: MESSAGE_MAX, description: 'Why the step failed, when it did.' })),
+  engine: Nullable(Type.String({ maxLength: 20, description: 'The engine that produced the output: offline or model.' })),
+  model: Nullable(Type.String({ maxLength: MODEL_NAME_MAX, description: 'The model that answered, for the model engine.' })),
+  promptVersion: Nullable(Type.String({ maxLength: 100, description: 'The version of the prompt (or rules) that produced the output.' })),
+  durationMs: Nullable(Int64({ description: 'How long the completing attempt took.' })),
+  usage: Nullable(Type.Object({ inputTokens: Int64(), outputTokens: Int64(), totalTokens: Int64() }, {
     description: 'Tokens the completing attempt spent, for the model engine.',
   })),
 });
@@ -183,23 +228,30 @@ export const Delivery = Type.Object({
   status: Type.Enum(['QUEUED', 'DELIVERING', 'DELIVERED', 'FAILED'], {
     description: 'QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again).',
   }),
-  messageId: Type.String({ description: 'The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same.' }),
-  attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far.' }),
+  messageId: Type.String({ maxLength: HEADER_LINE_MAX, description: 'The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same.' }),
+  attempts: Int32({ minimum: 0, description: 'Attempts made so far.' }),
   queuedAt: Timestamp('When the delivery was (last) queued.'),
   deliveredAt: Nullable(Timestamp('When the mail server took the message.')),
-  error: Nullable(Type.String({ description: 'Why the last attempt failed, in the mail server\'s words where it gave some.' })),
+  error: Nullable(Type.String({ maxLength: MESSAGE_MAX, description: 'Why the last attempt failed, in the mail server\'s words where it gave some.' })),
 });
 
 export const DraftOrigin = Type.Enum(DRAFT_ORIGINS, {
   description: '`generated`: WRITER\'s first draft; `regenerated`: WRITER\'s draft after a rejection with feedback; `edited`: a person\'s edit.',
 });
 
+/**
+ * An unsupported claim as the grounding check writes it (src/agent/grounding.ts): the distinct words of a sentence,
+ * each quoted and separated (at most three characters of text for each character of the draft), then the sentence's
+ * first 200 characters. There is at most one a sentence, so no more than the draft has characters.
+ */
+const CLAIM_MAX = 4 * (SUBJECT_MAX + BODY_MAX);
+
 export const DraftGrounding = Type.Object({
   verdict: Type.Enum(['grounded', 'unsupported'], {
     description: '`grounded`: every specific claim (figure, amount, year, name) is found in the call, the research or the lead; '
       + '`unsupported`: some are not.',
   }),
-  unsupported: Type.Array(Type.String(), { description: 'Each unsupported claim with the sentence it is in.' }),
+  unsupported: Type.Array(Type.String({ maxLength: CLAIM_MAX }), { maxItems: SUBJECT_MAX + BODY_MAX, description: 'Each unsupported claim with the sentence it is in.' }),
 }, { description: "The grounding check of this version's own text (DESIGN §3); null when it was not checked." });
 
 export const EmailDraft = Type.Object({
@@ -207,10 +259,10 @@ export const EmailDraft = Type.Object({
   status: Type.Enum(['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'], {
     description: 'DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.',
   }),
-  subject: Type.String(),
-  body: Type.String(),
-  to: Nullable(Type.String({ description: "The lead's e-mail address, when known." })),
-  version: Type.Integer({ description: 'Starts at 1; a regenerated or edited draft is the next version.' }),
+  subject: Type.String({ maxLength: SUBJECT_MAX }),
+  body: Type.String({ maxLength: BODY_MAX }),
+  to: Nullable(Type.String({ maxLength: EMAIL_MAX, description: "The lead's e-mail address, when known." })),
+  version: Int32({ minimum: 1, description: 'Starts at 1; a regenerated or edited draft is the next version.' }),
   // Versions and editing (DESIGN §7).
   origin: DraftOrigin,
   editedAt: Nullable(Timestamp('When a person wrote this version by editing the one before; null for a version WRITER wrote.')),
@@ -222,20 +274,20 @@ export const EmailDraft = Type.Object({
 /** One version of a run's draft, as GET /api/v1/runs/{id}/drafts lists them. */
 export const DraftVersion = Type.Object({
   id: Id('Identifier of this version.'),
-  version: Type.Integer({ minimum: 1, description: '1, 2, 3…: the order in which the versions were made.' }),
+  version: Int32({ minimum: 1, description: '1, 2, 3…: the order in which the versions were made.' }),
   origin: DraftOrigin,
   status: Type.Enum(DRAFT_STATUSES, { description: 'DRAFT for the version under review; a version an edit replaced is SUPERSEDED.' }),
-  subject: Type.String(),
-  body: Type.String(),
-  to: Nullable(Type.String()),
+  subject: Type.String({ maxLength: SUBJECT_MAX }),
+  body: Type.String({ maxLength: BODY_MAX }),
+  to: Nullable(Type.String({ maxLength: EMAIL_MAX })),
   createdAt: Timestamp('When this version was made.'),
   editedAt: Nullable(Timestamp('For an edited version: when the edit was saved.')),
   editedBy: Nullable(Type.Object({
     type: Type.Enum(['user', 'key'], { description: 'A person in the web UI, or an API key.' }),
     id: Id('The user or the API key.'),
-    name: Nullable(Type.String({ description: "The user's or key's name." })),
+    name: Nullable(Type.String({ maxLength: 200, description: "The user's or key's name." })),
   }, { description: 'For an edited version: who edited it.' })),
-  feedback: Nullable(Type.String({ description: "The reviewer's feedback when they rejected this version." })),
+  feedback: Nullable(Type.String({ maxLength: FEEDBACK_MAX, description: "The reviewer's feedback when they rejected this version." })),
   grounding: Nullable(DraftGrounding),
 }, { $id: 'DraftVersion' });
 
@@ -250,15 +302,15 @@ export const DraftEdit = Type.Object({
     minLength: 1, maxLength: BODY_MAX, pattern: '^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$',
     description: `The plain-text body: 1 to ${BODY_MAX} characters; line breaks and tabs are the only control characters allowed.`,
   })),
-  to: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254, description: 'The recipient; null leaves the draft without one.' }))),
+  to: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: EMAIL_MAX, description: 'The recipient; null leaves the draft without one.' }))),
 }, { additionalProperties: false, minProperties: 1 });
 
 export const RunStatus = Type.Enum(RUN_STATUSES);
 
 export const RunReply = Type.Object({
   receivedAt: Timestamp('When the reply was sent (its Date header, never later than when it was found).'),
-  from: Nullable(Type.String({ description: 'Who replied, as "Name <address>" or the address alone.' })),
-  snippet: Type.String({ description: 'The start of what the reply says, without the quoted e-mail: at most 300 characters.' }),
+  from: Nullable(Type.String({ maxLength: 320, description: 'Who replied, as "Name <address>" or the address alone.' })),
+  snippet: Type.String({ maxLength: 300, description: 'The start of what the reply says, without the quoted e-mail: at most 300 characters.' }),
 }, { description: "The newest reply found in the sender's inbox to the run's delivered e-mail; null until there is one." });
 
 export const Run = Type.Object({
@@ -268,18 +320,18 @@ export const Run = Type.Object({
   callId: Id('The call the run is for.'),
   startedAt: Timestamp('When the run was accepted.'),
   completedAt: Nullable(Timestamp('When the pipeline ended (AWAITING_APPROVAL, FAILED or CANCELLED).')),
-  traceUrl: Type.String({ format: 'uri', description: 'Where the trace of the run can be seen.' }),
-  error: Nullable(Type.String({ description: 'Why the run failed, when it did.' })),
-  tokensUsed: Type.Integer({ description: 'Tokens the run has spent on model calls, over every step and attempt.' }),
+  traceUrl: Type.String({ format: 'uri', maxLength: 2048, description: 'Where the trace of the run can be seen.' }),
+  error: Nullable(Type.String({ maxLength: MESSAGE_MAX, description: 'Why the run failed, when it did.' })),
+  tokensUsed: Int64({ minimum: 0, description: 'Tokens the run has spent on model calls, over every step and attempt.' }),
   batchId: Nullable(Id('The batch the run was started in (POST /api/v1/runs/batch); null for a run started on its own.')),
-  steps: Type.Array(Step, { description: 'Always four, in the order RESEARCH, ANALYSIS, STRATEGY, WRITER.' }),
+  steps: Type.Array(Step, { minItems: 4, maxItems: 4, description: 'Always four, in the order RESEARCH, ANALYSIS, STRATEGY, WRITER.' }),
   emailDraft: Nullable(EmailDraft),
   reply: Nullable(RunReply),
 }, { $id: 'Run' });
 
 export const RunCreate = Type.Object({
-  leadId: Type.String({ format: 'uuid', description: 'The lead the run is for.' }),
-  callId: Type.String({ format: 'uuid', description: 'A call of that lead.' }),
+  leadId: Type.String({ format: 'uuid', maxLength: 36, description: 'The lead the run is for.' }),
+  callId: Type.String({ format: 'uuid', maxLength: 36, description: 'A call of that lead.' }),
 }, { additionalProperties: false });
 
 export const RunBatchCreate = Type.Object({
@@ -295,19 +347,22 @@ export const RunApprove = Type.Object({
 }, { additionalProperties: false, description: 'No body is needed; `{}` approves with the workspace\'s default delivery.' });
 
 export const RunReject = Type.Object({
-  feedback: Type.Optional(Type.Union([Type.String({ maxLength: 2000, description: 'What should change; WRITER reads it when regenerating.' }), Type.Null()])),
+  feedback: Type.Optional(Type.Union([Type.String({ maxLength: FEEDBACK_MAX, description: 'What should change; WRITER reads it when regenerating.' }), Type.Null()])),
   regenerate: Type.Optional(Type.Boolean({ default: false, description: 'Queue the run again for WRITER to write the next version.' })),
 }, { additionalProperties: false });
 
 export const Limit = (fallback: number, max: number) =>
-  Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Page size, 1 to ${max}.` });
+  Int32({ minimum: 1, maximum: max, default: fallback, description: `Page size, 1 to ${max}.` });
 
 export const Cursor = Type.String({ minLength: 1, maxLength: 512, description: 'Opaque; take it from the Link header of the previous page.' });
 
-export const IdParam = Type.Object({ id: Type.String({ description: 'Identifier (UUID).' }) });
+// Not checked as a UUID: any other text is a 404, as for an identifier that is not there. 100 is the longest path
+// segment the router takes.
+export const IdParam = Type.Object({ id: Type.String({ maxLength: 100, description: 'Identifier (UUID).' }) });
 
 export const dataOf = <T extends TSchema>(schema: T) => Type.Object({ data: schema });
-export const listOf = <T extends TSchema>(schema: T) => Type.Object({ data: Type.Array(schema) });
+/** A list answer: a page of at most `max` items (the largest `limit`, or all there can be). */
+export const listOf = <T extends TSchema>(schema: T, max: number) => Type.Object({ data: Type.Array(schema, { maxItems: max }) });
 
 /** An error answer in the OpenAPI document: an RFC 9457 problem, sent as application/problem+json. */
 export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemRef } } });
@@ -335,11 +390,11 @@ export const WebhookEventType = Type.Enum(WEBHOOK_EVENT_TYPES, { description: 'A
 
 export const WebhookEndpoint = Type.Object({
   id: Id('Identifier of the endpoint.'),
-  url: Type.String({ format: 'uri', description: 'Where events are POSTed.' }),
-  description: Nullable(Type.String()),
-  events: Type.Array(WebhookEventType, { description: 'The event types it is sent; empty for every type.' }),
+  url: Type.String({ format: 'uri', maxLength: URL_MAX, description: 'Where events are POSTed.' }),
+  description: Nullable(Type.String({ maxLength: WEBHOOK_DESCRIPTION_MAX })),
+  events: Type.Array(WebhookEventType, { maxItems: WEBHOOK_EVENT_TYPES.length, description: 'The event types it is sent; empty for every type.' }),
   enabled: Type.Boolean(),
-  disabledReason: Nullable(Type.String({ description: 'Why it is disabled: by an admin, or after 3 days of failed deliveries.' })),
+  disabledReason: Nullable(Type.String({ maxLength: MESSAGE_MAX, description: 'Why it is disabled: by an admin, or after 3 days of failed deliveries.' })),
   disabledAt: Nullable(Timestamp()),
   failingSince: Nullable(Timestamp('Since when every delivery has failed; null while deliveries succeed.')),
   previousSecretExpiresAt: Nullable(Timestamp('After a secret roll-over: until when the previous secret signs too.')),
@@ -349,7 +404,7 @@ export const WebhookEndpoint = Type.Object({
 
 export const WebhookEndpointWithSecret = Type.Object({
   ...WebhookEndpoint.properties,
-  secret: Type.String({ description: 'The signing secret, `whsec_` and base64: shown this once, never again.' }),
+  secret: Type.String({ maxLength: 100, description: 'The signing secret, `whsec_` and base64: shown this once, never again.' }),
 }, { $id: 'WebhookEndpointWithSecret' });
 
 const WebhookUrl = Type.String({ minLength: 1, maxLength: URL_MAX, description: 'An http or https URL without user name or password, on a public address.' });
@@ -371,14 +426,14 @@ export const WebhookEndpointUpdate = Type.Object({
 export const WebhookDelivery = Type.Object({
   id: Id('Identifier of the delivery.'),
   eventId: Id('The event, sent as `webhook-id`; a replay sends the same one.'),
-  eventType: Type.String(),
+  eventType: Type.String({ maxLength: 100 }),
   status: Type.Enum(['PENDING', 'SUCCEEDED', 'FAILED']),
-  attempts: Type.Integer({ minimum: 0 }),
+  attempts: Int32({ minimum: 0 }),
   nextAttemptAt: Nullable(Timestamp()),
-  lastStatus: Nullable(Type.Integer({ description: 'The HTTP status of the last answer; null when none came.' })),
-  lastError: Nullable(Type.String()),
-  lastResponseExcerpt: Nullable(Type.String({ description: 'The first 1 KB of the last answer\'s body.' })),
-  lastDurationMs: Nullable(Type.Integer()),
+  lastStatus: Nullable(Int32({ minimum: 0, maximum: 999, description: 'The HTTP status of the last answer; null when none came.' })),
+  lastError: Nullable(Type.String({ maxLength: MESSAGE_MAX })),
+  lastResponseExcerpt: Nullable(Type.String({ maxLength: 1024, description: 'The first 1 KB of the last answer\'s body.' })),
+  lastDurationMs: Nullable(Int32({ minimum: 0 })),
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
 }, { $id: 'WebhookDelivery' });

@@ -28,6 +28,9 @@ const POLICY = 'default';
 /** Routes a load balancer or Prometheus calls often, from one address, and which cost nothing: never limited. */
 const UNLIMITED = new Set(['/healthz', '/readyz', '/metrics']);
 
+/** Whether requests to this route (as Fastify writes it: `/api/v1/runs/:id`) count against the rate limit. */
+export const isRateLimited = (routeUrl: string): boolean => !UNLIMITED.has(routeUrl);
+
 const API_PREFIX = '/api/v1';
 const CORS_ALLOW_METHODS = 'GET, HEAD, POST, PATCH, DELETE';
 const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Request-Id, Last-Event-ID';
@@ -104,7 +107,8 @@ export function rateLimitKey(request: FastifyRequest): string {
   return `ip:${normalizeIP(request.ip)}`;
 }
 
-function isApiPath(url: string): boolean {
+/** Whether a request (or a route's path) is of the API, /api/v1: what CORS allows from any origin. */
+export function isApiPath(url: string): boolean {
   const path = url.split('?', 1)[0] ?? '';
   return path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
 }
@@ -237,7 +241,7 @@ async function security(app: AppInstance): Promise<void> {
   const limit = app.createRateLimit();
   let failing = false;
   app.addHook('preParsing', async (request, reply, payload) => {
-    if (UNLIMITED.has(request.routeOptions.url ?? '')) return payload;
+    if (!isRateLimited(request.routeOptions.url ?? '')) return payload;
     let state: Awaited<ReturnType<typeof limit>>;
     try {
       state = await limit(request);

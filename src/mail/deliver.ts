@@ -73,9 +73,14 @@ function payloadOf(job: ClaimedJob): DeliverPayload {
   return { deliveryId: payload.deliveryId };
 }
 
+/** The longest error kept: a mail server's answer can be as long as it likes, and the API states a bound. */
+const ERROR_MAX = 1000;
+const excerpt = (error: string) => (error.length > ERROR_MAX ? `${error.slice(0, ERROR_MAX - 3)}...` : error);
+
 /** What a failed attempt means for the delivery: a retry later (with the error shown), or the end. */
-async function recordRetry(ctx: JobContext, delivery: DeliveryRow, error: string): Promise<void> {
+async function recordRetry(ctx: JobContext, delivery: DeliveryRow, failure: string): Promise<void> {
   const now = ctx.clock.now();
+  const error = excerpt(failure);
   await ctx.db.transaction().execute(async (trx) => {
     await trx.updateTable('email_deliveries').set({ status: 'QUEUED', error })
       .where('id', '=', delivery.id).where('status', '=', 'DELIVERING').execute();
@@ -83,7 +88,8 @@ async function recordRetry(ctx: JobContext, delivery: DeliveryRow, error: string
   });
 }
 
-async function markFailed(trx: Transaction<DB>, deliveryId: string, error: string, now: Date): Promise<void> {
+async function markFailed(trx: Transaction<DB>, deliveryId: string, failure: string, now: Date): Promise<void> {
+  const error = excerpt(failure);
   const delivery = await trx.selectFrom('email_deliveries').select(['id', 'run_id', 'workspace_id', 'status'])
     .where('id', '=', deliveryId).forUpdate().executeTakeFirst();
   if (!delivery || delivery.status === 'DELIVERED') return;

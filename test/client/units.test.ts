@@ -90,7 +90,8 @@ describe('verifyWebhook', () => {
     const date = new Date(now * 1000);
     const signature = new Webhook(secret).sign(id, date, body);
     const headers = { 'Webhook-Id': id, 'Webhook-Timestamp': String(now), 'Webhook-Signature': signature };
-    assert.equal((await verifyWebhook<{ name: string }>(body, headers, secret)).data.name, 'Zoë');
+    const event = await verifyWebhook(body, headers, secret);
+    assert.equal(event.type === 'lead.created' && event.data.name, 'Zoë');
     assert.equal((await verifyWebhook(new TextEncoder().encode(body), new Headers(headers), secret)).type, 'lead.created');
   });
 

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
 import { createSession } from '../../src/domain/sessions.ts';
+import { createEndpoint } from '../../src/domain/webhooks/endpoints.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { assertInvalid, countRows, createCall, createLead, startRun } from './support.ts';
@@ -20,6 +21,7 @@ for (const kind of BACKENDS) {
     let workspaceId: string;
     let lead: any;
     let run: any;
+    let webhookId: string;
     let asAdmin: Record<string, string>;
 
     before(async () => {
@@ -30,6 +32,8 @@ for (const kind of BACKENDS) {
       lead = await createLead(t, key);
       const call = await createCall(t, key, lead.id);
       run = await startRun(t, key, lead.id, call.id);
+      webhookId = (await t.database.db.transaction().execute((trx) => createEndpoint(trx, A.id, { url: 'http://127.0.0.1:9/hook' },
+        { secrets: t.deps.secrets, clock: systemClock, allowPrivateHosts: true }))).id;
       const session = await createSession(t.database.db, A.adminUserId, systemClock, { ip: '127.0.0.1', userAgent: 'bad-input' });
       asAdmin = { cookie: `${SESSION_COOKIE}=${session.token}` };
     });
@@ -72,7 +76,8 @@ for (const kind of BACKENDS) {
         for (const [template, operations] of Object.entries<any>(document.paths)) {
           for (const parameter of operations.get?.parameters ?? []) {
             if (parameter.in !== 'query' || parameter.schema?.type !== 'integer') continue;
-            const path = template.replace('{leadId}', lead.id).replace('{id}', template.startsWith('/api/v1/runs') ? run.id : lead.id);
+            const id = template.startsWith('/api/v1/runs') ? run.id : template.startsWith('/api/v1/webhooks') ? webhookId : lead.id;
+            const path = template.replace('{leadId}', lead.id).replace('{id}', id);
             const headers = path.startsWith('/ui/') ? asAdmin : { authorization: `Bearer ${key}` };
             found.set(`${template} ${parameter.name}`, { path, name: parameter.name, headers });
           }

@@ -11,7 +11,6 @@ export type Lead = Schemas['Lead'];
 export type Call = Schemas['Call'];
 export type Run = Schemas['Run'];
 export type RunStatus = Run['status'];
-export type RunEvent = Schemas['RunEvent'];
 export type DraftVersion = Schemas['DraftVersion'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
@@ -28,6 +27,8 @@ export type ResponseBody<P extends keyof paths, M extends Method> = Operation<P,
 /** An operation's query parameters, every one optional (the server has a default for each it needs). */
 export type QueryOf<P extends keyof paths, M extends Method> = Operation<P, M> extends { parameters: { query?: infer Q } } ? Partial<NonNullable<Q>> : never;
 
+/** One event of a run, as GET /api/v1/runs/{id}/events lists it (and streams it). */
+export type RunEvent = ResponseBody<'/api/v1/runs/{id}/events', 'get'>['data'][number];
 export type LeadCreate = RequestBody<'/api/v1/leads', 'post'>;
 export type LeadUpdate = RequestBody<'/api/v1/leads/{id}', 'patch'>;
 export type LeadListParams = QueryOf<'/api/v1/leads', 'get'>;
@@ -326,8 +327,8 @@ export function createClient(options: ClientOptions) {
       return post<ResponseBody<'/api/v1/webhooks/{id}/rotate-secret', 'post'>>(`/api/v1/webhooks/${enc(id)}/rotate-secret`, {}, control);
     },
     /** Checks a received webhook (raw body, its headers, the endpoint's `whsec_…` secret) and answers its event. */
-    verify<T = unknown>(body: string | Uint8Array, headers: WebhookHeaders, secret: string, verifyOptions?: VerifyOptions): Promise<WebhookEvent<T>> {
-      return verifyWebhook<T>(body, headers, secret, verifyOptions);
+    verify(body: string | Uint8Array, headers: WebhookHeaders, secret: string, verifyOptions?: VerifyOptions): Promise<WebhookEvent> {
+      return verifyWebhook(body, headers, secret, verifyOptions);
     },
   };
 

@@ -10,5 +10,5 @@ export type {
 export { LeadrunError, LeadrunTimeoutError, WebhookVerificationError, type Problem, type WebhookVerificationReason } from './errors.ts';
 export { readEventStream, type ServerSentEvent } from './sse.ts';
 export type { FetchLike } from './transport.ts';
-export { verifyWebhook, type VerifyOptions, type WebhookEvent, type WebhookHeaders } from './webhooks.ts';
-export type { components, paths, webhooks } from './schema.js';
+export { verifyWebhook, type VerifyOptions, type WebhookEvent, type WebhookEventType, type WebhookHeaders } from './webhooks.ts';
+export type { components, operations, paths, webhooks } from './schema.js';

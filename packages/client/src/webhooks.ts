@@ -3,13 +3,17 @@
 // `whsec_` over `<webhook-id>.<webhook-timestamp>.<body>`; one that matches is enough (during a secret roll-over
 // the sender signs with both). A timestamp more than the tolerance away from now is refused, against replays.
 import { WebhookVerificationError } from './errors.ts';
+import type { webhooks } from './schema.js';
 
-/** The body of every leadrun webhook: the event's type, when it happened, and the object as the API returns it. */
-export interface WebhookEvent<T = unknown> {
-  type: string;
-  timestamp: string;
-  data: T;
-}
+type WebhookBody<E extends keyof webhooks> = NonNullable<webhooks[E]['post']> extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+
+/**
+ * The body of a leadrun webhook, as the API document's `webhooks` section describes each event: its `type`, when it
+ * happened (`timestamp`) and `data`, the object as the API returns it. Narrow on `type` to type `data`.
+ */
+export type WebhookEvent = { [E in keyof webhooks]: WebhookBody<E> }[keyof webhooks];
+/** The type of every event a webhook endpoint can be sent. */
+export type WebhookEventType = WebhookEvent['type'];
 
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
 
@@ -45,7 +49,7 @@ function base64Bytes(text: string): Uint8Array<ArrayBuffer> | null {
  * Checks a webhook's signature and timestamp and answers its parsed body. `body` must be the raw body as received
  * (the exact bytes: a re-serialised JSON object would not match). Throws WebhookVerificationError otherwise.
  */
-export async function verifyWebhook<T = unknown>(body: string | Uint8Array, headers: WebhookHeaders, secret: string, options: VerifyOptions = {}): Promise<WebhookEvent<T>> {
+export async function verifyWebhook(body: string | Uint8Array, headers: WebhookHeaders, secret: string, options: VerifyOptions = {}): Promise<WebhookEvent> {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
@@ -76,7 +80,7 @@ export async function verifyWebhook<T = unknown>(body: string | Uint8Array, head
   if (!valid) throw new WebhookVerificationError('invalid_signature', 'No signature of the webhook matches this secret.');
 
   try {
-    return JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body)) as WebhookEvent<T>;
+    return JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body)) as WebhookEvent;
   } catch {
     throw new WebhookVerificationError('invalid_body', 'The webhook is signed but its body is not JSON.');
   }

@@ -6,7 +6,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7, type LanguageModelUsage } from 'ai';
 import { ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../engine.ts';
 import { fitDraft } from '../grounding.ts';
-import { AnalysisOutput, assertStepOutput, StrategyOutput, WriterOutput, type StepNode } from '../outputs.ts';
+import { AnalysisOutput, assertStepOutput, MAX_ANSWER_BYTES, StrategyOutput, WriterOutput, type StepNode } from '../outputs.ts';
 import * as analysisPrompt from '../prompts/analysis.ts';
 import * as strategyPrompt from '../prompts/strategy.ts';
 import * as writerPrompt from '../prompts/writer.ts';
@@ -25,11 +25,7 @@ export interface ModelEngineOptions {
 /** Answers another attempt cannot change: a malformed request, refused credentials, an unknown model or path. */
 const PERMANENT_STATUSES = new Set([400, 401, 403, 404]);
 const DEFAULT_TIMEOUT_MS = 60_000;
-/**
- * The largest answer read from the endpoint. An answer is parsed on the event loop, so its size is bounded: the
- * step outputs are a few kilobytes, and anything near this is not an answer to the question asked.
- */
-export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+export { MAX_ANSWER_BYTES };
 /** Fields the pipeline sets itself; the model is not asked for them. */
 const NOT_FROM_MODEL = new Set(['engine', 'grounding']);
 

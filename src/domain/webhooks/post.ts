@@ -7,6 +7,8 @@ import { resolveEndpointHost, WebhookUrlRefused } from './url.ts';
 
 /** The most of an answer's body that is read and kept for the delivery log. */
 export const EXCERPT_BYTES = 1024;
+/** What of a failed attempt's error is kept (and answered). */
+export const ERROR_MAX = 1000;
 
 export interface PostResult {
   /** The answer's status, or null when none came (refused, unreachable, timed out). */
@@ -38,7 +40,7 @@ export async function postWebhook(url: string, headers: Record<string, string>, 
     const message = deadline.aborted
       ? `No answer within ${options.timeoutMs / 1000} s.`
       : error instanceof WebhookUrlRefused ? `The URL ${error.message}.` : (error instanceof Error ? error.message : String(error));
-    return { status: null, excerpt: null, error: message, durationMs: elapsed() };
+    return { status: null, excerpt: null, error: message.slice(0, ERROR_MAX), durationMs: elapsed() };
   }
 }
 

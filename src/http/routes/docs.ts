@@ -5,6 +5,7 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { AppInstance } from '../app.ts';
+import { finishDocument, isUiPath, publicDocument, type OpenApiDocument } from '../openapi.ts';
 import { docsContentSecurityPolicy } from '../security.ts';
 
 async function apiDocs(app: AppInstance): Promise<void> {
@@ -17,6 +18,8 @@ async function apiDocs(app: AppInstance): Promise<void> {
         description: 'Leads, their calls, and agent runs that research a company, analyse a call and draft an e-mail. '
           + 'Authenticate with `Authorization: Bearer sk_…`; keys are created in Settings / API keys. '
           + 'Errors are RFC 9457 problem documents with a stable `code`.',
+        contact: { name: 'The administrators of this leadrun installation', url: app.deps.config.publicUrl },
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: app.deps.config.publicUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, sk_…' } } },
@@ -24,21 +27,30 @@ async function apiDocs(app: AppInstance): Promise<void> {
         { name: 'Leads', description: 'The people a workspace sells to.' },
         { name: 'Calls', description: 'Conversations held with a lead.' },
         { name: 'Runs', description: 'Agent runs: research, analysis, strategy and an e-mail draft.' },
+        { name: 'Webhooks', description: 'Endpoints that are sent signed events (Standard Webhooks) as they happen, with their delivery log.' },
         { name: 'Service', description: 'Health, readiness and the API description; no key needed.' },
       ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transform: ({ schema, route }) => {
       const scope = route.config && typeof route.config === 'object' && 'scope' in route.config ? route.config.scope : undefined;
-      if (!scope || !schema) return { schema, url: route.url };
+      if (!schema) return { schema, url: route.url };
+      // A route of the API without a scope needs no key (health, readiness): it says so, rather than leaving it unsaid.
+      if (!scope) return { schema: isUiPath(route.url) ? schema : { ...schema, security: [] }, url: route.url };
       return { schema: { ...schema, security: [{ bearerAuth: [] }], description: `${schema.description ?? ''}\n\nRequired scope: \`${String(scope)}\`.`.trim() }, url: route.url };
     },
+    transformObject: (written) => ('openapiObject' in written ? finishDocument(written.openapiObject as OpenApiDocument) : written.swaggerObject) as never,
   });
+  // Made on first request, once every route is known, and kept: the routes do not change while the app runs.
+  let served: OpenApiDocument | null = null;
+  const publicApi = () => (served ??= publicDocument(app.swagger() as unknown as OpenApiDocument));
   const asset = (path: string) => readFile(new URL(path, import.meta.url));
   const [logo, css, favicon] = await Promise.all([asset('../docs-theme/logo.svg'), asset('../docs-theme/theme.css'), asset('../../../web/src/favicon.svg')]);
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true },
+    transformSpecification: () => publicApi(),
+    transformSpecificationClone: false,
     staticCSP: docsContentSecurityPolicy(app.deps.config.publicUrl),
     logo: { type: 'image/svg+xml', content: logo, href: '/docs' },
     theme: {
@@ -47,7 +59,7 @@ async function apiDocs(app: AppInstance): Promise<void> {
       favicon: [{ filename: 'leadrun.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: favicon }],
     },
   });
-  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => publicApi());
 }
 
 export default fp(apiDocs, { name: 'api-docs' });

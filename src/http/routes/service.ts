@@ -7,19 +7,34 @@ import { problem } from '../schemas.ts';
 import { jobStats } from '../../jobs/queue.ts';
 
 const READY_TIMEOUT_MS = 2_000;
+/** Even a route that reads nothing refuses a query string the database could not store (src/http/security.ts). */
+const INVALID_QUERY = problem('The query string holds a NUL character.');
 
 export default async function serviceRoutes(app: AppInstance): Promise<void> {
   const { db, metrics, database, clock } = app.deps;
 
   app.get('/healthz', {
-    schema: { summary: 'Liveness: the process answers', tags: ['Service'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+    schema: {
+      operationId: 'getHealth',
+      summary: 'Liveness: the process answers',
+      description: 'Answers as long as the process can answer HTTP, whatever the database does; for a liveness probe. No key needed, never rate limited.',
+      tags: ['Service'],
+      response: { 200: Type.Object({ status: Type.Literal('ok') }), 400: INVALID_QUERY },
+    },
   }, async () => ({ status: 'ok' as const }));
 
   app.get('/readyz', {
     schema: {
+      operationId: 'getReadiness',
       summary: 'Readiness: the database answers',
+      description: `Answers 200 when the database answers within ${READY_TIMEOUT_MS / 1000} s, and 503 when it does not; for a readiness probe `
+        + 'or a load balancer. No key needed, never rate limited.',
       tags: ['Service'],
-      response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.String() }), 503: problem('The database does not answer.') },
+      response: {
+        200: Type.Object({ status: Type.Literal('ok'), database: Type.Enum(['postgres', 'pglite'], { description: 'Which database this server uses.' }) }),
+        400: INVALID_QUERY,
+        503: problem('The database does not answer.'),
+      },
     },
   }, async () => {
     let timer: NodeJS.Timeout | undefined;

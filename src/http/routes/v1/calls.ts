@@ -9,8 +9,8 @@ import { createCall, listCalls } from '../../../domain/calls.ts';
 import { deleteCall } from '../../../domain/erasure.ts';
 import { notFound } from '../../../domain/errors.ts';
 
-const LeadParam = Type.Object({ leadId: Type.String({ description: 'Identifier (UUID) of the lead.' }) });
-const CallParams = Type.Object({ leadId: LeadParam.properties.leadId, id: Type.String({ description: 'Identifier (UUID) of the call.' }) });
+const LeadParam = Type.Object({ leadId: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the lead.' }) });
+const CallParams = Type.Object({ leadId: LeadParam.properties.leadId, id: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the call.' }) });
 
 export default async function callRoutes(app: AppInstance): Promise<void> {
   const { db, clock } = app.deps;
@@ -18,6 +18,7 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
   app.post('/api/v1/leads/:leadId/calls', {
     config: { scope: 'leads:write', auditAction: 'call.created' },
     schema: {
+      operationId: 'createCall',
       summary: 'Add a call to a lead',
       tags: ['Calls'],
       params: LeadParam,
@@ -32,12 +33,13 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/leads/:leadId/calls', {
     config: { scope: 'leads:read' },
     schema: {
+      operationId: 'listCalls',
       summary: "List a lead's calls",
       description: 'Newest first. The next page is linked by a `Link: <…>; rel="next"` header.',
       tags: ['Calls'],
       params: LeadParam,
       querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor) }),
-      response: { 200: listOf(Call), ...authProblems },
+      response: { 200: listOf(Call, 100), ...authProblems },
     },
   }, async (request, reply) => {
     const { leadId } = request.params;
@@ -50,6 +52,7 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
   app.delete('/api/v1/leads/:leadId/calls/:id', {
     config: { scope: 'leads:write', auditAction: 'call.deleted' },
     schema: {
+      operationId: 'deleteCall',
       summary: 'Delete a call',
       description: 'Removes the call with its runs and their steps, drafts and events. Refused (409 `invalid_state`, nothing '
         + 'removed) while a run of the call is QUEUED or RUNNING: cancel it or let it finish first.',

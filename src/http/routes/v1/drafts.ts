@@ -4,11 +4,14 @@ import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { renderRun } from '../../run-render.ts';
-import { authProblems, dataOf, DraftEdit, DraftVersion, IdParam, listOf, problem, Run, writeProblems } from '../../schemas.ts';
+import { authProblems, dataOf, DraftEdit, DraftVersion, IdParam, INT32_MAX, listOf, problem, Run, writeProblems } from '../../schemas.ts';
 import { detached } from '../../../agent/engine.ts';
 import { CpuBudgetExceeded } from '../../../cpu/pool.ts';
 import { checkEditAhead, editDraft, listDraftVersions, rememberingCheck, type DraftGroundingCheck } from '../../../domain/drafts.ts';
 import { notFound } from '../../../domain/errors.ts';
+
+/** As many versions as a run has: they are numbered by 32-bit integers. */
+const DRAFT_VERSIONS_MAX = INT32_MAX;
 
 export default async function draftRoutes(app: AppInstance): Promise<void> {
   const { db, clock, config, cpu } = app.deps;
@@ -27,6 +30,7 @@ export default async function draftRoutes(app: AppInstance): Promise<void> {
   app.patch('/api/v1/runs/:id/draft', {
     config: { scope: 'runs:write', auditAction: 'draft.edited' },
     schema: {
+      operationId: 'editDraft',
       summary: 'Edit the draft',
       description: 'While the run is AWAITING_APPROVAL: changes the fields sent (`subject`, `body`, `to`) and keeps the others. '
         + 'The edit is the next version of the draft (`origin: edited`, status DRAFT); the version it replaces becomes SUPERSEDED '
@@ -65,13 +69,14 @@ export default async function draftRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/runs/:id/drafts', {
     config: { scope: 'runs:read' },
     schema: {
+      operationId: 'listDrafts',
       summary: "List every version of a run's draft",
       description: 'Oldest first: the `generated` version WRITER wrote first, each `regenerated` one written after a rejection '
         + 'with feedback (the feedback is on the version it rejected), and each `edited` one with who edited it and when. '
         + 'A run without a draft yet has none.',
       tags: ['Runs'],
       params: IdParam,
-      response: { 200: listOf(DraftVersion), ...authProblems },
+      response: { 200: listOf(DraftVersion, DRAFT_VERSIONS_MAX), ...authProblems },
     },
   }, async (request) => {
     const versions = await listDraftVersions(db, principalOf(request).workspaceId, request.params.id);

@@ -56,6 +56,7 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
     bodyLimit: IMPORT_MAX_BYTES,
     config: { scope: 'leads:write', auditAction: 'lead.imported' },
     schema: {
+      operationId: 'importLeads',
       summary: 'Import leads from a CSV or JSON file',
       description: `Up to ${IMPORT_MAX_BYTES / MiB} MiB and ${IMPORT_MAX_ROWS.toLocaleString('en')} rows of leads, as \`text/csv\` or as `
         + '`application/json` `{"leads": […]}`, in UTF-8. Every row is checked as `POST /api/v1/leads` checks a lead; the valid rows '
@@ -68,7 +69,7 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
       querystring: LeadImportQuery,
       body: {
         content: {
-          'text/csv': { schema: Type.String({ description: 'A header row, then a row per lead.' }) },
+          'text/csv': { schema: Type.String({ maxLength: IMPORT_MAX_BYTES, description: 'A header row, then a row per lead.' }) },
           'application/json': { schema: LeadImportJson },
         },
       },

@@ -20,12 +20,13 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/leads', {
     config: { scope: 'leads:read' },
     schema: {
+      operationId: 'listLeads',
       summary: 'List leads',
       description: 'Newest first (createdAt, then id, descending), narrowed by every filter given. The next page is linked by a '
         + '`Link: <…>; rel="next"` header, which keeps the filters.',
       tags: ['Leads'],
       querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor), ...LeadFilters }),
-      response: { 200: listOf(Lead), ...authProblems },
+      response: { 200: listOf(Lead, 100), ...authProblems },
     },
   }, async (request, reply) => {
     const { workspaceId } = principalOf(request);
@@ -39,6 +40,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/leads/count', {
     config: { scope: 'leads:read' },
     schema: {
+      operationId: 'countLeads',
       summary: 'Count leads',
       description: 'How many leads GET /api/v1/leads would list, over all its pages, with the same filters.',
       tags: ['Leads'],
@@ -50,6 +52,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/leads/export', {
     config: { scope: 'leads:read' },
     schema: {
+      operationId: 'exportLeads',
       summary: 'Export leads as CSV',
       description: 'Every lead the filters find, newest first, as a CSV file (UTF-8 with a byte order mark) with the header '
         + '`name,email,companyName,companyWebsite,status,assignedToUserId,createdAt,updatedAt`, which the import reads back. '
@@ -60,7 +63,8 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
       response: {
         200: {
           description: 'The CSV file, sent as it is read (`Content-Disposition: attachment; filename="leads-YYYY-MM-DD.csv"`).',
-          content: { 'text/csv': { schema: Type.String() } },
+          // No length: the file is as long as the workspace's leads make it.
+          content: { 'text/csv': { schema: Type.Unknown({ contentMediaType: 'text/csv', description: 'A header row, then a row per lead.' }) } },
         },
         ...authProblems,
       },
@@ -78,6 +82,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
   app.post('/api/v1/leads', {
     config: { scope: 'leads:write', auditAction: 'lead.created' },
     schema: {
+      operationId: 'createLead',
       summary: 'Create a lead',
       tags: ['Leads'],
       body: LeadCreate,
@@ -90,7 +95,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
 
   app.get('/api/v1/leads/:id', {
     config: { scope: 'leads:read' },
-    schema: { summary: 'Get a lead', tags: ['Leads'], params: IdParam, response: { 200: dataOf(Lead), ...authProblems } },
+    schema: { operationId: 'getLead', summary: 'Get a lead', tags: ['Leads'], params: IdParam, response: { 200: dataOf(Lead), ...authProblems } },
   }, async (request) => {
     const lead = await getLead(db, principalOf(request).workspaceId, request.params.id);
     if (!lead) throw notFound('Lead');
@@ -100,6 +105,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
   app.patch('/api/v1/leads/:id', {
     config: { scope: 'leads:write', auditAction: 'lead.updated' },
     schema: {
+      operationId: 'updateLead',
       summary: 'Update a lead',
       description: 'Changes only the fields sent; `null` clears an optional field. Answers the lead to a key that may read '
         + 'leads (`leads:read`); a key with `leads:write` alone gets 204, since writing does not grant reading.',
@@ -123,6 +129,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
   app.delete('/api/v1/leads/:id', {
     config: { scope: 'leads:write', auditAction: 'lead.deleted' },
     schema: {
+      operationId: 'deleteLead',
       summary: 'Erase a lead',
       description: 'Removes the lead with its calls, its runs (a run in progress included) and their steps, drafts and events, '
         + "at once. The audit log keeps the lead's id, never its data.",

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../app.ts';
 import { principalOf, SESSION_COOKIE } from '../../auth.ts';
-import { authProblems, IdParam } from '../../schemas.ts';
+import { authProblems, IdParam, Int32, Int64, MESSAGE_MAX, MODEL_NAME_MAX, StepNode, Timestamp } from '../../schemas.ts';
 import { rateLimitKey } from '../../security.ts';
 import { STREAM_RETRY_AFTER_SECONDS, StreamSlots } from '../../stream-slots.ts';
 import { sessionCredential, type Credential } from '../../../domain/credentials.ts';
@@ -34,21 +34,21 @@ function credentialOf(request: FastifyRequest): Credential {
 }
 
 export const RunEvent = Type.Object({
-  id: Type.Integer({ description: "The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume." }),
+  id: Int64({ minimum: 1, description: "The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume." }),
   type: Type.Enum([
     'run.queued', 'step.started', 'step.retrying', 'step.completed', 'step.failed', 'run.awaiting_approval',
     'run.failed', 'run.cancelled', 'run.approved', 'run.rejected', 'run.regenerating',
     'draft.edited', 'draft.delivery_queued', 'draft.delivery_retrying', 'draft.sent', 'draft.saved_to_mailbox',
     'draft.delivery_failed', 'draft.replied',
   ]),
-  node: Type.Union([Type.String(), Type.Null()]),
-  attempt: Type.Union([Type.Integer(), Type.Null()]),
-  durationMs: Type.Union([Type.Integer(), Type.Null()]),
-  engine: Type.Union([Type.String(), Type.Null()]),
-  model: Type.Union([Type.String(), Type.Null()]),
-  usage: Type.Union([Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer() }), Type.Null()]),
-  error: Type.Union([Type.String({ description: 'The error of a failed attempt, or the feedback of a rejection.' }), Type.Null()]),
-  at: Type.String({ format: 'date-time' }),
+  node: Type.Union([StepNode, Type.Null()]),
+  attempt: Type.Union([Int32(), Type.Null()]),
+  durationMs: Type.Union([Int64(), Type.Null()]),
+  engine: Type.Union([Type.String({ maxLength: 20 }), Type.Null()]),
+  model: Type.Union([Type.String({ maxLength: MODEL_NAME_MAX }), Type.Null()]),
+  usage: Type.Union([Type.Object({ inputTokens: Int64(), outputTokens: Int64() }), Type.Null()]),
+  error: Type.Union([Type.String({ maxLength: MESSAGE_MAX, description: 'The error of a failed attempt, or the feedback of a rejection.' }), Type.Null()]),
+  at: Timestamp('When it happened.'),
 }, { $id: 'RunEvent' });
 
 export default async function runEventRoutes(app: AppInstance): Promise<void> {
@@ -63,6 +63,7 @@ export default async function runEventRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/runs/:id/events', {
     config: { scope: 'runs:read' },
     schema: {
+      operationId: 'streamRunEvents',
       summary: "A run's events, or a live stream of them",
       description: 'With `Accept: text/event-stream`, Server-Sent Events: every event so far, then each new one as it happens '
         + '(`id`, `event` = the type, `data` = the event as JSON), ending with an `end` event once the run rests '
@@ -71,12 +72,12 @@ export default async function runEventRoutes(app: AppInstance): Promise<void> {
         + 'Otherwise `{"data": [events]}`, oldest first.',
       tags: ['Runs'],
       params: IdParam,
-      querystring: Type.Object({ after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_EVENT_ID, description: 'Only events after this number.' })) }),
+      querystring: Type.Object({ after: Type.Optional(Int64({ minimum: 0, maximum: MAX_EVENT_ID, description: 'Only events after this number.' })) }),
       response: {
         200: {
           description: 'The events.',
           content: {
-            'application/json': { schema: Type.Object({ data: Type.Array(RunEvent) }) },
+            'application/json': { schema: Type.Object({ data: Type.Array(RunEvent, { maxItems: JSON_PAGE }) }) },
             'text/event-stream': { schema: RunEvent },
           },
         },

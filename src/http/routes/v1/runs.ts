@@ -36,6 +36,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
   app.post('/api/v1/runs', {
     config: { scope: 'runs:write', auditAction: 'run.created' },
     schema: {
+      operationId: 'createRun',
       summary: 'Start an agent run',
       description: 'Answers 202 with the run (status QUEUED, four PENDING steps) and a Location header; poll GET /api/v1/runs/{id}. '
         + 'A Free-plan workspace that has used its monthly runs gets 402.',
@@ -51,6 +52,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
   app.post('/api/v1/runs/batch', {
     config: { scope: 'runs:write', auditAction: 'run.batch_created' },
     schema: {
+      operationId: 'startRunBatch',
       summary: 'Start up to 100 runs at once',
       description: 'Answers 202 with the runs, in the order of `runs`, and a Location header listing the batch '
         + '(`GET /api/v1/runs?batchId=…`). All or nothing: an invalid item is a 400 and an unknown lead or call a 404, each '
@@ -59,7 +61,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       tags: ['Runs'],
       body: RunBatchCreate,
       response: {
-        202: listOf(Run),
+        202: listOf(Run, 100),
         402: problem("A Free workspace's remaining runs this month cannot hold the whole batch; adds `limit`, `used`, `resetsAt`."),
         ...writeProblems,
         ...authProblems,
@@ -71,7 +73,8 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
   }));
 
   // A decision answers the run only to a key that may read runs: `runs:write` alone does not grant reading.
-  const decision = <B extends TSchema>(summary: string, description: string, body: B) => ({
+  const decision = <B extends TSchema>(operationId: string, summary: string, description: string, body: B) => ({
+    operationId,
     summary,
     description: `${description} Answers the run to a key with \`runs:read\`; a key with \`runs:write\` alone gets 204.`,
     tags: ['Runs'],
@@ -98,7 +101,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
 
   app.post('/api/v1/runs/:id/approve', {
     config: { scope: 'runs:write', auditAction: 'run.approved' },
-    schema: decision('Approve the draft', 'From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED. '
+    schema: decision('approveRun', 'Approve the draft', 'From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED. '
       + '`deliver` says what happens to the e-mail: `send` sends it over SMTP, `mailbox` saves it to the sender\'s Drafts folder '
       + 'over IMAP, `none` only approves; without it the workspace\'s default applies (`none` when no mail transport is set up). '
       + 'A delivery is a job: the draft\'s `delivery` shows its course (QUEUED, DELIVERING, DELIVERED or FAILED). '
@@ -116,7 +119,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
 
   app.post('/api/v1/runs/:id/deliver', {
     config: { scope: 'runs:write', auditAction: 'draft.delivery_retried' },
-    schema: decision('Retry a failed delivery', 'Only when the draft\'s delivery is FAILED: it is queued again (QUEUED) with the '
+    schema: decision('retryDelivery', 'Retry a failed delivery', 'Only when the draft\'s delivery is FAILED: it is queued again (QUEUED) with the '
       + 'same Message-ID; any other state is 409 `invalid_state`.', NoBody),
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const { workspaceId } = principalOf(request);
@@ -128,7 +131,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
 
   app.post('/api/v1/runs/:id/reject', {
     config: { scope: 'runs:write', auditAction: (request) => (asksToRegenerate(request.body) ? 'run.regenerated' : 'run.rejected') },
-    schema: decision('Reject the draft', 'From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is '
+    schema: decision('rejectRun', 'Reject the draft', 'From AWAITING_APPROVAL: the draft becomes REJECTED. With `regenerate: true` the run is '
       + 'queued again and WRITER writes the next version of the draft, taking `feedback` into account; otherwise the run ends REJECTED. '
       + 'Audited as `run.regenerated` or `run.rejected`.', RunReject),
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
@@ -137,14 +140,14 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
 
   app.post('/api/v1/runs/:id/cancel', {
     config: { scope: 'runs:write', auditAction: 'run.cancelled' },
-    schema: decision('Cancel a run', 'From QUEUED or RUNNING: the run becomes CANCELLED and its unfinished steps SKIPPED.', NoBody),
+    schema: decision('cancelRun', 'Cancel a run', 'From QUEUED or RUNNING: the run becomes CANCELLED and its unfinished steps SKIPPED.', NoBody),
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     return decided(request, await cancelRun(trx, principalOf(request).workspaceId, request.params.id, clock));
   }));
 
   app.get('/api/v1/runs/:id', {
     config: { scope: 'runs:read' },
-    schema: { summary: 'Get a run with its steps and draft', tags: ['Runs'], params: IdParam, response: { 200: dataOf(Run), ...authProblems } },
+    schema: { operationId: 'getRun', summary: 'Get a run with its steps and draft', tags: ['Runs'], params: IdParam, response: { 200: dataOf(Run), ...authProblems } },
   }, async (request, reply) => {
     const run = await getRunJson(db, principalOf(request).workspaceId, request.params.id);
     if (!run) throw notFound('Run');
@@ -157,6 +160,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/runs', {
     config: { scope: 'runs:read' },
     schema: {
+      operationId: 'listRuns',
       summary: 'List runs',
       description: 'Newest first (`order=oldest`: oldest first); filter by leadId, status and batchId (the runs one '
         + 'POST /api/v1/runs/batch started). The next page is linked by a `Link: <…>; rel="next"` header.',
@@ -164,12 +168,12 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       querystring: Type.Object({
         limit: Limit(20, 100),
         cursor: Type.Optional(Cursor),
-        leadId: Type.Optional(Type.String({ format: 'uuid' })),
+        leadId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36 })),
         status: Type.Optional(RunStatus),
-        batchId: Type.Optional(Type.String({ format: 'uuid', description: 'The runs of one batch: the `batchId` of its runs.' })),
+        batchId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36, description: 'The runs of one batch: the `batchId` of its runs.' })),
         order: Type.Optional(Type.Enum(['newest', 'oldest'], { default: 'newest', description: 'By `startedAt`, then id.' })),
       }),
-      response: { 200: listOf(Run), ...authProblems },
+      response: { 200: listOf(Run, 100), ...authProblems },
     },
   }, async (request, reply) => {
     const { limit, cursor, leadId, status, batchId, order } = request.query;

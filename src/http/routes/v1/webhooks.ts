@@ -12,12 +12,12 @@ import {
 } from '../../schemas.ts';
 import { AppError, notFound } from '../../../domain/errors.ts';
 import {
-  checkEndpointUrl, createEndpoint, deleteEndpoint, getEndpoint, listDeliveries, listEndpoints, replayDelivery, rotateSecret,
+  checkEndpointUrl, createEndpoint, ENDPOINTS_MAX, deleteEndpoint, getEndpoint, listDeliveries, listEndpoints, replayDelivery, rotateSecret,
   sendTestEvent, updateEndpoint,
 } from '../../../domain/webhooks/endpoints.ts';
 
 const tags = ['Webhooks'];
-const DeliveryParams = Type.Object({ id: Type.String({ description: 'Identifier (UUID) of the endpoint.' }), deliveryId: Type.String({ description: 'Identifier (UUID) of the delivery.' }) });
+const DeliveryParams = Type.Object({ id: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the endpoint.' }), deliveryId: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the delivery.' }) });
 const stateProblem = { 409: problem('The endpoint is disabled, or the workspace has as many endpoints as it may.') };
 
 /** A person in the web UI manages webhooks only as an admin; a key needs its scope alone. */
@@ -34,13 +34,15 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/webhooks', {
     config: { scope: 'webhooks:read' },
     preHandler,
-    schema: { summary: 'List webhook endpoints', description: 'Oldest first. Secrets are never shown.', tags, response: { 200: listOf(WebhookEndpoint), ...authProblems } },
+    schema: {
+      operationId: 'listWebhooks', summary: 'List webhook endpoints', description: 'Oldest first. Secrets are never shown.', tags, response: { 200: listOf(WebhookEndpoint, ENDPOINTS_MAX), ...authProblems } },
   }, async (request) => ({ data: await listEndpoints(db, principalOf(request).workspaceId) }));
 
   app.post('/api/v1/webhooks', {
     config: { scope: 'webhooks:write', auditAction: 'webhook.created' },
     preHandler,
     schema: {
+      operationId: 'createWebhook',
       summary: 'Add a webhook endpoint',
       description: 'Answers the endpoint with its signing `secret`, shown this once. The URL must be http or https, without '
         + 'a user name or password, and its host must resolve to a public address (unless the installation allows private hosts).',
@@ -60,7 +62,8 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
   app.get('/api/v1/webhooks/:id', {
     config: { scope: 'webhooks:read' },
     preHandler,
-    schema: { summary: 'Get a webhook endpoint', tags, params: IdParam, response: { 200: dataOf(WebhookEndpoint), ...authProblems } },
+    schema: {
+      operationId: 'getWebhook', summary: 'Get a webhook endpoint', tags, params: IdParam, response: { 200: dataOf(WebhookEndpoint), ...authProblems } },
   }, async (request) => {
     const endpoint = await getEndpoint(db, principalOf(request).workspaceId, request.params.id);
     if (!endpoint) throw notFound('Webhook endpoint');
@@ -71,6 +74,7 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'webhooks:write', auditAction: 'webhook.updated' },
     preHandler,
     schema: {
+      operationId: 'updateWebhook',
       summary: 'Change a webhook endpoint',
       description: 'Changes only the fields sent. `enabled: true` enables a disabled endpoint again and clears its failures.',
       tags, params: IdParam, body: WebhookEndpointUpdate,
@@ -88,6 +92,7 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'webhooks:write', auditAction: 'webhook.deleted' },
     preHandler,
     schema: {
+      operationId: 'deleteWebhook',
       summary: 'Remove a webhook endpoint',
       description: 'Removes it with its delivery log; nothing more is sent to it.',
       tags, params: IdParam, response: { 204: Type.Null({ description: 'Removed.' }), ...authProblems },
@@ -101,12 +106,13 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'webhooks:read' },
     preHandler,
     schema: {
+      operationId: 'listWebhookDeliveries',
       summary: 'List an endpoint\'s deliveries',
       description: 'The delivery log, newest first: each delivery\'s status, attempts and the last answer (status, time, the first '
         + '1 KB of its body). The next page is linked by a `Link: <…>; rel="next"` header.',
       tags, params: IdParam,
       querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor) }),
-      response: { 200: listOf(WebhookDelivery), ...authProblems },
+      response: { 200: listOf(WebhookDelivery, 100), ...authProblems },
     },
   }, async (request, reply) => {
     const page = await listDeliveries(db, principalOf(request).workspaceId, request.params.id, {
@@ -121,6 +127,7 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'webhooks:write', auditAction: 'webhook.delivery_replayed' },
     preHandler,
     schema: {
+      operationId: 'retryWebhookDelivery',
       summary: 'Replay a delivery',
       description: 'Sends the delivery\'s event to the endpoint again, as a new delivery with the same `webhook-id`.',
       tags, params: DeliveryParams,
@@ -136,6 +143,7 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'webhooks:write', auditAction: 'webhook.test_sent' },
     preHandler,
     schema: {
+      operationId: 'sendWebhookTestEvent',
       summary: 'Send a test event',
       description: 'A `webhook.test` event, to this endpoint alone; its delivery shows in the log.',
       tags, params: IdParam,
@@ -150,6 +158,7 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'webhooks:write', auditAction: 'webhook.secret_rotated' },
     preHandler,
     schema: {
+      operationId: 'rotateWebhookSecret',
       summary: 'Roll the signing secret',
       description: 'Answers the new `secret`, shown this once. For 24 hours the previous secret signs too (two signatures in '
         + '`webhook-signature`), so receivers can switch without losing an event.',
