@@ -72,10 +72,12 @@ describe('approve and send in the web UI', { skip: browserUnavailable() ?? false
     const panel = page.getByRole('region', { name: 'Delivery' });
     await panel.getByText('Failed: The server answered 550 5.1.1 Mailbox unavailable').waitFor({ timeout: 30_000 });
     await draft.getByText('Approved', { exact: true }).waitFor();
+    await page.locator('.page-header').getByText('E-mail not sent', { exact: true }).waitFor();
     assert.equal((await client.ok('GET', `/api/v1/leads/${lead.id}`)).data.status, 'DISCOVERY');
 
     await panel.getByRole('button', { name: 'Retry delivery' }).click();
     await panel.getByText(/^Sent at /).waitFor({ timeout: 30_000 });
+    await page.locator('.page-header').getByText('E-mail sent', { exact: true }).waitFor();
     await smtp.waitFor(2);
     assert.match(await panel.innerText(), /Attempts\s*2/);
     assert.equal((await client.ok('GET', `/api/v1/leads/${lead.id}`)).data.status, 'CONTACTED');

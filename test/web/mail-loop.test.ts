@@ -160,6 +160,8 @@ describe('the e-mail loop, as a new user tries it', { skip: browserUnavailable()
     const delivery = page.getByRole('region', { name: 'Delivery' });
     await delivery.getByText(/^Sent at \d{1,2}:\d{2}/).waitFor({ timeout: 30_000 });
     await draft.getByText('Sent', { exact: true }).waitFor();
+    // The header says so beside the run's own status (Approved).
+    await page.locator('.page-header').getByText('E-mail sent', { exact: true }).waitFor();
     const shownId = (await delivery.locator('code').innerText()).trim();
     assert.match(shownId, /^<[^<>\s]+@[^<>\s]+>$/, 'the Message-ID is shown');
 

@@ -101,6 +101,9 @@ export function RunPage({ id }: { id: string }) {
         description={lead.data?.companyName ?? undefined}
         actions={<>
           <RunStatusBadge status={run.status} />
+          {/* The run is Approved whatever became of its e-mail; the header says that too, not only the draft. */}
+          {run.emailDraft?.status === 'SENT' && <Badge tone="green">E-mail sent</Badge>}
+          {run.emailDraft?.delivery?.status === 'FAILED' && <Badge tone="red">E-mail not sent</Badge>}
           <Link to={`/runs/${run.id}/trace`} className="button button-secondary button-medium"><Icon name="trace" /> Trace</Link>
           {inPipeline && <Button variant="danger" busy={cancelling} onClick={() => void cancel()}>Cancel run</Button>}
         </>}
