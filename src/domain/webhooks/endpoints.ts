@@ -142,6 +142,12 @@ export async function updateEndpoint(
 
 /** Removes the endpoint with its deliveries and their log; the events stay for the other endpoints. */
 export async function deleteEndpoint(trx: Kysely<DB>, workspaceId: string, id: string): Promise<{ id: string }> {
+  // Its deliveries first, then the endpoint, then their jobs: the order a delivery being recorded takes them in
+  // (settle in deliver.ts), so that deleting an endpoint while its last delivery is recorded waits instead of
+  // deadlocking with it.
+  if (isUuid(id)) {
+    await sql`SELECT id FROM webhook_deliveries WHERE endpoint_id = ${id} AND workspace_id = ${workspaceId} ORDER BY id FOR UPDATE`.execute(trx);
+  }
   const current = await lockEndpoint(trx, workspaceId, id);
   await sql`DELETE FROM jobs WHERE kind = 'webhook.deliver'
     AND key IN (SELECT id::text FROM webhook_deliveries WHERE endpoint_id = ${current.id})`.execute(trx);
