@@ -162,6 +162,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
       clock: systemClock,
       config,
       secrets: deps.secrets,
+      cpu,
       logger,
       metrics: deps.metrics,
       handlers: [

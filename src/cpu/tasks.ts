@@ -5,6 +5,7 @@ import { offlineRules } from '../agent/engines/offline.ts';
 import { checkGrounding, type Draft } from '../agent/grounding.ts';
 import { readPage } from '../agent/page.ts';
 import { prepareImportReading, readImportFile } from '../domain/lead-import-file.ts';
+import { readReply } from '../mail/reply-reading.ts';
 import type { TaskEnvelope } from './pool.ts';
 
 export const TASKS = {
@@ -18,6 +19,8 @@ export const TASKS = {
   checkGrounding: ({ draft, ctx }: { draft: Draft; ctx: RunContext }) => checkGrounding(draft, ctx),
   /** A lead import's file: parsed, and every row validated. */
   readLeadImport: readImportFile,
+  /** One message of a rep's inbox, read as a possible reply. */
+  readReply,
 };
 
 // As the thread starts, so that a task's time budget does not pay for it.

@@ -7,6 +7,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { CpuPool } from '../cpu/pool.ts';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import type { Metrics } from '../http/metrics.ts';
@@ -22,6 +23,7 @@ export interface JobRunnerOptions {
   clock: Clock;
   config: Config;
   secrets: () => SecretBox;
+  cpu: CpuPool;
   logger: Logger;
   handlers: JobHandler[];
   metrics?: Metrics;
@@ -115,6 +117,7 @@ export class JobRunner {
       clock,
       config: this.#options.config,
       secrets: this.#options.secrets,
+      cpu: this.#options.cpu,
       logger: log,
       signal: controller.signal,
       finish: async (trx: Transaction<DB>) => {

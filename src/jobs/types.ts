@@ -5,6 +5,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
 import type { SecretBox } from '../mail/secrets.ts';
 
@@ -25,6 +26,8 @@ export interface JobContext {
   clock: Clock;
   config: Config;
   secrets: () => SecretBox;
+  /** Where a handler's CPU work over untrusted input runs (DESIGN §10). */
+  cpu: CpuPool;
   logger: Logger;
   /** Aborted when the runner stops or loses the lease. */
   signal: AbortSignal;

@@ -5,16 +5,17 @@
 //
 // Glossary: the cursor (`mailbox_cursors`) is the inbox's UIDVALIDITY and the highest UID read. A UIDVALIDITY that
 // changed means the server renumbered the inbox: the check reads the last RESCAN_DAYS by date instead.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { simpleParser, type AddressObject } from 'mailparser';
 import type { Clock } from '../clock.ts';
+import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
 import { writeAudit } from '../domain/audit.ts';
 import { recordEvent } from '../domain/run-events.ts';
 import { enqueueJob } from '../jobs/queue.ts';
 import { RetryJobError, type JobHandler } from '../jobs/types.ts';
 import { connectImap, describeImapError, ImapError, type ImapOptions } from './imap.ts';
+import { bareMessageId, envelopeReply, MAX_BYTES_PER_MESSAGE, type ReplyCandidate, type ReplyMessage } from './reply-reading.ts';
 import { loadMailTransport, type ImapSettings } from './settings.ts';
 
 export const REPLY_CHECK_KIND = 'mail.check_replies';
@@ -22,14 +23,8 @@ export const REPLY_CHECK_KIND = 'mail.check_replies';
 export const REPLY_CHECK_INTERVAL_MS = 60_000;
 /** At most this many messages are read in one check; the next check goes on from the cursor. */
 export const MAX_MESSAGES_PER_CHECK = 500;
-/** At most this much of a message is read: its headers and the start of its text. */
-export const MAX_BYTES_PER_MESSAGE = 64 * 1024;
 /** How far back a first check, or one after the server renumbered the inbox, reads. */
 export const RESCAN_DAYS = 14;
-const SNIPPET_CHARS = 300;
-/** Referenced Message-IDs taken from one message: In-Reply-To, then the newest References. */
-const MAX_REFERENCES = 100;
-const MAX_ID_LENGTH = 998;
 
 export interface ReplyCheckResult {
   /** Messages read in this check. */
@@ -42,105 +37,18 @@ export interface ReplyCheckResult {
   rescanned: boolean;
 }
 
-interface Candidate {
-  messageId: string;
-  references: string[];
-  from: string | null;
-  subject: string | null;
-  receivedAt: Date;
-  snippet: string;
-}
-
-/** A Message-ID without its angle brackets and surrounding space; null when it cannot be one. */
-export function bareMessageId(value: string): string | null {
-  const bare = value.trim().replace(/^<|>$/g, '').trim();
-  return bare.length > 0 && bare.length <= MAX_ID_LENGTH && !/[\s<>]/.test(bare) ? bare : null;
-}
-
-/** The Message-IDs a header value lists (`<a@b> <c@d>`), in order. */
-function messageIdsIn(value: string | string[] | undefined): string[] {
-  if (!value) return [];
-  const text = Array.isArray(value) ? value.join(' ') : value;
-  const ids: string[] = [];
-  for (const match of text.matchAll(/<([^<>\s]{1,998})>/g)) ids.push(match[1]!);
-  if (ids.length === 0) {
-    for (const word of text.split(/\s+/)) {
-      const id = bareMessageId(word);
-      if (id) ids.push(id);
-    }
-  }
-  return ids;
-}
-
-/**
- * The words a reply adds, for a glance: quoted lines (`>`) and the quoted message under "On … wrote:" (or
- * Outlook's "-----Original Message-----" / "From: … Sent:") left out, white space folded, at most SNIPPET_CHARS.
- */
-export function replySnippet(text: string): string {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n');
-  const kept: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const trimmed = line.trim();
-    if (/^-{2,}\s*Original Message\s*-{2,}$/i.test(trimmed)) break;
-    if (/^From:\s/i.test(trimmed) && lines.slice(i + 1, i + 4).some((l) => /^(Sent|Date):\s/i.test(l.trim()))) break;
-    // "On Tue, 3 Mar 2026 at 10:00, Rep <rep@x> wrote:", which clients wrap over two or three lines.
-    if (/^(On|Am|Le|El|Il|Op)\s/.test(trimmed)) {
-      const joined = lines.slice(i, i + 3).map((l) => l.trim()).join(' ');
-      if (/^(On|Am|Le|El|Il|Op)\s.{0,300}?(wrote|schrieb|a écrit|escribió|ha scritto|schreef)\s*:/.test(joined)) break;
-    }
-    if (trimmed.startsWith('>')) continue;
-    if (trimmed === '--' || line === '-- ') break;
-    kept.push(trimmed);
-  }
-  const folded = kept.join(' ').replace(/\s+/g, ' ').trim();
-  return folded.length <= SNIPPET_CHARS ? folded : `${folded.slice(0, SNIPPET_CHARS - 1).trimEnd()}…`;
-}
-
-function formatAddress(address: AddressObject | AddressObject[] | undefined, envelopeFrom?: Array<{ name?: string; address?: string }>): string | null {
-  const first = (Array.isArray(address) ? address[0] : address)?.value[0] ?? envelopeFrom?.[0];
-  if (!first?.address) return null;
-  const shown = first.name ? `${first.name.replace(/[\r\n"<>]/g, ' ').trim()} <${first.address}>` : first.address;
-  return shown.slice(0, 320);
-}
-
-/** Reads what matters of one message from its first MAX_BYTES_PER_MESSAGE bytes. */
-async function readCandidate(
-  source: Buffer, envelope: { messageId?: string; inReplyTo?: string; date?: Date | string; from?: Array<{ name?: string; address?: string }>; subject?: string } | undefined,
-  internalDate: Date | string | undefined, now: Date,
-): Promise<Candidate> {
-  const parsed = await simpleParser(source, { skipHtmlToText: false, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
-  const messageId = bareMessageId(envelope?.messageId ?? parsed.messageId ?? '')
-    // A message without an id of its own still counts once: it is known by a digest of what was read of it.
-    ?? `no-message-id.${createHash('sha256').update(source).digest('hex').slice(0, 32)}@leadrun.invalid`;
-  const inReplyTo = messageIdsIn(envelope?.inReplyTo ?? parsed.inReplyTo);
-  const references = messageIdsIn(parsed.references);
-  const wanted = [...new Set([...inReplyTo, ...references.slice(-MAX_REFERENCES)])].slice(0, MAX_REFERENCES + 1);
-  const dated = [envelope?.date, parsed.date, internalDate].map((d) => (d ? new Date(d) : null)).find((d) => d && !Number.isNaN(d.getTime()));
-  const receivedAt = dated && dated.getTime() < now.getTime() ? dated : now;
-  const text = parsed.text ?? '';
-  return {
-    messageId,
-    references: wanted,
-    from: formatAddress(parsed.from, envelope?.from),
-    subject: (envelope?.subject ?? parsed.subject ?? '').slice(0, 300) || null,
-    receivedAt,
-    snippet: replySnippet(text.slice(0, MAX_BYTES_PER_MESSAGE)),
-  };
-}
-
 /**
  * Reads the inbox from the cursor on (at most MAX_MESSAGES_PER_CHECK messages, MAX_BYTES_PER_MESSAGE of each) and
  * records the replies to the workspace's delivered e-mails. Throws ImapError (a human message) when the mailbox
  * cannot be read; nothing is written then.
  */
 export async function checkReplies(
-  db: Kysely<DB>, workspaceId: string, imap: ImapSettings, clock: Clock, opts: ImapOptions & { maxMessages?: number },
+  db: Kysely<DB>, workspaceId: string, imap: ImapSettings, clock: Clock, opts: ImapOptions & { cpu: CpuPool; maxMessages?: number },
 ): Promise<ReplyCheckResult> {
   const maxMessages = opts.maxMessages ?? MAX_MESSAGES_PER_CHECK;
   const cursor = await db.selectFrom('mailbox_cursors').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
   const client = await connectImap(imap, opts);
-  const candidates: Candidate[] = [];
+  const messages: ReplyMessage[] = [];
   let uidValidity: string;
   let lastUid: number;
   let rescanned: boolean;
@@ -170,8 +78,9 @@ export async function checkReplies(
           uid: true, envelope: true, internalDate: true, source: { maxLength: MAX_BYTES_PER_MESSAGE },
         }, { uid: true })) {
           opts.signal?.throwIfAborted();
-          const source = message.source ?? Buffer.alloc(0);
-          candidates.push(await readCandidate(source.subarray(0, MAX_BYTES_PER_MESSAGE), message.envelope, message.internalDate, now));
+          // A copy of its own: a view into a larger buffer would take all of that buffer to the pool thread.
+          const source = new Uint8Array((message.source ?? Buffer.alloc(0)).subarray(0, MAX_BYTES_PER_MESSAGE));
+          messages.push({ source, envelope: message.envelope, internalDate: message.internalDate, now });
         }
       }
     } finally {
@@ -184,13 +93,28 @@ export async function checkReplies(
     throw error instanceof ImapError ? error : new ImapError(describeImapError(error, imap));
   }
 
+  // Read after the mailbox is let go, in the CPU pool's threads.
+  const candidates = await Promise.all(messages.map((message) => readMessage(opts.cpu, message, opts.signal)));
   const found = await recordReplies(db, workspaceId, candidates, { uidValidity, lastUid }, clock);
   return { read: candidates.length, found, uidValidity, lastUid, rescanned };
 }
 
+/**
+ * One message read in a pool thread within the CPU budget. A message that cannot be read there (over the budget,
+ * or a parser failure) is known by its envelope instead: it is counted, and the check goes on past it.
+ */
+async function readMessage(cpu: CpuPool, message: ReplyMessage, signal: AbortSignal | undefined): Promise<ReplyCandidate> {
+  try {
+    return await cpu.run('readReply', message, signal);
+  } catch {
+    signal?.throwIfAborted();
+    return envelopeReply(message);
+  }
+}
+
 /** Writes the matches and the cursor in one transaction; answers how many replies were new. */
 async function recordReplies(
-  db: Kysely<DB>, workspaceId: string, candidates: Candidate[], cursor: { uidValidity: string; lastUid: number }, clock: Clock,
+  db: Kysely<DB>, workspaceId: string, candidates: ReplyCandidate[], cursor: { uidValidity: string; lastUid: number }, clock: Clock,
 ): Promise<number> {
   const ids = [...new Set(candidates.flatMap((c) => c.references))];
   const deliveries = ids.length === 0 ? [] : (await sql<{ id: string; run_id: string; message_id: string }>`
@@ -217,7 +141,7 @@ async function recordReplies(
 }
 
 async function recordReply(
-  trx: Transaction<DB>, workspaceId: string, delivery: { id: string; run_id: string }, reply: Candidate, now: Date,
+  trx: Transaction<DB>, workspaceId: string, delivery: { id: string; run_id: string }, reply: ReplyCandidate, now: Date,
 ): Promise<boolean> {
   const row = await trx.insertInto('email_replies').values({
     id: randomUUID(), workspace_id: workspaceId, delivery_id: delivery.id, run_id: delivery.run_id, message_id: reply.messageId,
@@ -279,7 +203,7 @@ export const replyCheckHandler: JobHandler = {
       return;
     }
     try {
-      await checkReplies(ctx.db, workspaceId, transport.imap, ctx.clock, { allowPrivateHosts: ctx.config.allowPrivateHosts, signal: ctx.signal });
+      await checkReplies(ctx.db, workspaceId, transport.imap, ctx.clock, { allowPrivateHosts: ctx.config.allowPrivateHosts, signal: ctx.signal, cpu: ctx.cpu });
     } catch (error) {
       // The mailbox could not be read: the admin sees why; a database failure is the runner's to retry and log.
       if (ctx.signal.aborted || !(error instanceof ImapError)) throw error;

@@ -94,7 +94,7 @@ export async function startProxy(target: string): Promise<Proxy> {
 /** A job runner that delivers webhooks at once (loopback receivers are allowed by the app's config). */
 export async function startWebhookRunner(t: TestApp): Promise<JobRunner> {
   const runner = new JobRunner({
-    database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, logger: silentLogger,
+    database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu, logger: silentLogger,
     handlers: [webhookHandler({ leaseMs: 5_000, retryDelaysMs: [50, 50, 50], timeoutMs: 2_000 })], pollMs: 30, drainMs: 500,
   });
   await runner.start();

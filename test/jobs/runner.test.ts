@@ -10,6 +10,7 @@ import { PermanentJobError, RetryJobError, type ClaimedJob, type JobHandler } fr
 import { SecretBox } from '../../src/mail/secrets.ts';
 import { systemClock } from '../../src/clock.ts';
 import { BACKENDS, createTestDatabase, silentLogger, testConfig, type TestDatabase } from '../helpers.ts';
+import { testCpu } from '../support/cpu.ts';
 
 function deferred<T = void>() {
   let resolve!: (value: T) => void;
@@ -43,7 +44,7 @@ for (const kind of BACKENDS) {
     });
     async function start(handlers: JobHandler[], pollMs = 50): Promise<JobRunner> {
       const runner = new JobRunner({
-        database: testDb.database, clock: systemClock, config: testConfig(), secrets: () => box, logger: silentLogger, handlers, pollMs, drainMs: 500,
+        database: testDb.database, clock: systemClock, config: testConfig(), secrets: () => box, cpu: testCpu(), logger: silentLogger, handlers, pollMs, drainMs: 500,
       });
       await runner.start();
       runners.push(runner);

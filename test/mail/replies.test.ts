@@ -1,7 +1,8 @@
 // Replies found in the sender's inbox (src/mail/replies.ts), on both backends, against a private Dovecot: a reply
 // to a delivered e-mail is recorded once however often the inbox is read, and shows on the run, the lead, the run's
 // events and the audit log; replies to unknown or undelivered e-mails are ignored; a 5 MB message, one with 10,000
-// References and one without any text part are read within bounds; the cursor survives a renumbered inbox and a
+// References and one without any text part are read within bounds; a 1 MiB HTML-only reply of hostile markup is read in a
+// CPU pool thread, and a message over the CPU budget still counts, by its envelope; the cursor survives a renumbered inbox and a
 // check is bounded in messages; the job handler runs again in 60 s, keeps its error, and ends without IMAP.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -10,9 +11,9 @@ import { sql, type Transaction } from 'kysely';
 import type { DB } from '../../src/db/schema.ts';
 import type { ClaimedJob, JobContext } from '../../src/jobs/types.ts';
 import { RetryJobError } from '../../src/jobs/types.ts';
-import {
-  checkReplies, MAX_BYTES_PER_MESSAGE, REPLY_CHECK_INTERVAL_MS, REPLY_CHECK_KIND, replyCheckHandler, replySnippet, scheduleReplyChecks,
-} from '../../src/mail/replies.ts';
+import { createCpuPool, type CpuPool } from '../../src/cpu/pool.ts';
+import { checkReplies, REPLY_CHECK_INTERVAL_MS, REPLY_CHECK_KIND, replyCheckHandler, scheduleReplyChecks } from '../../src/mail/replies.ts';
+import { htmlReplyText, MAX_BYTES_PER_MESSAGE, replySnippet } from '../../src/mail/reply-reading.ts';
 import { loadMailTransport, saveMailSettings, type ImapSettings } from '../../src/mail/settings.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { createCall, createLead, db, startRun } from '../http/support.ts';
@@ -56,6 +57,15 @@ describe('replySnippet', () => {
     assert.ok(long.length <= 300 && long.endsWith('…'), long);
     assert.equal(replySnippet(''), '');
   });
+
+  it('reads an HTML-only reply as lines of text, without its styles and the e-mail it quotes', () => {
+    const gmail = '<div dir="ltr">Count us <b>in</b>.<br>Thursday works.</div><div class="gmail_quote"><div class="gmail_attr">On Mon, Rep wrote:</div>'
+      + '<blockquote class="gmail_quote">Hi Daniel</blockquote></div>';
+    assert.equal(replySnippet(htmlReplyText(gmail)), 'Count us in. Thursday works.');
+    const outlook = '<html><head><style>p{color:red}</style><title>Re</title></head><body><p>Yes &amp; thanks.</p>'
+      + '<div id="divRplyFwdMsg"><b>From:</b> Rep</div><div>quoted</div></body></html>';
+    assert.equal(replySnippet(htmlReplyText(outlook)), 'Yes & thanks.');
+  });
 });
 
 for (const kind of BACKENDS) {
@@ -81,7 +91,8 @@ for (const kind of BACKENDS) {
       return { leadId: lead.id as string, runId: run.id as string, messageId };
     }
 
-    const check = (options: { maxMessages?: number } = {}) => checkReplies(db(t), workspaceId, imap, t.deps.clock, { ...allow, ...options });
+    const check = (options: { maxMessages?: number; cpu?: CpuPool } = {}) =>
+      checkReplies(db(t), workspaceId, imap, t.deps.clock, { ...allow, cpu: t.deps.cpu, ...options });
     const repliesOf = (runId: string) => db(t).selectFrom('email_replies').selectAll().where('run_id', '=', runId).execute();
 
     before(async () => {
@@ -180,6 +191,34 @@ for (const kind of BACKENDS) {
       assert.ok(MAX_BYTES_PER_MESSAGE <= 64 * 1024);
     });
 
+    it('reads a 1 MiB HTML-only reply of hostile markup in a pool thread, and counts one over the CPU budget by its envelope', async () => {
+      const hostile = await deliveredRun();
+      // Tags nested past any parser's stack, an attribute that never closes, and entities: the worst an HTML reader meets.
+      const markup = `<p>We are in &amp; ready.</p>${'<div><span><table><tr><td>'.repeat(20_000)}<a title="${'&lt;'.repeat(50_000)}`;
+      const body = markup.padEnd(1024 * 1024, 'x').replace(/(.{998})/g, '$1\r\n');
+      await dovecot.deliver(reply({ inReplyTo: hostile.messageId, contentType: 'text/html; charset=utf-8', body }));
+      const result = await check();
+      assert.equal(result.found, 1);
+      const [read] = await repliesOf(hostile.runId);
+      assert.equal(read!.from_address, 'Daniel Ng <daniel@acme.example>');
+      assert.match(read!.snippet, /^We are in & ready\./);
+
+      // A pool whose budget ends before any message is read: the reply still counts, from what the envelope says.
+      const late = await deliveredRun();
+      await dovecot.deliver(reply({ inReplyTo: late.messageId }));
+      const tight = createCpuPool({ budgetMs: 1, threads: 1 });
+      try {
+        assert.equal((await check({ cpu: tight })).found, 1);
+      } finally {
+        await tight.close();
+      }
+      const [counted] = await repliesOf(late.runId);
+      assert.deepEqual(
+        { from: counted!.from_address, subject: counted!.subject, snippet: counted!.snippet, receivedAt: counted!.received_at.toISOString() },
+        { from: 'Daniel Ng <daniel@acme.example>', subject: 'Re: A pilot outline for Acme', snippet: '', receivedAt: '2025-11-25T09:30:00.000Z' },
+      );
+    });
+
     it('reads at most maxMessages a check and goes on from there; a renumbered inbox is read again by date without duplicates', async () => {
       const { runId, messageId } = await deliveredRun();
       for (let i = 0; i < 3; i++) await dovecot.deliver(reply({ inReplyTo: messageId, body: `Answer ${i}` }));
@@ -199,7 +238,7 @@ for (const kind of BACKENDS) {
     it('runs as a job: again in 60 s; a failed check keeps its error and is retried; without IMAP the job ends', async () => {
       const finished: string[] = [];
       const ctxOf = (jobId: string): JobContext => ({
-        db: db(t), clock: t.deps.clock, config: t.deps.config, secrets: t.deps.secrets, logger: silentLogger, signal: new AbortController().signal,
+        db: db(t), clock: t.deps.clock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu, logger: silentLogger, signal: new AbortController().signal,
         finish: async (trx: Transaction<DB>) => {
           const done = await trx.updateTable('jobs').set({ status: 'DONE', finished_at: new Date(), updated_at: new Date() })
             .where('id', '=', jobId).where('status', '=', 'RUNNING').returning('id').executeTakeFirst();

@@ -66,7 +66,7 @@ async function eventTypes(f: Fixture, runId: string): Promise<string[]> {
 
 function startJobRunner(t: TestApp): JobRunner {
   return new JobRunner({
-    database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, logger: silentLogger, metrics: t.deps.metrics,
+    database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu, logger: silentLogger, metrics: t.deps.metrics,
     handlers: [deliveryHandler({ leaseMs: 2_000, backoffMs: () => 50, extraCa: certificate.cert })], pollMs: 50, drainMs: 1_000,
   });
 }

@@ -1,0 +1,194 @@
+// Reading one message of the inbox (src/mail/replies.ts): what matters of it for a reply, from at most its first
+// MAX_BYTES_PER_MESSAGE bytes. The message is a stranger's MIME and HTML, so this runs in a CPU pool thread with a
+// time budget (the task `readReply` of src/cpu/tasks.ts), never on the event loop that answers HTTP (DESIGN §10).
+// When a message is over the budget, `envelopeReply` reads what the server's envelope says of it instead.
+import { createHash } from 'node:crypto';
+import type { AddressObject } from 'mailparser';
+import { walkHtml, type Attributes, type HtmlVisitor } from '../agent/html.ts';
+
+/** At most this much of a message is read: its headers and the start of its text. */
+export const MAX_BYTES_PER_MESSAGE = 64 * 1024;
+const SNIPPET_CHARS = 300;
+/** Referenced Message-IDs taken from one message: In-Reply-To, then the newest References. */
+const MAX_REFERENCES = 100;
+const MAX_ID_LENGTH = 998;
+
+/** What the IMAP server's ENVELOPE says of a message (imapflow's `envelope`, the fields used here). */
+export interface ReplyEnvelope {
+  messageId?: string;
+  inReplyTo?: string;
+  date?: Date | string;
+  from?: Array<{ name?: string; address?: string }>;
+  subject?: string;
+}
+
+export interface ReplyMessage {
+  /** The start of the message as the server sent it: at most MAX_BYTES_PER_MESSAGE bytes. */
+  source: Uint8Array;
+  envelope: ReplyEnvelope | undefined;
+  internalDate: Date | string | undefined;
+  /** The time of the check: a date after it is taken as now. */
+  now: Date;
+}
+
+/** A message as a possible reply: its id, the ids it answers, and a glance at what it says. */
+export interface ReplyCandidate {
+  messageId: string;
+  references: string[];
+  from: string | null;
+  subject: string | null;
+  receivedAt: Date;
+  snippet: string;
+}
+
+/** A Message-ID without its angle brackets and surrounding space; null when it cannot be one. */
+export function bareMessageId(value: string): string | null {
+  const bare = value.trim().replace(/^<|>$/g, '').trim();
+  return bare.length > 0 && bare.length <= MAX_ID_LENGTH && !/[\s<>]/.test(bare) ? bare : null;
+}
+
+/** The Message-IDs a header value lists (`<a@b> <c@d>`), in order. */
+function messageIdsIn(value: string | string[] | undefined): string[] {
+  if (!value) return [];
+  const text = Array.isArray(value) ? value.join(' ') : value;
+  const ids: string[] = [];
+  for (const match of text.matchAll(/<([^<>\s]{1,998})>/g)) ids.push(match[1]!);
+  if (ids.length === 0) {
+    for (const word of text.split(/\s+/)) {
+      const id = bareMessageId(word);
+      if (id) ids.push(id);
+    }
+  }
+  return ids;
+}
+
+/**
+ * The words a reply adds, for a glance: quoted lines (`>`) and the quoted message under "On … wrote:" (or
+ * Outlook's "-----Original Message-----" / "From: … Sent:") left out, white space folded, at most SNIPPET_CHARS.
+ */
+export function replySnippet(text: string): string {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  const kept: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const trimmed = line.trim();
+    if (/^-{2,}\s*Original Message\s*-{2,}$/i.test(trimmed)) break;
+    if (/^From:\s/i.test(trimmed) && lines.slice(i + 1, i + 4).some((l) => /^(Sent|Date):\s/i.test(l.trim()))) break;
+    // "On Tue, 3 Mar 2026 at 10:00, Rep <rep@x> wrote:", which clients wrap over two or three lines.
+    if (/^(On|Am|Le|El|Il|Op)\s/.test(trimmed)) {
+      const joined = lines.slice(i, i + 3).map((l) => l.trim()).join(' ');
+      if (/^(On|Am|Le|El|Il|Op)\s.{0,300}?(wrote|schrieb|a écrit|escribió|ha scritto|schreef)\s*:/.test(joined)) break;
+    }
+    if (trimmed.startsWith('>')) continue;
+    if (trimmed === '--' || line === '-- ') break;
+    kept.push(trimmed);
+  }
+  const folded = kept.join(' ').replace(/\s+/g, ' ').trim();
+  return folded.length <= SNIPPET_CHARS ? folded : `${folded.slice(0, SNIPPET_CHARS - 1).trimEnd()}…`;
+}
+
+/** Elements whose content is not what the reply says: code, styles, the head, and the e-mail it quotes. */
+const UNREAD = new Set(['head', 'script', 'style', 'template', 'title', 'blockquote']);
+/** Where Gmail, Thunderbird and Outlook begin the quoted e-mail: nothing after it is the reply's. */
+const QUOTE_MARKS = /\b(gmail_quote|moz-cite-prefix|divRplyFwdMsg)\b/;
+const LINE_BREAKS = new Set([
+  'address', 'article', 'br', 'dd', 'div', 'dl', 'dt', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li',
+  'ol', 'p', 'pre', 'section', 'table', 'td', 'th', 'tr', 'ul',
+]);
+
+/** What the text of an HTML-only message keeps for each open element: whether its text is read. */
+class HtmlReplyText implements HtmlVisitor<boolean> {
+  readonly attributes = new Set(['class', 'id']);
+  #text = '';
+  #quoteBegun = false;
+
+  open(name: string, attributes: Attributes, parent: boolean | undefined): boolean {
+    if (LINE_BREAKS.has(name)) this.#add('\n');
+    if (QUOTE_MARKS.test(`${attributes.get('class') ?? ''} ${attributes.get('id') ?? ''}`)) this.#quoteBegun = true;
+    return (parent ?? true) && !UNREAD.has(name);
+  }
+
+  close(): void {}
+
+  deep(name: string): void {
+    if (LINE_BREAKS.has(name)) this.#add('\n');
+  }
+
+  text(text: string, parent: boolean | undefined): void {
+    if (parent ?? true) this.#add(text);
+  }
+
+  #add(text: string): void {
+    if (!this.#quoteBegun && this.#text.length < MAX_BYTES_PER_MESSAGE) this.#text += text;
+  }
+
+  get value(): string {
+    return this.#text.slice(0, MAX_BYTES_PER_MESSAGE);
+  }
+}
+
+/**
+ * The text of an HTML-only message, read by the project's own walk (src/agent/html.ts: one pass, no recursion, bounded
+ * depth), as line breaks and words, with the quoted e-mail left out.
+ */
+export function htmlReplyText(html: string): string {
+  const reader = new HtmlReplyText();
+  walkHtml(html, reader);
+  return reader.value;
+}
+
+function formatAddress(address: AddressObject | AddressObject[] | undefined, envelopeFrom?: ReplyEnvelope['from']): string | null {
+  const first = (Array.isArray(address) ? address[0] : address)?.value[0] ?? envelopeFrom?.[0];
+  if (!first?.address) return null;
+  const shown = first.name ? `${first.name.replace(/[\r\n"<>]/g, ' ').trim()} <${first.address}>` : first.address;
+  return shown.slice(0, 320);
+}
+
+function received(message: ReplyMessage, parsedDate?: Date): Date {
+  const dated = [message.envelope?.date, parsedDate, message.internalDate]
+    .map((d) => (d ? new Date(d) : null)).find((d) => d && !Number.isNaN(d.getTime()));
+  return dated && dated.getTime() < message.now.getTime() ? dated : message.now;
+}
+
+function messageIdOf(message: ReplyMessage, parsedId: string | undefined): string {
+  const source = message.source.subarray(0, MAX_BYTES_PER_MESSAGE);
+  return bareMessageId(message.envelope?.messageId ?? parsedId ?? '')
+    // A message without an id of its own still counts once: it is known by a digest of what was read of it.
+    ?? `no-message-id.${createHash('sha256').update(source).digest('hex').slice(0, 32)}@leadrun.invalid`;
+}
+
+/** Reads what matters of one message from its first MAX_BYTES_PER_MESSAGE bytes: the task `readReply`. */
+export async function readReply(message: ReplyMessage): Promise<ReplyCandidate> {
+  // Loaded in the pool thread that first reads a reply, not in every thread of the pool.
+  const { simpleParser } = await import('mailparser');
+  const source = message.source.subarray(0, MAX_BYTES_PER_MESSAGE);
+  const parsed = await simpleParser(Buffer.from(source.buffer, source.byteOffset, source.byteLength), {
+    skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true,
+  });
+  const text = parsed.text || (typeof parsed.html === 'string' ? htmlReplyText(parsed.html) : '');
+  const inReplyTo = messageIdsIn(message.envelope?.inReplyTo ?? parsed.inReplyTo);
+  const references = messageIdsIn(parsed.references);
+  return {
+    messageId: messageIdOf(message, parsed.messageId),
+    references: [...new Set([...inReplyTo, ...references.slice(-MAX_REFERENCES)])].slice(0, MAX_REFERENCES + 1),
+    from: formatAddress(parsed.from, message.envelope?.from),
+    subject: (message.envelope?.subject ?? parsed.subject ?? '').slice(0, 300) || null,
+    receivedAt: received(message, parsed.date),
+    snippet: replySnippet(text.slice(0, MAX_BYTES_PER_MESSAGE)),
+  };
+}
+
+/**
+ * A message that could not be read within its budget, known by what the server's envelope says: it still counts as
+ * a reply when its In-Reply-To names a delivered e-mail, without a snippet.
+ */
+export function envelopeReply(message: ReplyMessage): ReplyCandidate {
+  return {
+    messageId: messageIdOf(message, undefined),
+    references: messageIdsIn(message.envelope?.inReplyTo).slice(0, MAX_REFERENCES + 1),
+    from: formatAddress(undefined, message.envelope?.from),
+    subject: (message.envelope?.subject ?? '').slice(0, 300) || null,
+    receivedAt: received(message),
+    snippet: '',
+  };
+}
