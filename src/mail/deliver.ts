@@ -10,7 +10,7 @@ import { writeAudit } from '../domain/audit.ts';
 import { DELIVERY_MAX_ATTEMPTS, EMAIL_DELIVER, type DeliverPayload } from '../domain/deliveries.ts';
 import { recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
 import { PermanentJobError, RetryJobError, type ClaimedJob, type JobContext, type JobHandler } from '../jobs/types.ts';
-import { appendDraft } from './imap.ts';
+import { appendDraft, ImapError } from './imap.ts';
 import { composeMessage } from './message.ts';
 import { loadMailTransport, type Address } from './settings.ts';
 import { sendRaw, SmtpFailure } from './smtp.ts';
@@ -146,7 +146,9 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
         }
       } catch (error) {
         if (ctx.signal.aborted) throw error;
-        const failure = error instanceof SmtpFailure ? error : new SmtpFailure(error instanceof Error ? error.message : String(error), false);
+        const failure = error instanceof SmtpFailure
+          ? error
+          : new SmtpFailure(error instanceof Error ? error.message : String(error), error instanceof ImapError && error.permanent);
         if (failure.permanent) throw new PermanentJobError(failure.message);
         if (job.attempt < job.maxAttempts) await recordRetry(ctx, delivery, failure.message);
         throw new RetryJobError(failure.message);

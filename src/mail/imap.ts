@@ -16,8 +16,17 @@ export interface ImapOptions {
   ca?: string;
 }
 
-/** Why talking to the server failed, in words fit for an admin. */
-export class ImapError extends Error {}
+/**
+ * Why talking to the server failed, in words fit for an admin. `permanent` when trying again with the same settings
+ * cannot succeed: a refused password (and repeated tries can get the account locked), a Drafts folder that is not there.
+ */
+export class ImapError extends Error {
+  readonly permanent: boolean;
+  constructor(message: string, permanent = false) {
+    super(message);
+    this.permanent = permanent;
+  }
+}
 
 const CONNECT_TIMEOUT_MS = 15_000;
 const SOCKET_TIMEOUT_MS = 60_000;
@@ -62,7 +71,7 @@ export async function connectImap(settings: ImapSettings, options: ImapOptions):
   } catch (error) {
     client.close();
     options.signal?.throwIfAborted();
-    throw new ImapError(describeImapError(error, settings));
+    throw new ImapError(describeImapError(error, settings), (error as { authenticationFailed?: boolean }).authenticationFailed === true);
   }
   return client;
 }
@@ -157,7 +166,7 @@ export async function appendDraft(
   const id = bracketed(messageId);
   return withClient(imap, options, async (client) => {
     const folder = await resolveDraftsFolder(client, imap.draftsFolder);
-    if (folder === null) throw new ImapError(`There is no folder "${imap.draftsFolder}" and none marked as the Drafts folder.`);
+    if (folder === null) throw new ImapError(`There is no folder "${imap.draftsFolder}" and none marked as the Drafts folder.`, true);
     const lock = await client.getMailboxLock(folder);
     try {
       const found = await client.search({ header: { 'Message-ID': id } }, { uid: true });

@@ -385,7 +385,7 @@ for (const kind of BACKENDS) {
       assert.match(res.text, /leadrun_jobs_total\{kind="email\.deliver",outcome="dead"\} [1-9]/);
     });
 
-    it('`mailbox` saves the message to the sender\'s Drafts over IMAP: DELIVERED, the draft APPROVED, the lead not moved', async (c) => {
+    it('`mailbox` saves the message to the sender\'s Drafts over IMAP: DELIVERED, the draft APPROVED, the lead not moved; a refused password fails at once', async (c) => {
       if (!existsSync(DOVECOT)) return c.skip('Dovecot is not installed');
       const dovecot = await startDovecot();
       try {
@@ -410,6 +410,16 @@ for (const kind of BACKENDS) {
         const lead = await t.api('GET', `/api/v1/leads/${run.leadId}`, { key: f.key });
         assert.equal(lead.json.data.status, 'DISCOVERY');
         assert.equal(lead.json.data.lastContactedAt, null);
+
+        // A refused password fails the delivery at once: retrying it can only get the rep's account locked.
+        await configure(f, { imap: { host: dovecot.host, port: dovecot.port, security: 'none', user: dovecot.user, password: 'not the password' } });
+        const second = await awaitingApproval(f);
+        assert.equal((await approve(f, second.id, { deliver: 'mailbox' })).status, 200);
+        const refused = await deliveryReaches(f, second.id, ['FAILED']);
+        assert.deepEqual(
+          { error: refused.emailDraft.delivery.error, attempts: refused.emailDraft.delivery.attempts },
+          { error: 'The server refused the user name or password.', attempts: 1 },
+        );
       } finally {
         await dovecot.stop();
       }
