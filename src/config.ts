@@ -25,6 +25,11 @@ export interface Config {
   mailFrom: { name: string | null; address: string } | null;
   /** How often each workspace's inbox is read for replies (MAIL_REPLY_CHECK_SECONDS, default 60). */
   replyCheckIntervalMs: number;
+  /**
+   * The waits before each retry of a failed webhook delivery (WEBHOOK_RETRY_SECONDS); null: the schedule of
+   * src/domain/webhooks/deliver.ts, about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h.
+   */
+  webhookRetryDelaysMs: number[] | null;
   /** The 32-byte key that encrypts stored mail passwords (SECRETS_KEY, base64 or hex); null: one kept in DATA_DIR. */
   secretsKey: Buffer | null;
   redisUrl: string | null;
@@ -146,6 +151,20 @@ function allowedHosts(env: Env): string[] {
   return names;
 }
 
+const MAX_WEBHOOK_RETRIES = 20;
+const MAX_WEBHOOK_RETRY_SECONDS = 7 * 24 * 3600;
+
+/** WEBHOOK_RETRY_SECONDS: seconds separated by commas, one wait before each retry (`5,60,600`: three retries). */
+function webhookRetryDelays(env: Env): number[] | null {
+  const raw = text(env, 'WEBHOOK_RETRY_SECONDS');
+  if (raw === null) return null;
+  const waits = raw.split(',').map((wait) => wait.trim());
+  if (waits.length > MAX_WEBHOOK_RETRIES || waits.some((wait) => !/^\d+$/.test(wait) || Number(wait) < 1 || Number(wait) > MAX_WEBHOOK_RETRY_SECONDS)) {
+    throw new ConfigError('WEBHOOK_RETRY_SECONDS', `must be 1 to ${MAX_WEBHOOK_RETRIES} whole numbers of seconds from 1 to ${MAX_WEBHOOK_RETRY_SECONDS}, separated by commas (got "${raw}")`);
+  }
+  return waits.map((wait) => Number(wait) * 1000);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
@@ -193,6 +212,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: mailFrom(env),
     replyCheckIntervalMs: integer(env, 'MAIL_REPLY_CHECK_SECONDS', 60, 1, 3600) * 1000,
+    webhookRetryDelaysMs: webhookRetryDelays(env),
     secretsKey: secretsKey(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisKeyPrefix: redisKeyPrefix(env),

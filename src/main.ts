@@ -168,7 +168,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
       handlers: [
         (await import('./mail/deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
         (await import('./mail/replies.ts')).replyCheckHandler,
-        (await import('./domain/webhooks/deliver.ts')).webhookHandler({ leaseMs: config.runLeaseMs }),
+        (await import('./domain/webhooks/deliver.ts')).webhookHandler({ leaseMs: config.runLeaseMs, retryDelaysMs: config.webhookRetryDelaysMs ?? undefined }),
       ],
     })
     : null;

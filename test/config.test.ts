@@ -124,6 +124,15 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads WEBHOOK_RETRY_SECONDS: the default schedule unless set, one wait per retry, each from 1 s to 7 days', () => {
+    assert.equal(loadConfig({}, '/x').webhookRetryDelaysMs, null);
+    assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SECONDS: '1' }, '/x').webhookRetryDelaysMs, [1000]);
+    assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SECONDS: ' 5, 60 ,604800' }, '/x').webhookRetryDelaysMs, [5000, 60_000, 604_800_000]);
+    for (const value of ['0', '1,0', '604801', '1.5', '-5', '5,,60', '5;60', 'soon', Array(21).fill('1').join(',')]) {
+      assert.throws(() => loadConfig({ WEBHOOK_RETRY_SECONDS: value }, '/x'), (e: Error) => e.message.startsWith('WEBHOOK_RETRY_SECONDS '), value);
+    }
+  });
+
   it('treats an empty value as unset', () => {
     const config = loadConfig({ PORT: '', DATABASE_URL: '  ', FREE_PLAN_MONTHLY_RUNS: '' }, '/x');
     assert.equal(config.port, 3000);

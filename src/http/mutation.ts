@@ -1,10 +1,12 @@
 // Every API mutation goes through `mutate`: the change, its audit entry and (with an Idempotency-Key) the stored
-// response commit in one transaction. A POST that fails still gets its audit entry, written as the answer leaves.
+// response commit in one transaction, tried again when PostgreSQL ends it for a deadlock. A POST that fails still
+// gets its audit entry, written as the answer leaves.
 import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 import { writeAudit, type AuditDetails } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { principalOf } from './auth.ts';
@@ -58,7 +60,11 @@ export function auditActionOf(request: FastifyRequest, fallback: string): string
   return typeof action === 'function' ? action(request) : action ?? fallback;
 }
 
-/** Runs `change` in a transaction with its audit entry and idempotent response, then sends the outcome. */
+/**
+ * Runs `change` in a transaction with its audit entry and idempotent response, then sends the outcome. `change` may
+ * run more than once (after a deadlock, see inTransaction): it writes only through `trx` and leaves what must happen
+ * after the commit to `afterCommit`.
+ */
 export async function mutate<T>(
   deps: MutationDeps,
   request: FastifyRequest,
@@ -67,7 +73,7 @@ export async function mutate<T>(
 ): Promise<FastifyReply> {
   const principal = principalOf(request);
   const action = auditActionOf(request, `${request.method} ${request.routeOptions.url}`);
-  const outcome = await deps.db.transaction().execute(async (trx) => {
+  const outcome = await inTransaction(deps.db, async (trx) => {
     const result = await change(trx);
     await writeAudit(trx, {
       workspaceId: principal.workspaceId,

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ADMIN, browserUnavailable, launchBrowser, startLeadrun, waitFor, watchConsole, type Leadrun } from './support.ts';
+import { ADMIN, browserUnavailable, launchBrowser, startLeadrun, submitSetupForm, waitFor, watchConsole, type Leadrun } from './support.ts';
 
 describe('API keys in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
@@ -37,11 +37,7 @@ describe('API keys in the web UI', { skip: browserUnavailable() ?? false }, () =
     await page.getByText('Use at least 10 characters.').waitFor();
     assert.equal(await page.getByLabel('Workspace name').getAttribute('aria-invalid'), 'true');
 
-    await page.getByLabel('Workspace name').fill(ADMIN.workspaceName);
-    await page.getByLabel('Your name').fill(ADMIN.name);
-    await page.getByLabel('Work e-mail').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await submitSetupForm(page);
     await page.waitForURL(`${server.url}/leads`);
     await page.getByRole('heading', { name: 'Leads', level: 1 }).waitFor();
     await page.locator('.sidebar').getByText(ADMIN.workspaceName).waitFor();

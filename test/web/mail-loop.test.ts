@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
-import { ADMIN, browserUnavailable, launchBrowser, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
+import { ADMIN, browserUnavailable, launchBrowser, SessionClient, startLeadrun, submitSetupForm, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
 
 const SMTP_USER = 'maya@acme.test';
 const SMTP_PASSWORD = 'smtp app password 71b0';
@@ -78,11 +78,7 @@ describe('the e-mail loop, as a new user tries it', { skip: browserUnavailable()
     // First run: the workspace.
     await page.goto(`${server.url}/`);
     await page.waitForURL(`${server.url}/setup`);
-    await page.getByLabel('Workspace name').fill(ADMIN.workspaceName);
-    await page.getByLabel('Your name').fill(ADMIN.name);
-    await page.getByLabel('Work e-mail').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await submitSetupForm(page);
     await page.waitForURL(`${server.url}/leads`);
     // Reads only (GET needs no CSRF token), with the page's own session cookie.
     client = new SessionClient(page.context(), server.url);

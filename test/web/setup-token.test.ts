@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { waitForLine } from '../cli/support.ts';
-import { ADMIN, browserUnavailable, launchBrowser, startLeadrun, watchConsole, type Leadrun } from './support.ts';
+import { ADMIN, browserUnavailable, launchBrowser, startLeadrun, submitSetupForm, watchConsole, type Leadrun } from './support.ts';
 
 describe('first-run setup with a setup token', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
@@ -34,11 +34,7 @@ describe('first-run setup with a setup token', { skip: browserUnavailable() ?? f
     await page.getByText('when it started, in its terminal or its log').waitFor();
 
     // Checked before anything is sent.
-    await page.getByLabel('Workspace name').fill(ADMIN.workspaceName);
-    await page.getByLabel('Your name').fill(ADMIN.name);
-    await page.getByLabel('Work e-mail').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await submitSetupForm(page);
     await page.getByText('Enter the setup token that leadrun printed when it started.').waitFor();
     assert.equal(await field.getAttribute('aria-invalid'), 'true');
 

@@ -177,6 +177,15 @@ export async function launchBrowser(): Promise<Browser> {
 
 export const ADMIN = { workspaceName: 'Acme Sales', name: 'Maya Brooks', email: 'maya@acme.test', password: 'correct horse battery' };
 
+/** The first-run setup page's form, filled in with `admin` and sent (what follows is the caller's to check). */
+export async function submitSetupForm(page: Page, admin = ADMIN): Promise<void> {
+  await page.getByLabel('Workspace name').fill(admin.workspaceName);
+  await page.getByLabel('Your name').fill(admin.name);
+  await page.getByLabel('Work e-mail').fill(admin.email);
+  await page.getByLabel('Password').fill(admin.password);
+  await page.getByRole('button', { name: 'Create workspace' }).click();
+}
+
 export interface SessionBody {
   user: { id: string; name: string | null; email: string | null; role: 'ADMIN' | 'MEMBER' };
   workspace: { id: string; name: string; plan: 'FREE' | 'PRO' };
