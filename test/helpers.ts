@@ -11,6 +11,7 @@ import { buildApp, createDeps, type AppDeps, type AppInstance } from '../src/htt
 import { SCOPES, type Scope } from '../src/domain/keys.ts';
 import { Worker, type WorkerOptions } from '../src/worker/worker.ts';
 import { testCpu, testOfflineEngine } from './support/cpu.ts';
+import { pgliteTemplate, postgresTemplate } from './support/templates.ts';
 
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const ALL_SCOPES: Scope[] = [...SCOPES];
@@ -36,10 +37,10 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
-/** A new, empty PostgreSQL database (dropped by `drop`). */
-export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/** A new PostgreSQL database (dropped by `drop`): empty, or a copy of `template`. */
+export async function createPostgresDatabase(template?: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `leadrun_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
+  await adminQuery(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
@@ -47,13 +48,11 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
 
 export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   if (kind === 'pglite') {
-    const database = await openDatabase({ databaseUrl: null, inMemory: true });
-    await database.migrate();
+    const database = await openDatabase({ databaseUrl: null, inMemory: true, loadDataDir: await pgliteTemplate() });
     return { database, url: null, drop: () => database.close() };
   }
-  const created = await createPostgresDatabase();
+  const created = await createPostgresDatabase(await postgresTemplate(PG_ADMIN_URL));
   const database = await openDatabase({ databaseUrl: created.url });
-  await database.migrate();
   return {
     database,
     url: created.url,

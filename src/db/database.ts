@@ -77,6 +77,8 @@ export interface OpenOptions {
   dataDir?: string;
   /** For PGlite tests: a data directory in memory. */
   inMemory?: boolean;
+  /** For PGlite tests: start from this dump of a data directory (PGlite's dumpDataDir) instead of an empty one. */
+  loadDataDir?: Blob;
   poolSize?: number;
   /** Called when the pool reports a lost connection, so the process can log it instead of crashing. */
   onPoolError?: (error: Error) => void;
@@ -139,13 +141,14 @@ async function openPGlite(options: OpenOptions): Promise<Database> {
   ]);
   // The extensions lead search is built on (0008_lead_search.sql); PostgreSQL has them as contrib modules.
   const extensions = { pg_trgm, unaccent };
+  const loaded = options.loadDataDir ? { loadDataDir: options.loadDataDir } : {};
   let pglite: PGlite;
   if (options.inMemory) {
-    pglite = await PGlite.create({ extensions });
+    pglite = await PGlite.create({ extensions, ...loaded });
   } else {
     if (!options.dataDir) throw new Error('openDatabase: dataDir is required for the embedded database');
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-    pglite = await PGlite.create({ dataDir: `${options.dataDir}/pgdata`, extensions });
+    pglite = await PGlite.create({ dataDir: `${options.dataDir}/pgdata`, extensions, ...loaded });
   }
   const queue = new ConnectionQueue();
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, queue) });

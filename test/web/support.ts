@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { freePort, PROJECT_ROOT, spawnLeadrun, tempDir, waitForReady, type LeadrunProcess } from '../cli/support.ts';
+import { seedDataDir } from '../support/templates.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const WEB_ROOT = path.join(PROJECT_ROOT, 'web');
@@ -72,12 +73,13 @@ export interface Leadrun {
 }
 
 /**
- * `leadrun serve` on a fresh embedded database, with RESEARCH allowed to read the local company site. `args` go after
+ * `leadrun serve` on a fresh embedded database (a copy of the migrated template), with RESEARCH allowed to read the local company site. `args` go after
  * `serve` (`--no-worker`: runs stay QUEUED).
  */
 export async function startLeadrun(env: Record<string, string> = {}, options: { args?: string[] } = {}): Promise<Leadrun> {
   await ensureWebBuild();
   const dir = await tempDir('leadrun-web-');
+  await seedDataDir(dir.path);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const server = spawnLeadrun(['serve', ...(options.args ?? [])], {
