@@ -1,7 +1,7 @@
 // Prometheus metrics of one process, served at /metrics. Each app has its own registry, so tests stay apart.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { JobKindStats } from '../jobs/queue.ts';
+import type { JobKindStats } from '../jobs/types.ts';
 
 export class Metrics {
   readonly registry = new Registry();
