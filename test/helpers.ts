@@ -146,6 +146,7 @@ export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock;
       const { cpu, logger, pollMs, drainMs, ...options }: WorkerOptions = {
         engine: testOfflineEngine(),
         cpu: testCpu(),
+        metrics: deps.metrics,
         concurrency: 2,
         leaseMs: 2_000,
         retryBaseMs: 10,
@@ -157,7 +158,8 @@ export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock;
         ...overrides,
       };
       const worker = new JobRunner({
-        database: testDb.database, clock, config, secrets: deps.secrets, cpu, logger, handlers: [runHandler(options)], pollMs, drainMs,
+        database: testDb.database, clock, config, secrets: deps.secrets, cpu, logger, metrics: deps.metrics, handlers: [runHandler(options)],
+        pollMs, drainMs,
       });
       await worker.start();
       workers.push(worker);

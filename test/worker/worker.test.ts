@@ -217,6 +217,12 @@ for (const kind of BACKENDS) {
         // A FAILED run is never picked up again.
         await new Promise((resolve) => setTimeout(resolve, 150));
         assert.equal(calls.length, 3);
+
+        // FAILED is a run's dead letter: /metrics counts it with the other kinds' failures.
+        const metrics = await t.api('GET', '/metrics');
+        assert.match(metrics.text, /leadrun_jobs_dead\{kind="run"\} [1-9]/);
+        assert.match(metrics.text, /leadrun_jobs_total\{kind="run",outcome="retried"\} [1-9]/);
+        assert.match(metrics.text, /leadrun_jobs_total\{kind="run",outcome="dead"\} [1-9]/);
       } finally {
         await worker.stop();
       }
