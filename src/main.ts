@@ -17,6 +17,7 @@ import { setupNeeded } from './domain/users.ts';
 import { buildApp, createDeps } from './http/app.ts';
 import { isLoopbackAddress } from './http/hosts.ts';
 import { redactSecrets } from './http/security.ts';
+import { pruneHandler, schedulePruning } from './jobs/prune.ts';
 import { loadSecretBox, type SecretBox } from './mail/secrets.ts';
 import { startTelemetry } from './telemetry.ts';
 
@@ -138,8 +139,8 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     db: database.db, clock: systemClock, migrate: () => database.migrate(), cpu, secrets: deps.secrets, allowPrivateHosts: config.allowPrivateHosts,
   }, command));
 
-  // Runs, e-mail deliveries, reply checks, webhook deliveries are kinds of the one job mechanism,
-  // worked by one runner wherever the worker runs.
+  // Runs, e-mail deliveries, reply checks, webhook deliveries and the pruning of finished jobs are kinds of the one
+  // job mechanism, worked by one runner wherever the worker runs.
   const runner = engine
     ? new (await import('./jobs/runner.ts')).JobRunner({
       database,
@@ -163,10 +164,14 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
         (await import('./mail/deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
         (await import('./mail/replies.ts')).replyCheckHandler,
         (await import('./domain/webhooks/deliver.ts')).webhookHandler({ leaseMs: config.runLeaseMs, retryDelaysMs: config.webhookRetryDelaysMs ?? undefined }),
+        pruneHandler,
       ],
     })
     : null;
-  await runner?.start();
+  if (runner) {
+    await schedulePruning(database.db, systemClock.now());
+    await runner.start();
+  }
 
   const app = mode.http ? await buildApp(deps, { logger }) : null;
   if (app) {
