@@ -94,13 +94,13 @@ export async function startServe(options: ServeOptions): Promise<Child & { url: 
   return { ...child, url };
 }
 
-/** `bin/leadrun worker`; resolves once it has started (it logs "worker started"). */
+/** `bin/leadrun worker`; resolves once it has started (it logs "job runner started"). */
 export async function startWorker(env: Record<string, string | undefined>): Promise<Child> {
   const proc = spawn(path.join(ROOT, 'bin/leadrun'), ['worker'], { cwd: ROOT, env: cleanEnv({ ...env, LOG_LEVEL: 'info' }), stdio: ['ignore', 'pipe', 'pipe'] });
   const child = track('leadrun worker', proc, false);
   let started = false;
-  proc.stdout?.on('data', (chunk: Buffer) => { if (!started && chunk.toString().includes('worker started')) started = true; });
-  await waitUntil('"worker started"', child, proc, async () => started);
+  proc.stdout?.on('data', (chunk: Buffer) => { if (!started && chunk.toString().includes('job runner started')) started = true; });
+  await waitUntil('"job runner started"', child, proc, async () => started);
   // The worker logs a line per step; nothing reads them from here on.
   proc.stdout?.removeAllListeners('data');
   proc.stdout?.resume();

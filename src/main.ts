@@ -17,6 +17,7 @@ import { setupNeeded } from './domain/users.ts';
 import { buildApp, createDeps } from './http/app.ts';
 import { isLoopbackAddress } from './http/hosts.ts';
 import { redactSecrets } from './http/security.ts';
+import { pruneHandler, schedulePruning } from './jobs/prune.ts';
 import { loadSecretBox, type SecretBox } from './mail/secrets.ts';
 import { startTelemetry } from './telemetry.ts';
 
@@ -138,25 +139,9 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     db: database.db, clock: systemClock, migrate: () => database.migrate(), cpu, secrets: deps.secrets, allowPrivateHosts: config.allowPrivateHosts,
   }, command));
 
-  const worker = engine
-    ? new (await import('./worker/worker.ts')).Worker({
-      database,
-      clock: systemClock,
-      engine,
-      cpu,
-      logger,
-      metrics: deps.metrics,
-      concurrency: config.workerConcurrency,
-      leaseMs: config.runLeaseMs,
-      retryBaseMs: config.stepRetryBaseMs,
-      tokenBudget: config.runTokenBudget,
-      requestModel: config.llm?.model ?? null,
-      allowPrivateHosts: config.allowPrivateHosts,
-    })
-    : null;
-  await worker?.start();
-  // Deliveries of e-mails and reply checks are jobs of the one job mechanism, run wherever the run worker runs.
-  const jobs = mode.worker
+  // Runs, e-mail deliveries, reply checks, webhook deliveries and the pruning of finished jobs are kinds of the one
+  // job mechanism, worked by one runner wherever the worker runs.
+  const runner = engine
     ? new (await import('./jobs/runner.ts')).JobRunner({
       database,
       clock: systemClock,
@@ -166,13 +151,27 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
       logger,
       metrics: deps.metrics,
       handlers: [
+        (await import('./worker/run-handler.ts')).runHandler({
+          engine,
+          metrics: deps.metrics,
+          concurrency: config.workerConcurrency,
+          leaseMs: config.runLeaseMs,
+          retryBaseMs: config.stepRetryBaseMs,
+          tokenBudget: config.runTokenBudget,
+          requestModel: config.llm?.model ?? null,
+          allowPrivateHosts: config.allowPrivateHosts,
+        }),
         (await import('./mail/deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
         (await import('./mail/replies.ts')).replyCheckHandler,
         (await import('./domain/webhooks/deliver.ts')).webhookHandler({ leaseMs: config.runLeaseMs, retryDelaysMs: config.webhookRetryDelaysMs ?? undefined }),
+        pruneHandler,
       ],
     })
     : null;
-  await jobs?.start();
+  if (runner) {
+    await schedulePruning(database.db, systemClock.now());
+    await runner.start();
+  }
 
   const app = mode.http ? await buildApp(deps, { logger }) : null;
   if (app) {
@@ -187,7 +186,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     } else {
       // A warning, so that it is written at the usual log levels: nobody can set up without it.
       if (setupToken) logger.warn({ url: config.publicUrl, setupToken }, 'leadrun is not set up yet: open it and give this setup token');
-      logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(worker), engine: engine?.name ?? null }, 'leadrun is serving');
+      logger.info({ url: config.publicUrl, database: database.kind, worker: Boolean(runner), engine: engine?.name ?? null }, 'leadrun is serving');
     }
   }
 
@@ -198,8 +197,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     logger.info({ signal }, 'shutting down');
     // Stop accepting requests and let those in flight finish; then hand runs and jobs back; then close the database.
     await app?.close();
-    await worker?.stop();
-    await jobs?.stop();
+    await runner?.stop();
     await cpu.close();
     await deps.lastUsed.flush();
     await telemetry.shutdown();

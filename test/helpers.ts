@@ -2,14 +2,16 @@
 // on a real loopback port, and shortcuts for workspaces, keys and requests.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { runAdminCommand } from '../src/admin/commands.ts';
 import { systemClock, type Clock } from '../src/clock.ts';
 import { loadConfig, type Config } from '../src/config.ts';
+import type { CpuPool } from '../src/cpu/pool.ts';
 import { openDatabase, type Database, type DatabaseKind } from '../src/db/database.ts';
 import { buildApp, createDeps, type AppDeps, type AppInstance } from '../src/http/app.ts';
 import { SCOPES, type Scope } from '../src/domain/keys.ts';
-import { Worker, type WorkerOptions } from '../src/worker/worker.ts';
+import { JobRunner } from '../src/jobs/runner.ts';
+import { runHandler, type RunHandlerOptions } from '../src/worker/run-handler.ts';
 import { testCpu, testOfflineEngine } from './support/cpu.ts';
 import { pgliteTemplate, postgresTemplate } from './support/templates.ts';
 
@@ -85,9 +87,12 @@ export interface TestApp {
   key(workspaceId: string, scopes?: Scope[], name?: string): Promise<{ id: string; key: string; prefix: string; scopes: Scope[] }>;
   revoke(keyId: string): Promise<void>;
   api<T = any>(method: string, path: string, options?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
-  startWorker(options?: Partial<WorkerOptions>): Promise<Worker>;
+  /** A job runner working runs alone, as a worker process's runner does among its kinds. */
+  startWorker(options?: Partial<WorkerOptions>): Promise<JobRunner>;
   close(): Promise<void>;
 }
+
+export type WorkerOptions = RunHandlerOptions & { cpu: CpuPool; logger: Logger; pollMs: number; drainMs: number };
 
 export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock; config?: Partial<Config> } = {}): Promise<TestApp> {
   const testDb = await createTestDatabase(kind);
@@ -98,7 +103,7 @@ export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock;
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const url = typeof address === 'object' && address ? `http://127.0.0.1:${address.port}` : '';
-  const workers: Worker[] = [];
+  const workers: JobRunner[] = [];
   const admin = { db: testDb.database.db, clock, migrate: () => testDb.database.migrate() };
 
   return {
@@ -137,20 +142,23 @@ export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock;
       return { status: res.status, headers: res.headers, json, text };
     },
     async startWorker(overrides = {}) {
-      const worker = new Worker({
-        database: testDb.database,
-        clock,
+      const { cpu, logger, pollMs, drainMs, ...options }: WorkerOptions = {
         engine: testOfflineEngine(),
         cpu: testCpu(),
-        logger: silentLogger,
+        metrics: deps.metrics,
         concurrency: 2,
         leaseMs: 2_000,
         retryBaseMs: 10,
         tokenBudget: 100_000,
         allowPrivateHosts: false,
+        logger: silentLogger,
         pollMs: 50,
         drainMs: 2_000,
         ...overrides,
+      };
+      const worker = new JobRunner({
+        database: testDb.database, clock, config, secrets: deps.secrets, cpu, logger, metrics: deps.metrics, handlers: [runHandler(options)],
+        pollMs, drainMs,
       });
       await worker.start();
       workers.push(worker);

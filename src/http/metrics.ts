@@ -1,7 +1,7 @@
 // Prometheus metrics of one process, served at /metrics. Each app has its own registry, so tests stay apart.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { JobKindStats } from '../jobs/queue.ts';
+import type { JobKindStats } from '../jobs/types.ts';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -13,6 +13,7 @@ export class Metrics {
   readonly jobsFinished: Counter<'kind' | 'outcome'>;
   readonly #jobDepth: Gauge<'kind'>;
   readonly #jobOldestAge: Gauge<'kind'>;
+  readonly #jobDead: Gauge<'kind'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'leadrun_' });
@@ -35,15 +36,21 @@ export class Metrics {
     this.#jobOldestAge = new Gauge({
       name: 'leadrun_jobs_oldest_age_seconds', help: 'How long the oldest due job of a kind has waited.', labelNames: ['kind'], registers: [this.registry],
     });
+    this.#jobDead = new Gauge({
+      name: 'leadrun_jobs_dead', help: 'Jobs that failed for good, by kind (the whole installation; FAILED runs for `run`).', labelNames: ['kind'],
+      registers: [this.registry],
+    });
   }
 
   /** The queue as the database holds it, read when /metrics is scraped. */
   observeJobs(stats: JobKindStats[]): void {
     this.#jobDepth.reset();
     this.#jobOldestAge.reset();
+    this.#jobDead.reset();
     for (const kind of stats) {
       this.#jobDepth.set({ kind: kind.kind }, kind.depth);
       this.#jobOldestAge.set({ kind: kind.kind }, kind.oldestAgeSeconds);
+      this.#jobDead.set({ kind: kind.kind }, kind.dead);
     }
   }
 

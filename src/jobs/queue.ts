@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { prepare } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
-import type { ClaimedJob } from './types.ts';
+import type { ClaimedJob, JobKindStats, JobSource } from './types.ts';
 
 /** Wakes idle runners: the notice holds the kind of the job that became due. */
 export const JOBS_CHANNEL = 'leadrun_jobs';
@@ -132,16 +132,7 @@ export async function releaseJob(db: Kysely<DB>, id: string, owner: string, now:
     WHERE ${held(id, owner)}`.execute(db);
 }
 
-export interface JobKindStats {
-  kind: string;
-  /** Jobs waiting or running. */
-  depth: number;
-  /** Seconds since the oldest due job of the kind became due; 0 when none waits. */
-  oldestAgeSeconds: number;
-  dead: number;
-}
-
-/** What /metrics shows of the queue, per kind. */
+/** What /metrics shows of the `jobs` table, per kind. */
 export async function jobStats(db: Kysely<DB>, now: Date): Promise<JobKindStats[]> {
   const { rows } = await sql<{ kind: string; depth: number; oldest: Date | null; dead: number }>`
     SELECT kind,
@@ -149,8 +140,20 @@ export async function jobStats(db: Kysely<DB>, now: Date): Promise<JobKindStats[
            min(available_at) FILTER (WHERE status IN ('QUEUED', 'RUNNING') AND available_at <= ${now}::timestamptz) AS oldest,
            count(*) FILTER (WHERE status = 'DEAD')::int AS dead
     FROM jobs GROUP BY kind`.execute(db);
-  return rows.map((r) => ({
-    kind: r.kind, depth: r.depth, dead: r.dead,
-    oldestAgeSeconds: r.oldest ? Math.max(0, (now.getTime() - new Date(r.oldest).getTime()) / 1000) : 0,
-  }));
+  return rows.map((r) => ({ kind: r.kind, depth: r.depth, dead: r.dead, oldestAgeSeconds: secondsWaited(r.oldest, now) }));
 }
+
+/** How long the oldest due job has waited, from when it became due; 0 when none is due. */
+export function secondsWaited(dueSince: Date | null, now: Date): number {
+  return dueSince ? Math.max(0, (now.getTime() - new Date(dueSince).getTime()) / 1000) : 0;
+}
+
+/** The `jobs` table as the source of every kind that keeps its jobs there: a notice names the kind that became due. */
+export const jobsTable: JobSource<ClaimedJob> = {
+  channel: JOBS_CHANNEL,
+  wakes: (payload, kind) => (payload === kind ? 1 : 0),
+  claim: claimJob,
+  renew: renewJobLease,
+  release: releaseJob,
+  stats: jobStats,
+};

@@ -1,6 +1,8 @@
-// The job runner: for each registered kind, `concurrency` slots claim due jobs (SKIP LOCKED, under a lease), run the
-// kind's handler while renewing the lease, and record the outcome: done, again later, retried after a backoff, or
-// DEAD after the last attempt. Idle slots sleep until a NOTIFY on JOBS_CHANNEL names their kind, or the next poll.
+// The job runner: for each registered kind, `concurrency` slots claim due jobs from the kind's source (SKIP LOCKED,
+// under a lease), work them while renewing the lease, abort the work when the lease is lost, and count how each
+// ended. For a kind of the `jobs` table the runner also records the outcome: done, again later, retried after a
+// backoff, or DEAD after the last attempt. Idle slots sleep until a NOTIFY on their source's channel wakes them, or
+// the next poll.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Kysely, Transaction } from 'kysely';
@@ -12,9 +14,12 @@ import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import type { Metrics } from '../http/metrics.ts';
 import type { SecretBox } from '../mail/secrets.ts';
-import { claimJob, finishJob, JOBS_CHANNEL, killJob, releaseJob, renewJobLease, rescheduleJob, retryJob } from './queue.ts';
+import { finishJob, jobsTable, killJob, rescheduleJob, retryJob } from './queue.ts';
 import { Sleepers } from './sleepers.ts';
-import { PermanentJobError, RetryJobError, type ClaimedJob, type JobContext, type JobHandler } from './types.ts';
+import {
+  LeaseLost, PermanentJobError, RetryJobError,
+  type ClaimedJob, type JobContext, type JobEnd, type JobHandler, type JobSource, type SourcedJobHandler, type WorkContext,
+} from './types.ts';
 
 export { enqueueJob, JOBS_CHANNEL } from './queue.ts';
 
@@ -25,20 +30,24 @@ export interface JobRunnerOptions {
   secrets: () => SecretBox;
   cpu: CpuPool;
   logger: Logger;
-  handlers: JobHandler[];
+  /** Kinds of the `jobs` table, and kinds with a source of their own (runs). */
+  handlers: Array<JobHandler | SourcedJobHandler<{ id: string }>>;
   metrics?: Metrics;
   /** How often an idle slot looks for due jobs without a notice (a retry's time coming). */
   pollMs?: number;
-  /** How long stop() lets handlers in progress finish before aborting them and handing their jobs back. */
+  /** How long stop() lets work in progress finish before aborting it and handing its jobs back. */
   drainMs?: number;
 }
 
-/** The lease was lost while the handler ran: another runner has the job, or it is gone. */
-export class JobLeaseLost extends Error {
-  constructor(jobId: string) {
-    super(`the lease on job ${jobId} was lost`);
-    this.name = 'JobLeaseLost';
-  }
+/** A registered kind as its slots see it, whatever its source. */
+interface Kind {
+  kind: string;
+  concurrency: number;
+  leaseMs: number;
+  source: JobSource<{ id: string }>;
+  sleepers: Sleepers;
+  /** Null when there is nothing to count: the end could not be recorded. */
+  work: (job: { id: string }, ctx: WorkContext) => Promise<JobEnd | null>;
 }
 
 function describe(error: unknown): string {
@@ -51,68 +60,77 @@ export class JobRunner {
   readonly #db: Kysely<DB>;
   readonly #options: JobRunnerOptions;
   readonly #log: Logger;
-  readonly #sleepers = new Map<string, Sleepers>();
+  readonly #kinds: Kind[];
   readonly #active = new Map<string, AbortController>();
   #slots: Promise<void>[] = [];
   #stopping = false;
-  #unlisten: (() => Promise<void>) | null = null;
+  #unlisten: Array<() => Promise<void>> = [];
 
   constructor(options: JobRunnerOptions) {
     this.#options = options;
     this.#db = options.database.db;
     this.#log = options.logger.child({ jobRunner: this.id });
-    for (const handler of options.handlers) this.#sleepers.set(handler.kind, new Sleepers());
+    this.#kinds = options.handlers.map((handler): Kind => {
+      const common = { kind: handler.kind, concurrency: handler.concurrency, leaseMs: handler.leaseMs, sleepers: new Sleepers() };
+      if ('source' in handler) return { ...common, source: handler.source, work: (job, ctx) => handler.work(job, ctx) };
+      return { ...common, source: jobsTable, work: (job, ctx) => this.#workTableJob(handler, job as ClaimedJob, ctx) };
+    });
   }
 
   async start(): Promise<void> {
-    this.#unlisten = await this.#options.database.listen(JOBS_CHANNEL, (kind) => this.#sleepers.get(kind)?.wake());
-    this.#slots = this.#options.handlers.flatMap((handler) => Array.from({ length: handler.concurrency }, () => this.#slot(handler)));
-    this.#log.info({ kinds: this.#options.handlers.map((h) => h.kind) }, 'job runner started');
+    for (const channel of new Set(this.#kinds.map((k) => k.source.channel))) {
+      const kinds = this.#kinds.filter((k) => k.source.channel === channel);
+      // A notice wakes as many idle slots of a kind as it has work for, not all of them to race for one row.
+      const unlisten = await this.#options.database.listen(channel, (payload) => {
+        for (const k of kinds) k.sleepers.wake(k.source.wakes(payload, k.kind));
+      });
+      this.#unlisten.push(unlisten);
+    }
+    this.#slots = this.#kinds.flatMap((kind) => Array.from({ length: kind.concurrency }, () => this.#slot(kind)));
+    this.#log.info({ kinds: Object.fromEntries(this.#kinds.map((k) => [k.kind, k.concurrency])) }, 'job runner started');
   }
 
-  /** Stops claiming, lets handlers finish for `drainMs`, then aborts them and hands their jobs back. */
+  /** Stops claiming, lets work in progress finish for `drainMs`, then aborts it and hands its jobs back. */
   async stop(): Promise<void> {
     this.#stopping = true;
-    for (const sleepers of this.#sleepers.values()) sleepers.wakeAll();
+    for (const kind of this.#kinds) kind.sleepers.wakeAll();
     const drained = Promise.all(this.#slots);
     const grace = new Promise<'timeout'>((resolve) => setTimeout(resolve, this.#options.drainMs ?? 5_000, 'timeout').unref());
     if ((await Promise.race([drained, grace])) === 'timeout') {
       for (const controller of this.#active.values()) controller.abort(new Error('the job runner is stopping'));
       await drained;
     }
-    await this.#unlisten?.();
+    for (const unlisten of this.#unlisten) await unlisten();
     this.#log.info('job runner stopped');
   }
 
-  async #slot(handler: JobHandler): Promise<void> {
-    const sleepers = this.#sleepers.get(handler.kind)!;
+  async #slot(kind: Kind): Promise<void> {
     while (!this.#stopping) {
-      let job: ClaimedJob | null = null;
+      let job: { id: string } | null = null;
       try {
-        job = await claimJob(this.#db, handler.kind, this.id, this.#options.clock.now(), handler.leaseMs);
+        job = await kind.source.claim(this.#db, kind.kind, this.id, this.#options.clock.now(), kind.leaseMs);
       } catch (error) {
-        this.#log.warn({ err: error, kind: handler.kind }, 'could not claim a job');
+        this.#log.warn({ err: error, kind: kind.kind }, 'could not claim a job');
       }
       if (!job) {
-        await sleepers.sleep(this.#options.pollMs ?? 1_000);
+        await kind.sleepers.sleep(this.#options.pollMs ?? 1_000);
         continue;
       }
-      await this.#process(handler, job);
+      await this.#process(kind, job);
     }
   }
 
-  async #process(handler: JobHandler, job: ClaimedJob): Promise<void> {
-    const { clock } = this.#options;
-    const log = this.#log.child({ jobId: job.id, kind: job.kind, attempt: job.attempt });
+  async #process(kind: Kind, job: { id: string }): Promise<void> {
+    const { clock, metrics } = this.#options;
+    const log = this.#log.child({ jobId: job.id, kind: kind.kind });
     const controller = new AbortController();
     this.#active.set(job.id, controller);
     const renewal = setInterval(() => {
-      renewJobLease(this.#db, job.id, this.id, clock.now(), handler.leaseMs).then((held) => {
-        if (!held) controller.abort(new JobLeaseLost(job.id));
-      }, (error: unknown) => log.warn({ err: error }, 'could not renew a job lease'));
-    }, Math.max(50, Math.floor(handler.leaseMs / 3)));
-    let finished = false;
-    const ctx: JobContext = {
+      kind.source.renew(this.#db, job.id, this.id, clock.now(), kind.leaseMs).then((held) => {
+        if (!held) controller.abort(new LeaseLost(`${kind.kind} ${job.id}`));
+      }, (error: unknown) => log.warn({ err: error }, 'could not renew a lease'));
+    }, Math.max(50, Math.floor(kind.leaseMs / 3)));
+    const ctx: WorkContext = {
       db: this.#db,
       clock,
       config: this.#options.config,
@@ -120,68 +138,86 @@ export class JobRunner {
       cpu: this.#options.cpu,
       logger: log,
       signal: controller.signal,
-      finish: async (trx: Transaction<DB>) => {
-        finished = await finishJob(trx, job.id, this.id, clock.now());
-        return finished;
-      },
+      owner: this.id,
     };
     try {
-      if (job.attempt > job.maxAttempts) {
-        // Its last attempts ended with their runners (a crash each time): give up rather than loop forever.
-        await this.#kill(handler, job, new Error(`gave up after ${job.maxAttempts} attempts`), log);
-        return;
-      }
-      const outcome = await handler.run(job, ctx);
-      if (outcome && 'again' in outcome) {
-        await rescheduleJob(this.#db, job.id, this.id, clock.now(), outcome.again);
-      } else if (!finished) {
-        await this.#db.transaction().execute((trx) => finishJob(trx, job.id, this.id, clock.now()));
-      }
-      this.#options.metrics?.jobsFinished.inc({ kind: job.kind, outcome: 'done' });
+      const end = await kind.work(job, ctx);
+      if (end) metrics?.jobsFinished.inc({ kind: kind.kind, outcome: end });
     } catch (error) {
-      await this.#failed(handler, job, error, controller.signal, log);
+      if (error instanceof LeaseLost || controller.signal.reason instanceof LeaseLost) {
+        log.warn('lease lost: another runner has the job, or it was cancelled or erased');
+      } else {
+        // Stopping (the work was aborted: the process is going away, the attempt did not fail), or the work broke
+        // down: another runner takes the job at once rather than after the lease.
+        if (!controller.signal.aborted) log.error({ err: error }, 'job processing stopped');
+        await kind.source.release(this.#db, job.id, this.id, clock.now())
+          .catch((releasing: unknown) => log.warn({ err: releasing }, 'could not hand a job back'));
+      }
     } finally {
       clearInterval(renewal);
       this.#active.delete(job.id);
     }
   }
 
-  async #failed(handler: JobHandler, job: ClaimedJob, error: unknown, signal: AbortSignal, log: Logger): Promise<void> {
-    const { clock, metrics } = this.#options;
+  /** A job of the `jobs` table: its handler runs, and the runner records the outcome on the job's row. */
+  async #workTableJob(handler: JobHandler, job: ClaimedJob, work: WorkContext): Promise<JobEnd | null> {
+    const { clock } = this.#options;
+    const log = work.logger.child({ attempt: job.attempt });
+    let finished = false;
+    const ctx: JobContext = {
+      ...work,
+      logger: log,
+      finish: async (trx: Transaction<DB>) => {
+        finished = await finishJob(trx, job.id, this.id, clock.now());
+        return finished;
+      },
+    };
+    if (job.attempt > job.maxAttempts) {
+      // Its last attempts ended with their runners (a crash each time): give up rather than loop forever.
+      return this.#kill(handler, job, new Error(`gave up after ${job.maxAttempts} attempts`), log);
+    }
     try {
-      if (signal.reason instanceof JobLeaseLost || error instanceof JobLeaseLost) {
-        log.warn('job lease lost: another runner has the job, or it is gone');
-        return;
+      const outcome = await handler.run(job, ctx);
+      if (outcome && 'again' in outcome) {
+        await rescheduleJob(this.#db, job.id, this.id, clock.now(), outcome.again);
+      } else if (!finished) {
+        await this.#db.transaction().execute((trx) => finishJob(trx, job.id, this.id, clock.now()));
       }
-      if (signal.aborted) {
-        // Stopping: the attempt did not fail, the process is going away; another runner takes the job at once.
-        await releaseJob(this.#db, job.id, this.id, clock.now());
-        return;
-      }
+      return 'done';
+    } catch (error) {
+      if (work.signal.aborted || error instanceof LeaseLost) throw error;
+      return this.#failed(handler, job, error, log);
+    }
+  }
+
+  async #failed(handler: JobHandler, job: ClaimedJob, error: unknown, log: Logger): Promise<JobEnd | null> {
+    const { clock } = this.#options;
+    try {
       const message = describe(error);
       if (error instanceof PermanentJobError || job.attempt >= job.maxAttempts) {
         log.warn({ error: message }, 'job failed for good');
-        await this.#kill(handler, job, error instanceof Error ? error : new Error(message), log);
-        return;
+        return await this.#kill(handler, job, error instanceof Error ? error : new Error(message), log);
       }
       const hinted = error instanceof RetryJobError ? error.retryAfterMs : null;
       const delay = hinted ?? handler.backoffMs(job.attempt);
       log.warn({ error: message, delayMs: delay }, 'job attempt failed; will retry');
-      metrics?.jobsFinished.inc({ kind: job.kind, outcome: 'retried' });
       await retryJob(this.#db, job.id, this.id, clock.now(), new Date(clock.now().getTime() + delay), message);
+      return 'retried';
     } catch (recording) {
       // The job stays RUNNING under a lease that runs out: another runner (or this one) takes it again then.
       log.error({ err: recording }, 'could not record a job failure');
+      return null;
     }
   }
 
-  async #kill(handler: JobHandler, job: ClaimedJob, error: Error, log: Logger): Promise<void> {
+  async #kill(handler: JobHandler, job: ClaimedJob, error: Error, log: Logger): Promise<JobEnd | null> {
     const killed = await this.#db.transaction().execute(async (trx) => {
       if (!(await killJob(trx, job.id, this.id, this.#options.clock.now(), describe(error)))) return false;
       await handler.onDead?.(trx, job, error);
       return true;
     });
-    if (killed) this.#options.metrics?.jobsFinished.inc({ kind: job.kind, outcome: 'dead' });
-    else log.warn('job lease lost before it could be marked dead');
+    if (killed) return 'dead';
+    log.warn('job lease lost before it could be marked dead');
+    return null;
   }
 }

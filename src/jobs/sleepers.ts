@@ -1,4 +1,4 @@
-// Idle slots of a worker or a job runner, asleep until a NOTIFY says there is work or their poll comes round. A
+// Idle slots of a job runner, asleep until a NOTIFY says there is work or their poll comes round. A
 // notice wakes as many as it has work for, not all of them to race for one row; stopping wakes them all.
 export class Sleepers {
   readonly #waiting = new Set<() => void>();

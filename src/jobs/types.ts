@@ -1,6 +1,9 @@
-// One durable job mechanism (DESIGN §9): a job is a row of `jobs` (0013_delivery.sql), claimed with SKIP LOCKED,
-// held by a lease that its runner renews, retried with backoff, and left DEAD after its last attempt. A kind's
-// handler says what a job of that kind does; the runner (runner.ts) claims, leases, retries and records.
+// One durable job mechanism (DESIGN §9): a job is claimed with SKIP LOCKED, held by a lease that its runner renews,
+// retried with backoff, and left dead after its last attempt. Most kinds keep their jobs as rows of `jobs`
+// (0013_delivery.sql): a JobHandler says what a job does, and the runner (runner.ts) claims, leases, retries and
+// records. A kind whose work is already a row of its own (a run: the `runs` row is the job) brings a JobSource
+// instead, and its SourcedJobHandler records its outcomes in that row; the runner still claims, leases, wakes,
+// drains and counts.
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
@@ -21,7 +24,7 @@ export interface ClaimedJob {
   maxAttempts: number;
 }
 
-export interface JobContext {
+export interface WorkContext {
   db: Kysely<DB>;
   clock: Clock;
   config: Config;
@@ -31,6 +34,11 @@ export interface JobContext {
   logger: Logger;
   /** Aborted when the runner stops or loses the lease. */
   signal: AbortSignal;
+  /** The runner holding the lease: the owner that every write under the lease names. */
+  owner: string;
+}
+
+export interface JobContext extends WorkContext {
   /**
    * Marks the job DONE inside `trx`, which the handler commits with its own writes: false (and nothing may be
    * written) when this runner no longer holds the job's lease. This is how a handler records a server's answer and
@@ -58,6 +66,60 @@ export interface JobHandler {
   run: (job: ClaimedJob, ctx: JobContext) => Promise<JobOutcome>;
   /** Called in the transaction that makes the job DEAD, with the last error. */
   onDead?: (trx: Transaction<DB>, job: ClaimedJob, error: Error) => Promise<void>;
+}
+
+/** How a job's attempt ended, as /metrics counts it per kind: `dead` is the failure that is not retried. */
+export type JobEnd = 'done' | 'retried' | 'dead';
+
+/** What /metrics shows of a kind's queue (the whole installation's, read from the database). */
+export interface JobKindStats {
+  kind: string;
+  /** Jobs waiting or running. */
+  depth: number;
+  /** Seconds since the oldest due job of the kind became due; 0 when none waits. */
+  oldestAgeSeconds: number;
+  /** Jobs left dead (the dead letter): failed for good. */
+  dead: number;
+}
+
+/**
+ * Where a kind's jobs live and how they are leased: the `jobs` table (queue.ts) unless the kind's work is a row of
+ * its own. Every write after the claim names the owner, so a runner that lost a job can never overwrite it.
+ */
+export interface JobSource<J extends { id: string }> {
+  /** The NOTIFY channel that says jobs became due. */
+  channel: string;
+  /** How many idle slots of `kind` a notice on the channel wakes: 0 when it is about another kind. */
+  wakes(payload: string, kind: string): number;
+  /** Takes the oldest due job of `kind`, or one whose lease ran out (its runner died), under a lease. */
+  claim(db: Kysely<DB>, kind: string, owner: string, now: Date, leaseMs: number): Promise<J | null>;
+  /** Extends the lease; false when `owner` no longer holds the job. */
+  renew(db: Kysely<DB>, id: string, owner: string, now: Date, leaseMs: number): Promise<boolean>;
+  /** Hands the job back (at shutdown, or after an error) so that another runner takes it at once. */
+  release(db: Kysely<DB>, id: string, owner: string, now: Date): Promise<void>;
+  /** The queue per kind, for /metrics. */
+  stats(db: Kysely<DB>, now: Date): Promise<JobKindStats[]>;
+}
+
+/** A kind whose jobs come from its own source, and whose handler records every outcome in the source's rows. */
+export interface SourcedJobHandler<J extends { id: string }> {
+  kind: string;
+  /** Jobs of this kind one process runs at a time. */
+  concurrency: number;
+  /** How long a claim holds before another runner may take the job; renewed while the handler works. */
+  leaseMs: number;
+  source: JobSource<J>;
+  /** Works a claimed job to its end. Throwing hands the job back (unless the lease was lost). */
+  work(job: J, ctx: WorkContext): Promise<JobEnd>;
+}
+
+/** The lease was lost while the job was worked: another runner has it, or it was cancelled or erased. */
+export class LeaseLost extends Error {
+  /** `what` names the job: `job <id>`, `run <id>`. */
+  constructor(what: string) {
+    super(`the lease on ${what} was lost`);
+    this.name = 'LeaseLost';
+  }
 }
 
 /** An attempt that failed for good: no retry, the job is DEAD at once (a 5xx from an SMTP server). */

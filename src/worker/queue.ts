@@ -8,7 +8,15 @@ import type { StepNode } from '../agent/outputs.ts';
 import type { DB, RunStatus, StepStatus } from '../db/schema.ts';
 import { prepare } from '../db/database.ts';
 import { emitRunWebhook, recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
+import { claimableRuns, RUNS_CHANNEL } from '../domain/runs.ts';
 import { hasWebhookEndpoints } from '../domain/webhooks/events.ts';
+import { secondsWaited } from '../jobs/queue.ts';
+import { LeaseLost, type JobKindStats, type JobSource } from '../jobs/types.ts';
+
+export { LeaseLost } from '../jobs/types.ts';
+
+/** The job kind of a run, in the job runner and on /metrics. */
+export const RUN_KIND = 'run';
 
 export interface ClaimedRun {
   id: string;
@@ -78,16 +86,9 @@ async function holdsLease(trx: Transaction<DB>, runId: string, workerId: string)
   return row !== undefined;
 }
 
-export class LeaseLost extends Error {
-  constructor(runId: string) {
-    super(`the lease on run ${runId} was lost`);
-    this.name = 'LeaseLost';
-  }
-}
-
 async function underLease<T>(db: Kysely<DB>, job: Job, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    if (!(await holdsLease(trx, job.runId, job.workerId))) throw new LeaseLost(job.runId);
+    if (!(await holdsLease(trx, job.runId, job.workerId))) throw new LeaseLost(`run ${job.runId}`);
     return work(trx);
   });
 }
@@ -179,7 +180,7 @@ export async function startStep(db: Kysely<DB>, job: Job, node: StepNode, engine
       SELECT ${job.runId}, ${job.workspaceId}, 'step.started', node, attempts, ${engine}, ${now}::timestamptz FROM started)
     SELECT (SELECT count(*) FROM lease)::int AS held, 0 AS completed, (SELECT attempts FROM started) AS attempt,
            CASE WHEN EXISTS (SELECT 1 FROM started) THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(trx));
-  if (!row?.held) throw new LeaseLost(job.runId);
+  if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
   if (row.attempt === null) throw new Error(`step ${node} of run ${job.runId} cannot be started`);
   return row.attempt;
 }
@@ -243,7 +244,7 @@ export async function completeStep(
       SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM done)::int AS completed,
              NULL::int AS attempt,
              CASE WHEN EXISTS (SELECT 1 FROM done) THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(conn);
-    if (!row?.held) throw new LeaseLost(job.runId);
+    if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
     if (!row.completed) throw new Error(`step ${node} of run ${job.runId} was not running`);
     if (!hooked) return;
     await emitRunWebhook(conn, job.workspaceId, job.runId, 'run.step_completed', now);
@@ -309,3 +310,25 @@ export async function releaseRun(db: Kysely<DB>, runId: string, workerId: string
   await db.updateTable('runs').set({ lease_owner: null, lease_expires_at: null, available_at: now, updated_at: now })
     .where('id', '=', runId).where('lease_owner', '=', workerId).where('status', '=', 'RUNNING').execute();
 }
+
+/** What /metrics shows of the runs as a queue: FAILED is a run's dead letter. Each count is read from its own index. */
+export async function runStats(db: Kysely<DB>, now: Date): Promise<JobKindStats[]> {
+  const { rows: [row] } = await sql<{ depth: number; oldest: Date | null; dead: number }>`
+    SELECT (SELECT count(*) FROM runs WHERE status IN ('QUEUED', 'RUNNING'))::int AS depth,
+           (SELECT min(available_at) FROM runs WHERE status IN ('QUEUED', 'RUNNING') AND available_at <= ${now}::timestamptz) AS oldest,
+           (SELECT count(*) FROM runs WHERE status = 'FAILED')::int AS dead`.execute(db);
+  return [{ kind: RUN_KIND, depth: row?.depth ?? 0, dead: row?.dead ?? 0, oldestAgeSeconds: secondsWaited(row?.oldest ?? null, now) }];
+}
+
+/**
+ * The runs table as the job source of kind `run`: the run row is the job (DESIGN §2). A notice holds a run's id, or
+ * how many runs a batch queued, and wakes that many slots.
+ */
+export const runSource: JobSource<ClaimedRun> = {
+  channel: RUNS_CHANNEL,
+  wakes: (payload) => claimableRuns(payload),
+  claim: (db, _kind, owner, now, leaseMs) => claimNextRun(db, owner, now, leaseMs),
+  renew: renewLease,
+  release: releaseRun,
+  stats: runStats,
+};

@@ -6,7 +6,6 @@ import { after, before, describe, it } from 'node:test';
 import { createClient, LeadrunError, LeadrunTimeoutError, WebhookVerificationError, type LeadrunClient, type Run } from '../../packages/client/src/index.ts';
 import { retryAfterMs } from '../../packages/client/src/transport.ts';
 import type { JobRunner } from '../../src/jobs/runner.ts';
-import type { Worker } from '../../src/worker/worker.ts';
 import { BACKENDS, TRANSCRIPT, startTestApp, type TestApp } from '../helpers.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { startProxy, startWebhookRunner, type Proxy } from './support.ts';
@@ -37,7 +36,7 @@ for (const kind of BACKENDS) {
     let proxy: Proxy;
     let receiver: WebhookReceiver;
     let runner: JobRunner;
-    let worker: Worker;
+    let worker: JobRunner;
 
     /** A lead with a call, ready for a run. */
     async function leadWithCall(name = 'Ada Lovelace') {

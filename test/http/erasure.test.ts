@@ -320,7 +320,7 @@ for (const kind of BACKENDS) {
         const res = await t.api('DELETE', `/api/v1/leads/${lead.id}`, { key });
         assert.equal(res.status, 204, res.text);
         release();
-        await within(log.until((line) => line.runId === run.id && /lease lost/.test(line.msg)), 20_000, 'the worker to let go of the run');
+        await within(log.until((line) => line.jobId === run.id && /lease lost/.test(line.msg)), 20_000, 'the worker to let go of the run');
 
         // The same worker takes the next run through to its draft.
         const next = await createLead(t, key, { name: 'Nina Next' });

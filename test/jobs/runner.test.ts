@@ -1,14 +1,16 @@
 // The job mechanism against both backends: a job enqueued in a transaction is claimed and run, retried with backoff,
 // DEAD after a permanent error or its last attempt, periodic with `again`; a kind runs at most its concurrency at a
-// time; a runner that loses the lease is aborted and cannot finish the job; a job whose runner died is taken over.
+// time; a runner that loses the lease is aborted and cannot finish the job; a job whose runner died is taken over;
+// finished jobs are pruned after their retention by one hourly `jobs.prune` job.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { DAY_MS, PRUNE_KIND, pruneHandler, schedulePruning } from '../../src/jobs/prune.ts';
 import { enqueueJob } from '../../src/jobs/queue.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { PermanentJobError, RetryJobError, type ClaimedJob, type JobHandler } from '../../src/jobs/types.ts';
 import { SecretBox } from '../../src/mail/secrets.ts';
-import { systemClock } from '../../src/clock.ts';
+import { ManualClock, systemClock, type Clock } from '../../src/clock.ts';
 import { BACKENDS, createTestDatabase, silentLogger, testConfig, type TestDatabase } from '../helpers.ts';
 import { testCpu } from '../support/cpu.ts';
 
@@ -42,9 +44,9 @@ for (const kind of BACKENDS) {
     const handler = (kindName: string, run: JobHandler['run'], extra: Partial<JobHandler> = {}): JobHandler => ({
       kind: kindName, maxAttempts: 3, concurrency: 1, leaseMs: 2_000, backoffMs: () => 20, run, ...extra,
     });
-    async function start(handlers: JobHandler[], pollMs = 50): Promise<JobRunner> {
+    async function start(handlers: JobHandler[], pollMs = 50, clock: Clock = systemClock): Promise<JobRunner> {
       const runner = new JobRunner({
-        database: testDb.database, clock: systemClock, config: testConfig(), secrets: () => box, cpu: testCpu(), logger: silentLogger, handlers, pollMs, drainMs: 500,
+        database: testDb.database, clock, config: testConfig(), secrets: () => box, cpu: testCpu(), logger: silentLogger, handlers, pollMs, drainMs: 500,
       });
       await runner.start();
       runners.push(runner);
@@ -249,6 +251,43 @@ for (const kind of BACKENDS) {
       assert.equal(row.status, 'QUEUED');
       assert.equal(row.attempts, 0);
       assert.equal(row.lease_owner, null);
+    });
+
+    it('jobs.prune deletes DONE jobs after a week and DEAD ones after a month, hourly, one job for the installation', async () => {
+      const clock = new ManualClock(new Date());
+      /** A job of `status` that ended `daysAgo` days before the clock's now (unfinished ones were made then). */
+      const aged = async (status: 'QUEUED' | 'RUNNING' | 'DONE' | 'DEAD', daysAgo: number) => {
+        const at = new Date(clock.now().getTime() - daysAgo * DAY_MS);
+        const { id } = await enqueue('t.aged');
+        await db().updateTable('jobs')
+          .set({ status, available_at: at, created_at: at, updated_at: at, finished_at: status === 'DONE' || status === 'DEAD' ? at : null })
+          .where('id', '=', id).execute();
+        return id;
+      };
+      const kept = [await aged('DONE', 6), await aged('DEAD', 29), await aged('QUEUED', 90), await aged('RUNNING', 90)];
+      const pruned = [await aged('DONE', 8), await aged('DEAD', 31)];
+
+      assert.equal(await schedulePruning(db(), clock.now()), true);
+      assert.equal(await schedulePruning(db(), clock.now()), false, 'every worker asks for it at start: the live one answers');
+      const pruneJobs = () => db().selectFrom('jobs').selectAll().where('kind', '=', PRUNE_KIND).execute();
+      assert.equal((await pruneJobs()).length, 1);
+
+      await start([pruneHandler], 20, clock);
+      const hourLater = clock.now().getTime() + 3_600_000;
+      await until(async () => (await pruneJobs())[0]!.available_at.getTime() === hourLater, 'the prune job queued again for an hour later');
+      const left = new Set((await db().selectFrom('jobs').select('id').where('kind', '=', 't.aged').execute()).map((r) => r.id));
+      for (const id of kept) assert.ok(left.has(id), `${id} kept`);
+      for (const id of pruned) assert.ok(!left.has(id), `${id} pruned`);
+      const [job] = await pruneJobs();
+      assert.equal(job!.status, 'QUEUED');
+      assert.equal(job!.attempts, 0);
+
+      // An hour on, the same job runs again: what has since passed its retention goes.
+      const stale = await aged('DONE', 7.5);
+      clock.advance(3_600_000);
+      await until(async () => (await pruneJobs())[0]!.available_at.getTime() === hourLater + 3_600_000, 'the second pruning');
+      assert.equal(await db().selectFrom('jobs').select('id').where('id', '=', stale).executeTakeFirst(), undefined);
+      assert.equal((await pruneJobs()).length, 1, 'still one prune job');
     });
   });
 }

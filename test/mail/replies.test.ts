@@ -239,6 +239,7 @@ for (const kind of BACKENDS) {
       const finished: string[] = [];
       const ctxOf = (jobId: string): JobContext => ({
         db: db(t), clock: t.deps.clock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu, logger: silentLogger, signal: new AbortController().signal,
+        owner: 'test',
         finish: async (trx: Transaction<DB>) => {
           const done = await trx.updateTable('jobs').set({ status: 'DONE', finished_at: new Date(), updated_at: new Date() })
             .where('id', '=', jobId).where('status', '=', 'RUNNING').returning('id').executeTakeFirst();

@@ -375,9 +375,15 @@ for (const kind of BACKENDS) {
       assert.match(text, /event: run\.approved[\s\S]*event: draft\.delivery_queued[\s\S]*event: draft\.sent[\s\S]*event: end/);
     });
 
-    it('/metrics shows the queue per kind: depth, oldest age and attempts by outcome', async () => {
+    it('/metrics shows the queue per kind, runs among them: depth, oldest age, dead jobs and attempts by outcome', async () => {
       const res = await t.api('GET', '/metrics');
       assert.equal(res.status, 200);
+      // The run row is a job of kind `run`: its queue is read from the runs table.
+      assert.match(res.text, /leadrun_jobs_queued\{kind="run"\} \d+/);
+      assert.match(res.text, /leadrun_jobs_oldest_age_seconds\{kind="run"\} [\d.]+/);
+      assert.match(res.text, /leadrun_jobs_dead\{kind="run"\} \d+/);
+      assert.match(res.text, /leadrun_jobs_total\{kind="run",outcome="done"\} [1-9]/);
+      assert.match(res.text, /leadrun_jobs_dead\{kind="email\.deliver"\} [1-9]/);
       assert.match(res.text, /leadrun_jobs_queued\{kind="email\.deliver"\} \d+/);
       assert.match(res.text, /leadrun_jobs_oldest_age_seconds\{kind="email\.deliver"\} [\d.]+/);
       assert.match(res.text, /leadrun_jobs_total\{kind="email\.deliver",outcome="done"\} [1-9]/);

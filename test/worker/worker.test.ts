@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
 import { claimNextRun, completeStep, LeaseLost, loadSteps, renewLease, startStep } from '../../src/worker/queue.ts';
-import { MAX_ATTEMPTS } from '../../src/worker/worker.ts';
+import { MAX_ATTEMPTS } from '../../src/worker/run-handler.ts';
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import {
   assertFinishedOnce, createProspect, draftCount, engineWith, eventually, runReaches, runRow, setUp, startRunViaApi, stepOf, stepsOf,
@@ -217,6 +217,12 @@ for (const kind of BACKENDS) {
         // A FAILED run is never picked up again.
         await new Promise((resolve) => setTimeout(resolve, 150));
         assert.equal(calls.length, 3);
+
+        // FAILED is a run's dead letter: /metrics counts it with the other kinds' failures.
+        const metrics = await t.api('GET', '/metrics');
+        assert.match(metrics.text, /leadrun_jobs_dead\{kind="run"\} [1-9]/);
+        assert.match(metrics.text, /leadrun_jobs_total\{kind="run",outcome="retried"\} [1-9]/);
+        assert.match(metrics.text, /leadrun_jobs_total\{kind="run",outcome="dead"\} [1-9]/);
       } finally {
         await worker.stop();
       }

@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../app.ts';
 import { AppError } from '../../domain/errors.ts';
 import { problem } from '../schemas.ts';
-import { jobStats } from '../../jobs/queue.ts';
+import { jobsTable } from '../../jobs/queue.ts';
+import { runSource } from '../../worker/queue.ts';
 
 const READY_TIMEOUT_MS = 2_000;
 /** Even a route that reads nothing refuses a query string the database could not store (src/http/security.ts). */
@@ -53,8 +54,10 @@ export default async function serviceRoutes(app: AppInstance): Promise<void> {
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);
-    // The queue's depth is the database's to tell; a database that does not answer leaves the last values out.
-    metrics.observeJobs(await jobStats(db, clock.now()).catch(() => []));
+    // The queue's depth is the database's to tell, for every kind of every source; a database that does not answer
+    // leaves the last values out.
+    const now = clock.now();
+    metrics.observeJobs(await Promise.all([jobsTable, runSource].map((source) => source.stats(db, now))).then((kinds) => kinds.flat(), () => []));
     return metrics.registry.metrics();
   });
 }

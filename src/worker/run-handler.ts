@@ -1,0 +1,150 @@
+// The run handler: the job of kind `run` is the run row itself (DESIGN §2), claimed and leased by the job runner
+// (src/jobs/runner.ts) through runSource. Working one runs the steps that are not yet COMPLETED, in order; each
+// step's start and completion are single statements that check the lease (queue.ts). A failed step is retried
+// with its own backoff and attempts (run_steps, runs.available_at); a run that fails for good is FAILED, a run's
+// dead letter.
+import { ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../agent/engine.ts';
+import { assertStepOutput, type WriterOutput } from '../agent/outputs.ts';
+import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
+import { CpuBudgetExceeded } from '../cpu/pool.ts';
+import type { Metrics } from '../http/metrics.ts';
+import type { JobEnd, SourcedJobHandler, WorkContext } from '../jobs/types.ts';
+import { traceStep } from '../telemetry.ts';
+import {
+  completeStep, failRun, loadRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
+} from './queue.ts';
+
+export const MAX_ATTEMPTS = 3;
+/** The longest a Retry-After from a model endpoint may hold a run back. */
+const MAX_RETRY_AFTER_MS = 120_000;
+const STEP_TIMEOUT_MS = 120_000;
+
+export interface RunHandlerOptions {
+  engine: Engine;
+  metrics?: Metrics;
+  /** Runs one process works at a time (WORKER_CONCURRENCY). */
+  concurrency: number;
+  leaseMs: number;
+  retryBaseMs: number;
+  /** Tokens one run may spend on model calls, over all its steps and attempts. */
+  tokenBudget: number;
+  /** The configured model, for trace attributes. */
+  requestModel?: string | null;
+  allowPrivateHosts: boolean;
+  fetchPage?: PipelineDeps['fetchPage'];
+}
+
+export function runHandler(options: RunHandlerOptions): SourcedJobHandler<ClaimedRun> {
+  return {
+    kind: RUN_KIND,
+    concurrency: options.concurrency,
+    leaseMs: options.leaseMs,
+    source: runSource,
+    work: (run, ctx) => {
+      options.metrics?.runsStarted.inc();
+      return runSteps(options, run, ctx);
+    },
+  };
+}
+
+async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock, cpu, signal, logger, owner }: WorkContext): Promise<JobEnd> {
+  const { engine, metrics } = options;
+  const log = logger.child({ runId: run.id });
+  const loaded = await loadRun(db, run);
+  if (!loaded) {
+    // Erased with its lead or call since the claim: nothing is left to work on, or to write.
+    log.info('the run was erased; nothing to do');
+    return 'done';
+  }
+  const ctx = loaded.context;
+  ctx.signal = signal;
+  ctx.feedback = run.feedback;
+  let tokensUsed = run.tokensUsed;
+  const stored = new Map(loaded.steps.map((s) => [s.node, s]));
+  const job = { runId: run.id, workspaceId: run.workspaceId, workerId: owner };
+  const deps: PipelineDeps = {
+    engine,
+    cpu,
+    allowPrivateHosts: options.allowPrivateHosts,
+    ...(options.fetchPage ? { fetchPage: options.fetchPage } : {}),
+  };
+
+  for (const step of PIPELINE) {
+    const previous = stored.get(step.node);
+    if (previous?.status === 'COMPLETED') {
+      step.remember(ctx, previous.output);
+      continue;
+    }
+    if (signal.aborted) throw signal.reason;
+    const previousAttempts = previous?.attempts ?? 0;
+    if (previousAttempts >= MAX_ATTEMPTS) {
+      // The last attempts ended with their worker (a crash): give up rather than loop forever.
+      await failRun(db, job, step.node, previousAttempts, `gave up after ${MAX_ATTEMPTS} attempts`, null, clock.now());
+      metrics?.runsFinished.inc({ status: 'FAILED' });
+      return 'dead';
+    }
+    const attempt = await startStep(db, job, step.node, engine.name, clock.now());
+    ctx.tokensLeft = options.tokenBudget - tokensUsed;
+    const began = performance.now();
+    const cost = (usage: TokenUsage | null, model: string | null = null): AttemptCost => ({
+      engine: engine.name, model, usage, durationMs: performance.now() - began,
+    });
+    let result: EngineResult<object>;
+    try {
+      const trace = {
+        traceId: run.traceId, runId: run.id, workspaceId: run.workspaceId, node: step.node, attempt,
+        engine: engine.name, requestModel: options.requestModel ?? null,
+      };
+      result = await traceStep(trace, () => withTimeout(step.run(ctx, deps), STEP_TIMEOUT_MS, signal));
+      assertStepOutput(step.node, result.output);
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      const message = describe(error);
+      const spent = cost(error instanceof PermanentStepError || error instanceof StepAttemptError ? error.usage : null);
+      tokensUsed += spent.usage?.totalTokens ?? 0;
+      // Work over its CPU budget would only run over it again: the same input takes the same time.
+      const permanent = error instanceof PermanentStepError || error instanceof CpuBudgetExceeded;
+      if (attempt < MAX_ATTEMPTS && !permanent) {
+        // Exponential backoff, or longer when the model endpoint said how long to wait (Retry-After).
+        const hinted = error instanceof ModelEndpointError ? error.retryAfterMs ?? 0 : 0;
+        const delay = Math.max(options.retryBaseMs * 2 ** (attempt - 1), Math.min(hinted, MAX_RETRY_AFTER_MS));
+        log.warn({ node: step.node, attempt, delayMs: delay, error: message }, 'step failed; will retry');
+        metrics?.stepsFinished.inc({ node: step.node, outcome: 'retried' });
+        await retryStepLater(db, job, step.node, attempt, message, spent, clock.now(), new Date(clock.now().getTime() + delay));
+        return 'retried';
+      }
+      log.warn({ node: step.node, attempt, error: message }, 'step failed for good; the run has failed');
+      metrics?.stepsFinished.inc({ node: step.node, outcome: 'failed' });
+      metrics?.runsFinished.inc({ status: 'FAILED' });
+      await failRun(db, job, step.node, attempt, message, spent, clock.now());
+      return 'dead';
+    }
+    const spent = cost(result.usage, result.model);
+    tokensUsed += spent.usage?.totalTokens ?? 0;
+    const writer = step.node === 'WRITER' ? result.output as WriterOutput : null;
+    const draft = writer ? { subject: writer.subject, body: writer.body, to: ctx.lead.email, grounding: writer.grounding ?? null } : undefined;
+    await completeStep(db, job, step.node, { output: result.output, promptVersion: result.promptVersion, ...spent }, attempt, clock.now(), draft);
+    step.remember(ctx, result.output);
+    metrics?.stepsFinished.inc({ node: step.node, outcome: 'completed' });
+    log.info({ node: step.node, attempt, ms: Math.round(spent.durationMs), model: result.model, tokens: result.usage?.totalTokens }, 'step completed');
+  }
+  metrics?.runsFinished.inc({ status: 'AWAITING_APPROVAL' });
+  return 'done';
+}
+
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length > 500 ? `${message.slice(0, 497)}...` : message;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the step took longer than ${ms / 1000} s`)), ms);
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    });
+  });
+}
