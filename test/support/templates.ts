@@ -89,7 +89,7 @@ async function adminQuery<T extends pg.QueryResultRow>(adminUrl: string, work: (
 
 /**
  * The name of a migrated PostgreSQL database to copy test databases from, made once by whichever test process asks
- * first (the others wait on an advisory lock); templates of earlier migrations are dropped then.
+ * first (the others wait on an advisory lock); templates of other migrations made over a day before are dropped then.
  */
 export function postgresTemplate(adminUrl: string): Promise<string> {
   let template = postgresTemplates.get(adminUrl);
@@ -98,10 +98,14 @@ export function postgresTemplate(adminUrl: string): Promise<string> {
       const name = `leadrun_template_${await templateDigest()}`;
       await adminQuery(adminUrl, async (client) => {
         await client.query('SELECT pg_advisory_lock(hashtext($1))', ['leadrun test templates']);
-        const { rows } = await client.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'leadrun\\_template\\_%'`);
+        const { rows } = await client.query<{ datname: string; made: string | null }>(`
+          SELECT datname, shobj_description(oid, 'pg_database') AS made FROM pg_database WHERE datname LIKE 'leadrun\\_template\\_%'`);
         if (!rows.some((row) => row.datname === name)) {
-          for (const old of rows) await client.query(`DROP DATABASE IF EXISTS ${old.datname} WITH (FORCE)`);
+          // Another checkout's tests may still copy a template of other migrations: only a day-old one goes.
+          const stale = rows.filter((row) => !row.made || Date.parse(row.made) < Date.now() - 86_400_000);
+          for (const old of stale) await client.query(`DROP DATABASE IF EXISTS ${old.datname} WITH (FORCE)`);
           await client.query(`CREATE DATABASE ${name}`);
+          await client.query(`COMMENT ON DATABASE ${name} IS '${new Date().toISOString()}'`);
           const url = new URL(adminUrl);
           url.pathname = `/${name}`;
           const database = await openDatabase({ databaseUrl: url.toString() });
