@@ -13,7 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { createClient } from '../../packages/client/src/index.ts';
 import { BACKENDS, createPostgresDatabase } from '../helpers.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
-import { browserUnavailable, launchBrowser, startLeadrun, submitSetupForm, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
+import { browserUnavailable, launchBrowser, openPage, setUpInBrowser, startLeadrun, TRANSCRIPT, waitFor, type Leadrun } from './support.ts';
 
 const RETRIES = 2;
 
@@ -44,9 +44,7 @@ for (const kind of BACKENDS) {
         ...(database ? { DATABASE_URL: database.url } : {}),
       });
       browser = await launchBrowser();
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
-      page = await context.newPage();
-      consoleErrors = watchConsole(page);
+      ({ page, consoleErrors } = await openPage(browser));
     });
     after(async () => {
       await browser?.close();
@@ -57,10 +55,7 @@ for (const kind of BACKENDS) {
 
     it('key and endpoint in the UI, a run from a script, its events verified, approval, retries and a replay', async () => {
       // The workspace, set up in the browser.
-      await page.goto(`${server.url}/`);
-      await page.waitForURL(`${server.url}/setup`);
-      await submitSetupForm(page);
-      await page.waitForURL(`${server.url}/leads`);
+      await setUpInBrowser(page, server.url);
 
       // Settings / API keys: a key for the script.
       await page.getByRole('link', { name: 'API keys' }).click();

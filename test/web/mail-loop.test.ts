@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
-import { ADMIN, browserUnavailable, launchBrowser, SessionClient, startLeadrun, submitSetupForm, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
+import { ADMIN, browserUnavailable, launchBrowser, openPage, SessionClient, setUpInBrowser, startLeadrun, TRANSCRIPT, waitFor, type Leadrun } from './support.ts';
 
 const SMTP_USER = 'maya@acme.test';
 const SMTP_PASSWORD = 'smtp app password 71b0';
@@ -63,9 +63,7 @@ describe('the e-mail loop, as a new user tries it', { skip: browserUnavailable()
     dovecot = await startDovecot();
     server = await startLeadrun({ ALLOW_PRIVATE_HOSTS: 'true', MAIL_REPLY_CHECK_SECONDS: '1' });
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    ({ page, consoleErrors } = await openPage(browser));
   });
   after(async () => {
     await browser?.close();
@@ -76,10 +74,7 @@ describe('the e-mail loop, as a new user tries it', { skip: browserUnavailable()
 
   it('sets up e-mail, edits a draft, sends it, and sees the reply on the run, the lead and the leads table', async () => {
     // First run: the workspace.
-    await page.goto(`${server.url}/`);
-    await page.waitForURL(`${server.url}/setup`);
-    await submitSetupForm(page);
-    await page.waitForURL(`${server.url}/leads`);
+    await setUpInBrowser(page, server.url);
     // Reads only (GET needs no CSRF token), with the page's own session cookie.
     client = new SessionClient(page.context(), server.url);
 

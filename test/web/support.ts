@@ -188,6 +188,21 @@ export async function submitSetupForm(page: Page, admin = ADMIN): Promise<void> 
   await page.getByRole('button', { name: 'Create workspace' }).click();
 }
 
+/** A page at desktop size in a context of its own, with the errors its console reports. */
+export async function openPage(browser: Browser): Promise<{ page: Page; consoleErrors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
+  const page = await context.newPage();
+  return { page, consoleErrors: watchConsole(page) };
+}
+
+/** A new installation set up in the browser as a person does it: the first page sends them to setup, then to the leads. */
+export async function setUpInBrowser(page: Page, url: string): Promise<void> {
+  await page.goto(`${url}/`);
+  await page.waitForURL(`${url}/setup`);
+  await submitSetupForm(page);
+  await page.waitForURL(`${url}/leads`);
+}
+
 export interface SessionBody {
   user: { id: string; name: string | null; email: string | null; role: 'ADMIN' | 'MEMBER' };
   workspace: { id: string; name: string; plan: 'FREE' | 'PRO' };
