@@ -27,7 +27,7 @@ export function WebhooksPage() {
   const session = useSignedIn();
   const header = (
     <PageHeader eyebrow="Settings" title="Webhooks"
-      description="leadrun POSTs events to your endpoints as they happen, signed as Standard Webhooks, and retries for a day when they fail." />
+      description="leadrun POSTs events to your endpoints as they happen, signed as Standard Webhooks, and retries when they fail: over a day, by default." />
   );
   if (session.user.role !== 'ADMIN') return <>{header}<AdminOnly what="webhooks" /></>;
   return <>{header}<EndpointList /></>;
