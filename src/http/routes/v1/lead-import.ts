@@ -64,7 +64,9 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
         + 'delimiter (comma, semicolon or tab) is found from it, and its columns are matched by their headers, forgivingly (case, '
         + 'spaces, `_` and `-` do not matter): `name` or `full name` (or `first name` and `last name`), `email` or `e-mail`, `company`, '
         + '`website`, `status` (any case), `assignedToUserId`. Other columns are ignored, and listed in `columns`. `map` chooses '
-        + 'the column of a field. An empty cell gives no value: with `dedupe=email` it leaves the lead\'s value as it is.',
+        + 'the column of a field. An empty cell gives no value: with `dedupe=email` it leaves the lead\'s value as it is. A row of '
+        + `delimiters only (\`;;;\`, as spreadsheets save blank rows) is left out of the leads but counts towards the ${IMPORT_MAX_ROWS.toLocaleString('en')} `
+        + 'rows; empty lines do not count.',
       tags: ['Leads'],
       querystring: LeadImportQuery,
       body: {
