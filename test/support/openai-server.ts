@@ -45,7 +45,7 @@ export interface RecordedRequest {
 
 export interface OpenAIServerOptions {
   defaultModel?: string;
-  /** How long a chat completion takes to answer, as a model's latency (scripted status replies too). */
+  /** How long a chat completion takes to answer, as a model's latency (error answers come at once). */
   delayMs?: number;
   /**
    * Refuses a chat completion when `requests` were taken in the last `windowMs`, at once, with a 429 whose
@@ -151,7 +151,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
     }
     const next = queue.shift() ?? fallback;
     const reply = typeof next === 'function' ? next(request) : next;
-    if (options.delayMs && (reply.kind === 'chat' || reply.kind === 'status')) {
+    if (options.delayMs && reply.kind === 'chat') {
       setTimeout(() => { if (!res.destroyed) respond(request, res, reply); }, options.delayMs);
     } else {
       respond(request, res, reply);
