@@ -48,8 +48,9 @@ export interface OpenAIServerOptions {
   /** How long a chat completion takes to answer, as a model's latency (error answers come at once). */
   delayMs?: number;
   /**
-   * Refuses a chat completion when `requests` were taken in the last `windowMs`, at once, with a 429 whose
-   * Retry-After is the whole seconds (rounded up) until the oldest of them leaves the window.
+   * `requests` every `windowMs`, enforced as providers do, continuously: a bucket of `requests` tokens refilled at that
+   * rate, one taken by each chat completion. Without a token, a request is refused at once with a 429 whose
+   * Retry-After is the whole seconds (rounded up) until the next token.
    */
   rateLimit?: { requests: number; windowMs: number };
 }
@@ -99,7 +100,8 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
   const queue: Array<Reply | ReplyFn> = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  const taken: number[] = [];
+  let tokens = options.rateLimit?.requests ?? 0;
+  let filledAt = Date.now();
   const refusedAt: number[] = [];
   let fallback: Reply | ReplyFn = status(500, { message: 'the test server has no reply scripted for this request' });
   const requests: RecordedRequest[] = [];
@@ -162,12 +164,13 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
   function refuseBeyondRate(at: number): Record<string, string> | null {
     if (!options.rateLimit) return null;
     const { requests: most, windowMs } = options.rateLimit;
-    while (taken.length > 0 && taken[0]! <= at - windowMs) taken.shift();
-    if (taken.length < most) {
-      taken.push(at);
+    tokens = Math.min(most, tokens + ((at - filledAt) * most) / windowMs);
+    filledAt = at;
+    if (tokens >= 1) {
+      tokens -= 1;
       return null;
     }
-    return { 'retry-after': String(Math.max(1, Math.ceil((taken[0]! + windowMs - at) / 1000))) };
+    return { 'retry-after': String(Math.max(1, Math.ceil(((1 - tokens) * windowMs) / most / 1000))) };
   }
 
   function respond(request: RecordedRequest, res: ServerResponse, reply: Reply): void {
