@@ -93,6 +93,8 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
         traceId: run.traceId, runId: run.id, workspaceId: run.workspaceId, node: step.node, attempt,
         engine: engine.name, requestModel: options.requestModel ?? null,
       };
+      // Outside any transaction (startStep and completeStep are statements of their own): a run waiting seconds on
+      // the model holds no database connection, so a worker can have many such runs.
       result = await traceStep(trace, () => withTimeout(step.run(ctx, deps), STEP_TIMEOUT_MS, signal));
       assertStepOutput(step.node, result.output);
     } catch (error) {

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { createModelCallLimiter } from '../../src/agent/engines/limiter.ts';
 import { createModelEngine } from '../../src/agent/engines/model.ts';
 import { systemClock } from '../../src/clock.ts';
+import type { JobRunner } from '../../src/jobs/runner.ts';
 import { BACKENDS, silentLogger, startTestApp, type TestApp } from '../helpers.ts';
 import { answer, COMPANY_PAGE } from '../support/model-answers.ts';
 import { rateLimited, startOpenAIServer, type OpenAIServer, type OpenAIServerOptions, type RecordedRequest } from '../support/openai-server.ts';
@@ -51,11 +52,16 @@ for (const kind of BACKENDS) {
       return runIds;
     }
 
-    async function settle(runIds: string[]): Promise<void> {
-      await eventually('every run to reach AWAITING_APPROVAL or FAILED', async () => {
-        const rows = await t.database.db.selectFrom('runs').select('status').where('id', 'in', runIds).execute();
-        return rows.every((r) => r.status === 'AWAITING_APPROVAL' || r.status === 'FAILED');
-      }, 30_000, 50);
+    /** Lets the workers work until every run is at rest, stops them, and asserts each run finished once, each step at its first attempt. */
+    async function settle(runIds: string[], workers: JobRunner[]): Promise<void> {
+      try {
+        await eventually('every run to reach AWAITING_APPROVAL or FAILED', async () => {
+          const rows = await t.database.db.selectFrom('runs').select('status').where('id', 'in', runIds).execute();
+          return rows.every((r) => r.status === 'AWAITING_APPROVAL' || r.status === 'FAILED');
+        }, 30_000, 50);
+      } finally {
+        for (const worker of workers) await worker.stop();
+      }
       for (const runId of runIds) await assertFinishedOnce(t.database.db, runId);
     }
 
@@ -68,12 +74,7 @@ for (const kind of BACKENDS) {
     it('has at most LLM_MAX_CONCURRENCY calls in flight, however many runs the worker holds', async () => {
       const llm = await endpoint({ delayMs: 200 });
       const runIds = await startRuns(6);
-      const worker = await startWorker(llm, 2);
-      try {
-        await settle(runIds);
-      } finally {
-        await worker.stop();
-      }
+      await settle(runIds, [await startWorker(llm, 2)]);
       assert.equal(llm.requests.length, 18, 'three calls a run');
       assert.equal(llm.maxInFlight, 2);
     });
@@ -82,12 +83,7 @@ for (const kind of BACKENDS) {
       const llm = await endpoint({ delayMs: 100 });
       llm.reply(rateLimited(1));
       const runIds = await startRuns(4);
-      const worker = await startWorker(llm, 4);
-      try {
-        await settle(runIds); // every step took one attempt
-      } finally {
-        await worker.stop();
-      }
+      await settle(runIds, [await startWorker(llm, 4)]); // every step took one attempt
       const refused = llm.requests[0]!;
       assert.deepEqual(arrivedBetween(llm.requests, refused.at + 300, refused.at + 900), [], 'no call during the pause');
       const retried = await retries(runIds);
@@ -98,12 +94,7 @@ for (const kind of BACKENDS) {
     it('completes every run against a provider that refuses beyond its rate, putting off only the refused steps', async () => {
       const llm = await endpoint({ delayMs: 100, rateLimit: { requests: 3, windowMs: 500 } });
       const runIds = await startRuns(4);
-      const worker = await startWorker(llm, 6);
-      try {
-        await settle(runIds);
-      } finally {
-        await worker.stop();
-      }
+      await settle(runIds, [await startWorker(llm, 6)]);
       assert.ok(llm.refusedAt.length > 0, 'the provider refused some calls');
       assert.equal((await retries(runIds)).length, llm.refusedAt.length, 'one step put off per 429, none retried otherwise');
       for (const refusal of llm.refusedAt) {
@@ -115,12 +106,7 @@ for (const kind of BACKENDS) {
       const llm = await endpoint({ delayMs: 200 });
       llm.reply(rateLimited(2));
       const runIds = await startRuns(12);
-      const workers = [await startWorker(llm, 4, 'sk-test-worker-a'), await startWorker(llm, 4, 'sk-test-worker-b')];
-      try {
-        await settle(runIds);
-      } finally {
-        for (const worker of workers) await worker.stop();
-      }
+      await settle(runIds, [await startWorker(llm, 4, 'sk-test-worker-a'), await startWorker(llm, 4, 'sk-test-worker-b')]);
       const refused = llm.requests[0]!;
       // The other process reads the pause within a second, and calls no more until it ends.
       assert.deepEqual(arrivedBetween(llm.requests, refused.at + 1_300, refused.at + 1_900), [], 'no call from either during the pause');
