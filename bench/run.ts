@@ -13,6 +13,9 @@
 //   npm run bench -- --variant ../copy    another copy of leadrun measured in the same turns (an A/B of a change;
 //                                         repeat --variant for more copies)
 //   npm run bench -- --only import        POST /api/v1/leads/import of 50,000 rows on both backends (--import-rows N)
+//   npm run bench -- --only model         runs bound by the model provider: 1,000 runs at 2 s a call, uncapped and at
+//                                         600 requests a minute (--model-runs N, --model-concurrency K); not in the
+//                                         default set (about 9 minutes)
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,10 +30,13 @@ import { load, type LoadRequest, type LoadResult } from './load.ts';
 import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, seedSearch, type Seeded } from './seed.ts';
 import { formatImports, importWorkload, type ImportFigures } from './import.ts';
+import { formatModel, modelWorkload, type ModelFigures } from './model.ts';
 import { startSites } from './sites.ts';
 
-export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import'] as const;
+export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import', 'model'] as const;
 export type Workload = (typeof WORKLOADS)[number];
+/** What `npm run bench` measures unless told: the model workload takes minutes of waiting on purpose, so only `--only model`. */
+const DEFAULT_WORKLOADS = WORKLOADS.filter((w) => w !== 'model');
 
 export interface BenchOptions {
   workspaces: number;
@@ -48,6 +54,11 @@ export interface BenchOptions {
   searchLeads: number;
   /** Rows of the file the import workload sends. */
   importRows: number;
+  /** The model workload: runs per variant, LLM_MAX_CONCURRENCY, the endpoint's latency and the capped variant's rate. */
+  modelRuns: number;
+  modelConcurrency: number;
+  modelLatencyMs: number;
+  modelCapPerMinute: number;
   /** Separate `leadrun worker` processes for the runs workload; 0 works runs inside `serve`. */
   workerProcesses: number;
   workerConcurrency: number;
@@ -76,11 +87,15 @@ export const DEFAULTS: BenchOptions = {
   batchRounds: 30,
   searchLeads: 100_000,
   importRows: 50_000,
+  modelRuns: 1000,
+  modelConcurrency: 32,
+  modelLatencyMs: 2000,
+  modelCapPerMinute: 600,
   workerProcesses: 0,
   workerConcurrency: 16,
   logLevel: 'info',
   env: {},
-  only: WORKLOADS,
+  only: DEFAULT_WORKLOADS,
   variants: [],
   rounds: 3,
   log: (line) => process.stderr.write(`${line}\n`),
@@ -176,6 +191,7 @@ export interface BenchReport {
   keyCheck: { microsPerCheck: number; requestCpuMicros: number; share: number } | null;
   memory: { postgresAfterReadsMiB: number | null; pgliteAfterReadsMiB: number | null };
   imports: ImportFigures[];
+  model: ModelFigures[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -311,6 +327,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     keyCheck: null,
     memory: { postgresAfterReadsMiB: null, pgliteAfterReadsMiB: null },
     imports: [],
+    model: [],
   };
 
   const sites = await startSites();
@@ -321,7 +338,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
   let importDir: string | null = null;
   try {
     // --- Seed -------------------------------------------------------------------------------------------------
-    const seedsMain = options.only.some((w) => w !== 'search' && w !== 'pglite');
+    const seedsMain = options.only.some((w) => w !== 'search' && w !== 'pglite' && w !== 'model');
     log(`database ${created.name}: migrating${seedsMain ? ` and seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads` : ''}`);
     const seedStart = performance.now();
     const database = await openDatabase({ databaseUrl: created.url });
@@ -445,6 +462,14 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
           return { db: database.db, close: () => database.close() };
         },
       }, options.importRows, log));
+    }
+
+    // --- Runs bound by the model provider, each variant on a database of its own --------------------------------
+    if (wants('model')) {
+      report.model = await modelWorkload({
+        runs: options.modelRuns, concurrency: options.modelConcurrency, latencyMs: options.modelLatencyMs, capPerMinute: options.modelCapPerMinute,
+        siteUrl: sites.url, env: leadrunEnv(options, {}), log,
+      });
     }
 
     // --- The read workload on embedded PGlite -----------------------------------------------------------------
@@ -889,6 +914,9 @@ export function formatReport(report: BenchReport): string {
   if (report.imports.length > 0) {
     lines.push(...formatImports(report.imports), '');
   }
+  if (report.model.length > 0) {
+    lines.push(...formatModel(report.model), '');
+  }
   lines.push(`serve resident memory after the reads: PostgreSQL ${f(report.memory.postgresAfterReadsMiB)} MiB, PGlite ${f(report.memory.pgliteAfterReadsMiB)} MiB`);
   const o = report.options;
   const rounds = o.rounds > 1 ? `, the median of ${o.rounds} rounds taken in turns` : '';
@@ -906,6 +934,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
       'batch-rounds': { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
       'search-leads': { type: 'string' },
       variant: { type: 'string', multiple: true }, rounds: { type: 'string' }, 'import-rows': { type: 'string' },
+      'model-runs': { type: 'string' }, 'model-concurrency': { type: 'string' },
     },
     strict: true,
   });
@@ -925,6 +954,8 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
   set('logLevel', values['log-level']);
   set('rounds', num(values.rounds));
   set('importRows', num(values['import-rows']));
+  set('modelRuns', num(values['model-runs']));
+  set('modelConcurrency', num(values['model-concurrency']));
   if (values.only) {
     const only = values.only.split(',').map((s) => s.trim());
     for (const w of only) if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`unknown workload ${w}; workloads: ${WORKLOADS.join(', ')}`);

@@ -9,7 +9,11 @@ export interface Config {
   dataDir: string;
   freePlanMonthlyRuns: number;
   rateLimitPerMinute: number;
-  llm: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
+  /**
+   * The model endpoint; `maxConcurrency` (LLM_MAX_CONCURRENCY) is how many calls every worker process together may
+   * have in flight to it, lowered for a while after a 429 (src/agent/engines/limiter.ts).
+   */
+  llm: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number; maxConcurrency: number } | null;
   /** Tokens one run may spend on model calls, over all its steps and attempts. */
   runTokenBudget: number;
   traceUrlTemplate: string | null;
@@ -201,7 +205,10 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     freePlanMonthlyRuns: integer(env, 'FREE_PLAN_MONTHLY_RUNS', 100, 0, 1_000_000_000),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000_000),
     llm: llmBaseUrl && llmModel
-      ? { baseUrl: llmBaseUrl, apiKey: llmApiKey, model: llmModel, timeoutMs: integer(env, 'LLM_TIMEOUT_SECONDS', 60, 1, 3600) * 1000 }
+      ? {
+        baseUrl: llmBaseUrl, apiKey: llmApiKey, model: llmModel, timeoutMs: integer(env, 'LLM_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
+        maxConcurrency: integer(env, 'LLM_MAX_CONCURRENCY', 16, 1, 1024),
+      }
       : null,
     runTokenBudget: integer(env, 'RUN_TOKEN_BUDGET', 100_000, 1, 100_000_000),
     traceUrlTemplate,

@@ -122,6 +122,15 @@ function readyLine(publicUrl: string, setupNeeded: boolean, setupToken: string |
   return `leadrun is ready at ${publicUrl}${setupNeeded ? setup : ''}`;
 }
 
+/**
+ * Runs one worker process works at once. A run on the model engine spends nearly all its time waiting on the model,
+ * holding no thread and no database connection, so there are enough for every call the limiter allows to be in
+ * flight; the CPU work of the steps stays in the CPU pool, bounded by its threads.
+ */
+function runSlots(config: Config): number {
+  return config.llm ? Math.max(config.workerConcurrency, config.llm.maxConcurrency) : config.workerConcurrency;
+}
+
 async function runService(config: Config, logger: Logger, mode: { http: boolean; worker: boolean }): Promise<void> {
   const claim = config.databaseUrl ? null : await claimOrWait(config, logger, mode.http ? 'serve' : 'worker');
   const database = await open(config, logger);
@@ -132,6 +141,9 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
   const engine = !mode.worker ? null : config.llm
     ? (await import('./agent/engines/model.ts')).createModelEngine({
       baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, model: config.llm.model, timeoutMs: config.llm.timeoutMs,
+      limiter: (await import('./agent/engines/limiter.ts')).createModelCallLimiter({
+        db: database.db, clock: systemClock, baseUrl: config.llm.baseUrl, model: config.llm.model, max: config.llm.maxConcurrency, logger,
+      }),
     })
     : createOfflineEngine(cpu);
   const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'), cpu);
@@ -154,7 +166,7 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
         (await import('./worker/run-handler.ts')).runHandler({
           engine,
           metrics: deps.metrics,
-          concurrency: config.workerConcurrency,
+          concurrency: runSlots(config),
           leaseMs: config.runLeaseMs,
           retryBaseMs: config.stepRetryBaseMs,
           tokenBudget: config.runTokenBudget,

@@ -105,6 +105,9 @@ export class StepAttemptError extends Error {
   }
 }
 
+/** The longest a model endpoint's Retry-After may hold calls back: a misbehaving one cannot stop runs for hours. */
+export const MAX_RETRY_AFTER_MS = 120_000;
+
 /** A failed request to the model endpoint, with what the worker may want for its backoff. */
 export class ModelEndpointError extends Error {
   readonly status: number | null;
@@ -114,5 +117,22 @@ export class ModelEndpointError extends Error {
     this.name = 'ModelEndpointError';
     this.status = status;
     this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/**
+ * A model call put off rather than failed: the endpoint asked to wait (a 429 with Retry-After), or no call slot came
+ * free in time (src/agent/engines/limiter.ts). The worker puts the step back in the queue, due at `retryAt`, without
+ * counting an attempt: waiting for the provider is not the step failing.
+ */
+export class ModelCallDeferred extends Error {
+  readonly retryAt: Date;
+  /** Tokens spent before the call was put off (a WRITER's first draft), so the run's total stays right. */
+  readonly usage: TokenUsage | null;
+  constructor(message: string, retryAt: Date, usage: TokenUsage | null = null) {
+    super(message);
+    this.name = 'ModelCallDeferred';
+    this.retryAt = retryAt;
+    this.usage = usage;
   }
 }

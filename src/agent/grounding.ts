@@ -2,7 +2,7 @@
 // makes (a number, an amount, a year, a proper noun or a product name) must come from what the run already knows.
 // A draft that claims more is written once more with feedback naming the claims; if it still does, it is kept and
 // flagged for the salesperson who reviews it.
-import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from './engine.ts';
+import { ModelCallDeferred, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from './engine.ts';
 import type { WriterOutput } from './outputs.ts';
 import { trimEndOf } from './text.ts';
 
@@ -313,6 +313,7 @@ function withUsage(error: unknown, usage: TokenUsage | null): unknown {
   if (!usage) return error;
   if (error instanceof PermanentStepError) return new PermanentStepError(error.message, addUsage(usage, error.usage));
   if (error instanceof StepAttemptError) return new StepAttemptError(error.message, addUsage(usage, error.usage), { cause: error.cause });
+  if (error instanceof ModelCallDeferred) return new ModelCallDeferred(error.message, error.retryAt, addUsage(usage, error.usage));
   // Any other error is retryable, and so is a StepAttemptError: the same outcome, with the tokens counted.
   if (error instanceof Error && error.name !== 'AbortError') return new StepAttemptError(error.message, usage, { cause: error });
   return error;

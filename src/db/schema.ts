@@ -403,6 +403,20 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
+export interface ModelEndpointsTable {
+  endpoint: string;
+  limit_now: number;
+  paused_until: Date | null;
+  halved_at: Date | null;
+  updated_at: Date;
+}
+
+export interface ModelEndpointWorkersTable {
+  endpoint: string;
+  worker: string;
+  seen_at: Date;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -429,4 +443,6 @@ export interface DB {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  model_endpoints: ModelEndpointsTable;
+  model_endpoint_workers: ModelEndpointWorkersTable;
 }

@@ -26,7 +26,7 @@ export class Metrics {
     });
     this.runsStarted = new Counter({ name: 'leadrun_runs_started_total', help: 'Runs a worker of this process began or resumed.', registers: [this.registry] });
     this.stepsFinished = new Counter({
-      name: 'leadrun_steps_total', help: 'Step attempts by node and outcome (completed, retried, failed).', labelNames: ['node', 'outcome'], registers: [this.registry],
+      name: 'leadrun_steps_total', help: 'Step attempts by node and outcome (completed, retried, deferred: put off while the model endpoint asked to wait, failed).', labelNames: ['node', 'outcome'], registers: [this.registry],
     });
     this.runsFinished = new Counter({ name: 'leadrun_runs_finished_total', help: 'Runs whose pipeline ended, by status.', labelNames: ['status'], registers: [this.registry] });
     this.jobsFinished = new Counter({

@@ -270,12 +270,17 @@ async function finishRun(trx: Transaction<DB>, job: Job, status: RunStatus & ('A
   });
 }
 
-/** A failed attempt that will be retried: the run goes back to the queue, due at `retryAt`. */
+/**
+ * A failed attempt that will be retried: the run goes back to the queue, due at `retryAt`. An attempt put off
+ * (`counted: false`: the model endpoint asked to wait) is taken back from the step's attempts, so that waiting for
+ * the provider never fails a run.
+ */
 export async function retryStepLater(
   db: Kysely<DB>, job: Job, node: StepNode, attempt: number, error: string, cost: AttemptCost, now: Date, retryAt: Date,
+  { counted = true }: { counted?: boolean } = {},
 ): Promise<void> {
   await underLease(db, job, async (trx) => {
-    await trx.updateTable('run_steps').set({ status: 'PENDING', error })
+    await trx.updateTable('run_steps').set((eb) => ({ status: 'PENDING', error, attempts: counted ? eb.ref('attempts') : eb('attempts', '-', 1) }))
       .where('run_id', '=', job.runId).where('node', '=', node).where('status', '=', 'RUNNING').execute();
     await trx.updateTable('runs').set({ available_at: retryAt, lease_owner: null, lease_expires_at: null, updated_at: now })
       .where('id', '=', job.runId).execute();

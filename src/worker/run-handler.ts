@@ -3,7 +3,7 @@
 // step's start and completion are single statements that check the lease (queue.ts). A failed step is retried
 // with its own backoff and attempts (run_steps, runs.available_at); a run that fails for good is FAILED, a run's
 // dead letter.
-import { ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../agent/engine.ts';
+import { MAX_RETRY_AFTER_MS, ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../agent/engine.ts';
 import { assertStepOutput, type WriterOutput } from '../agent/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
 import { CpuBudgetExceeded } from '../cpu/pool.ts';
@@ -15,8 +15,6 @@ import {
 } from './queue.ts';
 
 export const MAX_ATTEMPTS = 3;
-/** The longest a Retry-After from a model endpoint may hold a run back. */
-const MAX_RETRY_AFTER_MS = 120_000;
 const STEP_TIMEOUT_MS = 120_000;
 
 export interface RunHandlerOptions {
@@ -95,13 +93,22 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
         traceId: run.traceId, runId: run.id, workspaceId: run.workspaceId, node: step.node, attempt,
         engine: engine.name, requestModel: options.requestModel ?? null,
       };
+      // Outside any transaction (startStep and completeStep are statements of their own): a run waiting seconds on
+      // the model holds no database connection, so a worker can have many such runs.
       result = await traceStep(trace, () => withTimeout(step.run(ctx, deps), STEP_TIMEOUT_MS, signal));
       assertStepOutput(step.node, result.output);
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       const message = describe(error);
-      const spent = cost(error instanceof PermanentStepError || error instanceof StepAttemptError ? error.usage : null);
+      const spent = cost(error instanceof PermanentStepError || error instanceof StepAttemptError || error instanceof ModelCallDeferred ? error.usage : null);
       tokensUsed += spent.usage?.totalTokens ?? 0;
+      if (error instanceof ModelCallDeferred) {
+        // The slot goes to a run that can work now; this one comes back when the endpoint takes calls again.
+        log.info({ node: step.node, attempt, retryAt: error.retryAt, reason: message }, 'model call put off; the step will start again');
+        metrics?.stepsFinished.inc({ node: step.node, outcome: 'deferred' });
+        await retryStepLater(db, job, step.node, attempt, message, spent, clock.now(), error.retryAt, { counted: false });
+        return 'retried';
+      }
       // Work over its CPU budget would only run over it again: the same input takes the same time.
       const permanent = error instanceof PermanentStepError || error instanceof CpuBudgetExceeded;
       if (attempt < MAX_ATTEMPTS && !permanent) {

@@ -82,4 +82,18 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       assert.ok(table.includes(line), `the printed table has ${line}`);
     }
   });
+
+  it('runs the model workload, uncapped and capped, with every run finished', { timeout: 120_000 }, async () => {
+    const report = await runBench({
+      only: ['model'], modelRuns: 6, modelConcurrency: 4, modelLatencyMs: 100, modelCapPerMinute: 240, rounds: 1, log: () => {},
+    });
+    assert.deepEqual(report.model.map((m) => [m.variant, m.runs, m.finished, m.failed]), [['uncapped', 6, 6, 0], ['capped', 6, 6, 0]]);
+    for (const m of report.model) {
+      assert.equal(m.calls - m.refused, 18, `${m.variant}: three answered calls a run`);
+      assert.equal(m.retriedSteps, m.refused, `${m.variant}: a step put off for each 429, none retried otherwise`);
+      assert.ok(m.mostInFlight <= 4 && m.runsPerMinute > 0 && m.boundPerMinute > 0 && Number.isFinite(m.leadrunCores));
+    }
+    assert.equal(report.model[0]!.refused, 0, 'the uncapped endpoint refuses nothing');
+    assert.ok(formatReport(report).includes('| 6/6 runs, capped |'));
+  });
 });

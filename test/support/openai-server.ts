@@ -1,6 +1,8 @@
 // A local OpenAI-compatible endpoint on loopback for tests: `POST /v1/chat/completions` (plain and streamed) and
 // `GET /v1/models`. Each request takes the next scripted reply (or the default one), and every request is recorded
-// so a test can assert the prompts, the model and the `response_format` the client sent.
+// so a test can assert the prompts, the model and the `response_format` the client sent. Like a real provider it
+// can take its time to answer and refuse requests beyond a rate with 429 and Retry-After; it counts the chat
+// completions in flight.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -37,6 +39,20 @@ export interface RecordedRequest {
   body: any;
   /** Resolves when the client closes the connection before (or without) an answer. */
   aborted: Promise<void>;
+  /** When it arrived (Date.now()). */
+  at: number;
+}
+
+export interface OpenAIServerOptions {
+  defaultModel?: string;
+  /** How long a chat completion takes to answer, as a model's latency (error answers come at once). */
+  delayMs?: number;
+  /**
+   * `requests` every `windowMs`, enforced as providers do, continuously: a bucket of `requests` tokens refilled at that
+   * rate, one taken by each chat completion. Without a token, a request is refused at once with a 429 whose
+   * Retry-After is the whole seconds (rounded up) until the next token.
+   */
+  rateLimit?: { requests: number; windowMs: number };
 }
 
 export interface OpenAIServer {
@@ -49,6 +65,11 @@ export interface OpenAIServer {
   setDefault(reply: Reply | ReplyFn): void;
   /** Resolves with the request numbered `index` (0-based) once it has arrived. */
   request(index: number): Promise<RecordedRequest>;
+  /** Chat completions not yet answered, and the most there ever were at once. */
+  readonly inFlight: number;
+  readonly maxInFlight: number;
+  /** Chat completions refused by `rateLimit`, when they arrived. */
+  readonly refusedAt: number[];
   close(): Promise<void>;
 }
 
@@ -75,8 +96,13 @@ export function messageText(request: RecordedRequest, role: 'system' | 'user' | 
     .join('\n');
 }
 
-export async function startOpenAIServer(options: { defaultModel?: string } = {}): Promise<OpenAIServer> {
+export async function startOpenAIServer(options: OpenAIServerOptions = {}): Promise<OpenAIServer> {
   const queue: Array<Reply | ReplyFn> = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let tokens = options.rateLimit?.requests ?? 0;
+  let filledAt = Date.now();
+  const refusedAt: number[] = [];
   let fallback: Reply | ReplyFn = status(500, { message: 'the test server has no reply scripted for this request' });
   const requests: RecordedRequest[] = [];
   const waiters = new Map<number, Array<(r: RecordedRequest) => void>>();
@@ -96,7 +122,9 @@ export async function startOpenAIServer(options: { defaultModel?: string } = {})
       let markAborted!: () => void;
       const aborted = new Promise<void>((resolve) => { markAborted = resolve; });
       res.on('close', () => { if (!res.writableFinished) markAborted(); });
-      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, headers: req.headers, raw, body, aborted };
+      const recorded: RecordedRequest = {
+        method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, headers: req.headers, raw, body, aborted, at: Date.now(),
+      };
       requests.push(recorded);
       const index = counter++;
       for (const resolve of waiters.get(index) ?? []) resolve(recorded);
@@ -114,8 +142,38 @@ export async function startOpenAIServer(options: { defaultModel?: string } = {})
       send(res, 404, { error: { message: `no route ${request.method} ${request.path}`, type: 'invalid_request_error' } });
       return;
     }
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.once('close', () => { inFlight -= 1; });
+    const refusal = refuseBeyondRate(request.at);
+    if (refusal) {
+      refusedAt.push(request.at);
+      send(res, 429, { error: { message: 'Rate limit reached for requests, please retry later.', type: 'requests', code: 'rate_limit_exceeded' } }, refusal);
+      return;
+    }
     const next = queue.shift() ?? fallback;
     const reply = typeof next === 'function' ? next(request) : next;
+    if (options.delayMs && reply.kind === 'chat') {
+      setTimeout(() => { if (!res.destroyed) respond(request, res, reply); }, options.delayMs);
+    } else {
+      respond(request, res, reply);
+    }
+  }
+
+  /** The Retry-After header of a request beyond the rate, or null when it is taken. */
+  function refuseBeyondRate(at: number): Record<string, string> | null {
+    if (!options.rateLimit) return null;
+    const { requests: most, windowMs } = options.rateLimit;
+    tokens = Math.min(most, tokens + ((at - filledAt) * most) / windowMs);
+    filledAt = at;
+    if (tokens >= 1) {
+      tokens -= 1;
+      return null;
+    }
+    return { 'retry-after': String(Math.max(1, Math.ceil(((1 - tokens) * windowMs) / most / 1000))) };
+  }
+
+  function respond(request: RecordedRequest, res: ServerResponse, reply: Reply): void {
     switch (reply.kind) {
       case 'hang':
         return;
@@ -170,6 +228,9 @@ export async function startOpenAIServer(options: { defaultModel?: string } = {})
     requests,
     reply: (...replies) => { queue.push(...replies); },
     setDefault: (reply) => { fallback = reply; },
+    get inFlight() { return inFlight; },
+    get maxInFlight() { return maxInFlight; },
+    refusedAt,
     request(index) {
       const arrived = requests[index];
       if (arrived) return Promise.resolve(arrived);

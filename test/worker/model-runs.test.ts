@@ -5,38 +5,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createModelEngine } from '../../src/agent/engines/model.ts';
 import { startTestApp, waitForRun, type TestApp } from '../helpers.ts';
-import { chat, rateLimited, status, startOpenAIServer, messageText, type OpenAIServer, type RecordedRequest, type Reply } from '../support/openai-server.ts';
+import { chat, rateLimited, status, startOpenAIServer, messageText, type OpenAIServer } from '../support/openai-server.ts';
+import { ANSWERS, answer, COMPANY_PAGE, FACT, stepOf, USAGE } from '../support/model-answers.ts';
 import { createProspect, startRunViaApi, startWebsite, type Website } from './support.ts';
 
-const FACT = 'Analytical Engines helps 1,200 finance teams close their books in one day.';
-const USAGE = { prompt_tokens: 400, completion_tokens: 100 };
 const atRest = (r: any) => ['AWAITING_APPROVAL', 'FAILED', 'CANCELLED'].includes(r.status);
-
-const ANSWERS: Record<string, unknown> = {
-  analysis: {
-    painPoints: ['Our month-end reporting takes four days and the finance team is exhausted.'],
-    objections: ['The price was too high for us last year.'],
-    buyingSignals: ['Budget is approved for Q3 if a pilot shows results.'],
-    nextSteps: ['Send a pilot plan next week.'],
-    sentiment: 'positive',
-  },
-  strategy: {
-    angle: 'Cut the four-day month-end close with a small pilot.',
-    valuePropositions: ['A shorter close', 'A pilot before any commitment'],
-    callToAction: 'Would a two-week pilot with your finance team suit you?',
-    tone: 'warm and concise',
-  },
-  writer: {
-    subject: 'A shorter month-end close for Analytical Engines',
-    body: `Hi Ada,\n\nThank you for the call. You said month-end reporting takes four days and the team is exhausted.\n\n`
-      + `I read that ${FACT} A two-week pilot with your finance team would show what we can do for your close.\n\n`
-      + 'Would that suit you?\n\nBest,\nSam',
-  },
-};
-
-/** Which step a request is for, from the name of the structured output it asks for. */
-const stepOf = (request: RecordedRequest): string => request.body?.response_format?.json_schema?.name ?? 'unknown';
-const answer = (request: RecordedRequest): Reply => chat(ANSWERS[stepOf(request)] ?? {}, { usage: USAGE, model: 'gpt-test-2026' });
 
 describe('runs on the model engine (pglite)', () => {
   let t: TestApp;
@@ -46,7 +19,7 @@ describe('runs on the model engine (pglite)', () => {
 
   before(async () => {
     llm = await startOpenAIServer();
-    site = await startWebsite(`<!doctype html><html><head><title>Analytical Engines</title></head><body><main><p>${FACT}</p></main></body></html>`);
+    site = await startWebsite(COMPANY_PAGE);
     t = await startTestApp('pglite');
     key = (await t.key((await t.workspace('pro')).id)).key;
   });

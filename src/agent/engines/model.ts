@@ -4,12 +4,13 @@
 import { STATUS_CODES } from 'node:http';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7, type LanguageModelUsage } from 'ai';
-import { ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../engine.ts';
+import { ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../engine.ts';
 import { fitDraft } from '../grounding.ts';
 import { AnalysisOutput, assertStepOutput, MAX_ANSWER_BYTES, StrategyOutput, WriterOutput, type StepNode } from '../outputs.ts';
 import * as analysisPrompt from '../prompts/analysis.ts';
 import * as strategyPrompt from '../prompts/strategy.ts';
 import * as writerPrompt from '../prompts/writer.ts';
+import type { CallOutcome, ModelCallLimiter } from './limiter.ts';
 
 export interface ModelEngineOptions {
   /** The endpoint's base URL, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
@@ -20,6 +21,8 @@ export interface ModelEngineOptions {
   /** How long one request may take; default 60 s. */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** Bounds the calls in flight to the endpoint and follows its 429s; none: every call starts at once. */
+  limiter?: ModelCallLimiter;
 }
 
 /** Answers another attempt cannot change: a malformed request, refused credentials, an unknown model or path. */
@@ -95,6 +98,11 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
       throw new PermanentStepError(`the run's token budget is spent (${ctx.tokensLeft} tokens left), so ${node} was not sent to the model`);
     }
     if (ctx.signal?.aborted) throw cancelled(ctx.signal);
+    const slot = await options.limiter?.acquire(ctx.signal).catch((error: unknown) => {
+      throw ctx.signal?.aborted ? cancelled(ctx.signal) : error;
+    });
+    let outcome: CallOutcome = 'failed';
+    // Started once the call has its slot: the wait for one is not the request's time.
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
     const schema = SHAPES[node];
@@ -107,9 +115,11 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
         maxRetries: 0,
         abortSignal: signal,
       });
+      outcome = 'answered';
       return { answer: result.output, usage: usageOf(result.usage), model: result.response.modelId || options.model };
     } catch (error) {
       if (NoObjectGeneratedError.isInstance(error)) {
+        outcome = 'answered';
         const usage = usageOf(error.usage);
         // A model without structured output may still wrap its JSON in a code fence or a sentence.
         const answer = salvageJson(error.text);
@@ -121,7 +131,14 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
       if (ctx.signal?.aborted) throw cancelled(ctx.signal);
       if (answerTooLarge(error)) throw new ModelEndpointError(`the model endpoint's answer is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB; it was not read`, null);
       if (timeout.aborted) throw new ModelEndpointError(`the model endpoint did not answer within ${seconds(timeoutMs)}`, null);
-      throw endpointError(error);
+      const failure = endpointError(error);
+      if (slot && failure instanceof ModelEndpointError && failure.status === 429) {
+        const pausedUntil = await slot.release({ rateLimitedForMs: failure.retryAfterMs });
+        if (pausedUntil) throw new ModelCallDeferred(failure.message, pausedUntil);
+      }
+      throw failure;
+    } finally {
+      void slot?.release(outcome);
     }
   }
 
