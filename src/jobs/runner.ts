@@ -113,9 +113,14 @@ export class JobRunner {
         this.#log.warn({ err: error, kind: kind.kind }, 'could not claim a job');
       }
       if (!job) {
-        await kind.sleepers.sleep(this.#options.pollMs ?? 1_000);
+        // The idle slots of a kind share one look a poll between them, at random, however many there are: a worker
+        // with 32 run slots asks the database once a second when idle, not 32 times.
+        const idle = kind.sleepers.count + 1;
+        await kind.sleepers.sleep((this.#options.pollMs ?? 1_000) * idle * (0.5 + Math.random()));
         continue;
       }
+      // Work was found: one more idle slot looks at once, so that a backlog a poll found is taken up by every slot.
+      kind.sleepers.wake(1);
       await this.#process(kind, job);
     }
   }

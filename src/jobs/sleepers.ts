@@ -14,6 +14,11 @@ export class Sleepers {
     });
   }
 
+  /** How many slots are asleep. */
+  get count(): number {
+    return this.#waiting.size;
+  }
+
   /** Wakes up to `count` sleeping slots. */
   wake(count = 1): void {
     for (const wake of [...this.#waiting].slice(0, count)) wake();
