@@ -13,6 +13,7 @@
 //   npm run bench -- --variant ../copy    another copy of leadrun measured in the same turns (an A/B of a change;
 //                                         repeat --variant for more copies)
 //   npm run bench -- --only import        POST /api/v1/leads/import of 50,000 rows on both backends (--import-rows N)
+//   npm run bench -- --only memory        serve's memory idle and after 20 s of reads, on both backends (under 2 minutes)
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,9 +28,10 @@ import { load, type LoadRequest, type LoadResult } from './load.ts';
 import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, seedSearch, type Seeded } from './seed.ts';
 import { formatImports, importWorkload, type ImportFigures } from './import.ts';
+import { formatMemory, memoryWorkload, type MemoryFigures } from './memory.ts';
 import { startSites } from './sites.ts';
 
-export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import'] as const;
+export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import', 'memory'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 export interface BenchOptions {
@@ -48,6 +50,8 @@ export interface BenchOptions {
   searchLeads: number;
   /** Rows of the file the import workload sends. */
   importRows: number;
+  /** Seconds of GET /api/v1/leads after which the memory workload samples serve again. */
+  memoryLoadSec: number;
   /** Separate `leadrun worker` processes for the runs workload; 0 works runs inside `serve`. */
   workerProcesses: number;
   workerConcurrency: number;
@@ -76,6 +80,7 @@ export const DEFAULTS: BenchOptions = {
   batchRounds: 30,
   searchLeads: 100_000,
   importRows: 50_000,
+  memoryLoadSec: 20,
   workerProcesses: 0,
   workerConcurrency: 16,
   logLevel: 'info',
@@ -176,6 +181,8 @@ export interface BenchReport {
   keyCheck: { microsPerCheck: number; requestCpuMicros: number; share: number } | null;
   memory: { postgresAfterReadsMiB: number | null; pgliteAfterReadsMiB: number | null };
   imports: ImportFigures[];
+  /** The memory workload: serve idle and after the read load, before and after a full collection. */
+  heap: MemoryFigures[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -311,6 +318,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     keyCheck: null,
     memory: { postgresAfterReadsMiB: null, pgliteAfterReadsMiB: null },
     imports: [],
+    heap: [],
   };
 
   const sites = await startSites();
@@ -448,27 +456,42 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     }
 
     // --- The read workload on embedded PGlite -----------------------------------------------------------------
-    if (wants('pglite')) {
+    let embeddedSeed: Seeded = { workspaces: [], leads: 0, calls: 0 };
+    if (wants('pglite') || wants('memory')) {
       log(`PGlite: seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads`);
       pgliteDir = await mkdtemp(path.join(tmpdir(), 'leadrun-bench-'));
       const embedded = await openDatabase({ databaseUrl: null, dataDir: pgliteDir });
-      let embeddedSeed: Seeded;
       try {
         await embedded.migrate();
         embeddedSeed = await seed(embedded.db, { workspaces: options.workspaces, leadsPerWorkspace: options.leadsPerWorkspace, siteUrl: sites.url });
       } finally {
         await embedded.close();
       }
-      const serve = await startServe({ env: leadrunEnv(options, { DATA_DIR: pgliteDir }), worker: false });
+    }
+    const readLeads = (workspaces: Seeded['workspaces']) => workspaces.map((w) => ({ method: 'GET' as const, path: '/api/v1/leads?limit=50', headers: auth(w) }));
+    if (wants('pglite')) {
+      const serve = await startServe({ env: leadrunEnv(options, { DATA_DIR: pgliteDir! }), worker: false });
       try {
         log('GET /api/v1/leads?limit=50 on PGlite');
-        const requests = embeddedSeed.workspaces.map((w) => ({ method: 'GET' as const, path: '/api/v1/leads?limit=50', headers: auth(w) }));
+        const requests = readLeads(embeddedSeed.workspaces);
         const onPostgres = report.rows.find((r) => r.server === 'leadrun' && r.workload.startsWith('GET /api/v1/leads'));
         report.rows.push(row('GET /api/v1/leads?limit=50', 'leadrun', 'pglite', await measure(options, 'leadrun', serve, requests, null), onPostgres));
         report.memory.pgliteAfterReadsMiB = residentMiB(serve.pid);
       } finally {
         await serve.stop();
       }
+    }
+
+    // --- serve's memory, idle and after the reads, on both backends --------------------------------------------
+    if (wants('memory')) {
+      log(`memory: serve --no-worker idle, then after ${options.memoryLoadSec} s of GET /api/v1/leads?limit=50`);
+      const common = { worker: false, connections: options.connections, durationSec: options.memoryLoadSec, maxRequests: options.maxRequests };
+      report.heap.push(await memoryWorkload({
+        ...common, backend: 'postgres', env: leadrunEnv(options, { DATABASE_URL: created.url }), requests: readLeads(seeded.workspaces),
+      }, log));
+      report.heap.push(await memoryWorkload({
+        ...common, backend: 'pglite', env: leadrunEnv(options, { DATA_DIR: pgliteDir! }), requests: readLeads(embeddedSeed.workspaces),
+      }, log));
     }
     return report;
   } finally {
@@ -890,6 +913,7 @@ export function formatReport(report: BenchReport): string {
     lines.push(...formatImports(report.imports), '');
   }
   lines.push(`serve resident memory after the reads: PostgreSQL ${f(report.memory.postgresAfterReadsMiB)} MiB, PGlite ${f(report.memory.pgliteAfterReadsMiB)} MiB`);
+  if (report.heap.length > 0) lines.push('', ...formatMemory(report.heap));
   const o = report.options;
   const rounds = o.rounds > 1 ? `, the median of ${o.rounds} rounds taken in turns` : '';
   lines.push(`(${o.connections} connections, ${o.durationSec} s measured after ${o.warmupSec} s warm-up${rounds}; ${report.seeded.workspaces} workspaces × `
@@ -905,7 +929,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
       leads: { type: 'string' }, runs: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' },
       'batch-rounds': { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
       'search-leads': { type: 'string' },
-      variant: { type: 'string', multiple: true }, rounds: { type: 'string' }, 'import-rows': { type: 'string' },
+      variant: { type: 'string', multiple: true }, rounds: { type: 'string' }, 'import-rows': { type: 'string' }, 'memory-load': { type: 'string' },
     },
     strict: true,
   });
@@ -925,6 +949,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
   set('logLevel', values['log-level']);
   set('rounds', num(values.rounds));
   set('importRows', num(values['import-rows']));
+  set('memoryLoadSec', num(values['memory-load']));
   if (values.only) {
     const only = values.only.split(',').map((s) => s.trim());
     for (const w of only) if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`unknown workload ${w}; workloads: ${WORKLOADS.join(', ')}`);
