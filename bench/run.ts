@@ -16,6 +16,7 @@
 //   npm run bench -- --only model         runs bound by the model provider: 1,000 runs at 2 s a call, uncapped and at
 //                                         600 requests a minute (--model-runs N, --model-concurrency K); not in the
 //                                         default set (about 9 minutes)
+//   npm run bench -- --only memory        serve's memory idle and after 20 s of reads, on both backends (under 2 minutes)
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,9 +32,10 @@ import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, ty
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, seedSearch, type Seeded } from './seed.ts';
 import { formatImports, importWorkload, type ImportFigures } from './import.ts';
 import { formatModel, modelWorkload, type ModelFigures } from './model.ts';
+import { formatMemory, memoryWorkload, type MemoryFigures } from './memory.ts';
 import { startSites } from './sites.ts';
 
-export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import', 'model'] as const;
+export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import', 'memory', 'model'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 /** What `npm run bench` measures unless told: the model workload takes minutes of waiting on purpose, so only `--only model`. */
 const DEFAULT_WORKLOADS = WORKLOADS.filter((w) => w !== 'model');
@@ -59,6 +61,8 @@ export interface BenchOptions {
   modelConcurrency: number;
   modelLatencyMs: number;
   modelCapPerMinute: number;
+  /** Seconds of GET /api/v1/leads after which the memory workload samples serve again. */
+  memoryLoadSec: number;
   /** Separate `leadrun worker` processes for the runs workload; 0 works runs inside `serve`. */
   workerProcesses: number;
   workerConcurrency: number;
@@ -91,6 +95,7 @@ export const DEFAULTS: BenchOptions = {
   modelConcurrency: 32,
   modelLatencyMs: 2000,
   modelCapPerMinute: 600,
+  memoryLoadSec: 20,
   workerProcesses: 0,
   workerConcurrency: 16,
   logLevel: 'info',
@@ -192,6 +197,8 @@ export interface BenchReport {
   memory: { postgresAfterReadsMiB: number | null; pgliteAfterReadsMiB: number | null };
   imports: ImportFigures[];
   model: ModelFigures[];
+  /** The memory workload: serve idle and after the read load, before and after a full collection. */
+  heap: MemoryFigures[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -328,6 +335,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     memory: { postgresAfterReadsMiB: null, pgliteAfterReadsMiB: null },
     imports: [],
     model: [],
+    heap: [],
   };
 
   const sites = await startSites();
@@ -473,27 +481,42 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     }
 
     // --- The read workload on embedded PGlite -----------------------------------------------------------------
-    if (wants('pglite')) {
+    let embeddedSeed: Seeded = { workspaces: [], leads: 0, calls: 0 };
+    if (wants('pglite') || wants('memory')) {
       log(`PGlite: seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads`);
       pgliteDir = await mkdtemp(path.join(tmpdir(), 'leadrun-bench-'));
       const embedded = await openDatabase({ databaseUrl: null, dataDir: pgliteDir });
-      let embeddedSeed: Seeded;
       try {
         await embedded.migrate();
         embeddedSeed = await seed(embedded.db, { workspaces: options.workspaces, leadsPerWorkspace: options.leadsPerWorkspace, siteUrl: sites.url });
       } finally {
         await embedded.close();
       }
-      const serve = await startServe({ env: leadrunEnv(options, { DATA_DIR: pgliteDir }), worker: false });
+    }
+    const readLeads = (workspaces: Seeded['workspaces']) => workspaces.map((w) => ({ method: 'GET' as const, path: '/api/v1/leads?limit=50', headers: auth(w) }));
+    if (wants('pglite')) {
+      const serve = await startServe({ env: leadrunEnv(options, { DATA_DIR: pgliteDir! }), worker: false });
       try {
         log('GET /api/v1/leads?limit=50 on PGlite');
-        const requests = embeddedSeed.workspaces.map((w) => ({ method: 'GET' as const, path: '/api/v1/leads?limit=50', headers: auth(w) }));
+        const requests = readLeads(embeddedSeed.workspaces);
         const onPostgres = report.rows.find((r) => r.server === 'leadrun' && r.workload.startsWith('GET /api/v1/leads'));
         report.rows.push(row('GET /api/v1/leads?limit=50', 'leadrun', 'pglite', await measure(options, 'leadrun', serve, requests, null), onPostgres));
         report.memory.pgliteAfterReadsMiB = residentMiB(serve.pid);
       } finally {
         await serve.stop();
       }
+    }
+
+    // --- serve's memory, idle and after the reads, on both backends --------------------------------------------
+    if (wants('memory')) {
+      log(`memory: serve --no-worker idle, then after ${options.memoryLoadSec} s of GET /api/v1/leads?limit=50`);
+      const common = { worker: false, connections: options.connections, durationSec: options.memoryLoadSec, maxRequests: options.maxRequests };
+      report.heap.push(await memoryWorkload({
+        ...common, backend: 'postgres', env: leadrunEnv(options, { DATABASE_URL: created.url }), requests: readLeads(seeded.workspaces),
+      }, log));
+      report.heap.push(await memoryWorkload({
+        ...common, backend: 'pglite', env: leadrunEnv(options, { DATA_DIR: pgliteDir! }), requests: readLeads(embeddedSeed.workspaces),
+      }, log));
     }
     return report;
   } finally {
@@ -918,6 +941,7 @@ export function formatReport(report: BenchReport): string {
     lines.push(...formatModel(report.model), '');
   }
   lines.push(`serve resident memory after the reads: PostgreSQL ${f(report.memory.postgresAfterReadsMiB)} MiB, PGlite ${f(report.memory.pgliteAfterReadsMiB)} MiB`);
+  if (report.heap.length > 0) lines.push('', ...formatMemory(report.heap));
   const o = report.options;
   const rounds = o.rounds > 1 ? `, the median of ${o.rounds} rounds taken in turns` : '';
   lines.push(`(${o.connections} connections, ${o.durationSec} s measured after ${o.warmupSec} s warm-up${rounds}; ${report.seeded.workspaces} workspaces × `
@@ -933,7 +957,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
       leads: { type: 'string' }, runs: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' },
       'batch-rounds': { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
       'search-leads': { type: 'string' },
-      variant: { type: 'string', multiple: true }, rounds: { type: 'string' }, 'import-rows': { type: 'string' },
+      variant: { type: 'string', multiple: true }, rounds: { type: 'string' }, 'import-rows': { type: 'string' }, 'memory-load': { type: 'string' },
       'model-runs': { type: 'string' }, 'model-concurrency': { type: 'string' },
     },
     strict: true,
@@ -956,6 +980,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
   set('importRows', num(values['import-rows']));
   set('modelRuns', num(values['model-runs']));
   set('modelConcurrency', num(values['model-concurrency']));
+  set('memoryLoadSec', num(values['memory-load']));
   if (values.only) {
     const only = values.only.split(',').map((s) => s.trim());
     for (const w of only) if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`unknown workload ${w}; workloads: ${WORKLOADS.join(', ')}`);

@@ -19,6 +19,7 @@ import { isLoopbackAddress } from './http/hosts.ts';
 import { redactSecrets } from './http/security.ts';
 import { pruneHandler, schedulePruning } from './jobs/prune.ts';
 import { loadSecretBox, type SecretBox } from './mail/secrets.ts';
+import { releaseMemoryWhenQuiet } from './memory-release.ts';
 import { startTelemetry } from './telemetry.ts';
 
 function version(): string {
@@ -202,11 +203,13 @@ async function runService(config: Config, logger: Logger, mode: { http: boolean;
     }
   }
 
+  const memoryRelease = releaseMemoryWhenQuiet();
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    memoryRelease.stop();
     // Stop accepting requests and let those in flight finish; then hand runs and jobs back; then close the database.
     await app?.close();
     await runner?.stop();

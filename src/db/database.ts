@@ -142,13 +142,17 @@ async function openPGlite(options: OpenOptions): Promise<Database> {
   // The extensions lead search is built on (0008_lead_search.sql); PostgreSQL has them as contrib modules.
   const extensions = { pg_trgm, unaccent };
   const loaded = options.loadDataDir ? { loadDataDir: options.loadDataDir } : {};
+  // PostgreSQL's buffer cache lives in PGlite's WebAssembly memory, which never gives a page back to the system once
+  // touched: its default of 128 MB made most of an embedded server's resident memory after a few reads. The files
+  // stay cached by the system beneath it, outside the process (docs/PERFORMANCE.md, Memory).
+  const startParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'];
   let pglite: PGlite;
   if (options.inMemory) {
-    pglite = await PGlite.create({ extensions, ...loaded });
+    pglite = await PGlite.create({ extensions, startParams, ...loaded });
   } else {
     if (!options.dataDir) throw new Error('openDatabase: dataDir is required for the embedded database');
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-    pglite = await PGlite.create({ dataDir: `${options.dataDir}/pgdata`, extensions, ...loaded });
+    pglite = await PGlite.create({ dataDir: `${options.dataDir}/pgdata`, extensions, startParams, ...loaded });
   }
   const queue = new ConnectionQueue();
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, queue) });

@@ -1,0 +1,61 @@
+// src/memory-release.ts: the last-resort collection runs once the event loop is quiet after being busy, and not
+// again until it has been busy again.
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { releaseMemoryWhenQuiet } from '../src/memory-release.ts';
+
+const INTERVAL_MS = 40;
+
+function spin(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) { /* keep the event loop busy */ }
+}
+
+function recordingGc() {
+  const calls: unknown[] = [];
+  let notify: () => void = () => {};
+  const gc = ((options: unknown) => { calls.push(options); notify(); }) as NodeJS.GCFunction;
+  const next = () => new Promise<void>((resolve) => { notify = resolve; });
+  return { gc, calls, next };
+}
+
+describe('releaseMemoryWhenQuiet', () => {
+  it('collects once after start-up, then once after each busy spell that goes quiet', async () => {
+    const { gc, calls, next } = recordingGc();
+    let called = next();
+    const release = releaseMemoryWhenQuiet(INTERVAL_MS, gc);
+    try {
+      await called;
+      assert.deepEqual(calls, [{ type: 'major', execution: 'sync', flavor: 'last-resort' }]);
+      // Quiet for several intervals: nothing more to hand back. (Waiting for a thing not to happen needs a sleep.)
+      await sleep(INTERVAL_MS * 5);
+      assert.equal(calls.length, 1);
+      called = next();
+      spin(INTERVAL_MS * 2);
+      await called;
+      assert.equal(calls.length, 2);
+    } finally {
+      release.stop();
+    }
+  });
+
+  it('never collects while the loop stays busy', async () => {
+    const { gc, calls } = recordingGc();
+    const release = releaseMemoryWhenQuiet(INTERVAL_MS, gc);
+    try {
+      for (let i = 0; i < 6; i++) {
+        spin(INTERVAL_MS);
+        await sleep(1);
+      }
+      assert.equal(calls.length, 0);
+    } finally {
+      release.stop();
+    }
+  });
+
+  it('does nothing without gc (node started without --expose-gc)', () => {
+    const release = releaseMemoryWhenQuiet(INTERVAL_MS, undefined);
+    release.stop();
+  });
+});
