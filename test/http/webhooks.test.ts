@@ -41,7 +41,7 @@ for (const kind of BACKENDS) {
     async function startRunner(options: { clock?: Clock; config?: Partial<Config>; retryDelaysMs?: number[]; timeoutMs?: number } = {}) {
       const runner = new JobRunner({
         database: t.database, clock: options.clock ?? systemClock, config: { ...t.deps.config, ...options.config }, secrets: t.deps.secrets, cpu: t.deps.cpu,
-        logger: silentLogger, handlers: [webhookHandler({ leaseMs: 5_000, retryDelaysMs: options.retryDelaysMs ?? [50, 50, 50], timeoutMs: options.timeoutMs ?? 300 })],
+        logger: silentLogger, handlers: [webhookHandler({ leaseMs: 5_000, retryDelaysMs: options.retryDelaysMs ?? [50, 50, 50], timeoutMs: options.timeoutMs ?? 2_000 })],
         pollMs: 30, drainMs: 500,
       });
       await runner.start();
@@ -258,7 +258,7 @@ for (const kind of BACKENDS) {
       const endpoint = (await create({ url: receiver.url, events: ['lead.deleted'] })).json;
       receiver.answer = (r) => (r.json?.type === 'webhook.test' && receiver.received.filter((x) => x.json?.type === 'webhook.test').length % 2 === 1 ? 'hang' : 'huge');
       await stopRunners();
-      await startRunner({ retryDelaysMs: [] }); // one attempt each
+      await startRunner({ retryDelaysMs: [], timeoutMs: 300 }); // one attempt each
       const hung = await t.api('POST', `/api/v1/webhooks/${endpoint.id}/test`, { key });
       const started = Date.now();
       const failed = await eventually('the timeout', async () => {
