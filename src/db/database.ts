@@ -144,8 +144,9 @@ async function openPGlite(options: OpenOptions): Promise<Database> {
   const loaded = options.loadDataDir ? { loadDataDir: options.loadDataDir } : {};
   // PostgreSQL's buffer cache lives in PGlite's WebAssembly memory, which never gives a page back to the system once
   // touched: its default of 128 MB made most of an embedded server's resident memory after a few reads. The files
-  // stay cached by the system beneath it, outside the process (docs/PERFORMANCE.md, Memory).
-  const startParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'];
+  // stay cached by the system beneath it, outside the process (docs/PERFORMANCE.md, Memory). Not 32 MB: a 50,000-row
+  // import then writes evicted index pages out on this thread, and took twice as long with stalls of 0.8-1.7 s.
+  const startParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=64MB'];
   let pglite: PGlite;
   if (options.inMemory) {
     pglite = await PGlite.create({ extensions, startParams, ...loaded });
