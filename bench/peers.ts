@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
+import type { DbosJob, DbosResult } from './peers-dbos.ts';
 import { freePort, ROOT, runToEnd, startProgram, type Child } from './processes.ts';
 
 /**
@@ -158,14 +159,41 @@ async function seedDirectusLeads(databaseUrl: string, leads: number, siteUrl: st
 
 // ---------------------------------------------------------------------------------------------------------------
 
+export interface DbosFigures extends DbosResult {
+  mode: DbosJob['mode'];
+  work: DbosJob['work'];
+  concurrency: number;
+  /** Step outputs DBOS recorded (dbos.operation_outputs): four a workflow when every step was checkpointed. */
+  recordedSteps: number;
+}
+
+/** bench/peers-dbos.ts from the peers' folder, on its own (empty) database. */
+export async function runDbos(dir: string, job: DbosJob): Promise<DbosFigures> {
+  const stdout = await runToEnd(`DBOS (${job.mode})`, process.execPath, [path.join(ROOT, 'bench/peers-dbos.ts')], {
+    cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME }, input: JSON.stringify(job),
+  });
+  const line = stdout.trim().split('\n').at(-1) ?? '';
+  const result = JSON.parse(line) as DbosResult;
+  const client = new pg.Client({ connectionString: job.systemDatabaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ steps: number }>('SELECT count(*)::int AS steps FROM dbos.operation_outputs');
+    return { ...result, mode: job.mode, work: job.work, concurrency: job.concurrency, recordedSteps: rows[0]!.steps };
+  } finally {
+    await client.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
 /** One line of the peers table: the same job done by a peer and by leadrun, in the same run. */
 export interface PeerRow {
   peer: string;
   what: string;
-  /** Requests a second. */
+  /** Requests (or workflows, runs) a second. */
   peerRate: number;
   leadrunRate: number;
-  /** leadrun's rate over the peer's: the median of the ratios of each round. */
+  /** leadrun's rate over the peer's: the median of the ratios of each round where there were rounds. */
   ratio: number;
   peerP99: number | null;
   leadrunP99: number | null;

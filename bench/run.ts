@@ -17,8 +17,9 @@
 //                                         600 requests a minute (--model-runs N, --model-concurrency K); not in the
 //                                         default set (about 9 minutes)
 //   npm run bench -- --only memory        serve's memory idle and after 20 s of reads, on both backends (under 2 minutes)
-//   npm run bench -- --only peers         leadrun beside Directus (lead reads and writes), with leads.get, leads.post
-//                                         and runs; not in the default set. Installs both from the npm registry into
+//   npm run bench -- --only peers         leadrun beside Directus (lead reads and writes) and DBOS Transact (the runs'
+//                                         four steps as a durable workflow), with leads.get, leads.post and runs;
+//                                         not in the default set. Installs both from the npm registry into
 //                                         node_modules/.cache/leadrun-bench-peers the first time (a few minutes) and
 //                                         fails with a message saying so when the registry cannot be reached
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -27,17 +28,19 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import type { RunContext } from '../src/agent/engine.ts';
 import { openDatabase } from '../src/db/database.ts';
 import type { DB } from '../src/db/schema.ts';
 import { KeyVerifier, LastUsedRecorder } from '../src/domain/keys.ts';
 import { leadsPageStatement } from '../src/domain/leads.ts';
+import { loadRun } from '../src/worker/queue.ts';
 import { load, type LoadRequest, type LoadResult } from './load.ts';
 import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, seedSearch, type Seeded } from './seed.ts';
 import { formatImports, importWorkload, type ImportFigures } from './import.ts';
 import { formatModel, modelWorkload, type ModelFigures } from './model.ts';
 import { formatMemory, memoryWorkload, type MemoryFigures } from './memory.ts';
-import { formatPeers, installPeers, PEER_VERSIONS, startDirectus, type Directus, type PeerRow } from './peers.ts';
+import { formatPeers, installPeers, PEER_VERSIONS, runDbos, startDirectus, type DbosFigures, type Directus, type PeerRow } from './peers.ts';
 import { startSites } from './sites.ts';
 
 export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import', 'memory', 'model', 'peers'] as const;
@@ -149,6 +152,8 @@ export interface RunsFigures {
   leadrunCpuMsPerRun: number;
   /** CPU time of the database sessions per run (from /proc), ms. */
   dbCpuMsPerRun: number;
+  /** Resident memory of serve and the workers once every run is done, MiB. */
+  residentMiB: number;
   setup: string;
 }
 
@@ -209,8 +214,9 @@ export interface BenchReport {
   model: ModelFigures[];
   /** The memory workload: serve idle and after the read load, before and after a full collection. */
   heap: MemoryFigures[];
-  /** The peers workload: each peer beside leadrun. */
+  /** The peers workload: each peer beside leadrun, and DBOS's own figures. */
   peers: PeerRow[];
+  dbos: DbosFigures[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -349,6 +355,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     model: [],
     heap: [],
     peers: [],
+    dbos: [],
   };
 
   // Before anything else, so that a machine without the registry fails at once.
@@ -384,6 +391,32 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     // --- Runs end to end (first, so that the run reads below have finished runs to read) ----------------------
     if (wants('runs') || wants('runs.get')) {
       report.runs = await runsWorkload(options, dbRef, created.url, seeded, prospectsByWorkspace);
+    }
+    if (peersDir && report.runs) {
+      const runs = report.runs;
+      const { context, outputs } = await finishedRun(created.url);
+      const setups = [['direct', 'stored'], ['queue', 'stored'], ['direct', 'leadrun']] as const;
+      for (const [mode, work] of setups) {
+        const database = await createBenchDatabase();
+        peerDatabases.push(database);
+        log(`DBOS Transact ${PEER_VERSIONS.dbos} (${mode}, ${work} steps): ${options.runs} workflows of four steps, ${options.workerConcurrency} at a time`);
+        const dbos = await runDbos(peersDir, {
+          systemDatabaseUrl: database.url, mode, work, workflows: options.runs, concurrency: options.workerConcurrency, context, outputs,
+        });
+        log(`  ${dbos.workflows} workflows in ${dbos.seconds.toFixed(1)} s: ${(dbos.workflows / dbos.seconds).toFixed(0)} workflows/s, `
+          + `${dbos.recordedSteps} step outputs recorded; CPU ${dbos.cpuMsPerWorkflow.toFixed(1)} ms/workflow; RSS ${dbos.rssMiB.toFixed(0)} MiB`);
+        if (dbos.recordedSteps !== 4 * dbos.workflows) throw new Error(`DBOS recorded ${dbos.recordedSteps} step outputs for ${dbos.workflows} workflows`);
+        report.dbos.push(dbos);
+        const rate = dbos.workflows / dbos.seconds;
+        report.peers.push({
+          peer: `DBOS Transact ${PEER_VERSIONS.dbos}`,
+          what: `${dbos.workflows} workflows of 4 steps ${work === 'stored' ? 'handing back a run\'s stored outputs' : 'working leadrun\'s own steps'}, `
+            + `${mode === 'direct' ? `${dbos.concurrency} callers` : `a queue of workerConcurrency ${dbos.concurrency}`} · `
+            + `${runs.finished} runs end to end (POST /api/v1/runs, WORKER_CONCURRENCY=${options.workerConcurrency})`,
+          peerRate: rate, leadrunRate: runs.runsPerSecond, ratio: runs.runsPerSecond / rate,
+          peerP99: dbos.p99, leadrunP99: runs.p99, peerRssMiB: dbos.rssMiB, leadrunRssMiB: runs.residentMiB,
+        });
+      }
     }
 
     // --- Reads and writes on PostgreSQL, against the baseline -------------------------------------------------
@@ -591,6 +624,24 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
   }
 }
 
+/** One finished run as the worker loaded it (lead, call, sender) and its four step outputs in run order, for DBOS. */
+async function finishedRun(url: string): Promise<{ context: RunContext; outputs: unknown[] }> {
+  const database = await openDatabase({ databaseUrl: url });
+  try {
+    const run = await database.db.selectFrom('runs')
+      .select(['id', 'workspace_id', 'lead_id', 'call_id', 'created_by_user_id', 'trace_id'])
+      .where('status', '=', 'AWAITING_APPROVAL').orderBy('completed_at').limit(1).executeTakeFirst();
+    const loaded = run && await loadRun(database.db, {
+      id: run.id, workspaceId: run.workspace_id, leadId: run.lead_id, callId: run.call_id, createdByUserId: run.created_by_user_id,
+      traceId: run.trace_id, tokensUsed: 0, feedback: null,
+    });
+    if (!loaded || loaded.steps.length !== 4) throw new Error('no finished run with its four steps to give DBOS');
+    return { context: loaded.context, outputs: loaded.steps.map((step) => step.output) };
+  } finally {
+    await database.close();
+  }
+}
+
 async function finishedRuns(url: string, limit: number): Promise<Array<{ id: string; workspaceId: string }>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -627,6 +678,7 @@ async function runsWorkload(
   let monitorMs = 0;
   let result: LoadResult;
   let leadrunCpuMs = 0;
+  let residentAfterMiB = NaN;
   let dbCpu = () => 0;
   let stopSampling = async () => {};
   try {
@@ -667,6 +719,7 @@ async function runsWorkload(
     }
     await stopSampling();
     leadrunCpuMs = processes.reduce((sum, p) => sum + cpuMs(p.pid), 0) - cpuBefore;
+    residentAfterMiB = processes.reduce((sum, p) => sum + residentMiB(p.pid), 0);
   } finally {
     await stopSampling();
     await monitor.end().catch(() => {});
@@ -705,11 +758,13 @@ async function runsWorkload(
       transactionsPerRun: (after.commits - before.commits) / Math.max(1, finished),
       leadrunCpuMsPerRun: leadrunCpuMs / Math.max(1, finished),
       dbCpuMsPerRun: dbCpu() / Math.max(1, finished),
+      residentMiB: residentAfterMiB,
       setup,
     };
     log(`  ${finished}/${figures.started} runs AWAITING_APPROVAL (${figures.failed} failed): ${figures.runsPerSecond.toFixed(0)} runs/s; `
       + `claim→draft p50 ${figures.p50.toFixed(1)} ms, p99 ${figures.p99.toFixed(1)} ms; database ${figures.dbMsPerRun.toFixed(2)} ms/run, `
-      + `${figures.transactionsPerRun.toFixed(1)} transactions/run; PG CPU ${figures.dbCpuMsPerRun.toFixed(1)} ms/run; leadrun CPU ${figures.leadrunCpuMsPerRun.toFixed(1)} ms/run`);
+      + `${figures.transactionsPerRun.toFixed(1)} transactions/run; PG CPU ${figures.dbCpuMsPerRun.toFixed(1)} ms/run; leadrun CPU ${figures.leadrunCpuMsPerRun.toFixed(1)} ms/run; `
+      + `resident ${figures.residentMiB.toFixed(0)} MiB`);
     return figures;
   } finally {
     await client.end();
