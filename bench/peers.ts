@@ -18,8 +18,9 @@ import { freePort, ROOT, runToEnd, startProgram, type Child } from './processes.
 export const PEER_VERSIONS = { directus: '12.4.0', dbos: '5.3.0' } as const;
 
 /**
- * Directus pins isolated-vm 5.0.3, which has no build for Node 24 and does not compile against its V8; 6.2.0 ships
- * prebuilt binaries for it. Directus loads it at start for sandboxed extensions and flow scripts, neither used here.
+ * Directus pins isolated-vm 5.0.3, whose native module does not compile against Node 24's V8 (its prebuilt binaries
+ * come from GitHub); 6.2.0 ships one for Node 24 in its package. Directus loads it at start for sandboxed extensions
+ * and flow scripts, neither used here.
  */
 const OVERRIDES = { 'isolated-vm': '6.2.0' };
 
