@@ -1,4 +1,4 @@
-// Child processes of the benchmark (leadrun serve, leadrun worker, the baseline) and what /proc says of them.
+// Child processes of the benchmark (leadrun serve, leadrun worker, the baseline, the peers) and what /proc says of them.
 // Every child is tracked, so that a failing benchmark still stops each one it started.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -105,6 +105,34 @@ export async function startWorker(env: Record<string, string | undefined>): Prom
   proc.stdout?.removeAllListeners('data');
   proc.stdout?.resume();
   return child;
+}
+
+/** A program of another project run with this node in its own folder (bench/peers.ts); resolves once `ready` says so. */
+export async function startProgram(
+  name: string, args: string[], options: { cwd: string; env: Record<string, string | undefined>; ready: () => Promise<boolean> },
+): Promise<Child> {
+  const proc = spawn(NODE, args, { cwd: options.cwd, env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = track(name, proc, true);
+  await waitUntil('a ready answer', child, proc, options.ready);
+  return child;
+}
+
+/** A command run to its end; resolves with its stdout, or fails with the tail of its output when it exits non-zero. */
+export async function runToEnd(
+  name: string, command: string, args: string[], options: { cwd: string; env: Record<string, string | undefined>; input?: string },
+): Promise<string> {
+  const proc = spawn(command, args, { cwd: options.cwd, env: cleanEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = track(name, proc, false);
+  let stdout = '';
+  proc.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString('utf8'); });
+  proc.stdin?.end(options.input ?? '');
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+    proc.once('error', reject);
+    proc.once('close', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
+  });
+  running.delete(child);
+  if (code !== 0) throw new Error(`${name} exited (${code ?? signal}):\n${(child.output() || stdout.slice(-4000)).trim()}`);
+  return stdout;
 }
 
 /** The baseline server (bench/baseline.ts); resolves with its address once it listens. */

@@ -17,28 +17,41 @@
 //                                         600 requests a minute (--model-runs N, --model-concurrency K); not in the
 //                                         default set (about 9 minutes)
 //   npm run bench -- --only memory        serve's memory idle and after 20 s of reads, on both backends (under 2 minutes)
+//   npm run bench -- --only peers         leadrun beside Directus (lead reads and writes) and DBOS Transact (the runs'
+//                                         four steps as a durable workflow), with leads.get, leads.post and runs;
+//                                         not in the default set. Installs both from the npm registry into
+//                                         node_modules/.cache/leadrun-bench-peers the first time (a few minutes) and
+//                                         fails with a message saying so when the registry cannot be reached
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import type { RunContext } from '../src/agent/engine.ts';
 import { openDatabase } from '../src/db/database.ts';
 import type { DB } from '../src/db/schema.ts';
 import { KeyVerifier, LastUsedRecorder } from '../src/domain/keys.ts';
 import { leadsPageStatement } from '../src/domain/leads.ts';
+import { loadRun } from '../src/worker/queue.ts';
 import { load, type LoadRequest, type LoadResult } from './load.ts';
 import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, seedSearch, type Seeded } from './seed.ts';
 import { formatImports, importWorkload, type ImportFigures } from './import.ts';
 import { formatModel, modelWorkload, type ModelFigures } from './model.ts';
 import { formatMemory, memoryWorkload, type MemoryFigures } from './memory.ts';
+import { formatPeers, installPeers, PEER_VERSIONS, runDbos, startDirectus, type DbosFigures, type Directus, type PeerRow } from './peers.ts';
 import { startSites } from './sites.ts';
 
-export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import', 'memory', 'model'] as const;
+export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import', 'memory', 'model', 'peers'] as const;
 export type Workload = (typeof WORKLOADS)[number];
-/** What `npm run bench` measures unless told: the model workload takes minutes of waiting on purpose, so only `--only model`. */
-const DEFAULT_WORKLOADS = WORKLOADS.filter((w) => w !== 'model');
+/**
+ * What `npm run bench` measures unless told: the model workload takes minutes of waiting on purpose, and the peers
+ * workload installs other projects from the registry, so only `--only model` and `--only peers`.
+ */
+const DEFAULT_WORKLOADS = WORKLOADS.filter((w) => w !== 'model' && w !== 'peers');
+/** The workloads of leadrun that the peers are compared with, measured whenever the peers are. */
+const PEER_WORKLOADS: readonly Workload[] = ['leads.get', 'leads.post', 'runs'];
 
 export interface BenchOptions {
   workspaces: number;
@@ -139,6 +152,8 @@ export interface RunsFigures {
   leadrunCpuMsPerRun: number;
   /** CPU time of the database sessions per run (from /proc), ms. */
   dbCpuMsPerRun: number;
+  /** Resident memory of serve and the workers once every run is done, MiB. */
+  residentMiB: number;
   setup: string;
 }
 
@@ -199,6 +214,9 @@ export interface BenchReport {
   model: ModelFigures[];
   /** The memory workload: serve idle and after the read load, before and after a full collection. */
   heap: MemoryFigures[];
+  /** The peers workload: each peer beside leadrun, and DBOS's own figures. */
+  peers: PeerRow[];
+  dbos: DbosFigures[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -321,7 +339,7 @@ const auth = (w: Seeded['workspaces'][number]) => ({ authorization: `Bearer ${w.
 
 export async function runBench(partial: Partial<BenchOptions> = {}): Promise<BenchReport> {
   const options: BenchOptions = { ...DEFAULTS, ...partial };
-  const wants = (w: Workload) => options.only.includes(w);
+  const wants = (w: Workload) => options.only.includes(w) || (options.only.includes('peers') && PEER_WORKLOADS.includes(w));
   const { log } = options;
   const { log: _log, ...reported } = options;
   const report: BenchReport = {
@@ -336,12 +354,17 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     imports: [],
     model: [],
     heap: [],
+    peers: [],
+    dbos: [],
   };
 
+  // Before anything else, so that a machine without the registry fails at once.
+  const peersDir = wants('peers') ? await installPeers(log) : null;
   const sites = await startSites();
   const admin = await adminClient();
   const created = await createBenchDatabase();
   const dbRef = { admin, name: created.name };
+  const peerDatabases: Array<Awaited<ReturnType<typeof createBenchDatabase>>> = [];
   let pgliteDir: string | null = null;
   let importDir: string | null = null;
   try {
@@ -369,6 +392,32 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     if (wants('runs') || wants('runs.get')) {
       report.runs = await runsWorkload(options, dbRef, created.url, seeded, prospectsByWorkspace);
     }
+    if (peersDir && report.runs) {
+      const runs = report.runs;
+      const { context, outputs } = await finishedRun(created.url);
+      const setups = [['direct', 'stored'], ['queue', 'stored'], ['direct', 'leadrun']] as const;
+      for (const [mode, work] of setups) {
+        const database = await createBenchDatabase();
+        peerDatabases.push(database);
+        log(`DBOS Transact ${PEER_VERSIONS.dbos} (${mode}, ${work} steps): ${options.runs} workflows of four steps, ${options.workerConcurrency} at a time`);
+        const dbos = await runDbos(peersDir, {
+          systemDatabaseUrl: database.url, mode, work, workflows: options.runs, concurrency: options.workerConcurrency, context, outputs,
+        });
+        log(`  ${dbos.workflows} workflows in ${dbos.seconds.toFixed(1)} s: ${(dbos.workflows / dbos.seconds).toFixed(0)} workflows/s, `
+          + `${dbos.recordedSteps} step outputs recorded; CPU ${dbos.cpuMsPerWorkflow.toFixed(1)} ms/workflow; RSS ${dbos.rssMiB.toFixed(0)} MiB`);
+        if (dbos.recordedSteps !== 4 * dbos.workflows) throw new Error(`DBOS recorded ${dbos.recordedSteps} step outputs for ${dbos.workflows} workflows`);
+        report.dbos.push(dbos);
+        const rate = dbos.workflows / dbos.seconds;
+        report.peers.push({
+          peer: `DBOS Transact ${PEER_VERSIONS.dbos}`,
+          what: `${dbos.workflows} workflows of 4 steps ${work === 'stored' ? 'handing back a run\'s stored outputs' : 'working leadrun\'s own steps'}, `
+            + `${mode === 'direct' ? `${dbos.concurrency} callers` : `a queue of workerConcurrency ${dbos.concurrency}`} · `
+            + `${runs.finished} runs end to end (POST /api/v1/runs, WORKER_CONCURRENCY=${options.workerConcurrency})`,
+          peerRate: rate, leadrunRate: runs.runsPerSecond, ratio: runs.runsPerSecond / rate,
+          peerP99: dbos.p99, leadrunP99: runs.p99, peerRssMiB: dbos.rssMiB, leadrunRssMiB: runs.residentMiB,
+        });
+      }
+    }
 
     // --- Reads and writes on PostgreSQL, against the baseline -------------------------------------------------
     if (wants('leads.get') || wants('leads.post') || wants('runs.get') || wants('keycheck')) {
@@ -377,15 +426,31 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       const baseline = await startBaseline({ ...process.env, DATABASE_URL: created.url, POOL_SIZE: options.env.PG_POOL_SIZE ?? '10' });
       const variants: Array<[string, Child & { url: string }]> = [];
       for (const [i, root] of options.variants.entries()) variants.push([`variant ${i + 1}`, await startServe({ env, worker: false, root })]);
-      // The baseline, leadrun and the variants (when there are some) take turns, round after round, under the same
-      // conditions; each is warmed up in the first round only.
-      const compare = async (workload: string, requests: LoadRequest[]) => {
-        const servers: Array<[string, Child & { url: string }]> = [['baseline', baseline], ['leadrun', serve], ...variants];
+      let directus: { server: Directus; db: typeof dbRef } | null = null;
+      if (peersDir) {
+        const database = await createBenchDatabase();
+        peerDatabases.push(database);
+        log(`Directus ${PEER_VERSIONS.directus} on database ${database.name}: bootstrapping, the leads collection, ${seeded.leads} leads`);
+        directus = { server: await startDirectus(peersDir, database.url, seeded.leads, sites.url), db: { admin, name: database.name } };
+      }
+      // Directus's rows wait for its resident memory, read once it has taken every load.
+      const directusRows: Array<Omit<PeerRow, 'peerRssMiB' | 'leadrunRssMiB'>> = [];
+      const peerHeaders = (d: Directus) => ({ authorization: `Bearer ${d.token}`, 'content-type': 'application/json' });
+      // The baseline, leadrun, the variants and Directus (when there are some) take turns, round after round, under
+      // the same conditions; each is warmed up in the first round only. Directus answers its own requests for the
+      // same job (`peer`), on its own database.
+      const compare = async (workload: string, requests: LoadRequest[], peer?: { what: string; requests: LoadRequest[] }) => {
+        type Turn = [name: string, server: Child & { url: string }, requests: LoadRequest[], db: typeof dbRef];
+        const servers: Turn[] = [
+          ['baseline', baseline, requests, dbRef], ['leadrun', serve, requests, dbRef],
+          ...variants.map(([name, server]): Turn => [name, server, requests, dbRef]),
+          ...(directus && peer ? [['directus', directus.server, peer.requests, directus.db] satisfies Turn] : []),
+        ];
         const rounds = new Map<string, Measured[]>(servers.map(([name]) => [name, []]));
         for (let round = 0; round < options.rounds; round++) {
           if (options.rounds > 1) log(`  round ${round + 1} of ${options.rounds}`);
-          for (const [name, server] of servers) {
-            rounds.get(name)!.push(await measure(options, name, server, requests, dbRef, options.connections, round === 0));
+          for (const [name, server, own, db] of servers) {
+            rounds.get(name)!.push(await measure(options, name, server, own, db, options.connections, round === 0));
           }
         }
         const base = medianRow(workload, 'baseline', rounds.get('baseline')!);
@@ -393,12 +458,26 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
         for (const [name] of servers.slice(1)) {
           report.rows.push(medianRow(workload, name, rounds.get(name)!, { row: base, rounds: rounds.get('baseline')! }));
         }
+        const peerRounds = rounds.get('directus');
+        if (directus && peer && peerRounds) {
+          const ours = rounds.get('leadrun')!;
+          const of = (measured: Measured[], pick: (m: Measured) => number) => median(measured.map(pick));
+          directusRows.push({
+            peer: `Directus ${PEER_VERSIONS.directus}`, what: `${peer.what} · ${workload}`,
+            peerRate: of(peerRounds, (m) => m.result.rps), leadrunRate: of(ours, (m) => m.result.rps),
+            ratio: median(ours.map((m, i) => m.result.rps / peerRounds[i]!.result.rps)),
+            peerP99: of(peerRounds, (m) => m.result.p99), leadrunP99: of(ours, (m) => m.result.p99),
+          });
+        }
       };
       try {
         if (wants('leads.get')) {
           log('GET /api/v1/leads?limit=50');
           const requests = seeded.workspaces.map((w) => ({ method: 'GET' as const, path: '/api/v1/leads?limit=50', headers: auth(w) }));
-          await compare('GET /api/v1/leads?limit=50', requests);
+          const peer = directus
+            ? { what: 'GET /items/leads?limit=50', requests: [{ method: 'GET' as const, path: '/items/leads?limit=50', headers: peerHeaders(directus.server) }] }
+            : undefined;
+          await compare('GET /api/v1/leads?limit=50', requests, peer);
         }
         if (wants('runs.get')) {
           log('GET /api/v1/runs/{id}');
@@ -421,9 +500,24 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
           const requests = seeded.workspaces.map((w) => ({
             method: 'POST' as const, path: '/api/v1/leads', headers: { ...auth(w), 'content-type': 'application/json' }, body,
           }));
-          await compare('POST /api/v1/leads', requests);
+          const peer = directus
+            ? {
+              what: 'POST /items/leads',
+              requests: [{
+                method: 'POST' as const, path: '/items/leads', headers: peerHeaders(directus.server),
+                body: JSON.stringify({ name: 'Grace Hopper', email: 'grace@example.com', company_name: 'Compilers Inc', company_website: 'https://example.com', status: 'DISCOVERY' }),
+              }],
+            }
+            : undefined;
+          await compare('POST /api/v1/leads', requests, peer);
+        }
+        if (directus) {
+          const [peerRss, ourRss] = [residentMiB(directus.server.pid), residentMiB(serve.pid)];
+          log(`  resident after the loads: Directus ${peerRss.toFixed(0)} MiB, leadrun serve ${ourRss.toFixed(0)} MiB`);
+          report.peers.push(...directusRows.map((r) => ({ ...r, peerRssMiB: peerRss, leadrunRssMiB: ourRss })));
         }
       } finally {
+        await directus?.server.stop();
         await serve.stop();
         await baseline.stop();
         for (const [, variant] of variants) await variant.stop();
@@ -523,9 +617,28 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     await stopAll();
     await admin.end().catch(() => {});
     await created.drop();
+    for (const database of peerDatabases) await database.drop();
     await sites.close();
     if (pgliteDir) await rm(pgliteDir, { recursive: true, force: true });
     if (importDir) await rm(importDir, { recursive: true, force: true });
+  }
+}
+
+/** One finished run as the worker loaded it (lead, call, sender) and its four step outputs in run order, for DBOS. */
+async function finishedRun(url: string): Promise<{ context: RunContext; outputs: unknown[] }> {
+  const database = await openDatabase({ databaseUrl: url });
+  try {
+    const run = await database.db.selectFrom('runs')
+      .select(['id', 'workspace_id', 'lead_id', 'call_id', 'created_by_user_id', 'trace_id'])
+      .where('status', '=', 'AWAITING_APPROVAL').orderBy('completed_at').limit(1).executeTakeFirst();
+    const loaded = run && await loadRun(database.db, {
+      id: run.id, workspaceId: run.workspace_id, leadId: run.lead_id, callId: run.call_id, createdByUserId: run.created_by_user_id,
+      traceId: run.trace_id, tokensUsed: 0, feedback: null,
+    });
+    if (!loaded || loaded.steps.length !== 4) throw new Error('no finished run with its four steps to give DBOS');
+    return { context: loaded.context, outputs: loaded.steps.map((step) => step.output) };
+  } finally {
+    await database.close();
   }
 }
 
@@ -565,6 +678,7 @@ async function runsWorkload(
   let monitorMs = 0;
   let result: LoadResult;
   let leadrunCpuMs = 0;
+  let residentAfterMiB = NaN;
   let dbCpu = () => 0;
   let stopSampling = async () => {};
   try {
@@ -605,6 +719,7 @@ async function runsWorkload(
     }
     await stopSampling();
     leadrunCpuMs = processes.reduce((sum, p) => sum + cpuMs(p.pid), 0) - cpuBefore;
+    residentAfterMiB = processes.reduce((sum, p) => sum + residentMiB(p.pid), 0);
   } finally {
     await stopSampling();
     await monitor.end().catch(() => {});
@@ -643,11 +758,13 @@ async function runsWorkload(
       transactionsPerRun: (after.commits - before.commits) / Math.max(1, finished),
       leadrunCpuMsPerRun: leadrunCpuMs / Math.max(1, finished),
       dbCpuMsPerRun: dbCpu() / Math.max(1, finished),
+      residentMiB: residentAfterMiB,
       setup,
     };
     log(`  ${finished}/${figures.started} runs AWAITING_APPROVAL (${figures.failed} failed): ${figures.runsPerSecond.toFixed(0)} runs/s; `
       + `claim→draft p50 ${figures.p50.toFixed(1)} ms, p99 ${figures.p99.toFixed(1)} ms; database ${figures.dbMsPerRun.toFixed(2)} ms/run, `
-      + `${figures.transactionsPerRun.toFixed(1)} transactions/run; PG CPU ${figures.dbCpuMsPerRun.toFixed(1)} ms/run; leadrun CPU ${figures.leadrunCpuMsPerRun.toFixed(1)} ms/run`);
+      + `${figures.transactionsPerRun.toFixed(1)} transactions/run; PG CPU ${figures.dbCpuMsPerRun.toFixed(1)} ms/run; leadrun CPU ${figures.leadrunCpuMsPerRun.toFixed(1)} ms/run; `
+      + `resident ${figures.residentMiB.toFixed(0)} MiB`);
     return figures;
   } finally {
     await client.end();
@@ -939,6 +1056,9 @@ export function formatReport(report: BenchReport): string {
   }
   if (report.model.length > 0) {
     lines.push(...formatModel(report.model), '');
+  }
+  if (report.peers.length > 0) {
+    lines.push(...formatPeers(report.peers), '');
   }
   lines.push(`serve resident memory after the reads: PostgreSQL ${f(report.memory.postgresAfterReadsMiB)} MiB, PGlite ${f(report.memory.pgliteAfterReadsMiB)} MiB`);
   if (report.heap.length > 0) lines.push('', ...formatMemory(report.heap));
