@@ -1,7 +1,6 @@
-// The output of each pipeline step. Every output is validated against its schema before it is stored,
-// and the same schemas document the step outputs in the OpenAPI document.
+// The output of each pipeline step. Every output is validated against its schema before it is stored
+// (src/agent/output-check.ts), and the same schemas document the step outputs in the OpenAPI document.
 import { Type, type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
 
 /**
  * The largest answer read from a model endpoint (src/agent/engines/model.ts). An answer is parsed on the event loop, so
@@ -104,19 +103,3 @@ export type WriterOutput = Static<typeof WriterOutput>;
 
 export const STEP_NODES = ['RESEARCH', 'ANALYSIS', 'STRATEGY', 'WRITER'] as const;
 export type StepNode = (typeof STEP_NODES)[number];
-
-export const outputValidators = {
-  RESEARCH: Compile(ResearchOutput),
-  ANALYSIS: Compile(AnalysisOutput),
-  STRATEGY: Compile(StrategyOutput),
-  WRITER: Compile(WriterOutput),
-} as const;
-
-/** Throws when an output does not match its step's schema; the message names the first mismatch. */
-export function assertStepOutput(node: StepNode, output: unknown): void {
-  const validator = outputValidators[node];
-  if (validator.Check(output)) return;
-  const first = validator.Errors(output)[0];
-  const where = first?.instancePath || '(root)';
-  throw new Error(`${node} output does not match its schema at ${where}: ${first?.message ?? 'invalid'}`);
-}

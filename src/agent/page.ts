@@ -4,6 +4,7 @@
 // HTTP, and every parser and pattern here is linear in the size of the page (DESIGN §10).
 import { type Attributes, type HtmlVisitor, walkHtml } from './html.ts';
 import type { Fact } from './outputs.ts';
+import { factKey } from './text.ts';
 
 const MAX_FACTS_PER_PAGE = 6;
 const MAX_SUMMARY_CHARS = 600;
@@ -457,10 +458,6 @@ export function pageFacts(page: ParsedPage, companyName: string | null): Fact[] 
     .slice(0, MAX_FACTS_PER_PAGE)
     .sort((a, b) => a.position - b.position)
     .map(({ text }) => ({ text, source: page.url }));
-}
-
-export function factKey(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
 }
 
 

@@ -6,7 +6,8 @@
 import { CpuBudgetExceeded, type CpuPool } from '../cpu/pool.ts';
 import type { EngineName, RunContext } from './engine.ts';
 import type { Fact, ResearchOutput } from './outputs.ts';
-import { factKey, type PageReading } from './page.ts';
+import type { PageReading } from './page.ts';
+import { factKey } from './text.ts';
 import { fetchPage as guardedFetchPage, type FetchPageOptions } from './website.ts';
 
 export interface ResearchOptions {

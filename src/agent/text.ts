@@ -9,3 +9,8 @@ export function trimEndOf(text: string, trimmed: RegExp): string {
   while (end > 0 && trimmed.test(text.charAt(end - 1))) end--;
   return text.slice(0, end);
 }
+
+/** What two facts are the same by: their words in lower case, without the punctuation and spacing between them. */
+export function factKey(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+}

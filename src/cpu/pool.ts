@@ -5,7 +5,7 @@
 // thread for the next task.
 import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type { TASKS } from './tasks.ts';
 
 type Tasks = typeof TASKS;
@@ -59,14 +59,16 @@ export function defaultThreadCount(servesHttp: boolean): number {
 }
 
 export function createCpuPool(options: CpuPoolOptions): CpuPool {
-  const piscina = new Piscina<TaskEnvelope, unknown>({
+  // Piscina itself is loaded by the first task: a server that reads no website and no file does without it.
+  let piscina: Promise<Piscina<TaskEnvelope, unknown>> | null = null;
+  const threads = () => (piscina ??= import('piscina').then(({ Piscina }) => new Piscina<TaskEnvelope, unknown>({
     filename: new URL('./tasks.ts', import.meta.url).href,
     minThreads: 0,
     maxThreads: options.threads ?? defaultThreadCount(true),
     // An idle thread is let go after a while: a server that reads no website holds no thread.
     idleTimeout: 30_000,
     resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? 256 },
-  });
+  })));
 
   async function run<K extends TaskName>(task: K, input: TaskInput<K>, signal?: AbortSignal): Promise<TaskOutput<K>> {
     signal?.throwIfAborted();
@@ -79,7 +81,7 @@ export function createCpuPool(options: CpuPoolOptions): CpuPool {
     });
     try {
       const envelope: TaskEnvelope = { task, input, started: port2 };
-      return (await piscina.run(envelope, { signal: stop, transferList: [port2] })) as TaskOutput<K>;
+      return (await (await threads()).run(envelope, { signal: stop, transferList: [port2] })) as TaskOutput<K>;
     } catch (error) {
       if (budget.signal.aborted) throw new CpuBudgetExceeded(task, 'time', options.budgetMs);
       if (signal?.aborted) throw signal.reason;
@@ -94,7 +96,8 @@ export function createCpuPool(options: CpuPoolOptions): CpuPool {
   return {
     run,
     budgetMs: options.budgetMs,
-    close: () => piscina.close(),
+    // A pool no task used is made here (it starts no thread), so that a task after close fails as it would anyway.
+    close: async () => (await threads()).close(),
   };
 }
 

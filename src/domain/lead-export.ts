@@ -1,6 +1,5 @@
 // Leads as a CSV file: every lead a filter finds, read a page at a time, so that exporting 100,000 leads holds one
 // page in memory, not the file. The header names are the API's, which the import reads back.
-import { stringify } from 'csv-stringify/sync';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { listLeads, searchWords, type Lead, type LeadFilter } from './leads.ts';
@@ -27,6 +26,8 @@ export function exportLeadsCsv(db: Kysely<DB>, workspaceId: string, filter: Lead
 }
 
 async function* chunks(db: Kysely<DB>, workspaceId: string, filter: LeadFilter, pageSize: number): AsyncGenerator<string> {
+  // Loaded by the first export, not by every server that starts.
+  const { stringify } = await import('csv-stringify/sync');
   let cursor: Cursor | null = null;
   let first = true;
   do {

@@ -7,7 +7,7 @@ import { CpuBudgetExceeded, type CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
 import type { AuditDetails } from './audit.ts';
 import { AppError, invalid } from './errors.ts';
-import { readImportFile, type ImportColumn, type ImportFileInput, type ImportFileResult, type ImportRowError, type ReadImport } from './lead-import-file.ts';
+import type { ImportColumn, ImportFileInput, ImportFileResult, ImportRowError, ReadImport } from './lead-import-file.ts';
 import { parseColumnMap, type ColumnMap } from './lead-import-format.ts';
 import { emitLeadsCreated } from './webhooks/events.ts';
 
@@ -51,7 +51,8 @@ export function importFile(format: ImportFile['format'], bytes: Uint8Array, mapE
 export type ImportReader = (input: ImportFileInput) => Promise<ImportFileResult>;
 
 export function importReader(cpu: CpuPool | null): ImportReader {
-  if (!cpu) return async (input) => readImportFile(input);
+  // Loaded here only when used: a server reads files in the pool's threads, and holds no CSV parser of its own.
+  if (!cpu) return async (input) => (await import('./lead-import-file.ts')).readImportFile(input);
   return async (input) => {
     try {
       return await cpu.run('readLeadImport', input);

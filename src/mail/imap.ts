@@ -2,7 +2,7 @@
 // draft there, the reply check reads its inbox, and Settings / E-mail checks the connection. The server is reached
 // only at the address the mail-host guard approved; TLS still checks the certificate against the configured name.
 import { isIP } from 'node:net';
-import { ImapFlow, type ListResponse } from 'imapflow';
+import type { ImapFlow, ListResponse } from 'imapflow';
 import { MailHostRefused, resolveMailHost } from './guard.ts';
 import type { ImapSettings } from './settings.ts';
 
@@ -41,7 +41,9 @@ export async function connectImap(settings: ImapSettings, options: ImapOptions):
     throw new ImapError(error instanceof MailHostRefused ? error.message : `Could not resolve ${settings.host}.`);
   }
   const name = settings.host.replace(/\.$/, '').replace(/^\[|\]$/g, '');
-  const client = new ImapFlow({
+  // Loaded by the first connection, not by every process that starts (docs/PERFORMANCE.md, Memory).
+  const imapflow = await import('imapflow');
+  const client = new imapflow.ImapFlow({
     host: address,
     port: settings.port,
     secure: settings.security === 'tls',

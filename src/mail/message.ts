@@ -2,7 +2,6 @@
 // address, Reply-To the sender, and the Message-ID fixed when the delivery was made, so that a resend after a crash
 // is the same message. Composed by nodemailer (its stream transport runs MailComposer and hands the bytes back).
 import { randomUUID } from 'node:crypto';
-import nodemailer from 'nodemailer';
 import type { Address } from './settings.ts';
 
 export interface OutgoingMessage {
@@ -41,11 +40,18 @@ export function messageText(body: string, signature: string | null): string {
 /** Line endings and trailing spaces aside, so that an edit's \r\n or a stripped space does not hide a signature. */
 const normalised = (text: string) => text.replace(/\r\n?/g, '\n').replace(/[ \t]+$/gm, '').trim();
 
-const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+/** Made by the first message composed: nodemailer is not loaded by every process that starts (docs/PERFORMANCE.md). */
+let composer: ReturnType<typeof makeComposer> | null = null;
+
+async function makeComposer() {
+  const { default: nodemailer } = await import('nodemailer');
+  return nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+}
 
 /** The message as RFC 5322 bytes, ready for SMTP DATA or IMAP APPEND. */
 export async function composeMessage(message: OutgoingMessage): Promise<Buffer> {
-  const info = await composer.sendMail({
+  composer ??= makeComposer();
+  const info = await (await composer).sendMail({
     from: { name: message.from.name ?? '', address: message.from.address },
     to: message.to,
     ...(message.replyTo ? { replyTo: message.replyTo } : {}),

@@ -4,7 +4,6 @@
 // When a message is over the budget, `envelopeReply` reads what the server's envelope says of it instead.
 import { createHash } from 'node:crypto';
 import type { AddressObject } from 'mailparser';
-import { walkHtml, type Attributes, type HtmlVisitor } from '../agent/html.ts';
 
 /** At most this much of a message is read: its headers and the start of its text. */
 export const MAX_BYTES_PER_MESSAGE = 64 * 1024;
@@ -87,56 +86,6 @@ export function replySnippet(text: string): string {
   return folded.length <= SNIPPET_CHARS ? folded : `${folded.slice(0, SNIPPET_CHARS - 1).trimEnd()}…`;
 }
 
-/** Elements whose content is not what the reply says: code, styles, the head, and the e-mail it quotes. */
-const UNREAD = new Set(['head', 'script', 'style', 'template', 'title', 'blockquote']);
-/** Where Gmail, Thunderbird and Outlook begin the quoted e-mail: nothing after it is the reply's. */
-const QUOTE_MARKS = /\b(gmail_quote|moz-cite-prefix|divRplyFwdMsg)\b/;
-const LINE_BREAKS = new Set([
-  'address', 'article', 'br', 'dd', 'div', 'dl', 'dt', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li',
-  'ol', 'p', 'pre', 'section', 'table', 'td', 'th', 'tr', 'ul',
-]);
-
-/** What the text of an HTML-only message keeps for each open element: whether its text is read. */
-class HtmlReplyText implements HtmlVisitor<boolean> {
-  readonly attributes = new Set(['class', 'id']);
-  #text = '';
-  #quoteBegun = false;
-
-  open(name: string, attributes: Attributes, parent: boolean | undefined): boolean {
-    if (LINE_BREAKS.has(name)) this.#add('\n');
-    if (QUOTE_MARKS.test(`${attributes.get('class') ?? ''} ${attributes.get('id') ?? ''}`)) this.#quoteBegun = true;
-    return (parent ?? true) && !UNREAD.has(name);
-  }
-
-  close(): void {}
-
-  deep(name: string): void {
-    if (LINE_BREAKS.has(name)) this.#add('\n');
-  }
-
-  text(text: string, parent: boolean | undefined): void {
-    if (parent ?? true) this.#add(text);
-  }
-
-  #add(text: string): void {
-    if (!this.#quoteBegun && this.#text.length < MAX_BYTES_PER_MESSAGE) this.#text += text;
-  }
-
-  get value(): string {
-    return this.#text.slice(0, MAX_BYTES_PER_MESSAGE);
-  }
-}
-
-/**
- * The text of an HTML-only message, read by the project's own walk (src/agent/html.ts: one pass, no recursion, bounded
- * depth), as line breaks and words, with the quoted e-mail left out.
- */
-export function htmlReplyText(html: string): string {
-  const reader = new HtmlReplyText();
-  walkHtml(html, reader);
-  return reader.value;
-}
-
 function formatAddress(address: AddressObject | AddressObject[] | undefined, envelopeFrom?: ReplyEnvelope['from']): string | null {
   const first = (Array.isArray(address) ? address[0] : address)?.value[0] ?? envelopeFrom?.[0];
   if (!first?.address) return null;
@@ -159,8 +108,8 @@ function messageIdOf(message: ReplyMessage, parsedId: string | undefined): strin
 
 /** Reads what matters of one message from its first MAX_BYTES_PER_MESSAGE bytes: the task `readReply`. */
 export async function readReply(message: ReplyMessage): Promise<ReplyCandidate> {
-  // Loaded in the pool thread that first reads a reply, not in every thread of the pool.
-  const { simpleParser } = await import('mailparser');
+  // Loaded in the pool thread that first reads a reply, not in every thread of the pool nor on the main thread.
+  const [{ simpleParser }, { htmlReplyText }] = await Promise.all([import('mailparser'), import('./reply-html.ts')]);
   const source = message.source.subarray(0, MAX_BYTES_PER_MESSAGE);
   const parsed = await simpleParser(Buffer.from(source.buffer, source.byteOffset, source.byteLength), {
     skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true,

@@ -2,7 +2,6 @@
 // by address (TLS still checks the name), the workspace's TLS mode, and errors told apart as a delivery needs them:
 // a 5xx answer is final, a 4xx answer or a broken connection is worth another try.
 import { isIP } from 'node:net';
-import nodemailer from 'nodemailer';
 import { MailHostRefused, resolveMailHost } from './guard.ts';
 import type { SmtpSettings } from './settings.ts';
 
@@ -61,6 +60,8 @@ function explain(error: NodemailerError, host: string): SmtpFailure {
 async function transportFor(smtp: SmtpSettings, options: SmtpOptions) {
   const address = await resolveMailHost(smtp.host, options.allowPrivateHosts);
   const name = smtp.host.replace(/\.$/, '');
+  // Loaded by the first message sent or checked, not by every process that starts (docs/PERFORMANCE.md, Memory).
+  const { default: nodemailer } = await import('nodemailer');
   return nodemailer.createTransport({
     host: address,
     port: smtp.port,

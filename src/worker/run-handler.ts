@@ -4,7 +4,8 @@
 // with its own backoff and attempts (run_steps, runs.available_at); a run that fails for good is FAILED, a run's
 // dead letter.
 import { MAX_RETRY_AFTER_MS, ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../agent/engine.ts';
-import { assertStepOutput, type WriterOutput } from '../agent/outputs.ts';
+import { assertStepOutput } from '../agent/output-check.ts';
+import type { WriterOutput } from '../agent/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
 import { CpuBudgetExceeded } from '../cpu/pool.ts';
 import type { Metrics } from '../http/metrics.ts';

@@ -6,7 +6,8 @@ import { after, describe, it } from 'node:test';
 import type { PreviousDraft, RunContext } from '../../src/agent/engine.ts';
 import { offlineRules, wordCount } from '../../src/agent/engines/offline.ts';
 import { checkGrounding } from '../../src/agent/grounding.ts';
-import { assertStepOutput, type AnalysisOutput, type ResearchOutput, type StrategyOutput, type WriterOutput } from '../../src/agent/outputs.ts';
+import { assertStepOutput } from '../../src/agent/output-check.ts';
+import type { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/agent/outputs.ts';
 import { createCpuPool } from '../../src/cpu/pool.ts';
 import { contextFor, QUALITY_CALLS, type QualityCall } from './calls.ts';
 

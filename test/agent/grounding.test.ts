@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../../src/agent/engine.ts';
 import { checkGrounding, fitDraft, type Draft } from '../../src/agent/grounding.ts';
-import { assertStepOutput, type AnalysisOutput, type Fact, type ResearchOutput, type StrategyOutput, type WriterOutput } from '../../src/agent/outputs.ts';
+import { assertStepOutput } from '../../src/agent/output-check.ts';
+import type { AnalysisOutput, Fact, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/agent/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../../src/agent/pipeline.ts';
 import { testCpu, testOfflineEngine } from '../support/cpu.ts';
 

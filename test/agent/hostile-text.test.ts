@@ -8,7 +8,8 @@ import { StepAttemptError, type RunContext } from '../../src/agent/engine.ts';
 import { salvageJson } from '../../src/agent/engines/model.ts';
 import { offlineRules } from '../../src/agent/engines/offline.ts';
 import { checkGrounding, fitDraft } from '../../src/agent/grounding.ts';
-import { assertStepOutput, type ResearchOutput } from '../../src/agent/outputs.ts';
+import { assertStepOutput } from '../../src/agent/output-check.ts';
+import type { ResearchOutput } from '../../src/agent/outputs.ts';
 
 const MiB = 1024 * 1024;
 /** Generous for linear code, even on a busy CI machine running other test files; out of reach of anything quadratic at these sizes. */

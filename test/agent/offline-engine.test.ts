@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RunContext } from '../../src/agent/engine.ts';
 import { offlineRules as offlineEngine } from '../../src/agent/engines/offline.ts';
-import { assertStepOutput, type AnalysisOutput, type ResearchOutput, type StrategyOutput, type WriterOutput } from '../../src/agent/outputs.ts';
+import { assertStepOutput } from '../../src/agent/output-check.ts';
+import type { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/agent/outputs.ts';
 
 const DISCOVERY_CALL = `[00:00:04] Grace: Thanks for making the time, Ada. How are things going with the sales team?
 [00:00:11] Ada: Honestly, um, not great. My reps spend about 15 hours a week copying call notes into Salesforce.

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { RunContext } from '../../src/agent/engine.ts';
-import { assertStepOutput } from '../../src/agent/outputs.ts';
+import { assertStepOutput } from '../../src/agent/output-check.ts';
 import { parsePage, pickFollowUpLinks } from '../../src/agent/page.ts';
 import { research } from '../../src/agent/research.ts';
 import { testCpu } from '../support/cpu.ts';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { assertStepOutput } from '../../src/agent/outputs.ts';
+import { assertStepOutput } from '../../src/agent/output-check.ts';
 import { BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type TestApp } from '../helpers.ts';
 import {
   assertInvalid, assertProblem, countRows, createCall, createLead, db, ISO_MS, newestFirst, nextLink, startRun, STEP_ORDER, UUID, walkPages,
