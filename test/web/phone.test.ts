@@ -144,7 +144,8 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
       ['/leads', (p) => p.getByRole('link', { name: LEAD.name }).waitFor()],
       [`/leads/${lead.id}`, (p) => p.getByRole('region', { name: 'Runs' }).getByText('Awaiting approval').waitFor()],
       ['/runs', (p) => p.getByRole('link', { name: LEAD.name }).waitFor()],
-      [`/runs/${run.id}`, (p) => p.getByRole('button', { name: 'Approve' }).waitFor()],
+      // With the mailbox set up as the default, the page offers it first once it knows what the workspace can send.
+      [`/runs/${run.id}`, (p) => p.getByRole('button', { name: 'Save to my mailbox' }).waitFor()],
       [`/runs/${run.id}/trace`, (p) => p.getByRole('region', { name: 'Events' }).getByText('Draft ready for review').waitFor()],
       ['/settings/keys', (p) => p.getByRole('rowheader', { name: KEY_NAME }).waitFor()],
       ['/settings/members', (p) => p.getByRole('rowheader', { name: /Jordan Lee-Castellanos/ }).waitFor()],
