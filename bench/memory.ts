@@ -28,8 +28,9 @@ export interface MemoryFigures {
   serve: string;
   idle: MemoryMoment;
   loaded: MemoryMoment;
-  /** SETTLE_MS after the load. */
+  /** `settleMs` after the load. */
   quiet: MemoryMoment;
+  settleMs: number;
   /** Requests of the load, all 2xx unless `non2xx` says otherwise. */
   requests: number;
   non2xx: number;
@@ -43,6 +44,8 @@ export interface MemoryWorkload {
   connections: number;
   durationSec: number;
   maxRequests: number;
+  /** How long serve is left alone before the idle and the quiet samples (SETTLE_MS unless a smoke test hurries). */
+  settleMs?: number;
 }
 
 /** A Chrome DevTools Protocol session with a process started with --inspect: enough to evaluate an expression. */
@@ -78,8 +81,7 @@ async function inspect(port: number): Promise<{ evaluate(expression: string): Pr
  * How long serve is left alone before the idle and the quiet samples: long enough for src/memory-release.ts to see
  * a whole quiet interval after a busy one (two of its 5 s intervals, and a margin).
  */
-const SETTLE_MS = 12_000;
-const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+export const SETTLE_MS = 12_000;
 
 // Two collections: the first runs the finalizers of what it frees, the second frees what those held.
 const SAMPLE = `(() => {
@@ -95,6 +97,8 @@ export async function memoryWorkload(options: MemoryWorkload, log: (line: string
   const nodeOptions = `${options.env.NODE_OPTIONS ?? ''} --expose-gc --inspect=127.0.0.1:${port}`.trim();
   const serve: Child & { url: string } = await startServe({ env: { ...options.env, NODE_OPTIONS: nodeOptions }, worker: options.worker });
   const command = options.worker ? 'serve' : 'serve --no-worker';
+  const settleMs = options.settleMs ?? SETTLE_MS;
+  const settle = () => new Promise((resolve) => setTimeout(resolve, settleMs));
   try {
     const session = await inspect(port);
     try {
@@ -109,7 +113,7 @@ export async function memoryWorkload(options: MemoryWorkload, log: (line: string
       await settle();
       const quiet = (await session.evaluate(SAMPLE)) as MemoryMoment;
       log(`  quiet again: ${describe(quiet)}`);
-      return { backend: options.backend, serve: command, idle, loaded, quiet, requests: result.requests, non2xx: result.non2xx + result.errors };
+      return { backend: options.backend, serve: command, idle, loaded, quiet, settleMs, requests: result.requests, non2xx: result.non2xx + result.errors };
     } finally {
       session.close();
     }
@@ -132,7 +136,7 @@ export function formatMemory(figures: MemoryFigures[]): string[] {
   ];
   for (const figure of figures) {
     const moments = [
-      ['idle', figure.idle], [`after ${figure.requests} GET /api/v1/leads`, figure.loaded], [`${SETTLE_MS / 1000} s later`, figure.quiet],
+      ['idle', figure.idle], [`after ${figure.requests} GET /api/v1/leads`, figure.loaded], [`${figure.settleMs / 1000} s later`, figure.quiet],
     ] as const;
     for (const [moment, m] of moments) {
       lines.push(`| ${figure.serve} | ${figure.backend} | ${moment} | ${f(m.before.rss)} | ${f(m.before.heapUsed)} / ${f(m.before.heapTotal)} | ${f(m.before.external)} `

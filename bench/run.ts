@@ -39,7 +39,7 @@ import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, ty
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, seedSearch, type Seeded } from './seed.ts';
 import { formatImports, importWorkload, type ImportFigures } from './import.ts';
 import { formatModel, modelWorkload, type ModelFigures } from './model.ts';
-import { formatMemory, memoryWorkload, type MemoryFigures } from './memory.ts';
+import { formatMemory, memoryWorkload, SETTLE_MS, type MemoryFigures } from './memory.ts';
 import { formatPeers, installPeers, PEER_VERSIONS, runDbos, startDirectus, type DbosFigures, type Directus, type PeerRow } from './peers.ts';
 import { startSites } from './sites.ts';
 
@@ -76,6 +76,8 @@ export interface BenchOptions {
   modelCapPerMinute: number;
   /** Seconds of GET /api/v1/leads after which the memory workload samples serve again. */
   memoryLoadSec: number;
+  /** Seconds the memory workload leaves serve alone before its idle and its quiet samples. */
+  memorySettleSec: number;
   /** Separate `leadrun worker` processes for the runs workload; 0 works runs inside `serve`. */
   workerProcesses: number;
   workerConcurrency: number;
@@ -109,6 +111,7 @@ export const DEFAULTS: BenchOptions = {
   modelLatencyMs: 2000,
   modelCapPerMinute: 600,
   memoryLoadSec: 20,
+  memorySettleSec: SETTLE_MS / 1000,
   workerProcesses: 0,
   workerConcurrency: 16,
   logLevel: 'info',
@@ -604,7 +607,8 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     // --- serve's memory, idle and after the reads, on both backends --------------------------------------------
     if (wants('memory')) {
       log(`memory: serve --no-worker idle, then after ${options.memoryLoadSec} s of GET /api/v1/leads?limit=50`);
-      const common = { worker: false, connections: options.connections, durationSec: options.memoryLoadSec, maxRequests: options.maxRequests };
+      const common = { worker: false, connections: options.connections, durationSec: options.memoryLoadSec, maxRequests: options.maxRequests,
+        settleMs: options.memorySettleSec * 1000 };
       report.heap.push(await memoryWorkload({
         ...common, backend: 'postgres', env: leadrunEnv(options, { DATABASE_URL: created.url }), requests: readLeads(seeded.workspaces),
       }, log));
