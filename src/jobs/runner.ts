@@ -17,7 +17,7 @@ import type { SecretBox } from '../mail/secrets.ts';
 import { finishJob, jobsTable, killJob, rescheduleJob, retryJob } from './queue.ts';
 import { Sleepers } from './sleepers.ts';
 import {
-  LeaseLost, PermanentJobError, RetryJobError,
+  describeError, LeaseLost, PermanentJobError, RetryJobError,
   type ClaimedJob, type JobContext, type JobEnd, type JobHandler, type JobSource, type SourcedJobHandler, type WorkContext,
 } from './types.ts';
 
@@ -50,10 +50,7 @@ interface Kind {
   work: (job: { id: string }, ctx: WorkContext) => Promise<JobEnd | null>;
 }
 
-function describe(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.length > 1000 ? `${message.slice(0, 997)}...` : message;
-}
+const describe = (error: unknown) => describeError(error, 1000);
 
 export class JobRunner {
   readonly id = `${hostname()}:${process.pid}:jobs:${randomBytes(3).toString('hex')}`;

@@ -133,3 +133,9 @@ export class RetryJobError extends Error {
     this.retryAfterMs = retryAfterMs;
   }
 }
+
+/** An error as a job or run records it: its message, cut to `max` characters. */
+export function describeError(error: unknown, max: number): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length > max ? `${message.slice(0, max - 3)}...` : message;
+}

@@ -9,7 +9,7 @@ import type { WriterOutput } from '../agent/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
 import { CpuBudgetExceeded } from '../cpu/pool.ts';
 import type { Metrics } from '../http/metrics.ts';
-import type { JobEnd, SourcedJobHandler, WorkContext } from '../jobs/types.ts';
+import { describeError, type JobEnd, type SourcedJobHandler, type WorkContext } from '../jobs/types.ts';
 import { traceStep } from '../telemetry.ts';
 import {
   completeStep, failRun, loadRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
@@ -140,10 +140,7 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
   return 'done';
 }
 
-function describe(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.length > 500 ? `${message.slice(0, 497)}...` : message;
-}
+const describe = (error: unknown) => describeError(error, 500);
 
 function withTimeout<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
