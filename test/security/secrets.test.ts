@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { openDatabase } from '../../src/db/database.ts';
 import { generateKey } from '../../src/domain/keys.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
-import { redactSecrets } from '../../src/http/security.ts';
+import { redactSecrets } from '../../src/redact.ts';
 import { BACKENDS, createPostgresDatabase, TRANSCRIPT } from '../helpers.ts';
 import { cleanEnv, LEADRUN_BIN, PROJECT_ROOT, runLeadrun, tempDir, type Completed } from '../cli/support.ts';
 import { redisPrefix, startServe, tableNames, type Serve } from './support.ts';

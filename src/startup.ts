@@ -1,0 +1,46 @@
+// What every leadrun process does first, whether it serves or runs one admin command: say a failure in one line,
+// open the database, and (embedded mode) take DATA_DIR.
+import type { Logger } from 'pino';
+import { printable } from './admin/cli.ts';
+import { claimDataDir, dataDirHolder, type DataDirClaim } from './admin/control.ts';
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './db/database.ts';
+
+/** Every error of the program: one line on standard error (whatever a message holds), and exit code 1. */
+export function fail(message: string): never {
+  process.stderr.write(`leadrun: ${printable(message)}\n`);
+  process.exit(1);
+}
+
+export async function open(config: Config, logger: Logger, migrate = true): Promise<Database> {
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    onPoolError: (error) => logger.warn({ err: error }, 'a database connection was lost'),
+  });
+  if (migrate) await database.migrate();
+  return database;
+}
+
+/**
+ * Embedded mode: take DATA_DIR. Another serve or worker holding it is refused at once, naming it; a short-lived
+ * admin command that holds it is waited for a little.
+ */
+export async function claimOrWait(config: Config, logger: Logger, role: 'serve' | 'worker'): Promise<DataDirClaim> {
+  const deadline = Date.now() + 15_000;
+  let told = false;
+  for (;;) {
+    const claim = await claimDataDir(config.dataDir, role);
+    if (claim) return claim;
+    const holder = await dataDirHolder(config.dataDir);
+    if (holder && (holder.role === 'serve' || holder.role === 'worker')) {
+      fail(`DATA_DIR ${config.dataDir} is in use by another leadrun process (leadrun ${holder.role}, pid ${holder.pid}); stop it or set another DATA_DIR`);
+    }
+    if (Date.now() > deadline) {
+      fail(`DATA_DIR ${config.dataDir} is in use by another leadrun process${holder ? ` (pid ${holder.pid})` : ''}; stop it or set another DATA_DIR`);
+    }
+    if (!told) logger.info({ pid: holder?.pid ?? null }, 'DATA_DIR is held by a leadrun command; waiting for it to finish');
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
