@@ -48,6 +48,11 @@ export async function createPostgresDatabase(template?: string): Promise<{ url: 
   return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
+/** A new PostgreSQL database migrated already: a copy of the test template (for a test about something else). */
+export async function createMigratedPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  return createPostgresDatabase(await postgresTemplate(PG_ADMIN_URL));
+}
+
 export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   if (kind === 'pglite') {
     const database = await openDatabase({ databaseUrl: null, inMemory: true, loadDataDir: await pgliteTemplate() });

@@ -12,7 +12,7 @@ import { systemClock } from '../../src/clock.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { verifyPassword } from '../../src/domain/passwords.ts';
 import { createSession, findSession } from '../../src/domain/sessions.ts';
-import { createPostgresDatabase } from '../helpers.ts';
+import { createMigratedPostgresDatabase, createPostgresDatabase } from '../helpers.ts';
 import {
   assertCleanFailure, cleanEnv, freePort, LEADRUN_BIN, PROJECT_ROOT, leadrunJson, runLeadrun, spawnLeadrun, tempDir, waitForLine, waitForReady, type LeadrunProcess,
 } from './support.ts';
@@ -314,10 +314,9 @@ describe('leadrun setup, and user password', () => {
   let first: any;
 
   before(async () => {
-    database = await createPostgresDatabase();
+    database = await createMigratedPostgresDatabase();
     env = { DATABASE_URL: database.url };
     opened = await openDatabase({ databaseUrl: database.url });
-    await opened.migrate();
   });
   after(async () => {
     await opened?.close();
@@ -649,7 +648,7 @@ async function postSetup(baseUrl: string, body: Record<string, unknown>): Promis
 
 describe('serve says when it is ready', () => {
   let dataDir: { path: string; remove(): Promise<void> };
-  before(async () => { dataDir = await tempDir(); });
+  before(async () => { dataDir = await tempDir(undefined, { migrated: true }); });
   after(() => dataDir?.remove());
 
   it('on a terminal: one human line with the PUBLIC_URL, and the hint to set up an empty installation', { timeout: 60_000 }, async () => {
@@ -685,7 +684,7 @@ describe('serve on an address other machines reach: the one-time setup token', (
   after(async () => { for (const dir of dirs) await dir.remove(); });
 
   it('on a terminal, the ready line carries the token, and setup takes it', { timeout: 60_000 }, async () => {
-    const dataDir = await tempDir();
+    const dataDir = await tempDir(undefined, { migrated: true });
     dirs.push(dataDir);
     const port = await freePort();
     const serve = serveOnTerminal(dataDir.path, { PORT: String(port), HOST: '0.0.0.0' });
@@ -702,7 +701,7 @@ describe('serve on an address other machines reach: the one-time setup token', (
   });
 
   it('not on a terminal, a JSON log line carries it; once set up, serve issues none', { timeout: 90_000 }, async () => {
-    const dataDir = await tempDir();
+    const dataDir = await tempDir(undefined, { migrated: true });
     dirs.push(dataDir);
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
@@ -739,7 +738,7 @@ describe('serve on an address other machines reach: the one-time setup token', (
   });
 
   it('on PostgreSQL, a token printed by one API process works on another', { timeout: 90_000 }, async () => {
-    const database = await createPostgresDatabase();
+    const database = await createMigratedPostgresDatabase();
     const ports = [await freePort(), await freePort()];
     const servers = ports.map((port) => spawnLeadrun(['serve', '--no-worker'], { DATABASE_URL: database.url, PORT: String(port), HOST: '0.0.0.0', LOG_LEVEL: 'warn' }));
     try {

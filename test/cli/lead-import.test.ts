@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { createPostgresDatabase } from '../helpers.ts';
+import { createMigratedPostgresDatabase } from '../helpers.ts';
 import { assertCleanFailure, freePort, leadrunJson, runLeadrun, spawnLeadrun, tempDir, waitForReady, type LeadrunProcess } from './support.ts';
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
@@ -33,7 +33,7 @@ describe('leadrun leads import on PostgreSQL', () => {
   const leads = async () => (await client.query('SELECT name, email, company_name FROM leads WHERE workspace_id = $1 ORDER BY name', [workspaceId])).rows;
 
   before(async () => {
-    database = await createPostgresDatabase();
+    database = await createMigratedPostgresDatabase();
     env = { DATABASE_URL: database.url };
     files = await tempDir('leadrun-import-');
     workspaceId = (await leadrunJson(['workspace', 'create', '--name', 'Importers', '--json'], env)).id;
@@ -137,7 +137,7 @@ describe('leadrun leads import on the embedded database', () => {
   let server: LeadrunProcess | null = null;
 
   before(async () => {
-    dataDir = await tempDir('leadrun-import-embedded-');
+    dataDir = await tempDir('leadrun-import-embedded-', { migrated: true });
     env = { DATA_DIR: dataDir.path };
   });
   after(async () => {

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { PasswordInputError, readNewPassword } from '../../src/admin/prompt.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { verifyPassword } from '../../src/domain/passwords.ts';
-import { createPostgresDatabase } from '../helpers.ts';
+import { createMigratedPostgresDatabase } from '../helpers.ts';
 import { cleanEnv, LEADRUN_BIN, leadrunJson, PROJECT_ROOT } from './support.ts';
 
 const EMAIL = 'you@example.com';
@@ -101,7 +101,7 @@ describe('leadrun user password on a pseudo-terminal', () => {
   let env: Record<string, string>;
 
   before(async () => {
-    database = await createPostgresDatabase();
+    database = await createMigratedPostgresDatabase();
     env = { DATABASE_URL: database.url };
     await leadrunJson(['setup', '--name', 'Acme Sales', '--admin-email', EMAIL, '--json'], env);
     opened = await openDatabase({ databaseUrl: database.url });

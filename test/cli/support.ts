@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { seedDataDir } from '../support/templates.ts';
 
 export const LEADRUN_BIN = path.resolve(import.meta.dirname, '../../bin/leadrun');
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '../..');
@@ -137,8 +138,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function tempDir(prefix = 'leadrun-cli-'): Promise<{ path: string; remove(): Promise<void> }> {
+/**
+ * A new temporary folder. `migrated`: a DATA_DIR holding an embedded database migrated already (a copy of the test
+ * template), for a test about something other than a first start, which would spend seconds of CPU creating it.
+ */
+export async function tempDir(prefix = 'leadrun-cli-', options: { migrated?: boolean } = {}): Promise<{ path: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  if (options.migrated) await seedDataDir(dir);
   return { path: dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { SecretBox } from '../../src/mail/secrets.ts';
 import { secretContext } from '../../src/domain/webhooks/signing.ts';
-import { createPostgresDatabase } from '../helpers.ts';
+import { createMigratedPostgresDatabase } from '../helpers.ts';
 import { assertCleanFailure, leadrunJson, runLeadrun } from './support.ts';
 
 describe('leadrun webhook create on PostgreSQL', () => {
@@ -18,7 +18,7 @@ describe('leadrun webhook create on PostgreSQL', () => {
   const key = randomBytes(32);
 
   before(async () => {
-    database = await createPostgresDatabase();
+    database = await createMigratedPostgresDatabase();
     env = { DATABASE_URL: database.url, SECRETS_KEY: key.toString('base64'), ALLOW_PRIVATE_HOSTS: 'true' };
     workspaceId = (await leadrunJson(['workspace', 'create', '--name', 'Hooks', '--json'], env)).id;
     client = new pg.Client({ connectionString: database.url });

@@ -18,7 +18,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { generateKey } from '../../src/domain/keys.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { redactSecrets } from '../../src/redact.ts';
-import { BACKENDS, createPostgresDatabase, TRANSCRIPT } from '../helpers.ts';
+import { BACKENDS, createMigratedPostgresDatabase, TRANSCRIPT } from '../helpers.ts';
 import { cleanEnv, LEADRUN_BIN, PROJECT_ROOT, runLeadrun, tempDir, type Completed } from '../cli/support.ts';
 import { redisPrefix, startServe, tableNames, type Serve } from './support.ts';
 
@@ -135,7 +135,7 @@ for (const mode of modes) {
       let env: Record<string, string>;
       let databaseUrl: string | null = null;
       if (mode === 'postgres') {
-        const created = await createPostgresDatabase();
+        const created = await createMigratedPostgresDatabase();
         cleanups.push(() => created.drop());
         // Trust authentication accepts any password: it is here only to be looked for in the logs.
         const url = new URL(created.url);
@@ -145,7 +145,7 @@ for (const mode of modes) {
         cleanups.push(() => redis.cleanup());
         env = { DATABASE_URL: databaseUrl, REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:6379`, REDIS_KEY_PREFIX: redis.prefix };
       } else {
-        const dir = await tempDir('leadrun-secrets-');
+        const dir = await tempDir('leadrun-secrets-', { migrated: true });
         cleanups.push(() => dir.remove());
         env = { DATA_DIR: dir.path };
       }

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { createClient } from '../../packages/client/src/index.ts';
-import { BACKENDS, createPostgresDatabase } from '../helpers.ts';
+import { BACKENDS, createMigratedPostgresDatabase } from '../helpers.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
 import { browserUnavailable, launchBrowser, openPage, setUpInBrowser, startLeadrun, TRANSCRIPT, waitFor, type Leadrun } from './support.ts';
 
@@ -36,7 +36,7 @@ for (const kind of BACKENDS) {
     let consoleErrors: string[];
 
     before(async () => {
-      if (kind === 'postgres') database = await createPostgresDatabase();
+      if (kind === 'postgres') database = await createMigratedPostgresDatabase();
       receiver = await startWebhookReceiver();
       server = await startLeadrun({
         ALLOW_PRIVATE_HOSTS: 'true',

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { createPostgresDatabase } from '../helpers.ts';
+import { createMigratedPostgresDatabase } from '../helpers.ts';
 import { browserUnavailable, launchBrowser, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
 
 describe('a reply on the run and the lead', { skip: browserUnavailable() ?? false }, () => {
@@ -19,7 +19,7 @@ describe('a reply on the run and the lead', { skip: browserUnavailable() ?? fals
   let consoleErrors: string[];
 
   before(async () => {
-    created = await createPostgresDatabase();
+    created = await createMigratedPostgresDatabase();
     server = await startLeadrun({ DATABASE_URL: created.url });
     database = await openDatabase({ databaseUrl: created.url });
     browser = await launchBrowser();
