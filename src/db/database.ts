@@ -3,7 +3,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { ConnectionQueue, PGliteDialect } from './pglite-dialect.ts';
 import { PgListener } from './pg-listener.ts';
@@ -36,17 +36,23 @@ const PREPARE_MARK = '/* leadrun:prepare */';
 export const prepare = sql.raw(`${PREPARE_MARK} `);
 
 /**
- * Runs `work` in a transaction whose statements are planned for the values they are given. leadrun's PostgreSQL
- * connections use one generic plan for every statement (`plan_cache_mode=force_generic_plan`, below), which suits a
- * statement whose best plan does not depend on its values; a search for a word is not one (src/domain/leads.ts).
- * Inside a transaction already, only the setting is changed, for the rest of that transaction.
+ * A value written into a statement's text as an SQL literal, for a value its plan depends on. leadrun's PostgreSQL
+ * connections plan every statement once for any values of its parameters (`plan_cache_mode=force_generic_plan`,
+ * below), which suits a statement whose best plan does not depend on them; a search for a word is not one
+ * (src/domain/leads.ts): its words and its LIMIT are written into its text, and it is planned for them, in one round
+ * trip, without a transaction that changes the setting.
+ *
+ * A text is written in the E'…' form with every backslash and quote doubled, so that it reads the same whatever
+ * standard_conforming_strings says; a NUL character (which PostgreSQL refuses in text anyway) is refused here. A number
+ * must be a safe integer.
  */
-export async function withCustomPlans<T>(db: Kysely<DB>, work: (db: Kysely<DB>) => Promise<T>): Promise<T> {
-  const planned = async (trx: Kysely<DB>) => {
-    await sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(trx);
-    return work(trx);
-  };
-  return db.isTransaction ? planned(db) : db.transaction().execute(planned);
+export function literal(value: string | number): RawBuilder<unknown> {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new Error(`literal: ${value} is not a safe integer`);
+    return sql.raw(String(value));
+  }
+  if (value.includes('\0')) throw new Error('literal: a text with a NUL character');
+  return sql.raw(`E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`);
 }
 
 const statementNames = new Map<string, string>();
