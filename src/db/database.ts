@@ -152,7 +152,12 @@ async function openPGlite(options: OpenOptions): Promise<Database> {
   // touched: its default of 128 MB made most of an embedded server's resident memory after a few reads. The files
   // stay cached by the system beneath it, outside the process (docs/PERFORMANCE.md, Memory). Not 32 MB: a 50,000-row
   // import then writes evicted index pages out on this thread, and took twice as long with stalls of 0.8-1.7 s.
-  const startParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=64MB'];
+  //
+  // The trigram index of lead search (0008_lead_search.sql) takes new entries into a pending list, which the insert
+  // that fills it past gin_pending_list_limit moves into the index, all of it, within that one statement: at the
+  // default 4 MB, every 3,500 imported leads or so, one statement held this thread 70-150 ms longer than the others.
+  // At 512 kB each move is an eighth of that. (PostgreSQL keeps the default: its statements stall no one else.)
+  const startParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=64MB', '-c', 'gin_pending_list_limit=512kB'];
   let pglite: PGlite;
   if (options.inMemory) {
     pglite = await PGlite.create({ extensions, startParams, ...loaded });
