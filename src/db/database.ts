@@ -3,7 +3,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { ConnectionQueue, PGliteDialect } from './pglite-dialect.ts';
 import { PgListener } from './pg-listener.ts';
@@ -36,17 +36,23 @@ const PREPARE_MARK = '/* leadrun:prepare */';
 export const prepare = sql.raw(`${PREPARE_MARK} `);
 
 /**
- * Runs `work` in a transaction whose statements are planned for the values they are given. leadrun's PostgreSQL
- * connections use one generic plan for every statement (`plan_cache_mode=force_generic_plan`, below), which suits a
- * statement whose best plan does not depend on its values; a search for a word is not one (src/domain/leads.ts).
- * Inside a transaction already, only the setting is changed, for the rest of that transaction.
+ * A value written into a statement's text as an SQL literal, for a value its plan depends on. leadrun's PostgreSQL
+ * connections plan every statement once for any values of its parameters (`plan_cache_mode=force_generic_plan`,
+ * below), which suits a statement whose best plan does not depend on them; a search for a word is not one
+ * (src/domain/leads.ts): its words and its LIMIT are written into its text, and it is planned for them, in one round
+ * trip, without a transaction that changes the setting.
+ *
+ * A text is written in the E'…' form with every backslash and quote doubled, so that it reads the same whatever
+ * standard_conforming_strings says; a NUL character (which PostgreSQL refuses in text anyway) is refused here. A number
+ * must be a safe integer.
  */
-export async function withCustomPlans<T>(db: Kysely<DB>, work: (db: Kysely<DB>) => Promise<T>): Promise<T> {
-  const planned = async (trx: Kysely<DB>) => {
-    await sql`SET LOCAL plan_cache_mode = force_custom_plan`.execute(trx);
-    return work(trx);
-  };
-  return db.isTransaction ? planned(db) : db.transaction().execute(planned);
+export function literal(value: string | number): RawBuilder<unknown> {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new Error(`literal: ${value} is not a safe integer`);
+    return sql.raw(String(value));
+  }
+  if (value.includes('\0')) throw new Error('literal: a text with a NUL character');
+  return sql.raw(`E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`);
 }
 
 const statementNames = new Map<string, string>();
@@ -146,7 +152,12 @@ async function openPGlite(options: OpenOptions): Promise<Database> {
   // touched: its default of 128 MB made most of an embedded server's resident memory after a few reads. The files
   // stay cached by the system beneath it, outside the process (docs/PERFORMANCE.md, Memory). Not 32 MB: a 50,000-row
   // import then writes evicted index pages out on this thread, and took twice as long with stalls of 0.8-1.7 s.
-  const startParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=64MB'];
+  //
+  // The trigram index of lead search (0008_lead_search.sql) takes new entries into a pending list, which the insert
+  // that fills it past gin_pending_list_limit moves into the index, all of it, within that one statement: at the
+  // default 4 MB, every 3,500 imported leads or so, one statement held this thread 70-150 ms longer than the others.
+  // At 512 kB each move is an eighth of that. (PostgreSQL keeps the default: its statements stall no one else.)
+  const startParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=64MB', '-c', 'gin_pending_list_limit=512kB'];
   let pglite: PGlite;
   if (options.inMemory) {
     pglite = await PGlite.create({ extensions, startParams, ...loaded });

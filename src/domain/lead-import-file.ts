@@ -88,11 +88,11 @@ const COLUMN_OF = {
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 const HEADER_SHOWN = 200;
 /**
- * Records per statement of the write. One statement for 50,000 rows would hold an embedded database (PGlite runs on
- * the thread that answers HTTP) for seconds; a thousand take it about a tenth of a second, and PostgreSQL a few
- * more round trips.
+ * Records per statement of the write. PGlite runs a statement on the thread that answers HTTP, which answers nothing
+ * meanwhile: 50,000 rows in one statement held it for seconds, a thousand for 60-130 ms on a quiet machine, 250 for
+ * 15-25 ms (docs/PERFORMANCE.md, Lead import). PostgreSQL takes a few more round trips.
  */
-export const IMPORT_WRITE_BATCH = 1_000;
+export const IMPORT_WRITE_BATCH = 250;
 const MiB = 1024 * 1024;
 
 let leadValidator: ValidateFunction | null = null;

@@ -1,6 +1,6 @@
 // Lead import (POST /api/v1/leads/import, `leadrun leads import`): a file of leads read in the CPU pool
-// (src/domain/lead-import-file.ts), then written in one transaction, a statement for each thousand rows, never a
-// statement per row. Every query is bounded by the workspace id.
+// (src/domain/lead-import-file.ts), then written in one transaction, a statement for each IMPORT_WRITE_BATCH rows,
+// never a statement per row. Every query is bounded by the workspace id.
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import { CpuBudgetExceeded, type CpuPool } from '../cpu/pool.ts';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Clock } from '../clock.ts';
-import { prepare, withCustomPlans } from '../db/database.ts';
+import { literal, prepare } from '../db/database.ts';
 import type { DB, LeadsTable, LeadStatus } from '../db/schema.ts';
 import { invalid, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
@@ -147,29 +147,32 @@ export function searchWords(q: string | null | undefined): string[] {
 
 /**
  * `search_text LIKE '%word%'` for a word folded as search_text is (leadrun_search_text, 0008_lead_search.sql), its
- * LIKE wildcards escaped after the fold, so that `100%` and `a_b` are found as written.
+ * LIKE wildcards escaped after the fold, so that `100%` and `a_b` are found as written. The word is written into the
+ * statement (see `searched`), so PostgreSQL folds the pattern once, when it plans, and estimates how many leads hold it.
  */
 const CONTAINS = (word: string) =>
-  sql`l.search_text LIKE '%' || replace(replace(replace(leadrun_search_text(${word}), '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%'`;
+  sql`l.search_text LIKE '%' || replace(replace(replace(leadrun_search_text(${literal(word)}), '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%'`;
+
+/**
+ * A value of a search's statement that its plan depends on: written into the statement when there are words, a
+ * parameter otherwise. leadrun's PostgreSQL connections plan every statement once for any values of its parameters
+ * (src/db/database.ts), and no single plan suits every word: a word that most leads hold is best found by reading the
+ * newest leads in order until a page is full, a rare word through the trigram index, and which is which depends on
+ * the word, on how many leads the workspace has, and on the LIMIT. With these in its text, a search's statement is
+ * planned for them at each execution, in one round trip. A list without words is the same statement for any values.
+ */
+function searched(words: string[], value: string | number): RawBuilder<unknown> {
+  return words.length > 0 ? literal(value) : sql`${value}`;
+}
 
 /** The conditions a lead `l` must meet: the workspace's, and the filter's. */
 function leadConditions(workspaceId: string, filter: LeadFilter, words: string[]): RawBuilder<unknown>[] {
-  const conditions = [sql`l.workspace_id = ${workspaceId}`];
+  const conditions = [sql`l.workspace_id = ${searched(words, workspaceId)}::uuid`];
   if (filter.status) conditions.push(sql`l.status = ${filter.status}`);
   if (filter.assignedToUserId === UNASSIGNED) conditions.push(sql`l.assigned_to_user_id IS NULL`);
   else if (filter.assignedToUserId) conditions.push(sql`l.assigned_to_user_id = ${filter.assignedToUserId}::uuid`);
   for (const word of words) conditions.push(CONTAINS(word));
   return conditions;
-}
-
-/**
- * Runs the statements of a search planned for its words. leadrun's PostgreSQL connections plan every statement once
- * for any values (src/db/database.ts), and no single plan suits every word: a word that most leads hold is best
- * found by reading the newest leads in order until a page is full; a rare word, through the trigram index. Without
- * words, the given statements run as they are.
- */
-function searching<T>(db: Kysely<DB>, words: string[], work: (db: Kysely<DB>) => Promise<T>): Promise<T> {
-  return words.length > 0 ? withCustomPlans(db, work) : work(db);
 }
 
 /**
@@ -182,7 +185,7 @@ export function leadsPageStatement(workspaceId: string, options: LeadFilter & { 
   if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
   const page = sql<{ api_json: string; created_at: Date; id: string }>`
     SELECT l.api_json, l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
-    ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}`;
+    ORDER BY l.created_at DESC, l.id DESC LIMIT ${searched(words, options.limit + 1)}`;
   return { words, page };
 }
 
@@ -203,7 +206,7 @@ export async function listLeadsJson(
 ): Promise<{ json: string; next: Cursor | null }> {
   const { words, page } = leadsPageStatement(workspaceId, options);
   // A lead's JSON holds no line break: to_json escapes every control character of the text fields.
-  const leads = await searching(db, words, async (db) => {
+  const leads = await (async () => {
     if (options.oneRow) {
       const { rows: [row] } = await sql<{ page: string | null }>`
         SELECT string_agg(p.api_json, E'\n' ORDER BY p.created_at DESC, p.id DESC) AS page FROM (${page}) p`.execute(db);
@@ -212,7 +215,7 @@ export async function listLeadsJson(
     // A search is planned for its words at each execution: only a list without words is a prepared statement.
     const statement = words.length > 0 ? page : sql`${prepare}${page}`;
     return (await sql<{ api_json: string }>`${statement}`.execute(db)).rows.map((r) => r.api_json);
-  });
+  })();
   const items = leads.length > options.limit ? leads.slice(0, options.limit) : leads;
   const last = leads.length > options.limit ? items.at(-1) : undefined;
   // The id and createdAt of the page's last lead, read back from its JSON: the id comes first; every value before
@@ -227,8 +230,7 @@ export async function listLeadsJson(
 export async function countLeads(db: Kysely<DB>, workspaceId: string, filter: LeadFilter): Promise<number> {
   const words = searchWords(filter.q);
   const conditions = leadConditions(workspaceId, filter, words);
-  const { rows: [row] } = await searching(db, words, (db) =>
-    sql<{ count: string }>`SELECT count(*) AS count FROM leads l WHERE ${sql.join(conditions, sql` AND `)}`.execute(db));
+  const { rows: [row] } = await sql<{ count: string }>`SELECT count(*) AS count FROM leads l WHERE ${sql.join(conditions, sql` AND `)}`.execute(db);
   return Number(row?.count ?? 0);
 }
 
@@ -242,8 +244,8 @@ export async function listLeads(
   const conditions = leadConditions(workspaceId, options, words);
   if (options.cursor) conditions.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
   const columns = sql.join(LEAD_COLUMNS.map((column) => sql.ref(`l.${column}`)));
-  const { rows } = await searching(db, words, (db) => sql<Omit<Selectable<LeadsTable>, 'api_json' | 'search_text'>>`
+  const { rows } = await sql<Omit<Selectable<LeadsTable>, 'api_json' | 'search_text'>>`
     SELECT ${columns} FROM leads l WHERE ${sql.join(conditions, sql` AND `)}
-    ORDER BY l.created_at DESC, l.id DESC LIMIT ${options.limit + 1}`.execute(db));
+    ORDER BY l.created_at DESC, l.id DESC LIMIT ${searched(words, options.limit + 1)}`.execute(db);
   return pageOf(rows.map(toLead), options.limit, (lead) => ({ at: lead.createdAt, id: lead.id }));
 }

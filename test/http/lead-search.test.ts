@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { ManualClock, systemClock } from '../../src/clock.ts';
+import { literal } from '../../src/db/database.ts';
 import { addMember } from '../../src/domain/users.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { assertInvalid, assertProblem, createLead, nextLink, walkPages } from './support.ts';
@@ -50,6 +52,7 @@ for (const kind of BACKENDS) {
       await add('axb', { name: 'Axel Bee', companyName: 'axb Labs' });
       await add('backslash', { name: 'Bea Slash', companyName: 'C:\\Temp Corp' });
       await add('cyrillic', { name: 'Дмитрий Иванов', companyName: 'Щука' });
+      await add('quote', { name: 'Otto Quote', companyName: "O'Brien Pub" });
       clock.advance(1000);
       leadOfB = await createLead(t, keyB, { name: 'Zoë Ångström', email: 'zoe@northwind.example', companyName: 'Northwind Traders' });
     });
@@ -117,6 +120,29 @@ for (const kind of BACKENDS) {
       assert.deepEqual(await found('c:\\temp'), ['backslash']);
       assert.deepEqual(await found('\\'), ['backslash']);
       assert.deepEqual(await found('%%'), []);
+    });
+
+    it('finds a quote as written: the words go into the statement as literals', async () => {
+      assert.deepEqual(await found("o'brien"), ['quote']);
+      assert.deepEqual(await found("'"), ['quote']);
+      assert.deepEqual(await found("o''brien"), []);
+      assert.deepEqual(await found("\\'"), []);
+      assert.deepEqual(await found("' OR ''='"), []);
+      assert.deepEqual(await found("E'\\' quote"), []);
+      assert.equal(await count(`?q=${encodeURIComponent("o'brien pub")}`), 1);
+    });
+
+    it('writes a literal that reads back as the text, whatever standard_conforming_strings says', async () => {
+      const texts = ["'", '\\', "\\'", "'\\", "''", "\\\\'; SELECT 1; --", "E'x'", '$$', '$1', 'Zoë\u202e🦄', '\\0', '\\x41', '\\u0041'];
+      for (const conforming of ['on', 'off']) {
+        const read = await t.database.db.transaction().execute(async (trx) => {
+          await sql.raw(`SET LOCAL standard_conforming_strings = ${conforming}`).execute(trx);
+          return Promise.all(texts.map(async (text) => (await sql<{ v: string }>`SELECT ${literal(text)}::text AS v`.execute(trx)).rows[0]!.v));
+        });
+        assert.deepEqual(read, texts, `standard_conforming_strings = ${conforming}`);
+      }
+      assert.throws(() => literal('a\u0000b'), /NUL/);
+      assert.throws(() => literal(1.5), /safe integer/);
     });
 
     it('treats a blank q as no search at all', async () => {
