@@ -42,9 +42,9 @@ export const prepare = sql.raw(`${PREPARE_MARK} `);
  * (src/domain/leads.ts): its words and its LIMIT are written into its text, and it is planned for them, in one round
  * trip, without a transaction that changes the setting.
  *
- * A text is written in the E'…' form with every backslash and quote doubled, so that it reads the same whatever
- * standard_conforming_strings says; a NUL character (which PostgreSQL refuses in text anyway) is refused here. A number
- * must be a safe integer.
+ * A text is quoted by the `pg` driver's escapeLiteral (quotes doubled; with a backslash, the E'…' form with every
+ * backslash doubled), so that it reads the same whatever standard_conforming_strings says; a NUL character (which
+ * PostgreSQL refuses in text anyway) is refused here. A number must be a safe integer.
  */
 export function literal(value: string | number): RawBuilder<unknown> {
   if (typeof value === 'number') {
@@ -52,7 +52,7 @@ export function literal(value: string | number): RawBuilder<unknown> {
     return sql.raw(String(value));
   }
   if (value.includes('\0')) throw new Error('literal: a text with a NUL character');
-  return sql.raw(`E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`);
+  return sql.raw(pg.escapeLiteral(value));
 }
 
 const statementNames = new Map<string, string>();
