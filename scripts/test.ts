@@ -1,26 +1,139 @@
-// `npm test`: the project's own tests (on PostgreSQL and embedded PGlite), then the conformance suite of the
-// interface contract when it is present beside the project (../shared/conformance).
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+// `npm test`: the type check, the project's own tests (on PostgreSQL and embedded PGlite) and the conformance suite of
+// the interface contract when it is present beside the project (../shared/conformance), all at once.
+//
+// A test file run in a process of its own pays about a second of CPU before its first test (loading the app, compiling
+// PGlite's WebAssembly, warming the JIT). So the files are dealt into groups of about equal cost, each group run by one
+// `node --test --test-isolation=none` process, and TEST_CONCURRENCY groups (default 4 on two cores: a group waits on
+// servers and browsers about a third of its time) run side by side. A file that sets top-level hooks (which would
+// apply to every file of its process) runs alone. The cost of a file is its duration in the last run, kept in
+// node_modules/.cache/leadrun-test/durations.json, else its size. A group's output is printed whole when it ends.
+import { spawn } from 'node:child_process';
+import { existsSync, globSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
 const node = process.execPath;
+const cacheDir = path.join(root, 'node_modules/.cache/leadrun-test');
+const durationsFile = path.join(cacheDir, 'durations.json');
+const TOP_LEVEL_HOOK = /^(before|after|beforeEach|afterEach)\(/m;
 
-function run(title: string, args: string[]): boolean {
-  process.stdout.write(`\n== ${title}\n`);
-  const result = spawnSync(node, args, { cwd: root, stdio: 'inherit', env: process.env });
-  return result.status === 0;
+interface Job {
+  title: string;
+  args: string[];
+  files: string[];
+  cost: number;
 }
 
-const concurrency = process.env.TEST_CONCURRENCY ?? '2';
-let ok = run('leadrun tests', ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=180000', 'test/**/*.test.ts']);
-
-const conformance = path.resolve(root, process.env.CONFORMANCE_DIR ?? '../shared/conformance');
-if (existsSync(conformance)) {
-  const files = readdirSync(conformance).filter((f) => f.endsWith('.test.mjs')).map((f) => path.join(conformance, f));
-  ok = run('conformance suite', ['--test', ...files]) && ok;
-} else {
-  process.stdout.write(`\n== conformance suite: not found at ${conformance}; skipped\n`);
+interface Finished {
+  job: Job;
+  ok: boolean;
+  seconds: number;
+  counts: Record<string, number>;
 }
-process.exit(ok ? 0 : 1);
+
+const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? Math.max(2, os.availableParallelism() * 2)));
+const filter = process.argv.slice(2);
+const files = globSync('test/**/*.test.ts', { cwd: root }).sort()
+  .filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)));
+
+const known: Record<string, number> = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {};
+// Without a duration, a file's size stands in for it: about a second of a test process for each 4 KB of test code.
+const cost = (file: string): number => known[file] ?? statSync(path.join(root, file)).size / 4_000;
+
+const alone = files.filter((file) => TOP_LEVEL_HOOK.test(readFileSync(path.join(root, file), 'utf8')));
+const shared = files.filter((file) => !alone.includes(file)).sort((a, b) => cost(b) - cost(a));
+
+// Longest first into the cheapest group: groups of about equal cost, three for each group running at once, so that the
+// last to finish are short.
+const groupCount = Math.min(shared.length, concurrency * 3);
+const groups: string[][] = Array.from({ length: groupCount }, () => []);
+const groupCost = new Array<number>(groupCount).fill(0);
+for (const file of shared) {
+  const i = groupCost.indexOf(Math.min(...groupCost));
+  groups[i]!.push(file);
+  groupCost[i]! += cost(file);
+}
+
+mkdirSync(cacheDir, { recursive: true });
+let reports = 0;
+// The spec reporter for people, and scripts/test-durations.ts into a file of the job's own for the next grouping.
+const testArgs = (isolation: 'none' | 'process', list: string[]) => [
+  '--test', `--test-isolation=${isolation}`, '--test-timeout=180000',
+  '--test-reporter=spec', '--test-reporter-destination=stdout',
+  '--test-reporter=./scripts/test-durations.ts', `--test-reporter-destination=${path.join(cacheDir, `durations-${++reports}.tsv`)}`,
+  ...list,
+];
+const jobs: Job[] = [
+  ...groups.map((list, i) => ({ title: `tests, group ${i + 1} of ${groupCount}`, args: testArgs('none', list), files: list, cost: groupCost[i]! })),
+  ...alone.map((file) => ({ title: `tests, ${file}`, args: testArgs('process', [file]), files: [file], cost: cost(file) })),
+];
+if (filter.length === 0) {
+  jobs.push({ title: 'type check', args: [], files: [], cost: 15 });
+  const conformance = path.resolve(root, process.env.CONFORMANCE_DIR ?? '../shared/conformance');
+  if (existsSync(conformance)) {
+    const suite = readdirSync(conformance).filter((f) => f.endsWith('.test.mjs')).map((f) => path.join(conformance, f));
+    jobs.push({ title: 'conformance suite', args: ['--test', ...suite], files: [], cost: 20 });
+  } else {
+    process.stdout.write(`conformance suite: not found at ${conformance}; skipped\n`);
+  }
+}
+jobs.sort((a, b) => b.cost - a.cost);
+
+// Compiled code of the project and its dependencies is kept between processes (as bin/leadrun does).
+const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(root, 'node_modules/.cache/leadrun-compile') };
+
+function run(job: Job): Promise<Finished> {
+  const started = performance.now();
+  const [command, args] = job.title === 'type check'
+    ? ['npm', ['run', '--silent', 'typecheck']]
+    : [node, job.args];
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    child.on('close', (code) => {
+      const text = Buffer.concat(output).toString('utf8');
+      const seconds = (performance.now() - started) / 1000;
+      const counts: Record<string, number> = {};
+      for (const [, name, n] of text.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[name!] = Number(n);
+      const ok = code === 0;
+      process.stdout.write(`\n== ${job.title}${job.files.length > 1 ? ` (${job.files.length} files)` : ''}: ${ok ? 'passed' : 'FAILED'} in ${seconds.toFixed(1)} s\n`);
+      if (job.files.length > 1) process.stdout.write(`   ${job.files.join(' ')}\n`);
+      process.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
+      resolve({ job, ok, seconds, counts });
+    });
+  });
+}
+
+const started = performance.now();
+const queue = [...jobs];
+const finished: Finished[] = [];
+await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+  for (let job = queue.shift(); job; job = queue.shift()) finished.push(await run(job));
+}));
+
+// Each file's duration (its top-level tests'), for the next run's grouping.
+const durations: Record<string, number> = { ...known };
+const measured: Record<string, number> = {};
+for (let i = 1; i <= reports; i++) {
+  const report = path.join(cacheDir, `durations-${i}.tsv`);
+  if (!existsSync(report)) continue;
+  for (const line of readFileSync(report, 'utf8').split('\n')) {
+    const [file, ms] = line.split('\t');
+    if (file && ms) measured[file] = (measured[file] ?? 0) + Number(ms) / 1000;
+  }
+  rmSync(report);
+}
+for (const [file, seconds] of Object.entries(measured)) durations[file] = Number(seconds.toFixed(2));
+writeFileSync(durationsFile, `${JSON.stringify(durations, null, 1)}\n`);
+
+const sum = (name: string, which = finished.filter((f) => f.job.files.length > 0)) => which.reduce((n, f) => n + (f.counts[name] ?? 0), 0);
+const failed = finished.filter((f) => !f.ok);
+const conformance = finished.find((f) => f.job.title === 'conformance suite');
+process.stdout.write(`\n== summary: ${((performance.now() - started) / 1000).toFixed(1)} s, ${concurrency} at a time\n`
+  + `leadrun tests: ${sum('tests')} tests, ${sum('pass')} passed, ${sum('fail')} failed, ${sum('cancelled')} cancelled, ${sum('skipped')} skipped\n`
+  + (conformance ? `conformance suite: ${conformance.counts.pass ?? 0} passed, ${conformance.counts.fail ?? 0} failed\n` : '')
+  + (failed.length ? `FAILED: ${failed.map((f) => f.job.title).join('; ')}\n` : 'all passed\n'));
+process.exit(failed.length ? 1 : 0);

@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import { SerializerSelector, type Serializer, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -85,9 +86,32 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 // Query strings and path parameters arrive as text and are coerced to their types; bodies are JSON and are not:
 // `{"name": 42}` is refused rather than turned into "42". Unknown body fields are refused, never dropped.
+// One pair for the process: Ajv keeps what it compiled by schema object, and every app built in the process (tests
+// build one for each database) hands it the same route schemas.
+let processValidators: { body: Ajv; text: Ajv } | null = null;
 function validators() {
-  return { body: bodyValidator(), text: textValidator() };
+  processValidators ??= { body: bodyValidator(), text: textValidator() };
+  return processValidators;
 }
+
+// Fastify's own response serializers (fast-json-stringify), kept by schema object for the process as Ajv keeps its
+// validators: compiling the routes' schemas is most of the CPU that building the app takes (about 0.3 s). They are
+// reused only while the shared schemas they may refer to (Problem, RunEvent) are the same objects.
+const serializerFactory = SerializerSelector();
+let processSerializers: { shared: unknown[]; compiled: WeakMap<object, Serializer> } | null = null;
+const buildSerializer: SerializerFactory = (externalSchemas, options) => {
+  const compile = serializerFactory(externalSchemas, options);
+  const shared = Object.values((externalSchemas ?? {}) as Record<string, unknown>);
+  const same = processSerializers?.shared.length === shared.length && shared.every((schema, i) => processSerializers!.shared[i] === schema);
+  if (!same) processSerializers = { shared, compiled: new WeakMap() };
+  const { compiled } = processSerializers!;
+  return (route) => {
+    if (typeof route.schema !== 'object' || route.schema === null) return compile(route);
+    let serialize = compiled.get(route.schema);
+    if (!serialize) compiled.set(route.schema, (serialize = compile(route)));
+    return serialize;
+  };
+};
 
 // Ajv turns any text that JavaScript reads as a whole number into an integer: "0x10", "1e1", " 5", "5." and
 // "1e999" (Infinity) among them. In a query an integer is written in decimal digits, and nothing else is one.
@@ -150,6 +174,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    schemaController: { compilersFactory: { buildSerializer } },
     trustProxy,
     // What the router refuses before any hook runs is answered in the same problem shape as everything else.
     frameworkErrors: (error, request, reply) => {
