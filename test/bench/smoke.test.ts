@@ -66,7 +66,7 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       assert.equal(row.non2xx + row.errors, 0, `${row.workload} answered only 2xx`);
       assert.ok(Number.isFinite(row.p95));
     }
-    assert.equal(search.plans.length, 5);
+    assert.equal(search.plans.length, 4);
     for (const { plan } of search.plans) assert.match(plan, /Execution Time/);
     assert.equal(search.export.leads, 1000, 'the export held every lead');
 
