@@ -122,6 +122,8 @@ export interface RunStepsTable {
   input_tokens: number | null;
   output_tokens: number | null;
   duration_ms: number | null;
+  /** When the model endpoint's refusals first put the step off, since its last counted attempt (0017). */
+  put_off_since: Date | null;
 }
 
 export interface EmailDraftsTable {
