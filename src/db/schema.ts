@@ -104,6 +104,8 @@ export interface RunsTable {
   tokens_used: Generated<number>;
   feedback: string | null;
   batch_id: string | null;
+  /** Processes following the run's events (0018): the worker notifies of its steps only while above zero. */
+  followers: Generated<number>;
 }
 
 export interface RunStepsTable {

@@ -157,8 +157,13 @@ export async function loadSteps(db: Kysely<DB>, runId: string): Promise<StoredSt
 // first CTE, and every write below it happens only when that check passed; the statement commits whole or not at
 // all. Run events are numbered in the order written. Each used to be a transaction of 6 to 11 statements, one
 // round trip apiece (docs/PERFORMANCE.md).
+// The lease CTE also reads whether anyone follows the run's events: a follow (src/http/run-event-hub.ts) updates the
+// run row, so either it waits for this statement's commit and then reads the events written, or this statement
+// waits for it and, locking the row, reads the count it committed. A notice wakes followers only: without any, none
+// is sent, since PostgreSQL commits notifying transactions one at a time.
 const LEASE = (job: Job) => sql`lease AS (
-  SELECT id FROM runs WHERE id = ${job.runId} AND lease_owner = ${job.workerId} AND status = 'RUNNING' FOR UPDATE)`;
+  SELECT id, followers FROM runs WHERE id = ${job.runId} AND lease_owner = ${job.workerId} AND status = 'RUNNING' FOR UPDATE)`;
+const FOLLOWED = sql`EXISTS (SELECT 1 FROM lease WHERE followers > 0)`;
 
 interface Transition {
   held: number;
@@ -182,7 +187,7 @@ export async function startStep(db: Kysely<DB>, job: Job, node: StepNode, engine
       INSERT INTO run_events (run_id, workspace_id, type, node, attempt, engine, occurred_at)
       SELECT ${job.runId}, ${job.workspaceId}, 'step.started', node, attempts, ${engine}, ${now}::timestamptz FROM started)
     SELECT (SELECT count(*) FROM lease)::int AS held, 0 AS completed, (SELECT attempts FROM started) AS attempt,
-           CASE WHEN EXISTS (SELECT 1 FROM started) THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(trx));
+           CASE WHEN EXISTS (SELECT 1 FROM started) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(trx));
   if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
   if (row.attempt === null) throw new Error(`step ${node} of run ${job.runId} cannot be started`);
   return row.attempt;
@@ -246,7 +251,7 @@ export async function completeStep(
 `)}
       SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM done)::int AS completed,
              NULL::int AS attempt,
-             CASE WHEN EXISTS (SELECT 1 FROM done) THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(conn);
+             CASE WHEN EXISTS (SELECT 1 FROM done) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(conn);
     if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
     if (!row.completed) throw new Error(`step ${node} of run ${job.runId} was not running`);
     if (!hooked) return;
