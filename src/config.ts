@@ -11,9 +11,10 @@ export interface Config {
   rateLimitPerMinute: number;
   /**
    * The model endpoint; `maxConcurrency` (LLM_MAX_CONCURRENCY) is how many calls every worker process together may
-   * have in flight to it, lowered for a while after a 429 (src/agent/engines/limiter.ts).
+   * have in flight to it, lowered for a while after a 429 (src/agent/engines/limiter.ts); `giveUpAfterMs`
+   * (LLM_RATE_LIMIT_GIVE_UP_MINUTES) how long its refusals may put a step off before the run fails.
    */
-  llm: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number; maxConcurrency: number } | null;
+  llm: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number; maxConcurrency: number; giveUpAfterMs: number } | null;
   /** Tokens one run may spend on model calls, over all its steps and attempts. */
   runTokenBudget: number;
   traceUrlTemplate: string | null;
@@ -208,6 +209,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       ? {
         baseUrl: llmBaseUrl, apiKey: llmApiKey, model: llmModel, timeoutMs: integer(env, 'LLM_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
         maxConcurrency: integer(env, 'LLM_MAX_CONCURRENCY', 16, 1, 1024),
+        giveUpAfterMs: integer(env, 'LLM_RATE_LIMIT_GIVE_UP_MINUTES', 60, 1, 10_080) * 60_000,
       }
       : null,
     runTokenBudget: integer(env, 'RUN_TOKEN_BUDGET', 100_000, 1, 100_000_000),

@@ -71,6 +71,7 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
           tokenBudget: config.runTokenBudget,
           requestModel: config.llm?.model ?? null,
           allowPrivateHosts: config.allowPrivateHosts,
+          ...(config.llm ? { giveUpAfterMs: config.llm.giveUpAfterMs } : {}),
         }),
         (await import('./mail/deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
         (await import('./mail/replies.ts')).replyCheckHandler,

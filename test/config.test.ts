@@ -58,7 +58,7 @@ describe('loadConfig', () => {
     assert.equal(config.dataDir, '/srv/leadrun/var/data');
     assert.equal(config.freePlanMonthlyRuns, 0);
     assert.equal(config.rateLimitPerMinute, 1200);
-    assert.deepEqual(config.llm, { baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'secret', model: 'llama3.1', timeoutMs: 60_000, maxConcurrency: 16 });
+    assert.deepEqual(config.llm, { baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'secret', model: 'llama3.1', timeoutMs: 60_000, maxConcurrency: 16, giveUpAfterMs: 3_600_000 });
     assert.equal(config.traceUrlTemplate, 'https://cloud.langfuse.com/trace/{traceId}');
     assert.equal(config.logLevel, 'debug');
     assert.equal(config.allowPrivateHosts, true);
@@ -69,8 +69,9 @@ describe('loadConfig', () => {
       LLM_BASE_URL: 'https://api.openai.com/v1', LLM_MODEL: 'gpt-4o-mini', LLM_TIMEOUT_SECONDS: '20',
       RUN_TOKEN_BUDGET: '5000', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
     }, '/x');
-    assert.deepEqual(config.llm, { baseUrl: 'https://api.openai.com/v1', apiKey: null, model: 'gpt-4o-mini', timeoutMs: 20_000, maxConcurrency: 16 });
+    assert.deepEqual(config.llm, { baseUrl: 'https://api.openai.com/v1', apiKey: null, model: 'gpt-4o-mini', timeoutMs: 20_000, maxConcurrency: 16, giveUpAfterMs: 3_600_000 });
     assert.equal(loadConfig({ LLM_BASE_URL: 'http://m/v1', LLM_MODEL: 'm', LLM_MAX_CONCURRENCY: '64' }, '/x').llm?.maxConcurrency, 64);
+    assert.equal(loadConfig({ LLM_BASE_URL: 'http://m/v1', LLM_MODEL: 'm', LLM_RATE_LIMIT_GIVE_UP_MINUTES: '5' }, '/x').llm?.giveUpAfterMs, 300_000);
     assert.equal(config.runTokenBudget, 5000);
     assert.equal(config.otelEndpoint, 'http://collector:4318');
     assert.equal(loadConfig({}, '/x').runTokenBudget, 100_000);
@@ -78,6 +79,8 @@ describe('loadConfig', () => {
     for (const [name, value] of [
       ['RUN_TOKEN_BUDGET', '0'], ['LLM_TIMEOUT_SECONDS', 'soon'], ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
       ['LLM_MAX_CONCURRENCY', '0'], ['LLM_MAX_CONCURRENCY', '1025'], ['LLM_MAX_CONCURRENCY', '-4'], ['LLM_MAX_CONCURRENCY', '8.5'],
+      ['LLM_RATE_LIMIT_GIVE_UP_MINUTES', '0'], ['LLM_RATE_LIMIT_GIVE_UP_MINUTES', '10081'], ['LLM_RATE_LIMIT_GIVE_UP_MINUTES', 'for ever'],
+      ['LLM_RATE_LIMIT_GIVE_UP_MINUTES', '1.5'],
     ]) {
       assert.throws(() => loadConfig({ LLM_BASE_URL: 'http://m/v1', LLM_MODEL: 'm', [name!]: value! }, '/x'), (e: Error) => e.message.startsWith(`${name} `));
     }

@@ -123,16 +123,20 @@ export class ModelEndpointError extends Error {
 /**
  * A model call put off rather than failed: the endpoint asked to wait (a 429 with Retry-After), or no call slot came
  * free in time (src/agent/engines/limiter.ts). The worker puts the step back in the queue, due at `retryAt`, without
- * counting an attempt: waiting for the provider is not the step failing.
+ * counting an attempt: waiting for the provider is not the step failing. But not for ever: a step the endpoint has
+ * refused (`refused`) for longer than LLM_RATE_LIMIT_GIVE_UP_MINUTES fails its run.
  */
 export class ModelCallDeferred extends Error {
   readonly retryAt: Date;
   /** Tokens spent before the call was put off (a WRITER's first draft), so the run's total stays right. */
   readonly usage: TokenUsage | null;
-  constructor(message: string, retryAt: Date, usage: TokenUsage | null = null) {
+  /** True when the endpoint refused (a 429, or the pause one set); false when only this installation's slots were full. */
+  readonly refused: boolean;
+  constructor(message: string, retryAt: Date, usage: TokenUsage | null = null, { refused = true }: { refused?: boolean } = {}) {
     super(message);
     this.name = 'ModelCallDeferred';
     this.retryAt = retryAt;
     this.usage = usage;
+    this.refused = refused;
   }
 }

@@ -313,7 +313,7 @@ function withUsage(error: unknown, usage: TokenUsage | null): unknown {
   if (!usage) return error;
   if (error instanceof PermanentStepError) return new PermanentStepError(error.message, addUsage(usage, error.usage));
   if (error instanceof StepAttemptError) return new StepAttemptError(error.message, addUsage(usage, error.usage), { cause: error.cause });
-  if (error instanceof ModelCallDeferred) return new ModelCallDeferred(error.message, error.retryAt, addUsage(usage, error.usage));
+  if (error instanceof ModelCallDeferred) return new ModelCallDeferred(error.message, error.retryAt, addUsage(usage, error.usage), { refused: error.refused });
   // Any other error is retryable, and so is a StepAttemptError: the same outcome, with the tokens counted.
   if (error instanceof Error && error.name !== 'AbortError') return new StepAttemptError(error.message, usage, { cause: error });
   return error;

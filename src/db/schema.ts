@@ -104,6 +104,8 @@ export interface RunsTable {
   tokens_used: Generated<number>;
   feedback: string | null;
   batch_id: string | null;
+  /** Processes following the run's events (0018): the worker notifies of its steps only while above zero. */
+  followers: Generated<number>;
 }
 
 export interface RunStepsTable {
@@ -122,6 +124,8 @@ export interface RunStepsTable {
   input_tokens: number | null;
   output_tokens: number | null;
   duration_ms: number | null;
+  /** When the model endpoint's refusals first put the step off, since its last counted attempt (0017). */
+  put_off_since: Date | null;
 }
 
 export interface EmailDraftsTable {

@@ -9,7 +9,6 @@ import type { DB, DeliveryMethod, DeliveryStatus, DraftOrigin, DraftStatus, Plan
 import type { DraftGrounding } from './drafts.ts';
 import { AppError, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
-import { RUN_EVENTS_CHANNEL } from './run-events.ts';
 import { isUuid } from './validation.ts';
 import { emitWebhookEvent } from './webhooks/events.ts';
 
@@ -134,7 +133,8 @@ export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: Sta
   const now = clock.now();
   await countRunsAgainstPlan(trx, workspaceId, found.plan, now, ctx.freePlanMonthlyRuns, 1);
 
-  // The run, its four PENDING steps, its first event and both wake-up notices (delivered at commit), in one statement.
+  // The run, its four PENDING steps, its first event and the workers' wake-up notice (delivered at commit), in one
+  // statement. No notice on the run's events channel: nobody can follow a run before it exists.
   const run = queuedRun({ leadId: found.lead_id, callId: found.call_id }, now, null);
   await sql`
     ${prepare}WITH run AS (
@@ -148,7 +148,7 @@ export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: Sta
       SELECT run.id, s.position - 1, s.node, 'PENDING', NULL, 0 FROM run, unnest(${sql.raw(`ARRAY[${STEP_NODES.map((n) => `'${n}'`).join(', ')}]`)}::text[]) WITH ORDINALITY AS s(node, position)),
     queued AS (
       INSERT INTO run_events (run_id, workspace_id, type, occurred_at) SELECT run.id, ${workspaceId}, 'run.queued', ${now}::timestamptz FROM run)
-    SELECT pg_notify(${RUN_EVENTS_CHANNEL}, run.id::text), pg_notify(${RUNS_CHANNEL}, run.id::text) FROM run`.execute(trx);
+    SELECT pg_notify(${RUNS_CHANNEL}, run.id::text) FROM run`.execute(trx);
   await emitWebhookEvent(trx, workspaceId, 'run.started', run, { at: now, runId: run.id });
   return run;
 }
@@ -176,12 +176,14 @@ export function queuedRun(input: StartRunInput, now: Date, batchId: string | nul
 }
 
 /**
- * Adds `count` runs to the workspace's month, all or none. On the Free plan the increment only happens while the
- * month can hold all of them; concurrent starts queue on the usage row (the upsert locks it and re-reads the count
- * it waited for), so together they never pass the limit.
+ * Adds `count` runs to a Free workspace's month, all or none: the increment only happens while the month can hold
+ * all of them; concurrent starts queue on the usage row (the upsert locks it and re-reads the count it waited for),
+ * so together they never pass the limit. The month's first start counts the runs already in the runs table (a
+ * workspace moved to the Free plan in mid-month). A plan without a limit counts nothing here: its starts would only
+ * queue behind each other on that row (docs/PERFORMANCE.md); its month is counted from the runs (monthUsage).
  */
 export async function countRunsAgainstPlan(trx: Kysely<DB>, workspaceId: string, plan: Plan, now: Date, freeLimit: number, count: number): Promise<void> {
-  const limited = plan === 'FREE';
+  if (plan !== 'FREE') return;
   const month = monthKey(now);
   const refuse = async (): Promise<never> => {
     const usage = await trx.selectFrom('run_usage').select('runs').where('workspace_id', '=', workspaceId).where('month', '=', month).executeTakeFirst();
@@ -193,16 +195,30 @@ export async function countRunsAgainstPlan(trx: Kysely<DB>, workspaceId: string,
       extra: { limit: freeLimit, used, resetsAt: monthStart(now, 1).toISOString() },
     });
   };
-  if (limited && count > freeLimit) return refuse();
+  if (count > freeLimit) return refuse();
   const counted = await sql<{ runs: number }>`
-    ${prepare}INSERT INTO run_usage (workspace_id, month, runs) VALUES (${workspaceId}, ${month}, ${count}::int)
+    ${prepare}INSERT INTO run_usage (workspace_id, month, runs)
+    SELECT ${workspaceId}, ${month}::date, n.runs FROM (
+      SELECT count(*)::int + ${count}::int AS runs FROM runs
+      WHERE workspace_id = ${workspaceId} AND started_at >= ${monthStart(now)}::timestamptz AND started_at < ${monthStart(now, 1)}::timestamptz) n
+    WHERE n.runs <= ${freeLimit}
     ON CONFLICT (workspace_id, month) DO UPDATE SET runs = run_usage.runs + ${count}::int
-    WHERE ${!limited}::boolean OR run_usage.runs + ${count}::int <= ${freeLimit}
+    WHERE run_usage.runs + ${count}::int <= ${freeLimit}
     RETURNING runs`.execute(trx);
   if (counted.rows.length === 0) return refuse();
 }
 
-export async function monthUsage(db: Kysely<DB>, workspaceId: string, at: Date): Promise<number> {
+/**
+ * Runs the workspace started in the month of `at`: a Free workspace's count of its limit, or for other plans the
+ * runs of that month in the runs table (read from the index on workspace and start time).
+ */
+export async function monthUsage(db: Kysely<DB>, workspaceId: string, at: Date, plan: Plan = 'FREE'): Promise<number> {
+  if (plan !== 'FREE') {
+    const { rows: [row] } = await sql<{ runs: number }>`
+      SELECT count(*)::int AS runs FROM runs
+      WHERE workspace_id = ${workspaceId} AND started_at >= ${monthStart(at)}::timestamptz AND started_at < ${monthStart(at, 1)}::timestamptz`.execute(db);
+    return row?.runs ?? 0;
+  }
   const row = await db.selectFrom('run_usage').select('runs').where('workspace_id', '=', workspaceId).where('month', '=', monthKey(at)).executeTakeFirst();
   return row?.runs ?? 0;
 }

@@ -31,7 +31,8 @@ export async function workspaceUsage(db: Kysely<DB>, workspaceId: string, freePl
   return {
     plan: workspace.plan,
     limit: workspace.plan === 'FREE' ? freePlanMonthlyRuns : null,
-    used: await monthUsage(db, workspaceId, now),
+    // A Free workspace's count of its limit; for other plans, the month's runs counted above.
+    used: workspace.plan === 'FREE' ? await monthUsage(db, workspaceId, now) : perDay.rows.reduce((sum, r) => sum + r.runs, 0),
     resetsAt: monthStart(now, 1),
     days,
   };

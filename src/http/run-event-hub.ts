@@ -2,7 +2,11 @@
 // and its new events) then serves every stream following it, however many there are, so that a crowd of streams
 // on one run costs the database what one stream does. A stream ends when its run rests, when the key or session
 // that opened it stops letting anyone in, and when the process closes.
-import type { Kysely } from 'kysely';
+//
+// The worker notifies of a run's steps only while some process follows the run (runs.followers, 0018): a feed counts
+// itself in before its first read and out when its last stream ends. The count is written to the run row, which the
+// worker's step statements lock, so no event falls between the first read and the first notice (src/worker/queue.ts).
+import { sql, type Kysely } from 'kysely';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Database } from '../db/database.ts';
 import type { DB, RunStatus } from '../db/schema.ts';
@@ -49,6 +53,13 @@ interface Follower {
 
 type ReadProgress = (after: number) => Promise<{ status: RunStatus; delivering: boolean; events: RunEvent[] } | null>;
 
+/** Counts this process in (+1) or out (-1) of a run's followers; true when the run was found. */
+async function countFollower(db: Kysely<DB>, workspaceId: string, runId: string, by: 1 | -1): Promise<boolean> {
+  const result = await sql`
+    UPDATE runs SET followers = GREATEST(0, followers + ${by}::int) WHERE id = ${runId}::uuid AND workspace_id = ${workspaceId}::uuid`.execute(db);
+  return (result.numAffectedRows ?? 0n) > 0n;
+}
+
 /** The streams of one run in this process, and the reads that feed them. */
 class RunFeed {
   readonly runId: string;
@@ -57,14 +68,19 @@ class RunFeed {
   readonly #read: ReadProgress;
   readonly #end: (follower: Follower, how: StreamEnd) => void;
   readonly #timer: NodeJS.Timeout;
+  /** Settles once the run counts this feed among its followers: true, or false when it could not be counted. */
+  readonly counted: Promise<boolean>;
   #reading = false;
   #again = false;
 
-  constructor(runId: string, workspaceId: string, read: ReadProgress, end: (follower: Follower, how: StreamEnd) => void) {
+  constructor(
+    runId: string, workspaceId: string, read: ReadProgress, end: (follower: Follower, how: StreamEnd) => void, counted: Promise<boolean>,
+  ) {
     this.runId = runId;
     this.workspaceId = workspaceId;
     this.#read = read;
     this.#end = end;
+    this.counted = counted;
     this.#timer = setInterval(() => this.wake(), FALLBACK_READ_MS);
   }
 
@@ -83,6 +99,8 @@ class RunFeed {
   }
 
   async #drain(): Promise<void> {
+    // Read only once the worker notifies of this run's steps (a failed count leaves the fallback reads).
+    await this.counted;
     do {
       this.#again = false;
       // Those following when the read starts get what it finds; who comes during it is served by the next read.
@@ -123,6 +141,8 @@ export class RunEventHub {
   #unlisten: Array<() => Promise<void>> = [];
   #closed = false;
   #credentialTimer: NodeJS.Timeout | null = null;
+  /** Counts out not yet written: close() waits for them. */
+  readonly #leaving = new Set<Promise<unknown>>();
   #checking = false;
   #checkAgain = false;
 
@@ -142,6 +162,7 @@ export class RunEventHub {
     this.#closed = true;
     await Promise.all(this.#unlisten.splice(0).map((unlisten) => unlisten()));
     for (const follower of [...this.#followers.keys()]) this.#end(follower, { reason: 'closing' });
+    await Promise.all([...this.#leaving]);
   }
 
   /**
@@ -162,11 +183,14 @@ export class RunEventHub {
     let feed = byWorkspace.get(follow.workspaceId);
     if (!feed) {
       const db = this.#database();
+      // A run that cannot be counted (the database failed) is still read every FALLBACK_READ_MS.
+      const counted = countFollower(db, follow.workspaceId, follow.runId, 1).catch(() => false);
       feed = new RunFeed(
         follow.runId,
         follow.workspaceId,
         (after) => readRunProgress(db, follow.workspaceId, follow.runId, after, PAGE),
         (f, how) => this.#end(f, how),
+        counted,
       );
       byWorkspace.set(follow.workspaceId, feed);
     }
@@ -223,6 +247,13 @@ export class RunEventHub {
     feed.followers.delete(follower);
     if (feed.followers.size === 0) {
       feed.stop();
+      const db = this.#database();
+      const leaving = feed.counted
+        .then((counted) => counted && countFollower(db, feed.workspaceId, feed.runId, -1))
+        // Left counted, the run only gets the notices every run had before the count.
+        .catch(() => {})
+        .finally(() => this.#leaving.delete(leaving));
+      this.#leaving.add(leaving);
       const byWorkspace = this.#feeds.get(feed.runId);
       byWorkspace?.delete(feed.workspaceId);
       if (byWorkspace?.size === 0) this.#feeds.delete(feed.runId);

@@ -98,6 +98,8 @@ export interface StoredStep {
   status: StepStatus;
   output: unknown;
   attempts: number;
+  /** When the model endpoint's refusals first put the step off since its last counted attempt (ISO), or null. */
+  putOffSince: string | null;
 }
 
 /**
@@ -127,7 +129,7 @@ export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ contex
            (SELECT nullif(trim(m.from_name), '') FROM mail_settings m WHERE m.workspace_id = ${run.workspaceId}) AS from_name,
            (SELECT json_build_object('version', d.version, 'subject', d.subject, 'body', d.body)
             FROM email_drafts d WHERE d.run_id = ${run.id} ORDER BY d.version DESC LIMIT 1) AS previous_draft,
-           (SELECT json_agg(json_build_object('node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts) ORDER BY s.position)
+           (SELECT json_agg(json_build_object('node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts, 'putOffSince', s.put_off_since) ORDER BY s.position)
             FROM run_steps s WHERE s.run_id = ${run.id}) AS steps
     FROM leads l, calls c
     WHERE l.id = ${run.leadId} AND l.workspace_id = ${run.workspaceId} AND c.id = ${run.callId} AND c.workspace_id = ${run.workspaceId}`.execute(db);
@@ -147,15 +149,21 @@ export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ contex
 }
 
 export async function loadSteps(db: Kysely<DB>, runId: string): Promise<StoredStep[]> {
-  return db.selectFrom('run_steps').select(['node', 'status', 'output', 'attempts']).where('run_id', '=', runId).orderBy('position').execute();
+  const rows = await db.selectFrom('run_steps').select(['node', 'status', 'output', 'attempts', 'put_off_since']).where('run_id', '=', runId).orderBy('position').execute();
+  return rows.map(({ put_off_since, ...step }) => ({ ...step, putOffSince: put_off_since?.toISOString() ?? null }));
 }
 
 // A step's start and its completion are one statement each: the lease is checked (and the run row locked) by the
 // first CTE, and every write below it happens only when that check passed; the statement commits whole or not at
 // all. Run events are numbered in the order written. Each used to be a transaction of 6 to 11 statements, one
 // round trip apiece (docs/PERFORMANCE.md).
+// The lease CTE also reads whether anyone follows the run's events: a follow (src/http/run-event-hub.ts) updates the
+// run row, so either it waits for this statement's commit and then reads the events written, or this statement
+// waits for it and, locking the row, reads the count it committed. A notice wakes followers only: without any, none
+// is sent, since PostgreSQL commits notifying transactions one at a time.
 const LEASE = (job: Job) => sql`lease AS (
-  SELECT id FROM runs WHERE id = ${job.runId} AND lease_owner = ${job.workerId} AND status = 'RUNNING' FOR UPDATE)`;
+  SELECT id, followers FROM runs WHERE id = ${job.runId} AND lease_owner = ${job.workerId} AND status = 'RUNNING' FOR UPDATE)`;
+const FOLLOWED = sql`EXISTS (SELECT 1 FROM lease WHERE followers > 0)`;
 
 interface Transition {
   held: number;
@@ -179,7 +187,7 @@ export async function startStep(db: Kysely<DB>, job: Job, node: StepNode, engine
       INSERT INTO run_events (run_id, workspace_id, type, node, attempt, engine, occurred_at)
       SELECT ${job.runId}, ${job.workspaceId}, 'step.started', node, attempts, ${engine}, ${now}::timestamptz FROM started)
     SELECT (SELECT count(*) FROM lease)::int AS held, 0 AS completed, (SELECT attempts FROM started) AS attempt,
-           CASE WHEN EXISTS (SELECT 1 FROM started) THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(trx));
+           CASE WHEN EXISTS (SELECT 1 FROM started) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(trx));
   if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
   if (row.attempt === null) throw new Error(`step ${node} of run ${job.runId} cannot be started`);
   return row.attempt;
@@ -204,7 +212,7 @@ export async function completeStep(
   const outputTokens = result.usage?.outputTokens ?? null;
   const ctes = [LEASE(job), sql`done AS (
     UPDATE run_steps SET status = 'COMPLETED', output = ${JSON.stringify(result.output)}::jsonb, completed_at = ${now}::timestamptz,
-      error = NULL, engine = ${result.engine}, model = ${result.model}, prompt_version = ${result.promptVersion},
+      error = NULL, put_off_since = NULL, engine = ${result.engine}, model = ${result.model}, prompt_version = ${result.promptVersion},
       input_tokens = ${inputTokens}::int, output_tokens = ${outputTokens}::int, duration_ms = ${durationMs}::int
     WHERE run_id = ${job.runId} AND node = ${node} AND status = 'RUNNING' AND EXISTS (SELECT 1 FROM lease)
     RETURNING node)`];
@@ -243,7 +251,7 @@ export async function completeStep(
 `)}
       SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM done)::int AS completed,
              NULL::int AS attempt,
-             CASE WHEN EXISTS (SELECT 1 FROM done) THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(conn);
+             CASE WHEN EXISTS (SELECT 1 FROM done) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(conn);
     if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
     if (!row.completed) throw new Error(`step ${node} of run ${job.runId} was not running`);
     if (!hooked) return;
@@ -273,14 +281,18 @@ async function finishRun(trx: Transaction<DB>, job: Job, status: RunStatus & ('A
 /**
  * A failed attempt that will be retried: the run goes back to the queue, due at `retryAt`. An attempt put off
  * (`counted: false`: the model endpoint asked to wait) is taken back from the step's attempts, so that waiting for
- * the provider never fails a run.
+ * the provider does not use up the step's attempts; `refused` (the endpoint refused it) marks when the step was first
+ * put off, which bounds the wait (run-handler.ts). A counted attempt clears that mark: the endpoint answered.
  */
 export async function retryStepLater(
   db: Kysely<DB>, job: Job, node: StepNode, attempt: number, error: string, cost: AttemptCost, now: Date, retryAt: Date,
-  { counted = true }: { counted?: boolean } = {},
+  { counted = true, refused = false }: { counted?: boolean; refused?: boolean } = {},
 ): Promise<void> {
   await underLease(db, job, async (trx) => {
-    await trx.updateTable('run_steps').set((eb) => ({ status: 'PENDING', error, attempts: counted ? eb.ref('attempts') : eb('attempts', '-', 1) }))
+    await trx.updateTable('run_steps').set((eb) => ({
+      status: 'PENDING', error, attempts: counted ? eb.ref('attempts') : eb('attempts', '-', 1),
+      put_off_since: counted ? null : refused ? eb.fn.coalesce('put_off_since', sql<Date>`${now}::timestamptz`) : eb.ref('put_off_since'),
+    }))
       .where('run_id', '=', job.runId).where('node', '=', node).where('status', '=', 'RUNNING').execute();
     await trx.updateTable('runs').set({ available_at: retryAt, lease_owner: null, lease_expires_at: null, updated_at: now })
       .where('id', '=', job.runId).execute();

@@ -31,7 +31,15 @@ export interface RunHandlerOptions {
   requestModel?: string | null;
   allowPrivateHosts: boolean;
   fetchPage?: PipelineDeps['fetchPage'];
+  /**
+   * How long a step may be put off by the model endpoint's refusals (429s, and the pauses they set) before its run
+   * fails (LLM_RATE_LIMIT_GIVE_UP_MINUTES): an endpoint that refuses for ever must not keep runs waiting for ever.
+   */
+  giveUpAfterMs?: number;
 }
+
+/** LLM_RATE_LIMIT_GIVE_UP_MINUTES' default. */
+export const GIVE_UP_AFTER_MS = 60 * 60_000;
 
 export function runHandler(options: RunHandlerOptions): SourcedJobHandler<ClaimedRun> {
   return {
@@ -104,10 +112,26 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
       const spent = cost(error instanceof PermanentStepError || error instanceof StepAttemptError || error instanceof ModelCallDeferred ? error.usage : null);
       tokensUsed += spent.usage?.totalTokens ?? 0;
       if (error instanceof ModelCallDeferred) {
-        // The slot goes to a run that can work now; this one comes back when the endpoint takes calls again.
-        log.info({ node: step.node, attempt, retryAt: error.retryAt, reason: message }, 'model call put off; the step will start again');
+        const now = clock.now();
+        const giveUpAfterMs = options.giveUpAfterMs ?? GIVE_UP_AFTER_MS;
+        const since = error.refused ? new Date(previous?.putOffSince ?? now) : null;
+        if (since && now.getTime() - since.getTime() >= giveUpAfterMs) {
+          // A revoked quota or a billing problem: the endpoint refuses for ever. Fail as any other step failure shows.
+          const why = `the model endpoint has refused its calls for ${minutes(now.getTime() - since.getTime())} (since ${since.toISOString()}; `
+            + `the limit is ${minutes(giveUpAfterMs)}, LLM_RATE_LIMIT_GIVE_UP_MINUTES). Its last answer: ${message}`;
+          log.warn({ node: step.node, attempt, putOffSince: since, error: message }, 'the model endpoint refused the step for too long; the run has failed');
+          metrics?.stepsFinished.inc({ node: step.node, outcome: 'failed' });
+          metrics?.runsFinished.inc({ status: 'FAILED' });
+          await failRun(db, job, step.node, attempt, describe(why), spent, now);
+          return 'dead';
+        }
+        // The slot goes to a run that can work now; this one comes back when the endpoint takes calls again, or when
+        // its time to give up comes, whichever is first.
+        const retryAt = since ? new Date(Math.min(error.retryAt.getTime(), since.getTime() + giveUpAfterMs)) : error.retryAt;
+        const waiting = `waiting on the model provider, not counted as an attempt${since ? ` (put off since ${since.toISOString()})` : ''}: ${message}`;
+        log.info({ node: step.node, attempt, retryAt, putOffSince: since, reason: message }, 'model call put off; the step will start again');
         metrics?.stepsFinished.inc({ node: step.node, outcome: 'deferred' });
-        await retryStepLater(db, job, step.node, attempt, message, spent, clock.now(), error.retryAt, { counted: false });
+        await retryStepLater(db, job, step.node, attempt, describe(waiting), spent, now, retryAt, { counted: false, refused: error.refused });
         return 'retried';
       }
       // Work over its CPU budget would only run over it again: the same input takes the same time.
@@ -141,6 +165,11 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
 }
 
 const describe = (error: unknown) => describeError(error, 500);
+
+function minutes(ms: number): string {
+  const whole = Math.floor(ms / 60_000);
+  return whole >= 1 ? `${whole} min` : `${Math.round(ms / 1000)} s`;
+}
 
 function withTimeout<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {

@@ -6,7 +6,7 @@ import type { KyselyPlugin } from 'kysely';
 import { runAdminCommand } from '../../src/admin/commands.ts';
 import { systemClock } from '../../src/clock.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { recordEvent } from '../../src/domain/run-events.ts';
+import { recordEvent, RUN_EVENTS_CHANNEL } from '../../src/domain/run-events.ts';
 import { createSession, endSession } from '../../src/domain/sessions.ts';
 import { buildApp, createDeps } from '../../src/http/app.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
@@ -150,6 +150,35 @@ for (const kind of BACKENDS) {
       const ids = seen.filter((m) => m.id).map((m) => Number(m.id));
       assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'ids increase');
       assert.deepEqual(seen.at(-1)?.data, { status: 'AWAITING_APPROVAL' });
+    });
+
+    it("notifies of a run's steps only while a stream follows it, and counts the stream out when it ends", async () => {
+      const heard: string[] = [];
+      const unlisten = await t.database.listen(RUN_EVENTS_CHANNEL, (runId) => { heard.push(runId); });
+      const followers = async (runId: string) =>
+        (await t.database.db.selectFrom('runs').select('followers').where('id', '=', runId).executeTakeFirstOrThrow()).followers;
+      try {
+        const unfollowed = await startRun(t, key, lead.id, call.id);
+        let worker = await t.startWorker();
+        await waitForRun(t, key, unfollowed.id, (r) => r.status === 'AWAITING_APPROVAL');
+        await worker.stop();
+
+        const followed = await startRun(t, key, lead.id, call.id);
+        const stream = await openStream(followed.id);
+        await stream.until(isQueued);
+        assert.equal(await followers(followed.id), 1, 'the stream counted in before its first read');
+        worker = await t.startWorker();
+        await within(stream.ended, 10_000, 'the stream ends once the run awaits approval');
+        await worker.stop();
+        assert.deepEqual(stream.seen.map((m) => m.event).slice(-2), ['run.awaiting_approval', 'end']);
+        // Notices arrive in commit order: once the followed run's last one is heard, any of the first run would have been.
+        await eventually(async () => heard.filter((id) => id === followed.id).length === 8, 'the followed run\'s eight step notices');
+        assert.equal(heard.filter((id) => id === unfollowed.id).length, 0, 'no notice for a run nobody follows');
+        await eventually(async () => (await followers(followed.id)) === 0, 'the ended stream to count itself out');
+        assert.equal(await followers(unfollowed.id), 0);
+      } finally {
+        await unlisten();
+      }
     });
 
     it('lists the same events as JSON, and resumes after Last-Event-ID or ?after=', async () => {

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { ManualClock } from '../../src/clock.ts';
 import { RUNS_CHANNEL } from '../../src/domain/runs.ts';
 import { createSession } from '../../src/domain/sessions.ts';
+import { workspaceUsage } from '../../src/domain/usage.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type ApiResponse, type TestApp } from '../helpers.ts';
 import { asBrowser, assertInvalid, assertProblem, auditRows, createCall, createLead, db, startRun, STEP_ORDER, UUID, type Browser } from './support.ts';
@@ -41,14 +42,17 @@ for (const kind of BACKENDS) {
 
     const post = (body: unknown, k = key, headers: Record<string, string> = {}) => t.api('POST', '/api/v1/runs/batch', { key: k, body, headers });
 
-    /** Everything a batch writes, counted for one workspace: nothing may change when a batch is refused. */
+    /**
+     * Everything a batch writes, counted for one workspace: nothing may change when a batch is refused. The usage is the
+     * month's as Settings / Plan and usage shows it (a Free workspace's count of its limit, a Pro one's runs).
+     */
     const footprint = async (workspaceId: string) => {
-      const { rows: [row] } = await sql<{ runs: string; steps: string; events: string; usage: number | null }>`
+      const { rows: [row] } = await sql<{ runs: string; steps: string; events: string }>`
         SELECT (SELECT count(*) FROM runs WHERE workspace_id = ${workspaceId}) AS runs,
                (SELECT count(*) FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE r.workspace_id = ${workspaceId}) AS steps,
-               (SELECT count(*) FROM run_events WHERE workspace_id = ${workspaceId}) AS events,
-               (SELECT sum(runs)::int FROM run_usage WHERE workspace_id = ${workspaceId}) AS usage`.execute(db(t));
-      return { runs: Number(row!.runs), steps: Number(row!.steps), events: Number(row!.events), usage: row!.usage ?? 0 };
+               (SELECT count(*) FROM run_events WHERE workspace_id = ${workspaceId}) AS events`.execute(db(t));
+      const usage = await workspaceUsage(db(t), workspaceId, LIMIT, clock);
+      return { runs: Number(row!.runs), steps: Number(row!.steps), events: Number(row!.events), usage: usage.used };
     };
 
     it('answers 202 with 100 queued runs in the order of the items, one batch, a Location listing it', async () => {

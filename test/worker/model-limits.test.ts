@@ -1,7 +1,9 @@
 // Runs bound only by the model provider: the worker with the model engine and its call limiter, against a local
 // OpenAI-compatible endpoint that takes its time and refuses requests beyond its rate with 429 + Retry-After. At
 // most LLM_MAX_CONCURRENCY calls are in flight, a Retry-After holds every call back (in every worker process), and
-// a step the provider refused is put off without counting as an attempt: every run completes.
+// a step the provider refused is put off without counting as an attempt: every run completes. But not for ever: a
+// step refused for longer than LLM_RATE_LIMIT_GIVE_UP_MINUTES fails its run, and a 429 saying the quota is used up
+// (insufficient_quota) fails the step at once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createModelCallLimiter } from '../../src/agent/engines/limiter.ts';
@@ -10,8 +12,8 @@ import { systemClock } from '../../src/clock.ts';
 import type { JobRunner } from '../../src/jobs/runner.ts';
 import { BACKENDS, silentLogger, startTestApp, type TestApp } from '../helpers.ts';
 import { answer, COMPANY_PAGE } from '../support/model-answers.ts';
-import { rateLimited, startOpenAIServer, type OpenAIServer, type OpenAIServerOptions, type RecordedRequest } from '../support/openai-server.ts';
-import { assertFinishedOnce, createProspect, eventually, startRunViaApi, startWebsite, type Website } from './support.ts';
+import { rateLimited, startOpenAIServer, status, type OpenAIServer, type OpenAIServerOptions, type RecordedRequest } from '../support/openai-server.ts';
+import { assertFinishedOnce, createProspect, eventually, runReaches, startRunViaApi, startWebsite, stepsOf, type Website } from './support.ts';
 
 for (const kind of BACKENDS) {
   describe(`runs bound by the model provider (${kind})`, () => {
@@ -40,10 +42,10 @@ for (const kind of BACKENDS) {
     }
 
     /** A worker as `leadrun worker` makes it: a limiter of its own on the shared database; the key tells workers apart. */
-    function startWorker(llm: OpenAIServer, max: number, apiKey = 'sk-test-worker-a') {
+    function startWorker(llm: OpenAIServer, max: number, apiKey = 'sk-test-worker-a', giveUpAfterMs?: number) {
       const limiter = createModelCallLimiter({ db: t.database.db, clock: systemClock, baseUrl: llm.baseUrl, model: 'gpt-test', max, logger: silentLogger });
       const engine = createModelEngine({ baseUrl: llm.baseUrl, apiKey, model: 'gpt-test', timeoutMs: 5_000, limiter });
-      return t.startWorker({ engine, concurrency: max, allowPrivateHosts: true });
+      return t.startWorker({ engine, concurrency: max, allowPrivateHosts: true, ...(giveUpAfterMs !== undefined ? { giveUpAfterMs } : {}) });
     }
 
     async function startRuns(count: number): Promise<string[]> {
@@ -88,7 +90,65 @@ for (const kind of BACKENDS) {
       assert.deepEqual(arrivedBetween(llm.requests, refused.at + 300, refused.at + 900), [], 'no call during the pause');
       const retried = await retries(runIds);
       assert.equal(retried.length, 1, 'one step put off, for the one 429');
-      assert.match(retried[0]!.error!, /429 Too Many Requests.*retry after 1 s/);
+      assert.match(retried[0]!.error!, /^waiting on the model provider, not counted as an attempt \(put off since .*\): .*429 Too Many Requests.*retry after 1 s/);
+      const marks = await t.database.db.selectFrom('run_steps').select('put_off_since').where('run_id', 'in', runIds).execute();
+      assert.ok(marks.every((m) => m.put_off_since === null), 'a completed step keeps no put-off mark');
+    });
+
+    it('fails the run, naming the refusals, once an endpoint that always answers 429 has put a step off past the limit', async () => {
+      const llm = await endpoint({});
+      llm.setDefault(rateLimited(1));
+      const [runId] = await startRuns(1);
+      const worker = await startWorker(llm, 2, 'sk-test-worker-a', 1_500); // the limit: 1.5 s instead of an hour
+      try {
+        const run = await runReaches(t.database.db, runId!, 'FAILED', 20_000);
+        assert.match(run.error!, /^ANALYSIS failed: the model endpoint has refused its calls for \d+ s \(since .*; the limit is 2 s, LLM_RATE_LIMIT_GIVE_UP_MINUTES\)\. Its last answer: .*429 Too Many Requests/);
+      } finally {
+        await worker.stop();
+      }
+      const steps = await stepsOf(t.database.db, runId!);
+      assert.deepEqual(steps.map((s) => [s.node, s.status, s.attempts]), [
+        ['RESEARCH', 'COMPLETED', 1], ['ANALYSIS', 'FAILED', 1], ['STRATEGY', 'SKIPPED', 0], ['WRITER', 'SKIPPED', 0],
+      ]);
+      assert.match(steps[1]!.error!, /refused its calls/);
+      assert.ok(llm.requests.length >= 2 && llm.requests.length <= 4, `called again after each pause, then gave up (${llm.requests.length} calls)`);
+      const events = await t.database.db.selectFrom('run_events').select(['type', 'node', 'error']).where('run_id', '=', runId!).orderBy('seq').execute();
+      const putOff = events.filter((e) => e.type === 'step.retrying');
+      assert.equal(putOff.length, llm.requests.length - 1, 'every refusal but the last put the step off, and said so');
+      for (const event of putOff) assert.match(event.error!, /^waiting on the model provider/);
+      assert.deepEqual(events.slice(-2).map((e) => e.type), ['step.failed', 'run.failed']);
+      const shown = await t.api('GET', `/api/v1/runs/${runId}`, { key });
+      assert.equal(shown.json.data.status, 'FAILED');
+      assert.match(shown.json.data.error, /refused its calls/);
+    });
+
+    it('fails the step at once on a 429 that says the quota is used up (insufficient_quota), without putting it off', async () => {
+      const llm = await endpoint({});
+      llm.setDefault(status(429, {
+        body: { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } },
+        headers: { 'retry-after': '1' },
+      }));
+      const [runId] = await startRuns(1);
+      const worker = await startWorker(llm, 2);
+      try {
+        const run = await runReaches(t.database.db, runId!, 'FAILED', 10_000);
+        assert.match(run.error!, /^ANALYSIS failed: the model endpoint answered 429 Too Many Requests: You exceeded your current quota.*insufficient_quota/);
+      } finally {
+        await worker.stop();
+      }
+      assert.equal(llm.requests.length, 1, 'no second call: another attempt cannot help');
+      assert.deepEqual(await retries([runId!]), [], 'not put off, not retried');
+    });
+
+    it('still puts off a 429 whose body only looks like a quota error (a rate limit named otherwise, or not JSON)', async () => {
+      const llm = await endpoint({ delayMs: 50 });
+      llm.reply(
+        status(429, { body: { error: { message: 'insufficient_quota', type: 'requests', code: 'rate_limit_exceeded' } }, headers: { 'retry-after': '1' } }),
+        status(429, { body: '{"error": {"code": "insufficient_quota"', headers: { 'retry-after': '1' } }),
+      );
+      const runIds = await startRuns(1);
+      await settle(runIds, [await startWorker(llm, 1)]);
+      assert.equal((await retries(runIds)).length, 2, 'both refusals put the step off');
     });
 
     it('completes every run against a provider that refuses beyond its rate, putting off only the refused steps', async () => {

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ManualClock } from '../../src/clock.ts';
+import { monthUsage } from '../../src/domain/runs.ts';
+import { workspaceUsage } from '../../src/domain/usage.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { count, createProspect, type Prospect } from './support.ts';
 
@@ -71,6 +73,34 @@ for (const kind of BACKENDS) {
       const answers = await Promise.all(Array.from({ length: 12 }, () => t.api('POST', '/api/v1/runs', { key, body: prospect })));
       assert.deepEqual(answers.map((r) => r.status), Array(12).fill(202));
       assert.equal(await count(t.database.db, 'runs', workspace.id), 12);
+    });
+
+    it('writes no usage row for a PRO workspace, whose month is counted from its runs', async () => {
+      clock.set('2026-03-31T23:59:00.000Z');
+      const workspace = await t.workspace('pro');
+      const { key } = await t.key(workspace.id);
+      const prospect = await createProspect(t, key);
+      for (let i = 0; i < 2; i++) assert.equal((await t.api('POST', '/api/v1/runs', { key, body: prospect })).status, 202);
+      clock.set('2026-04-01T00:00:00.000Z');
+      for (let i = 0; i < 7; i++) assert.equal((await t.api('POST', '/api/v1/runs', { key, body: prospect })).status, 202);
+      assert.deepEqual(await usage(t, workspace.id), [], 'no row for the starts of an unlimited plan to queue on');
+      const shown = await workspaceUsage(t.database.db, workspace.id, 5, clock);
+      assert.deepEqual({ plan: shown.plan, limit: shown.limit, used: shown.used }, { plan: 'PRO', limit: null, used: 7 });
+      assert.deepEqual(shown.days, [{ date: '2026-04-01', runs: 7 }]);
+      assert.equal(await monthUsage(t.database.db, workspace.id, new Date('2026-03-15T00:00:00.000Z'), 'PRO'), 2);
+    });
+
+    it('counts the runs a workspace started as PRO when it moves to the Free plan in mid-month', async () => {
+      clock.set('2026-06-10T10:00:00.000Z');
+      const workspace = await t.workspace('pro');
+      const { key } = await t.key(workspace.id);
+      const prospect = await createProspect(t, key);
+      for (let i = 0; i < 4; i++) assert.equal((await t.api('POST', '/api/v1/runs', { key, body: prospect })).status, 202);
+      await t.database.db.updateTable('workspaces').set({ plan: 'FREE' }).where('id', '=', workspace.id).execute();
+      assert.equal((await t.api('POST', '/api/v1/runs', { key, body: prospect })).status, 202, 'the fifth run of the month fits');
+      assertLimitProblem(await t.api('POST', '/api/v1/runs', { key, body: prospect }), { limit: 5, used: 5, resetsAt: '2026-07-01T00:00:00.000Z' });
+      assert.deepEqual(await usage(t, workspace.id), [{ month: '2026-06-01', runs: 5 }]);
+      assert.equal((await workspaceUsage(t.database.db, workspace.id, 5, clock)).used, 5);
     });
 
     it('resets at the first instant of the next month (UTC)', async () => {

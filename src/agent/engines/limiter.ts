@@ -179,12 +179,12 @@ export function createModelCallLimiter(options: ModelCallLimiterOptions): ModelC
     heartbeat.unref();
   }
 
-  function deferred(until: number, why: string): ModelCallDeferred {
-    return new ModelCallDeferred(why, new Date(until));
+  function deferred(until: number, why: string, refused: boolean): ModelCallDeferred {
+    return new ModelCallDeferred(why, new Date(until), null, { refused });
   }
 
   function pausedError(): ModelCallDeferred {
-    return deferred(pausedUntil, `the model endpoint asked to wait until ${new Date(pausedUntil).toISOString()} (429 Too Many Requests)`);
+    return deferred(pausedUntil, `the model endpoint asked to wait until ${new Date(pausedUntil).toISOString()} (429 Too Many Requests)`, true);
   }
 
   /** Starts the calls that may start; puts off those that would wait past the pause's end. */
@@ -273,7 +273,7 @@ export function createModelCallLimiter(options: ModelCallLimiterOptions): ModelC
         };
         const onAbort = () => leave(signal!.reason);
         const timer = setTimeout(() => leave(deferred(
-          now(), `no call to the model endpoint could start within ${maxWaitMs / 1000} s: ${inFlight} calls of this process are in flight, its share of the limit of ${limit}`,
+          now(), `no call to the model endpoint could start within ${maxWaitMs / 1000} s: ${inFlight} calls of this process are in flight, its share of the limit of ${limit}`, false,
         )), maxWaitMs);
         timer.unref();
         signal?.addEventListener('abort', onAbort, { once: true });

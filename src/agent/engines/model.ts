@@ -161,6 +161,10 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
           (detail ? `: ${detail}` : '') +
           (retryAfterMs !== null ? ` (retry after ${seconds(retryAfterMs)})` : ''),
       );
+      if (status === 429 && quotaExhausted(error.responseBody)) {
+        // Not a rate limit: the account's quota or credit is used up, and stays so until someone tops it up.
+        return new PermanentStepError(redact(`${message} (insufficient_quota: the provider account's quota is used up; no retry helps until it is raised or paid)`));
+      }
       return PERMANENT_STATUSES.has(status) ? new PermanentStepError(message) : new ModelEndpointError(message, status, retryAfterMs);
     }
     const message = error instanceof Error ? error.message : String(error);
@@ -269,6 +273,20 @@ function detailOf(body: string | undefined): string | null {
   if (typeof text !== 'string' || !text.trim()) return null;
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+/**
+ * Whether a 429's body says the quota is exhausted rather than the rate exceeded: OpenAI answers
+ * `{"error":{"code":"insufficient_quota","type":"insufficient_quota",…}}` for ever once an account's credit is spent.
+ */
+function quotaExhausted(body: string | undefined): boolean {
+  if (!body || body.length > 65_536) return false;
+  try {
+    const parsed = JSON.parse(body) as { error?: { code?: unknown; type?: unknown } };
+    return parsed.error?.code === 'insufficient_quota' || parsed.error?.type === 'insufficient_quota';
+  } catch {
+    return false;
+  }
 }
 
 class AnswerTooLarge extends Error {}
