@@ -24,13 +24,18 @@ function stepOf(run: Run, node: StepNode): Step | undefined {
   return run.steps.find((s) => s.node === node);
 }
 
+/** How the worker's step.retrying begins when the provider refused a call (src/worker/run-handler.ts): not a failure. */
+const WAITING_ON_PROVIDER = 'waiting on the model provider';
+
 /** What a screen reader hears as the run moves on. */
 function announce(event: RunEvent): string | null {
   const step = event.node && event.node in STEP_LABEL ? STEP_LABEL[event.node as StepNode] : null;
   switch (event.type) {
     case 'step.started': return `${step} started.`;
     case 'step.completed': return `${step} done.`;
-    case 'step.retrying': return `${step} failed on attempt ${event.attempt}; retrying.`;
+    case 'step.retrying': return event.error?.startsWith(WAITING_ON_PROVIDER)
+      ? `${step} is waiting for the model provider, which asked to slow down; it will start again.`
+      : `${step} failed on attempt ${event.attempt}; retrying.`;
     case 'step.failed': return `${step} failed.`;
     case 'run.awaiting_approval': return 'The draft is ready for your review.';
     case 'run.failed': return 'The run failed.';
