@@ -1,5 +1,5 @@
 // buildApp(): the HTTP API as a Fastify instance, with every dependency passed in. The process entry
-// (src/main.ts) decides what to pass; tests pass their own database and clock.
+// (src/service.ts) decides what to pass; tests pass their own database and clock.
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
