@@ -3,10 +3,11 @@
 //
 // A test file run in a process of its own pays about a second of CPU before its first test (loading the app, compiling
 // PGlite's WebAssembly, warming the JIT). So the files are dealt into groups of about equal cost, each group run by one
-// `node --test --test-isolation=none` process, and TEST_CONCURRENCY groups (default 4 on two cores: a group waits on
-// servers and browsers about a third of its time) run side by side. A file that sets top-level hooks (which would
-// apply to every file of its process) runs alone. The cost of a file is its duration in the last run, kept in
-// node_modules/.cache/leadrun-test/durations.json, else its size. A group's output is printed whole when it ends.
+// `node --test --test-isolation=none` process, and TEST_CONCURRENCY groups (default 4 on two cores, where 6 measured
+// no faster: the machine is then busy) run side by side. A file runs alone when it sets top-level hooks (they would
+// apply to every file of its process) or says `// npm test: in a process of its own` (it judges the whole process).
+// The cost of a file is its duration in the last run, kept in node_modules/.cache/leadrun-test/durations.json, else
+// its size. A group's output is printed whole when it ends.
 import { spawn } from 'node:child_process';
 import { existsSync, globSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -17,6 +18,8 @@ const node = process.execPath;
 const cacheDir = path.join(root, 'node_modules/.cache/leadrun-test');
 const durationsFile = path.join(cacheDir, 'durations.json');
 const TOP_LEVEL_HOOK = /^(before|after|beforeEach|afterEach)\(/m;
+/** A file that judges its whole process (its event loop, say) says so on a line of its own, and runs alone. */
+const OWN_PROCESS = /^\/\/ npm test: in a process of its own\b/m;
 
 interface Job {
   title: string;
@@ -41,7 +44,10 @@ const known: Record<string, number> = existsSync(durationsFile) ? JSON.parse(rea
 // Without a duration, a file's size stands in for it: about a second of a test process for each 4 KB of test code.
 const cost = (file: string): number => known[file] ?? statSync(path.join(root, file)).size / 4_000;
 
-const alone = files.filter((file) => TOP_LEVEL_HOOK.test(readFileSync(path.join(root, file), 'utf8')));
+const alone = files.filter((file) => {
+  const text = readFileSync(path.join(root, file), 'utf8');
+  return TOP_LEVEL_HOOK.test(text) || OWN_PROCESS.test(text);
+});
 const shared = files.filter((file) => !alone.includes(file)).sort((a, b) => cost(b) - cost(a));
 
 // Longest first into the cheapest group: groups of about equal cost, three for each group running at once, so that the

@@ -1,5 +1,6 @@
 // src/memory-release.ts: the last-resort collection runs once the event loop is quiet after being busy, and not
 // again until it has been busy again.
+// npm test: in a process of its own (it judges the whole event loop: another file's leftover work would be busy).
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
