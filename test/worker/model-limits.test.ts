@@ -140,15 +140,19 @@ for (const kind of BACKENDS) {
       assert.deepEqual(await retries([runId!]), [], 'not put off, not retried');
     });
 
-    it('still puts off a 429 whose body only looks like a quota error (a rate limit named otherwise, or not JSON)', async () => {
+    it('still puts off a 429 whose body only looks like a quota error (a rate limit named otherwise, not JSON, 1 MiB, nested 10,000 deep)', async () => {
       const llm = await endpoint({ delayMs: 50 });
       llm.reply(
         status(429, { body: { error: { message: 'insufficient_quota', type: 'requests', code: 'rate_limit_exceeded' } }, headers: { 'retry-after': '1' } }),
         status(429, { body: '{"error": {"code": "insufficient_quota"', headers: { 'retry-after': '1' } }),
+        // A body over 64 KiB is not parsed at all: 1 MiB that would say insufficient_quota is a rate limit like any other.
+        status(429, { body: { error: { code: 'insufficient_quota', message: 'x'.repeat(1024 * 1024) } }, headers: { 'retry-after': '1' } }),
+        // Under 64 KiB, but nested as deep as it can be: parsed (or refused) in one pass, and not a quota error.
+        status(429, { body: `${'{"error":'.repeat(6_000)}"insufficient_quota"${'}'.repeat(6_000)}`, headers: { 'retry-after': '1' } }),
       );
       const runIds = await startRuns(1);
       await settle(runIds, [await startWorker(llm, 1)]);
-      assert.equal((await retries(runIds)).length, 2, 'both refusals put the step off');
+      assert.equal((await retries(runIds)).length, 4, 'every refusal put the step off');
     });
 
     it('completes every run against a provider that refuses beyond its rate, putting off only the refused steps', async () => {
