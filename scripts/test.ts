@@ -23,6 +23,7 @@ const OWN_PROCESS = /^\/\/ npm test: in a process of its own\b/m;
 
 interface Job {
   title: string;
+  command: string;
   args: string[];
   files: string[];
   cost: number;
@@ -71,15 +72,15 @@ const testArgs = (isolation: 'none' | 'process', list: string[]) => [
   ...list,
 ];
 const jobs: Job[] = [
-  ...groups.map((list, i) => ({ title: `tests, group ${i + 1} of ${groupCount}`, args: testArgs('none', list), files: list, cost: groupCost[i]! })),
-  ...alone.map((file) => ({ title: `tests, ${file}`, args: testArgs('process', [file]), files: [file], cost: cost(file) })),
+  ...groups.map((list, i) => ({ title: `tests, group ${i + 1} of ${groupCount}`, command: node, args: testArgs('none', list), files: list, cost: groupCost[i]! })),
+  ...alone.map((file) => ({ title: `tests, ${file}`, command: node, args: testArgs('process', [file]), files: [file], cost: cost(file) })),
 ];
 if (filter.length === 0) {
-  jobs.push({ title: 'type check', args: [], files: [], cost: 15 });
+  jobs.push({ title: 'type check', command: 'npm', args: ['run', '--silent', 'typecheck'], files: [], cost: 15 });
   const conformance = path.resolve(root, process.env.CONFORMANCE_DIR ?? '../shared/conformance');
   if (existsSync(conformance)) {
     const suite = readdirSync(conformance).filter((f) => f.endsWith('.test.mjs')).map((f) => path.join(conformance, f));
-    jobs.push({ title: 'conformance suite', args: ['--test', ...suite], files: [], cost: 20 });
+    jobs.push({ title: 'conformance suite', command: node, args: ['--test', ...suite], files: [], cost: 20 });
   } else {
     process.stdout.write(`conformance suite: not found at ${conformance}; skipped\n`);
   }
@@ -91,11 +92,8 @@ const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: process.env
 
 function run(job: Job): Promise<Finished> {
   const started = performance.now();
-  const [command, args] = job.title === 'type check'
-    ? ['npm', ['run', '--silent', 'typecheck']]
-    : [node, job.args];
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(job.command, job.args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const output: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => output.push(chunk));

@@ -111,6 +111,12 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
       const message = describe(error);
       const spent = cost(error instanceof PermanentStepError || error instanceof StepAttemptError || error instanceof ModelCallDeferred ? error.usage : null);
       tokensUsed += spent.usage?.totalTokens ?? 0;
+      const failForGood = async (why: string, at: Date): Promise<'dead'> => {
+        metrics?.stepsFinished.inc({ node: step.node, outcome: 'failed' });
+        metrics?.runsFinished.inc({ status: 'FAILED' });
+        await failRun(db, job, step.node, attempt, why, spent, at);
+        return 'dead';
+      };
       if (error instanceof ModelCallDeferred) {
         const now = clock.now();
         const giveUpAfterMs = options.giveUpAfterMs ?? GIVE_UP_AFTER_MS;
@@ -120,10 +126,7 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
           const why = `the model endpoint has refused its calls for ${minutes(now.getTime() - since.getTime())} (since ${since.toISOString()}; `
             + `the limit is ${minutes(giveUpAfterMs)}, LLM_RATE_LIMIT_GIVE_UP_MINUTES). Its last answer: ${message}`;
           log.warn({ node: step.node, attempt, putOffSince: since, error: message }, 'the model endpoint refused the step for too long; the run has failed');
-          metrics?.stepsFinished.inc({ node: step.node, outcome: 'failed' });
-          metrics?.runsFinished.inc({ status: 'FAILED' });
-          await failRun(db, job, step.node, attempt, describe(why), spent, now);
-          return 'dead';
+          return failForGood(describe(why), now);
         }
         // The slot goes to a run that can work now; this one comes back when the endpoint takes calls again, or when
         // its time to give up comes, whichever is first.
@@ -146,10 +149,7 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
         return 'retried';
       }
       log.warn({ node: step.node, attempt, error: message }, 'step failed for good; the run has failed');
-      metrics?.stepsFinished.inc({ node: step.node, outcome: 'failed' });
-      metrics?.runsFinished.inc({ status: 'FAILED' });
-      await failRun(db, job, step.node, attempt, message, spent, clock.now());
-      return 'dead';
+      return failForGood(message, clock.now());
     }
     const spent = cost(result.usage, result.model);
     tokensUsed += spent.usage?.totalTokens ?? 0;
