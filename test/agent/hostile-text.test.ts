@@ -12,8 +12,11 @@ import { assertStepOutput } from '../../src/agent/output-check.ts';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
 
 const MiB = 1024 * 1024;
-/** Generous for linear code, even on a busy CI machine running other test files; out of reach of anything quadratic at these sizes. */
-const BOUND_MS = 10_000;
+/**
+ * Generous for linear code, even on a busy CI machine running other test files (1–2 s alone, up to 11 s seen under the
+ * whole suite on a slow machine); out of reach of anything quadratic at these sizes, which would take hours.
+ */
+const BOUND_MS = 60_000;
 
 /** `unit` repeated to at least `size` characters, never cutting it (a pair of surrogates stays whole). */
 const fill = (unit: string, size = MiB): string => unit.repeat(Math.ceil(size / unit.length));

@@ -449,6 +449,8 @@ describe('leadrun on the embedded database', () => {
 
   let rival: LeadrunProcess;
   let rivalStarted: number;
+  /** How long an admin command started beside the rival took: what a start of Node.js and leadrun costs right now. */
+  let besideMs: number;
 
   it('while serve runs, admin commands go through it and the API sees their effect at once', async () => {
     const server = await serve();
@@ -460,7 +462,9 @@ describe('leadrun on the embedded database', () => {
     rival = spawnLeadrun(['serve'], { ...env, PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
     servers.push(rival);
 
+    const besideStarted = Date.now();
     const workspace = await leadrunJson(['workspace', 'create', '--name', 'Embedded', '--plan', 'free', '--admin-email', 'emb@example.com', '--json'], env);
+    besideMs = Date.now() - besideStarted;
     assert.deepEqual(Object.keys(workspace).sort(), ['adminUserId', 'id', 'name', 'plan']);
     workspaceId = workspace.id;
     const created = await leadrunJson(['key', 'create', '--workspace', workspaceId, '--name', 'live', '--scopes', 'leads:read,leads:write', '--json'], env);
@@ -489,8 +493,10 @@ describe('leadrun on the embedded database', () => {
     assert.equal(lines.length, 1, rival.stderr());
     assert.match(lines[0]!, /^leadrun: DATA_DIR .* is in use by another leadrun process/);
     assert.match(lines[0]!, new RegExp(`\\(leadrun serve, pid ${servers[0]!.pid}\\)`));
-    // Today's bound is the start of Node.js and a look at the socket, far from the 15 s it waited before.
-    assert.ok(Date.now() - rivalStarted < 10_000, `refused after ${Date.now() - rivalStarted} ms`);
+    // Its bound is the start of Node.js and a look at the socket, far from the 15 s it waited before: under 10 s, or
+    // on a machine so busy that the admin command started beside it took longer, under twice that command's time.
+    const refusedMs = Date.now() - rivalStarted;
+    assert.ok(refusedMs < Math.max(10_000, 2 * besideMs), `refused after ${refusedMs} ms (the command beside it took ${besideMs} ms)`);
     servers[0]!.assertAlive();
   });
 
