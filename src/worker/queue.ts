@@ -9,7 +9,6 @@ import type { DB, RunStatus, StepStatus } from '../db/schema.ts';
 import { prepare } from '../db/database.ts';
 import { emitRunWebhook, recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
 import { claimableRuns, RUNS_CHANNEL } from '../domain/runs.ts';
-import { hasWebhookEndpoints } from '../domain/webhooks/events.ts';
 import { secondsWaited } from '../jobs/queue.ts';
 import { LeaseLost, type JobKindStats, type JobSource } from '../jobs/types.ts';
 
@@ -104,19 +103,19 @@ export interface StoredStep {
 
 /**
  * What a worker needs to work a claimed run, in one round trip: the lead, the call, the sender, the draft a
- * regeneration replaces and the steps. Null when the run's lead or call has been erased since the claim
+ * regeneration replaces, the steps, and whether the workspace has webhook endpoints (completeStep's first hint). Null when the run's lead or call has been erased since the claim
  * (src/domain/erasure.ts), and with it the run.
  *
  * The sender is the person who started the run (from the UI), else the workspace's admin (a run started through
  * the API has no person), each with their sender name (or their name) and signature; a person who has been removed
  * signs nothing. With no person, the workspace's configured sender name (Settings / E-mail) signs.
  */
-export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ context: RunContext; steps: StoredStep[] } | null> {
+export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ context: RunContext; steps: StoredStep[]; hooked: boolean } | null> {
   const { rows: [row] } = await sql<{
     lead_id: string; lead_name: string; email: string | null; company_name: string | null; company_website: string | null;
     call_id: string; title: string | null; transcript: string; occurred_at: Date | null;
     sender: { name: string | null; signature: string | null } | null; from_name: string | null;
-    previous_draft: { version: number; subject: string; body: string } | null; steps: StoredStep[];
+    previous_draft: { version: number; subject: string; body: string } | null; steps: StoredStep[]; hooked: boolean;
   }>`
     ${prepare}SELECT l.id AS lead_id, l.name AS lead_name, l.email, l.company_name, l.company_website,
            c.id AS call_id, c.title, c.transcript, c.occurred_at,
@@ -130,7 +129,8 @@ export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ contex
            (SELECT json_build_object('version', d.version, 'subject', d.subject, 'body', d.body)
             FROM email_drafts d WHERE d.run_id = ${run.id} ORDER BY d.version DESC LIMIT 1) AS previous_draft,
            (SELECT json_agg(json_build_object('node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts, 'putOffSince', s.put_off_since) ORDER BY s.position)
-            FROM run_steps s WHERE s.run_id = ${run.id}) AS steps
+            FROM run_steps s WHERE s.run_id = ${run.id}) AS steps,
+           EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = ${run.workspaceId} AND h.enabled) AS hooked
     FROM leads l, calls c
     WHERE l.id = ${run.leadId} AND l.workspace_id = ${run.workspaceId} AND c.id = ${run.callId} AND c.workspace_id = ${run.workspaceId}`.execute(db);
   if (!row) return null;
@@ -145,6 +145,7 @@ export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ contex
       previousDraft: row.previous_draft,
     },
     steps: row.steps ?? [],
+    hooked: row.hooked,
   };
 }
 
@@ -153,16 +154,18 @@ export async function loadSteps(db: Kysely<DB>, runId: string): Promise<StoredSt
   return rows.map(({ put_off_since, ...step }) => ({ ...step, putOffSince: put_off_since?.toISOString() ?? null }));
 }
 
-// A step's start and its completion are one statement each: the lease is checked (and the run row locked) by the
-// first CTE, and every write below it happens only when that check passed; the statement commits whole or not at
-// all. Run events are numbered in the order written. Each used to be a transaction of 6 to 11 statements, one
-// round trip apiece (docs/PERFORMANCE.md).
+// A step's completion and the next step's start are one statement (a run's first start is one of its own): the lease
+// is checked (and the run row locked) by the first CTE, and every write below it happens only when that check passed;
+// the statement commits whole or not at all. Run events are numbered in the order written. Each used to be a
+// transaction of 6 to 11 statements, one round trip apiece (docs/PERFORMANCE.md).
 // The lease CTE also reads whether anyone follows the run's events: a follow (src/http/run-event-hub.ts) updates the
 // run row, so either it waits for this statement's commit and then reads the events written, or this statement
 // waits for it and, locking the row, reads the count it committed. A notice wakes followers only: without any, none
 // is sent, since PostgreSQL commits notifying transactions one at a time.
-const LEASE = (job: Job) => sql`lease AS (
-  SELECT id, followers FROM runs WHERE id = ${job.runId} AND lease_owner = ${job.workerId} AND status = 'RUNNING' FOR UPDATE)`;
+// A completion's lease CTE also looks up whether the workspace has webhook endpoints (completeStep).
+const LEASE = (job: Job, { hooks = false } = {}) => sql`lease AS (
+  SELECT id, followers${hooks ? sql`, EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = ${job.workspaceId} AND enabled) AS hooked` : sql``}
+  FROM runs WHERE id = ${job.runId} AND lease_owner = ${job.workerId} AND status = 'RUNNING' FOR UPDATE)`;
 const FOLLOWED = sql`EXISTS (SELECT 1 FROM lease WHERE followers > 0)`;
 
 interface Transition {
@@ -172,8 +175,8 @@ interface Transition {
 }
 
 /**
- * Marks a step RUNNING and counts the attempt; returns the attempt number. Inside an explicit transaction, unlike
- * completeStep: a worker that dies while this statement waits (for a row lock) must not have the attempt counted
+ * Marks a step RUNNING and counts the attempt; returns the attempt number: the start of a run's first step to work
+ * (completeStep starts the others). Inside an explicit transaction: a worker that dies while this statement waits (for a row lock) must not have the attempt counted
  * when the wait ends, and without a COMMIT from it nothing is.
  */
 export async function startStep(db: Kysely<DB>, job: Job, node: StepNode, engine: EngineName, now: Date): Promise<number> {
@@ -193,9 +196,38 @@ export async function startStep(db: Kysely<DB>, job: Job, node: StepNode, engine
   return row.attempt;
 }
 
+/** What a step's completion writes besides the step itself. */
+export interface Completion {
+  /** WRITER's draft: the run moves to AWAITING_APPROVAL with it. */
+  draft?: { subject: string; body: string; to: string | null; grounding?: object | null };
+  /** The step the worker goes on to, started in the same commit. */
+  next?: { node: StepNode; engine: EngineName };
+  /**
+   * Whether the workspace had webhook endpoints when last seen (the run's previous completion, or its load): then the
+   * completion is written in a transaction with its webhook events from the start.
+   */
+  hooked?: boolean;
+}
+
+export interface Completed {
+  /** The attempt of `next` that was started, or null without one. */
+  nextAttempt: number | null;
+  /** Whether the workspace has webhook endpoints now: the hint for the run's next completion. */
+  hooked: boolean;
+}
+
 /**
- * Stores a completed step's output and what it took. WRITER's completion also writes the draft and moves the run
- * to AWAITING_APPROVAL, in the same statement: a run has its draft exactly when its WRITER step is COMPLETED.
+ * Stores a completed step's output and what it took, and starts the next step: one statement, one commit. WRITER's
+ * completion also writes the draft and moves the run to AWAITING_APPROVAL, in the same statement: a run has its
+ * draft exactly when its WRITER step is COMPLETED.
+ *
+ * With a next step the statement runs in an explicit transaction, as startStep does: a worker that dies while the
+ * statement waits for a row lock has neither the completion nor the next attempt committed, so the next worker does
+ * the step again, and no attempt is counted that nobody made. The last completion stands alone.
+ *
+ * Webhook endpoints are looked up in the statement. Without any, it writes without its webhook events; when the
+ * look-up finds one (an endpoint added since the last look), the statement writes nothing and is made again in a
+ * transaction with its events. So every endpoint that exists when a completion commits hears of it.
  */
 export async function completeStep(
   db: Kysely<DB>,
@@ -204,64 +236,80 @@ export async function completeStep(
   result: { output: object; promptVersion: string } & AttemptCost,
   attempt: number,
   now: Date,
-  draft?: { subject: string; body: string; to: string | null; grounding?: object | null },
-): Promise<void> {
+  { draft, next, hooked = false }: Completion = {},
+): Promise<Completed> {
   const tokens = result.usage && result.usage.totalTokens > 0 ? result.usage.totalTokens : 0;
   const durationMs = Math.round(result.durationMs);
   const inputTokens = result.usage?.inputTokens ?? null;
   const outputTokens = result.usage?.outputTokens ?? null;
-  const ctes = [LEASE(job), sql`done AS (
-    UPDATE run_steps SET status = 'COMPLETED', output = ${JSON.stringify(result.output)}::jsonb, completed_at = ${now}::timestamptz,
-      error = NULL, put_off_since = NULL, engine = ${result.engine}, model = ${result.model}, prompt_version = ${result.promptVersion},
-      input_tokens = ${inputTokens}::int, output_tokens = ${outputTokens}::int, duration_ms = ${durationMs}::int
-    WHERE run_id = ${job.runId} AND node = ${node} AND status = 'RUNNING' AND EXISTS (SELECT 1 FROM lease)
-    RETURNING node)`];
-  // One UPDATE of the run row at most: PostgreSQL applies only one change to a row per statement.
-  if (draft) {
-    ctes.push(sql`finished AS (
-      UPDATE runs SET tokens_used = tokens_used + ${tokens}::int, status = 'AWAITING_APPROVAL', completed_at = ${now}::timestamptz,
-        updated_at = ${now}::timestamptz, error = NULL, lease_owner = NULL, lease_expires_at = NULL, feedback = NULL
-      WHERE id = ${job.runId} AND EXISTS (SELECT 1 FROM done)
-      RETURNING id)`);
-    // The first version is `generated`; a later WRITER result (after a rejection with feedback) `regenerated`.
-    ctes.push(sql`draft AS (
-      INSERT INTO email_drafts (id, workspace_id, run_id, version, origin, status, to_address, subject, body, created_at, grounding)
-      SELECT ${randomUUID()}, ${job.workspaceId}, ${job.runId}, v.version, CASE WHEN v.version > 1 THEN 'regenerated' ELSE 'generated' END,
-             'DRAFT', ${draft.to}, ${draft.subject}, ${draft.body}, ${now}::timestamptz, ${draft.grounding ? JSON.stringify(draft.grounding) : null}::jsonb
-      FROM (SELECT coalesce(max(version), 0) + 1 AS version FROM email_drafts WHERE run_id = ${job.runId}) v
-      WHERE EXISTS (SELECT 1 FROM done))`);
-  } else if (tokens > 0) {
-    ctes.push(sql`spent AS (
-      UPDATE runs SET tokens_used = tokens_used + ${tokens}::int WHERE id = ${job.runId} AND EXISTS (SELECT 1 FROM done))`);
-  }
-  const event = (order: number, type: string, from: string, columns: ReturnType<typeof sql>) =>
-    sql`SELECT ${order}::int AS ord, ${type}::text AS type, ${columns} FROM ${sql.raw(from)}`;
-  const events = [event(1, 'step.completed', 'done', sql`node, ${attempt}::int AS attempt, ${durationMs}::int AS duration_ms,
-    ${result.engine}::text AS engine, ${result.model}::text AS model, ${inputTokens}::int AS input_tokens, ${outputTokens}::int AS output_tokens`)];
-  const none = sql`NULL::int, NULL::int, NULL::text, NULL::text, NULL::int, NULL::int`;
-  if (draft) events.push(event(2, 'run.awaiting_approval', 'finished', sql`NULL::text AS node, ${none}`));
-  ctes.push(sql`events AS (
-    INSERT INTO run_events (run_id, workspace_id, type, node, attempt, duration_ms, engine, model, input_tokens, output_tokens, occurred_at)
-    SELECT ${job.runId}, ${job.workspaceId}, e.type, e.node, e.attempt, e.duration_ms, e.engine, e.model, e.input_tokens, e.output_tokens,
-           ${now}::timestamptz
-    FROM (${sql.join(events, sql` UNION ALL `)}) e ORDER BY e.ord)`);
-  const write = async (conn: Kysely<DB>, hooked: boolean) => {
-    const { rows: [row] } = await sql<Transition>`
+  const statement = (withHooks: boolean) => {
+    const ctes = [LEASE(job, { hooks: true }), sql`done AS (
+      UPDATE run_steps SET status = 'COMPLETED', output = ${JSON.stringify(result.output)}::jsonb, completed_at = ${now}::timestamptz,
+        error = NULL, put_off_since = NULL, engine = ${result.engine}, model = ${result.model}, prompt_version = ${result.promptVersion},
+        input_tokens = ${inputTokens}::int, output_tokens = ${outputTokens}::int, duration_ms = ${durationMs}::int
+      WHERE run_id = ${job.runId} AND node = ${node} AND status = 'RUNNING'
+        AND EXISTS (SELECT 1 FROM lease ${withHooks ? sql`` : sql`WHERE NOT hooked`})
+      RETURNING node)`];
+    // One UPDATE of the run row at most: PostgreSQL applies only one change to a row per statement.
+    if (draft) {
+      ctes.push(sql`finished AS (
+        UPDATE runs SET tokens_used = tokens_used + ${tokens}::int, status = 'AWAITING_APPROVAL', completed_at = ${now}::timestamptz,
+          updated_at = ${now}::timestamptz, error = NULL, lease_owner = NULL, lease_expires_at = NULL, feedback = NULL
+        WHERE id = ${job.runId} AND EXISTS (SELECT 1 FROM done)
+        RETURNING id)`);
+      // The first version is `generated`; a later WRITER result (after a rejection with feedback) `regenerated`.
+      ctes.push(sql`draft AS (
+        INSERT INTO email_drafts (id, workspace_id, run_id, version, origin, status, to_address, subject, body, created_at, grounding)
+        SELECT ${randomUUID()}, ${job.workspaceId}, ${job.runId}, v.version, CASE WHEN v.version > 1 THEN 'regenerated' ELSE 'generated' END,
+               'DRAFT', ${draft.to}, ${draft.subject}, ${draft.body}, ${now}::timestamptz, ${draft.grounding ? JSON.stringify(draft.grounding) : null}::jsonb
+        FROM (SELECT coalesce(max(version), 0) + 1 AS version FROM email_drafts WHERE run_id = ${job.runId}) v
+        WHERE EXISTS (SELECT 1 FROM done))`);
+    } else if (tokens > 0) {
+      ctes.push(sql`spent AS (
+        UPDATE runs SET tokens_used = tokens_used + ${tokens}::int WHERE id = ${job.runId} AND EXISTS (SELECT 1 FROM done))`);
+    }
+    if (next) {
+      ctes.push(sql`started AS (
+        UPDATE run_steps SET status = 'RUNNING', attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL
+        WHERE run_id = ${job.runId} AND node = ${next.node} AND status IN ('PENDING', 'RUNNING') AND EXISTS (SELECT 1 FROM done)
+        RETURNING node, attempts)`);
+    }
+    const event = (order: number, type: string, from: string, columns: ReturnType<typeof sql>) =>
+      sql`SELECT ${order}::int AS ord, ${type}::text AS type, ${columns} FROM ${sql.raw(from)}`;
+    const events = [event(1, 'step.completed', 'done', sql`node, ${attempt}::int AS attempt, ${durationMs}::int AS duration_ms,
+      ${result.engine}::text AS engine, ${result.model}::text AS model, ${inputTokens}::int AS input_tokens, ${outputTokens}::int AS output_tokens`)];
+    // The columns of step.completed's row, in order: node, attempt, duration_ms, engine, model, input_tokens, output_tokens.
+    const noModel = sql`NULL::text, NULL::int, NULL::int`;
+    if (draft) events.push(event(2, 'run.awaiting_approval', 'finished', sql`NULL::text, NULL::int, NULL::int, NULL::text, ${noModel}`));
+    if (next) events.push(event(3, 'step.started', 'started', sql`node, attempts, NULL::int, ${next.engine}::text, ${noModel}`));
+    ctes.push(sql`events AS (
+      INSERT INTO run_events (run_id, workspace_id, type, node, attempt, duration_ms, engine, model, input_tokens, output_tokens, occurred_at)
+      SELECT ${job.runId}, ${job.workspaceId}, e.type, e.node, e.attempt, e.duration_ms, e.engine, e.model, e.input_tokens, e.output_tokens,
+             ${now}::timestamptz
+      FROM (${sql.join(events, sql` UNION ALL `)}) e ORDER BY e.ord)`);
+    return sql<Transition & { hooked: boolean | null }>`
       ${prepare}WITH ${sql.join(ctes, sql`,
 `)}
       SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM done)::int AS completed,
-             NULL::int AS attempt,
-             CASE WHEN EXISTS (SELECT 1 FROM done) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(conn);
-    if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
-    if (!row.completed) throw new Error(`step ${node} of run ${job.runId} was not running`);
-    if (!hooked) return;
-    await emitRunWebhook(conn, job.workspaceId, job.runId, 'run.step_completed', now);
-    if (draft) await emitRunWebhook(conn, job.workspaceId, job.runId, 'run.awaiting_approval', now);
+             ${next ? sql`(SELECT attempts FROM started)` : sql`NULL::int`} AS attempt, (SELECT hooked FROM lease) AS hooked,
+             CASE WHEN EXISTS (SELECT 1 FROM done) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`;
   };
-  // The step's one statement stands alone unless the workspace has webhook endpoints: then its events join it in a
-  // transaction (an endpoint added between the look-up and the write hears from the run's next event on).
-  if (await hasWebhookEndpoints(db, job.workspaceId)) await db.transaction().execute((trx) => write(trx, true));
-  else await write(db, false);
+  const write = async (conn: Kysely<DB>, withHooks: boolean): Promise<Completed | 'hooked'> => {
+    const { rows: [row] } = await statement(withHooks).execute(conn);
+    if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
+    if (!withHooks && row.hooked) return 'hooked';
+    if (!row.completed) throw new Error(`step ${node} of run ${job.runId} was not running`);
+    if (next && row.attempt === null) throw new Error(`step ${next.node} of run ${job.runId} cannot be started`);
+    if (withHooks) {
+      await emitRunWebhook(conn, job.workspaceId, job.runId, 'run.step_completed', now);
+      if (draft) await emitRunWebhook(conn, job.workspaceId, job.runId, 'run.awaiting_approval', now);
+    }
+    return { nextAttempt: row.attempt, hooked: row.hooked === true };
+  };
+  const withHooks = () => db.transaction().execute(async (trx) => write(trx, true) as Promise<Completed>);
+  if (hooked) return withHooks();
+  const written = next ? await db.transaction().execute((trx) => write(trx, false)) : await write(db, false);
+  return written === 'hooked' ? withHooks() : written;
 }
 
 async function spendTokens(trx: Transaction<DB>, runId: string, usage: TokenUsage | null): Promise<void> {

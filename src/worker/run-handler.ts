@@ -76,21 +76,25 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
     ...(options.fetchPage ? { fetchPage: options.fetchPage } : {}),
   };
 
-  for (const step of PIPELINE) {
+  // Whether the workspace has webhook endpoints, as last seen: each completion looks again (completeStep).
+  let hooked = loaded.hooked;
+  // The attempt of the step to work next when the previous step's completion started it.
+  let started: number | null = null;
+  for (const [index, step] of PIPELINE.entries()) {
     const previous = stored.get(step.node);
     if (previous?.status === 'COMPLETED') {
       step.remember(ctx, previous.output);
       continue;
     }
     if (signal.aborted) throw signal.reason;
-    const previousAttempts = previous?.attempts ?? 0;
-    if (previousAttempts >= MAX_ATTEMPTS) {
+    if (started === null && (previous?.attempts ?? 0) >= MAX_ATTEMPTS) {
       // The last attempts ended with their worker (a crash): give up rather than loop forever.
-      await failRun(db, job, step.node, previousAttempts, `gave up after ${MAX_ATTEMPTS} attempts`, null, clock.now());
+      await failRun(db, job, step.node, previous!.attempts, `gave up after ${MAX_ATTEMPTS} attempts`, null, clock.now());
       metrics?.runsFinished.inc({ status: 'FAILED' });
       return 'dead';
     }
-    const attempt = await startStep(db, job, step.node, engine.name, clock.now());
+    const attempt = started ?? await startStep(db, job, step.node, engine.name, clock.now());
+    started = null;
     ctx.tokensLeft = options.tokenBudget - tokensUsed;
     const began = performance.now();
     const cost = (usage: TokenUsage | null, model: string | null = null): AttemptCost => ({
@@ -155,7 +159,14 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
     tokensUsed += spent.usage?.totalTokens ?? 0;
     const writer = step.node === 'WRITER' ? result.output as WriterOutput : null;
     const draft = writer ? { subject: writer.subject, body: writer.body, to: ctx.lead.email, grounding: writer.grounding ?? null } : undefined;
-    await completeStep(db, job, step.node, { output: result.output, promptVersion: result.promptVersion, ...spent }, attempt, clock.now(), draft);
+    // The next step starts in the completion's commit, unless crashes have used up its attempts (the check above).
+    const following = PIPELINE[index + 1];
+    const next = following && (stored.get(following.node)?.attempts ?? 0) < MAX_ATTEMPTS ? { node: following.node, engine: engine.name } : undefined;
+    const completed = await completeStep(db, job, step.node, { output: result.output, promptVersion: result.promptVersion, ...spent }, attempt, clock.now(), {
+      ...(draft ? { draft } : {}), ...(next ? { next } : {}), hooked,
+    });
+    hooked = completed.hooked;
+    started = completed.nextAttempt;
     step.remember(ctx, result.output);
     metrics?.stepsFinished.inc({ node: step.node, outcome: 'completed' });
     log.info({ node: step.node, attempt, ms: Math.round(spent.durationMs), model: result.model, tokens: result.usage?.totalTokens }, 'step completed');

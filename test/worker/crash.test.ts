@@ -98,19 +98,20 @@ describe('postgres: a worker process killed mid-run', { skip: !BACKENDS.includes
     for (const runId of runIds) await assertFinishedOnce(t.database.db, runId);
   });
 
-  it('a worker killed right after RESEARCH completed: the next one resumes at ANALYSIS, RESEARCH is not repeated', async () => {
+  it('a worker killed after RESEARCH committed, waiting to commit ANALYSIS: the next one does ANALYSIS again, never RESEARCH', async () => {
     site.release();
     const prospect = await createProspect(t, key, site.url);
     const runId = await startRunViaApi(t, key, prospect);
     const db = t.database.db;
     const requestsBefore = site.requests();
 
-    // Hold ANALYSIS's step row: the worker commits RESEARCH, then waits on this lock as it starts ANALYSIS.
+    // Hold STRATEGY's step row: the worker commits RESEARCH's completion with ANALYSIS's start, works ANALYSIS, then
+    // waits on this lock in the statement that completes ANALYSIS and starts STRATEGY.
     const blocker = new pg.Client({ connectionString: t.databaseUrl! });
     await blocker.connect();
     try {
       await blocker.query('BEGIN');
-      await blocker.query(`SELECT 1 FROM run_steps WHERE run_id = $1 AND node = 'ANALYSIS' FOR UPDATE`, [runId]);
+      await blocker.query(`SELECT 1 FROM run_steps WHERE run_id = $1 AND node = 'STRATEGY' FOR UPDATE`, [runId]);
 
       const first = worker();
       const research = await eventually('RESEARCH to be committed', async () => {
@@ -118,7 +119,8 @@ describe('postgres: a worker process killed mid-run', { skip: !BACKENDS.includes
         const step = await stepOf(db, runId, 'RESEARCH');
         return step.status === 'COMPLETED' ? step : undefined;
       }, 30_000);
-      await eventually('the worker to wait on ANALYSIS', async () => {
+      assert.equal((await stepOf(db, runId, 'ANALYSIS')).status, 'RUNNING', 'ANALYSIS started in the same commit');
+      await eventually('the worker to wait on STRATEGY', async () => {
         const waiting = await blocker.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
         return waiting.rows[0].n > 0;
@@ -127,6 +129,10 @@ describe('postgres: a worker process killed mid-run', { skip: !BACKENDS.includes
       await blocker.query('ROLLBACK');
       const fetchesByFirst = site.requests() - requestsBefore;
       assert.ok(fetchesByFirst >= 1);
+      // The dead worker's statement was in a transaction it never committed: ANALYSIS is still RUNNING, and STRATEGY
+      // was never started (no attempt counted for a worker that did not live to make it).
+      assert.equal((await stepOf(db, runId, 'ANALYSIS')).status, 'RUNNING');
+      assert.equal((await stepOf(db, runId, 'STRATEGY')).attempts, 0);
 
       const second = worker();
       await eventually('the second worker to finish the run', async () => {
@@ -134,7 +140,8 @@ describe('postgres: a worker process killed mid-run', { skip: !BACKENDS.includes
         return (await runRow(db, runId)).status === 'AWAITING_APPROVAL';
       }, 20_000, 50);
 
-      await assertFinishedOnce(db, runId);
+      // ANALYSIS's first attempt ended with its worker, and counts.
+      await assertFinishedOnce(db, runId, { ANALYSIS: 2 });
       const after = await stepOf(db, runId, 'RESEARCH');
       assert.equal(after.attempts, 1);
       assert.deepEqual(after.output, research.output, 'RESEARCH kept its first output');

@@ -127,7 +127,7 @@ for (const kind of BACKENDS) {
       await assert.rejects(completeStep(db, job, 'RESEARCH', completed(MARKED_RESEARCH), 1, new Date()), LeaseLost);
       await assert.rejects(startStep(db, job, 'ANALYSIS', 'offline', new Date()), LeaseLost);
       await assert.rejects(
-        completeStep(db, job, 'WRITER', completed({ engine: 'offline', subject: 'Hi', body: 'Hello' }), 1, new Date(), { subject: 'Hi', body: 'Hello', to: null }),
+        completeStep(db, job, 'WRITER', completed({ engine: 'offline', subject: 'Hi', body: 'Hello' }), 1, new Date(), { draft: { subject: 'Hi', body: 'Hello', to: null } }),
         LeaseLost,
       );
       assert.equal(await renewLease(db, runId, 'old-owner', new Date(), 60_000), false);
@@ -142,6 +142,42 @@ for (const kind of BACKENDS) {
       assert.equal(await startStep(db, { ...job, workerId: 'new-owner' }, 'RESEARCH', 'offline', new Date()), 2);
       await completeStep(db, { ...job, workerId: 'new-owner' }, 'RESEARCH', completed(MARKED_RESEARCH), 2, new Date());
       assert.equal((await loadSteps(db, runId))[0]?.status, 'COMPLETED');
+    });
+
+    it("completes a step and starts the next in one commit; an endpoint added while the step worked hears of its completion", async () => {
+      const { workspaceId, key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      const db = t.database.db;
+      const job = { runId, workspaceId, workerId: 'w' };
+      assert.equal((await claimNextRun(db, 'w', new Date(), 60_000))?.id, runId);
+      assert.equal(await startStep(db, job, 'RESEARCH', 'offline', new Date()), 1);
+
+      // No endpoint when the run was loaded; one is added while RESEARCH works.
+      const now = new Date();
+      await db.insertInto('webhook_endpoints').values({
+        id: crypto.randomUUID(), workspace_id: workspaceId, url: 'https://hooks.example/leadrun', secret: 'whsec_test', events: [], enabled: true,
+        created_at: now, updated_at: now,
+      }).execute();
+      const stepEvents = () => db.selectFrom('webhook_events').select('type').where('run_id', '=', runId).where('type', '=', 'run.step_completed').execute();
+
+      const first = await completeStep(db, job, 'RESEARCH', completed(MARKED_RESEARCH), 1, new Date(), {
+        next: { node: 'ANALYSIS', engine: 'offline' }, hooked: false,
+      });
+      assert.deepEqual(first, { nextAttempt: 1, hooked: true });
+      assert.equal((await stepEvents()).length, 1, 'the new endpoint heard of RESEARCH');
+      assert.deepEqual((await stepsOf(db, runId)).map((s) => [s.node, s.status, s.attempts]), [
+        ['RESEARCH', 'COMPLETED', 1], ['ANALYSIS', 'RUNNING', 1], ['STRATEGY', 'PENDING', 0], ['WRITER', 'PENDING', 0],
+      ]);
+      const events = await db.selectFrom('run_events').select(['seq', 'type', 'node']).where('run_id', '=', runId).orderBy('seq').execute();
+      assert.deepEqual(events.map((e) => [e.type, e.node]).slice(-2), [['step.completed', 'RESEARCH'], ['step.started', 'ANALYSIS']]);
+
+      // With the endpoint gone, a completion that expected it writes without webhook events and says so.
+      await db.updateTable('webhook_endpoints').set({ enabled: false }).where('workspace_id', '=', workspaceId).execute();
+      const second = await completeStep(db, job, 'ANALYSIS', completed({ engine: 'offline' }), 1, new Date(), {
+        next: { node: 'STRATEGY', engine: 'offline' }, hooked: true,
+      });
+      assert.deepEqual(second, { nextAttempt: 1, hooked: false });
+      assert.equal((await stepEvents()).length, 1, 'a disabled endpoint hears nothing');
     });
 
     it('does not let a second worker claim a run whose lease is live', async () => {
