@@ -633,11 +633,10 @@ async function finishedRun(url: string): Promise<{ context: RunContext; outputs:
   const database = await openDatabase({ databaseUrl: url });
   try {
     const run = await database.db.selectFrom('runs')
-      .select(['id', 'workspace_id', 'lead_id', 'call_id', 'created_by_user_id', 'trace_id'])
+      .select(['id', 'workspace_id', 'lead_id', 'call_id', 'created_by_user_id'])
       .where('status', '=', 'AWAITING_APPROVAL').orderBy('completed_at').limit(1).executeTakeFirst();
     const loaded = run && await loadRun(database.db, {
       id: run.id, workspaceId: run.workspace_id, leadId: run.lead_id, callId: run.call_id, createdByUserId: run.created_by_user_id,
-      traceId: run.trace_id, tokensUsed: 0, feedback: null,
     });
     if (!loaded || loaded.steps.length !== 4) throw new Error('no finished run with its four steps to give DBOS');
     return { context: loaded.context, outputs: loaded.steps.map((step) => step.output) };

@@ -111,45 +111,63 @@ export interface StartRunContext {
 /**
  * Starts a run. Call it inside a transaction: the run, its steps, the month's count and the wake-up notice
  * commit together. Checks, in order: the lead and call exist in the workspace (404), the plan's limit (402).
+ *
+ * One statement does the look-up and, on a plan without a limit, the writes; a Free workspace's run is counted
+ * against its month first (countRunsAgainstPlan), then written by the same statement made again.
  */
 export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: StartRunInput): Promise<Run> {
   const { workspaceId, clock } = ctx;
-  // The lead, the call and the plan in one look-up (ids that are not UUIDs match nothing). The lead and the call are
-  // locked as the run's foreign keys will lock them (FOR KEY SHARE): while one of them is being erased, the look-up
-  // waits for the erasure and then finds it gone (404), rather than the insert failing on a vanished key.
-  const { rows: [found] } = await sql<{ plan: Plan; lead_id: string | null; call_id: string | null; call_lead_id: string | null }>`
-    ${prepare}SELECT w.plan, l.id AS lead_id, c.id AS call_id, c.lead_id AS call_lead_id
-    FROM workspaces w
-    LEFT JOIN LATERAL (SELECT id FROM leads WHERE workspace_id = w.id AND id = ${isUuid(input.leadId) ? input.leadId : null}::uuid FOR KEY SHARE) l ON true
-    LEFT JOIN LATERAL (SELECT id, lead_id FROM calls WHERE workspace_id = w.id AND id = ${isUuid(input.callId) ? input.callId : null}::uuid FOR KEY SHARE) c ON true
-    WHERE w.id = ${workspaceId}`.execute(trx);
-  if (!found) throw new Error(`workspace ${workspaceId} was not found`);
-  if (!found.lead_id) throw notFound('Lead', 'leadId');
-  if (!found.call_id) throw notFound('Call', 'callId');
-  if (found.call_lead_id !== found.lead_id) {
-    throw new AppError('not_found', 'The call is not a call of that lead.', { errors: [{ field: 'callId', message: 'is not a call of this lead' }] });
-  }
-
   const now = clock.now();
-  await countRunsAgainstPlan(trx, workspaceId, found.plan, now, ctx.freePlanMonthlyRuns, 1);
-
-  // The run, its four PENDING steps, its first event and the workers' wake-up notice (delivered at commit), in one
-  // statement. No notice on the run's events channel: nobody can follow a run before it exists.
-  const run = queuedRun({ leadId: found.lead_id, callId: found.call_id }, now, null);
-  await sql`
-    ${prepare}WITH run AS (
-      INSERT INTO runs (id, workspace_id, lead_id, call_id, status, created_by_user_id, key_id, trace_id, lease_owner, lease_expires_at,
-                        available_at, error, started_at, completed_at, updated_at)
-      VALUES (${run.id}, ${workspaceId}, ${run.leadId}, ${run.callId}, 'QUEUED', ${ctx.userId}::uuid, ${ctx.keyId}::uuid, ${run.traceId},
-              NULL, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz)
-      RETURNING id),
-    steps AS (
-      INSERT INTO run_steps (run_id, position, node, status, output, attempts)
-      SELECT run.id, s.position - 1, s.node, 'PENDING', NULL, 0 FROM run, unnest(${sql.raw(`ARRAY[${STEP_NODES.map((n) => `'${n}'`).join(', ')}]`)}::text[]) WITH ORDINALITY AS s(node, position)),
-    queued AS (
-      INSERT INTO run_events (run_id, workspace_id, type, occurred_at) SELECT run.id, ${workspaceId}, 'run.queued', ${now}::timestamptz FROM run)
-    SELECT pg_notify(${RUNS_CHANNEL}, run.id::text) FROM run`.execute(trx);
-  await emitWebhookEvent(trx, workspaceId, 'run.started', run, { at: now, runId: run.id });
+  const queued = queuedRun(input, now, null);
+  const write = async (counted: boolean) => {
+    // The lead, the call and the plan in one look-up (ids that are not UUIDs match nothing). The lead and the call are
+    // locked as the run's foreign keys will lock them (FOR KEY SHARE): while one of them is being erased, the look-up
+    // waits for the erasure and then finds it gone (404), rather than the insert failing on a vanished key.
+    // The run, its four PENDING steps, its first event and the workers' wake-up notice (delivered at commit) follow
+    // when the look-up found both and the plan's month has room. No notice on the run's events channel: nobody can
+    // follow a run before it exists.
+    const { rows: [found] } = await sql<{
+      plan: Plan; lead_id: string | null; call_id: string | null; call_lead_id: string | null; written: boolean; hooked: boolean;
+    }>`
+      ${prepare}WITH found AS (
+        SELECT w.plan, l.id AS lead_id, c.id AS call_id, c.lead_id AS call_lead_id
+        FROM workspaces w
+        LEFT JOIN LATERAL (SELECT id FROM leads WHERE workspace_id = w.id AND id = ${isUuid(input.leadId) ? input.leadId : null}::uuid FOR KEY SHARE) l ON true
+        LEFT JOIN LATERAL (SELECT id, lead_id FROM calls WHERE workspace_id = w.id AND id = ${isUuid(input.callId) ? input.callId : null}::uuid FOR KEY SHARE) c ON true
+        WHERE w.id = ${workspaceId}),
+      run AS (
+        INSERT INTO runs (id, workspace_id, lead_id, call_id, status, created_by_user_id, key_id, trace_id, lease_owner, lease_expires_at,
+                          available_at, error, started_at, completed_at, updated_at)
+        SELECT ${queued.id}, ${workspaceId}, found.lead_id, found.call_id, 'QUEUED', ${ctx.userId}::uuid, ${ctx.keyId}::uuid, ${queued.traceId},
+               NULL, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz
+        FROM found
+        WHERE found.call_lead_id = found.lead_id AND (found.plan <> 'FREE' OR ${counted}::boolean)
+        RETURNING id),
+      steps AS (
+        INSERT INTO run_steps (run_id, position, node, status, output, attempts)
+        SELECT run.id, s.position - 1, s.node, 'PENDING', NULL, 0 FROM run, unnest(${sql.raw(`ARRAY[${STEP_NODES.map((n) => `'${n}'`).join(', ')}]`)}::text[]) WITH ORDINALITY AS s(node, position)),
+      queued AS (
+        INSERT INTO run_events (run_id, workspace_id, type, occurred_at) SELECT run.id, ${workspaceId}, 'run.queued', ${now}::timestamptz FROM run)
+      SELECT found.*, EXISTS (SELECT 1 FROM run) AS written,
+             EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = ${workspaceId} AND h.enabled) AS hooked,
+             (SELECT pg_notify(${RUNS_CHANNEL}, run.id::text) FROM run) AS notified
+      FROM found`.execute(trx);
+    if (!found) throw new Error(`workspace ${workspaceId} was not found`);
+    if (!found.lead_id) throw notFound('Lead', 'leadId');
+    if (!found.call_id) throw notFound('Call', 'callId');
+    if (found.call_lead_id !== found.lead_id) {
+      throw new AppError('not_found', 'The call is not a call of that lead.', { errors: [{ field: 'callId', message: 'is not a call of this lead' }] });
+    }
+    return found;
+  };
+  let written = await write(false);
+  if (!written.written) {
+    await countRunsAgainstPlan(trx, workspaceId, written.plan, now, ctx.freePlanMonthlyRuns, 1);
+    written = await write(true);
+  }
+  // The ids as stored (a UUID may have come in capitals).
+  const run: Run = { ...queued, leadId: written.lead_id!, callId: written.call_id! };
+  if (written.hooked) await emitWebhookEvent(trx, workspaceId, 'run.started', run, { at: now, runId: run.id });
   return run;
 }
 

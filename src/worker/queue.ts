@@ -28,6 +28,8 @@ export interface ClaimedRun {
   tokensUsed: number;
   /** A reviewer's feedback for the next WRITER attempt (a regeneration), if any. */
   feedback: string | null;
+  /** What the claim read to work the run (loadRun's answer), in the claim's own statement. */
+  loaded: LoadedRun | null;
 }
 
 export interface Job {
@@ -44,28 +46,26 @@ export interface AttemptCost {
   durationMs: number;
 }
 
-/** Takes the oldest run that is queued, due for a retry, or whose worker's lease ran out. */
+/** Takes the oldest run that is queued, due for a retry, or whose worker's lease ran out, and reads what working it needs. */
 export async function claimNextRun(db: Kysely<DB>, workerId: string, now: Date, leaseMs: number): Promise<ClaimedRun | null> {
-  const result = await sql<{
-    id: string; workspace_id: string; lead_id: string; call_id: string; created_by_user_id: string | null;
-    trace_id: string; tokens_used: number; feedback: string | null;
-  }>`
-    ${prepare}UPDATE runs SET status = 'RUNNING', lease_owner = ${workerId}, lease_expires_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}
-    WHERE id = (
-      SELECT id FROM runs
-      WHERE status IN ('QUEUED', 'RUNNING') AND available_at <= ${now}
-        AND (lease_expires_at IS NULL OR lease_expires_at < ${now})
-      ORDER BY available_at, started_at
-      LIMIT 1
-      FOR UPDATE SKIP LOCKED)
-    RETURNING id, workspace_id, lead_id, call_id, created_by_user_id, trace_id, tokens_used, feedback`.execute(db);
-  const row = result.rows[0];
-  return row
-    ? {
-      id: row.id, workspaceId: row.workspace_id, leadId: row.lead_id, callId: row.call_id,
-      createdByUserId: row.created_by_user_id, traceId: row.trace_id, tokensUsed: row.tokens_used, feedback: row.feedback,
-    }
-    : null;
+  const { rows: [row] } = await sql<LoadRow & { trace_id: string; tokens_used: number; feedback: string | null }>`
+    ${prepare}WITH r AS (
+      UPDATE runs SET status = 'RUNNING', lease_owner = ${workerId}, lease_expires_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}
+      WHERE id = (
+        SELECT id FROM runs
+        WHERE status IN ('QUEUED', 'RUNNING') AND available_at <= ${now}
+          AND (lease_expires_at IS NULL OR lease_expires_at < ${now})
+        ORDER BY available_at, started_at
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED)
+      RETURNING id, workspace_id, lead_id, call_id, created_by_user_id, trace_id, tokens_used, feedback)
+    ${LOAD}`.execute(db);
+  if (!row) return null;
+  const run = {
+    id: row.id, workspaceId: row.workspace_id, leadId: row.lead_id, callId: row.call_id,
+    createdByUserId: row.created_by_user_id, traceId: row.trace_id, tokensUsed: row.tokens_used, feedback: row.feedback,
+  };
+  return { ...run, loaded: loaded(run, row) };
 }
 
 /** Extends the lease; false when the worker no longer holds the run. */
@@ -101,45 +101,60 @@ export interface StoredStep {
   putOffSince: string | null;
 }
 
+/** What a worker needs to work a run: its context and its steps. */
+export interface LoadedRun {
+  context: RunContext;
+  steps: StoredStep[];
+  /** Whether the workspace has webhook endpoints: completeStep's first hint. */
+  hooked: boolean;
+}
+
+type RunKeys = Pick<ClaimedRun, 'id' | 'workspaceId' | 'leadId' | 'callId' | 'createdByUserId'>;
+
+interface LoadRow {
+  id: string; workspace_id: string; lead_id: string; call_id: string; created_by_user_id: string | null;
+  found_lead: string | null; lead_name: string; email: string | null; company_name: string | null; company_website: string | null;
+  found_call: string | null; title: string | null; transcript: string; occurred_at: Date | null;
+  sender: { name: string | null; signature: string | null } | null; from_name: string | null;
+  previous_draft: { version: number; subject: string; body: string } | null; steps: StoredStep[] | null; hooked: boolean;
+}
+
 /**
- * What a worker needs to work a claimed run, in one round trip: the lead, the call, the sender, the draft a
- * regeneration replaces, the steps, and whether the workspace has webhook endpoints (completeStep's first hint). Null when the run's lead or call has been erased since the claim
- * (src/domain/erasure.ts), and with it the run.
+ * What a worker reads to work a run, over `r` (the run's id, workspace_id, lead_id, call_id and created_by_user_id):
+ * the lead, the call, the sender, the draft a regeneration replaces, the steps, and whether the workspace has webhook
+ * endpoints. The claim reads it for the run it takes, in the same statement; loadRun for a run it is given.
  *
  * The sender is the person who started the run (from the UI), else the workspace's admin (a run started through
  * the API has no person), each with their sender name (or their name) and signature; a person who has been removed
  * signs nothing. With no person, the workspace's configured sender name (Settings / E-mail) signs.
  */
-export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ context: RunContext; steps: StoredStep[]; hooked: boolean } | null> {
-  const { rows: [row] } = await sql<{
-    lead_id: string; lead_name: string; email: string | null; company_name: string | null; company_website: string | null;
-    call_id: string; title: string | null; transcript: string; occurred_at: Date | null;
-    sender: { name: string | null; signature: string | null } | null; from_name: string | null;
-    previous_draft: { version: number; subject: string; body: string } | null; steps: StoredStep[]; hooked: boolean;
-  }>`
-    ${prepare}SELECT l.id AS lead_id, l.name AS lead_name, l.email, l.company_name, l.company_website,
-           c.id AS call_id, c.title, c.transcript, c.occurred_at,
-           (SELECT json_build_object('name', coalesce(nullif(trim(u.sender_name), ''), nullif(trim(u.name), '')), 'signature', nullif(trim(u.signature), ''))
-            FROM users u, workspaces w
-            WHERE w.id = ${run.workspaceId} AND u.removed_at IS NULL
-              AND (u.id = ${run.createdByUserId}::uuid OR u.id = w.admin_user_id)
-            ORDER BY CASE WHEN u.id = ${run.createdByUserId}::uuid THEN 0 ELSE 1 END
-            LIMIT 1) AS sender,
-           (SELECT nullif(trim(m.from_name), '') FROM mail_settings m WHERE m.workspace_id = ${run.workspaceId}) AS from_name,
-           (SELECT json_build_object('version', d.version, 'subject', d.subject, 'body', d.body)
-            FROM email_drafts d WHERE d.run_id = ${run.id} ORDER BY d.version DESC LIMIT 1) AS previous_draft,
-           (SELECT json_agg(json_build_object('node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts, 'putOffSince', s.put_off_since) ORDER BY s.position)
-            FROM run_steps s WHERE s.run_id = ${run.id}) AS steps,
-           EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = ${run.workspaceId} AND h.enabled) AS hooked
-    FROM leads l, calls c
-    WHERE l.id = ${run.leadId} AND l.workspace_id = ${run.workspaceId} AND c.id = ${run.callId} AND c.workspace_id = ${run.workspaceId}`.execute(db);
-  if (!row) return null;
+const LOAD = sql`
+  SELECT r.*, l.id AS found_lead, l.name AS lead_name, l.email, l.company_name, l.company_website,
+         c.id AS found_call, c.title, c.transcript, c.occurred_at,
+         (SELECT json_build_object('name', coalesce(nullif(trim(u.sender_name), ''), nullif(trim(u.name), '')), 'signature', nullif(trim(u.signature), ''))
+          FROM users u, workspaces w
+          WHERE w.id = r.workspace_id AND u.removed_at IS NULL AND (u.id = r.created_by_user_id OR u.id = w.admin_user_id)
+          ORDER BY CASE WHEN u.id = r.created_by_user_id THEN 0 ELSE 1 END
+          LIMIT 1) AS sender,
+         (SELECT nullif(trim(m.from_name), '') FROM mail_settings m WHERE m.workspace_id = r.workspace_id) AS from_name,
+         (SELECT json_build_object('version', d.version, 'subject', d.subject, 'body', d.body)
+          FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1) AS previous_draft,
+         (SELECT json_agg(json_build_object('node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts, 'putOffSince', s.put_off_since) ORDER BY s.position)
+          FROM run_steps s WHERE s.run_id = r.id) AS steps,
+         EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = r.workspace_id AND h.enabled) AS hooked
+  FROM r
+  LEFT JOIN leads l ON l.id = r.lead_id AND l.workspace_id = r.workspace_id
+  LEFT JOIN calls c ON c.id = r.call_id AND c.workspace_id = r.workspace_id`;
+
+/** A LOAD row as the worker uses it; null when the run's lead or call has been erased (src/domain/erasure.ts), and with it the run. */
+function loaded(run: RunKeys, row: LoadRow): LoadedRun | null {
+  if (!row.found_lead || !row.found_call) return null;
   const sender = { name: row.sender?.name ?? row.from_name, signature: row.sender?.signature ?? null };
   return {
     context: {
       runId: run.id,
-      lead: { id: row.lead_id, name: row.lead_name, email: row.email, companyName: row.company_name, companyWebsite: row.company_website },
-      call: { id: row.call_id, title: row.title, transcript: row.transcript, occurredAt: row.occurred_at },
+      lead: { id: row.found_lead, name: row.lead_name, email: row.email, companyName: row.company_name, companyWebsite: row.company_website },
+      call: { id: row.found_call, title: row.title, transcript: row.transcript, occurredAt: row.occurred_at },
       senderName: sender.name,
       sender,
       previousDraft: row.previous_draft,
@@ -147,6 +162,16 @@ export async function loadRun(db: Kysely<DB>, run: ClaimedRun): Promise<{ contex
     steps: row.steps ?? [],
     hooked: row.hooked,
   };
+}
+
+/** What a worker needs to work a run it was given (the claim reads it for the run it takes), in one round trip. */
+export async function loadRun(db: Kysely<DB>, run: RunKeys): Promise<LoadedRun | null> {
+  const { rows: [row] } = await sql<LoadRow>`
+    ${prepare}WITH r AS (
+      SELECT ${run.id}::uuid AS id, ${run.workspaceId}::uuid AS workspace_id, ${run.leadId}::uuid AS lead_id, ${run.callId}::uuid AS call_id,
+             ${run.createdByUserId}::uuid AS created_by_user_id)
+    ${LOAD}`.execute(db);
+  return row ? loaded(run, row) : null;
 }
 
 export async function loadSteps(db: Kysely<DB>, runId: string): Promise<StoredStep[]> {

@@ -12,7 +12,7 @@ import type { Metrics } from '../http/metrics.ts';
 import { describeError, type JobEnd, type SourcedJobHandler, type WorkContext } from '../jobs/types.ts';
 import { traceStep } from '../telemetry.ts';
 import {
-  completeStep, failRun, loadRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
+  completeStep, failRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
 } from './queue.ts';
 
 export const MAX_ATTEMPTS = 3;
@@ -57,9 +57,9 @@ export function runHandler(options: RunHandlerOptions): SourcedJobHandler<Claime
 async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock, cpu, signal, logger, owner }: WorkContext): Promise<JobEnd> {
   const { engine, metrics } = options;
   const log = logger.child({ runId: run.id });
-  const loaded = await loadRun(db, run);
+  const { loaded } = run;
   if (!loaded) {
-    // Erased with its lead or call since the claim: nothing is left to work on, or to write.
+    // Erased with its lead or call as it was claimed: nothing is left to work on, or to write.
     log.info('the run was erased; nothing to do');
     return 'done';
   }

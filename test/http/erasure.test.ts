@@ -342,7 +342,7 @@ for (const kind of BACKENDS) {
       const lead = await createLead(t, key, { name: 'Clara Claimed' });
       const call = await createCall(t, key, lead.id);
       const run = await startRun(t, key, lead.id, call.id);
-      const claimed = { id: run.id, workspaceId: A.id, leadId: lead.id, callId: call.id, createdByUserId: A.adminUserId, traceId: 'x', tokensUsed: 0, feedback: null };
+      const claimed = { id: run.id, workspaceId: A.id, leadId: lead.id, callId: call.id, createdByUserId: A.adminUserId };
       assert.ok(await loadRun(db(t), claimed), 'loaded while the lead is there');
       assert.equal((await t.api('DELETE', `/api/v1/leads/${lead.id}`, { key })).status, 204);
       assert.equal(await loadRun(db(t), claimed), null);
