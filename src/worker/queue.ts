@@ -201,11 +201,12 @@ interface Transition {
 
 /**
  * Marks a step RUNNING and counts the attempt; returns the attempt number: the start of a run's first step to work
- * (completeStep starts the others). Inside an explicit transaction: a worker that dies while this statement waits (for a row lock) must not have the attempt counted
- * when the wait ends, and without a COMMIT from it nothing is.
+ * (completeStep starts the others). A statement on its own, as completeStep's: a worker that dies while it waits for a
+ * row lock has it committed when the wait ends, as if it had died just after, and the attempt counts as one that
+ * ended with its worker.
  */
 export async function startStep(db: Kysely<DB>, job: Job, node: StepNode, engine: EngineName, now: Date): Promise<number> {
-  const { rows: [row] } = await db.transaction().execute((trx) => sql<Transition>`
+  const { rows: [row] } = await sql<Transition>`
     ${prepare}WITH ${LEASE(job)},
     started AS (
       UPDATE run_steps SET status = 'RUNNING', attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL
@@ -215,7 +216,7 @@ export async function startStep(db: Kysely<DB>, job: Job, node: StepNode, engine
       INSERT INTO run_events (run_id, workspace_id, type, node, attempt, engine, occurred_at)
       SELECT ${job.runId}, ${job.workspaceId}, 'step.started', node, attempts, ${engine}, ${now}::timestamptz FROM started)
     SELECT (SELECT count(*) FROM lease)::int AS held, 0 AS completed, (SELECT attempts FROM started) AS attempt,
-           CASE WHEN EXISTS (SELECT 1 FROM started) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(trx));
+           CASE WHEN EXISTS (SELECT 1 FROM started) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(db);
   if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
   if (row.attempt === null) throw new Error(`step ${node} of run ${job.runId} cannot be started`);
   return row.attempt;
@@ -246,9 +247,9 @@ export interface Completed {
  * completion also writes the draft and moves the run to AWAITING_APPROVAL, in the same statement: a run has its
  * draft exactly when its WRITER step is COMPLETED.
  *
- * With a next step the statement runs in an explicit transaction, as startStep does: a worker that dies while the
- * statement waits for a row lock has neither the completion nor the next attempt committed, so the next worker does
- * the step again, and no attempt is counted that nobody made. The last completion stands alone.
+ * The statement stands alone (one round trip, one commit). A worker that dies while it waits for a row lock has it
+ * committed when the wait ends, as if it had died just after: its step's work is kept, and the next step's attempt
+ * counts as one that ended with its worker.
  *
  * Webhook endpoints are looked up in the statement. Without any, it writes without its webhook events; when the
  * look-up finds one (an endpoint added since the last look), the statement writes nothing and is made again in a
@@ -333,7 +334,7 @@ export async function completeStep(
   };
   const withHooks = () => db.transaction().execute(async (trx) => write(trx, true) as Promise<Completed>);
   if (hooked) return withHooks();
-  const written = next ? await db.transaction().execute((trx) => write(trx, false)) : await write(db, false);
+  const written = await write(db, false);
   return written === 'hooked' ? withHooks() : written;
 }
 
