@@ -21,9 +21,14 @@ export function isTransactionConflict(error: unknown): boolean {
  */
 export async function inTransaction<T>(db: Kysely<DB>, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return work(db as Transaction<DB>);
+  return retryConflicts(() => db.transaction().execute(work));
+}
+
+/** Runs `work` (a transaction, or a statement on its own), again while PostgreSQL ends it with a conflict. */
+export async function retryConflicts<T>(work: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction().execute(work);
+      return await work();
     } catch (error) {
       if (attempt >= CONFLICT_ATTEMPTS || !isTransactionConflict(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));

@@ -1,6 +1,6 @@
 // The audit log: one entry for every POST made with a valid key, every UI mutation and every admin command.
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AuditOutcome, AuditSource, DB } from '../db/schema.ts';
 import { pageOf, type Cursor } from './pagination.ts';
 import { isUuid } from './validation.ts';
@@ -25,23 +25,21 @@ export interface AuditEntryInput {
 export type AuditDetails = Record<string, number | boolean | string | null>;
 
 export async function writeAudit(db: Kysely<DB>, entry: AuditEntryInput): Promise<void> {
-  await db.insertInto('audit_log').values({
-    id: randomUUID(),
-    workspace_id: entry.workspaceId,
-    source: entry.source,
-    key_id: entry.keyId ?? null,
-    user_id: entry.userId ?? null,
-    action: entry.action,
-    target_type: entry.target?.type ?? null,
-    target_id: entry.target?.id ?? null,
-    outcome: entry.outcome,
-    status: entry.status ?? null,
-    request_id: entry.requestId ?? null,
-    ip: entry.ip ?? null,
-    user_agent: entry.userAgent?.slice(0, 512) ?? null,
-    occurred_at: entry.occurredAt,
-    details: entry.details ? sql`${JSON.stringify(entry.details)}::jsonb` : null,
-  }).execute();
+  await auditInsert(entry, sql`true`).execute(db);
+}
+
+/**
+ * The INSERT of an audit entry, made only `when` that condition holds: a statement that is the whole of a change adds
+ * it as one of its CTEs (`when` naming the change's own CTE), so that the change and its entry commit together.
+ */
+export function auditInsert(entry: AuditEntryInput, when: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`INSERT INTO audit_log (id, workspace_id, source, key_id, user_id, action, target_type, target_id, outcome, status,
+                                    request_id, ip, user_agent, occurred_at, details)
+    SELECT ${randomUUID()}::uuid, ${entry.workspaceId}::uuid, ${entry.source}, ${entry.keyId ?? null}::uuid, ${entry.userId ?? null}::uuid,
+           ${entry.action}, ${entry.target?.type ?? null}, ${entry.target?.id ?? null}, ${entry.outcome}, ${entry.status ?? null}::int,
+           ${entry.requestId ?? null}, ${entry.ip ?? null}, ${entry.userAgent?.slice(0, 512) ?? null}, ${entry.occurredAt}::timestamptz,
+           ${entry.details ? JSON.stringify(entry.details) : null}::jsonb
+    WHERE ${when}`;
 }
 
 export interface AuditEntry {

@@ -1,7 +1,7 @@
 // Runs: one agent run for a lead and a call. Starting a run creates it with its four PENDING steps and counts it
 // against the workspace's month in one transaction; workers (src/worker/) take it from there.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { STEP_NODES, type StepNode } from '../agent/outputs.ts';
 import type { Clock } from '../clock.ts';
 import { prepare } from '../db/database.ts';
@@ -116,59 +116,80 @@ export interface StartRunContext {
  * against its month first (countRunsAgainstPlan), then written by the same statement made again.
  */
 export async function startRun(trx: Kysely<DB>, ctx: StartRunContext, input: StartRunInput): Promise<Run> {
-  const { workspaceId, clock } = ctx;
-  const now = clock.now();
-  const queued = queuedRun(input, now, null);
-  const write = async (counted: boolean) => {
-    // The lead, the call and the plan in one look-up (ids that are not UUIDs match nothing). The lead and the call are
-    // locked as the run's foreign keys will lock them (FOR KEY SHARE): while one of them is being erased, the look-up
-    // waits for the erasure and then finds it gone (404), rather than the insert failing on a vanished key.
-    // The run, its four PENDING steps, its first event and the workers' wake-up notice (delivered at commit) follow
-    // when the look-up found both and the plan's month has room. No notice on the run's events channel: nobody can
-    // follow a run before it exists.
-    const { rows: [found] } = await sql<{
-      plan: Plan; lead_id: string | null; call_id: string | null; call_lead_id: string | null; written: boolean; hooked: boolean;
-    }>`
-      ${prepare}WITH found AS (
-        SELECT w.plan, l.id AS lead_id, c.id AS call_id, c.lead_id AS call_lead_id
-        FROM workspaces w
-        LEFT JOIN LATERAL (SELECT id FROM leads WHERE workspace_id = w.id AND id = ${isUuid(input.leadId) ? input.leadId : null}::uuid FOR KEY SHARE) l ON true
-        LEFT JOIN LATERAL (SELECT id, lead_id FROM calls WHERE workspace_id = w.id AND id = ${isUuid(input.callId) ? input.callId : null}::uuid FOR KEY SHARE) c ON true
-        WHERE w.id = ${workspaceId}),
-      run AS (
-        INSERT INTO runs (id, workspace_id, lead_id, call_id, status, created_by_user_id, key_id, trace_id, lease_owner, lease_expires_at,
-                          available_at, error, started_at, completed_at, updated_at)
-        SELECT ${queued.id}, ${workspaceId}, found.lead_id, found.call_id, 'QUEUED', ${ctx.userId}::uuid, ${ctx.keyId}::uuid, ${queued.traceId},
-               NULL, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz
-        FROM found
-        WHERE found.call_lead_id = found.lead_id AND (found.plan <> 'FREE' OR ${counted}::boolean)
-        RETURNING id),
-      steps AS (
-        INSERT INTO run_steps (run_id, position, node, status, output, attempts)
-        SELECT run.id, s.position - 1, s.node, 'PENDING', NULL, 0 FROM run, unnest(${sql.raw(`ARRAY[${STEP_NODES.map((n) => `'${n}'`).join(', ')}]`)}::text[]) WITH ORDINALITY AS s(node, position)),
-      queued AS (
-        INSERT INTO run_events (run_id, workspace_id, type, occurred_at) SELECT run.id, ${workspaceId}, 'run.queued', ${now}::timestamptz FROM run)
-      SELECT found.*, EXISTS (SELECT 1 FROM run) AS written,
-             EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = ${workspaceId} AND h.enabled) AS hooked,
-             (SELECT pg_notify(${RUNS_CHANNEL}, run.id::text) FROM run) AS notified
-      FROM found`.execute(trx);
-    if (!found) throw new Error(`workspace ${workspaceId} was not found`);
-    if (!found.lead_id) throw notFound('Lead', 'leadId');
-    if (!found.call_id) throw notFound('Call', 'callId');
-    if (found.call_lead_id !== found.lead_id) {
-      throw new AppError('not_found', 'The call is not a call of that lead.', { errors: [{ field: 'callId', message: 'is not a call of this lead' }] });
-    }
-    return found;
-  };
-  let written = await write(false);
+  const queued = queuedRun(input, ctx.clock.now(), null);
+  let written = await writeRun(trx, ctx, input, queued, { counted: false });
   if (!written.written) {
-    await countRunsAgainstPlan(trx, workspaceId, written.plan, now, ctx.freePlanMonthlyRuns, 1);
-    written = await write(true);
+    await countRunsAgainstPlan(trx, ctx.workspaceId, written.plan, ctx.clock.now(), ctx.freePlanMonthlyRuns, 1);
+    written = await writeRun(trx, ctx, input, queued, { counted: true });
   }
-  // The ids as stored (a UUID may have come in capitals).
-  const run: Run = { ...queued, leadId: written.lead_id!, callId: written.call_id! };
-  if (written.hooked) await emitWebhookEvent(trx, workspaceId, 'run.started', run, { at: now, runId: run.id });
+  const run: Run = { ...queued, leadId: written.lead_id, callId: written.call_id };
+  if (written.hooked) await emitWebhookEvent(trx, ctx.workspaceId, 'run.started', run, { at: new Date(run.startedAt), runId: run.id });
   return run;
+}
+
+/**
+ * Starts a run in one statement with its audit entry (`audit`, see mutate's `alone`), outside any transaction: on a
+ * plan without a limit, in a workspace without webhook endpoints. Otherwise it writes nothing and answers null, and
+ * the run is started by startRun in a transaction. The same checks, in the same order.
+ */
+export async function startRunAlone(
+  db: Kysely<DB>, ctx: StartRunContext, input: StartRunInput, audit: (runId: string, when: RawBuilder<unknown>) => RawBuilder<unknown>,
+): Promise<Run | null> {
+  const queued = queuedRun(input, ctx.clock.now(), null);
+  const written = await writeRun(db, ctx, input, queued, { counted: false, audit });
+  return written.written ? { ...queued, leadId: written.lead_id, callId: written.call_id } : null;
+}
+
+/**
+ * The look-up of the lead, the call and the plan, and the writes of `queued` when the look-up found both, the plan's
+ * month has room (`counted`: a Free run already counted) and, when the statement stands alone with its `audit`
+ * entry, no webhook endpoint would need an event written beside it. Throws the look-up's 404s.
+ */
+async function writeRun(
+  db: Kysely<DB>, ctx: StartRunContext, input: StartRunInput, queued: Run,
+  { counted, audit }: { counted: boolean; audit?: (runId: string, when: RawBuilder<unknown>) => RawBuilder<unknown> },
+): Promise<{ plan: Plan; lead_id: string; call_id: string; written: boolean; hooked: boolean }> {
+  const { workspaceId } = ctx;
+  const now = new Date(queued.startedAt);
+  const hooked = sql`EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = ${workspaceId} AND h.enabled)`;
+  // The lead, the call and the plan in one look-up (ids that are not UUIDs match nothing). The lead and the call are
+  // locked as the run's foreign keys will lock them (FOR KEY SHARE): while one of them is being erased, the look-up
+  // waits for the erasure and then finds it gone (404), rather than the insert failing on a vanished key.
+  // The run, its four PENDING steps, its first event and the workers' wake-up notice (delivered at commit) follow.
+  // No notice on the run's events channel: nobody can follow a run before it exists.
+  const { rows: [found] } = await sql<{
+    plan: Plan; lead_id: string | null; call_id: string | null; call_lead_id: string | null; written: boolean; hooked: boolean;
+  }>`
+    ${prepare}WITH found AS (
+      SELECT w.plan, l.id AS lead_id, c.id AS call_id, c.lead_id AS call_lead_id
+      FROM workspaces w
+      LEFT JOIN LATERAL (SELECT id FROM leads WHERE workspace_id = w.id AND id = ${isUuid(input.leadId) ? input.leadId : null}::uuid FOR KEY SHARE) l ON true
+      LEFT JOIN LATERAL (SELECT id, lead_id FROM calls WHERE workspace_id = w.id AND id = ${isUuid(input.callId) ? input.callId : null}::uuid FOR KEY SHARE) c ON true
+      WHERE w.id = ${workspaceId}),
+    run AS (
+      INSERT INTO runs (id, workspace_id, lead_id, call_id, status, created_by_user_id, key_id, trace_id, lease_owner, lease_expires_at,
+                        available_at, error, started_at, completed_at, updated_at)
+      SELECT ${queued.id}, ${workspaceId}, found.lead_id, found.call_id, 'QUEUED', ${ctx.userId}::uuid, ${ctx.keyId}::uuid, ${queued.traceId},
+             NULL, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz
+      FROM found
+      WHERE found.call_lead_id = found.lead_id AND (found.plan <> 'FREE' OR ${counted}::boolean)${audit ? sql` AND NOT ${hooked}` : sql``}
+      RETURNING id),
+    steps AS (
+      INSERT INTO run_steps (run_id, position, node, status, output, attempts)
+      SELECT run.id, s.position - 1, s.node, 'PENDING', NULL, 0 FROM run, unnest(${sql.raw(`ARRAY[${STEP_NODES.map((n) => `'${n}'`).join(', ')}]`)}::text[]) WITH ORDINALITY AS s(node, position)),
+    queued AS (
+      INSERT INTO run_events (run_id, workspace_id, type, occurred_at) SELECT run.id, ${workspaceId}, 'run.queued', ${now}::timestamptz FROM run)${audit ? sql`,
+    audited AS (${audit(queued.id, sql`EXISTS (SELECT 1 FROM run)`)})` : sql``}
+    SELECT found.*, EXISTS (SELECT 1 FROM run) AS written, ${hooked} AS hooked,
+           (SELECT pg_notify(${RUNS_CHANNEL}, run.id::text) FROM run) AS notified
+    FROM found`.execute(db);
+  if (!found) throw new Error(`workspace ${workspaceId} was not found`);
+  if (!found.lead_id) throw notFound('Lead', 'leadId');
+  if (!found.call_id) throw notFound('Call', 'callId');
+  if (found.call_lead_id !== found.lead_id) {
+    throw new AppError('not_found', 'The call is not a call of that lead.', { errors: [{ field: 'callId', message: 'is not a call of this lead' }] });
+  }
+  return { ...found, lead_id: found.lead_id, call_id: found.call_id };
 }
 
 /** A run as it is accepted: QUEUED, its four steps PENDING, no draft. */

@@ -4,7 +4,7 @@ import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunApprove, RunBatchCreate, RunCreate, RunReject, RunStatus } from '../../schemas.ts';
-import { getRun, getRunJson, listRuns, startRun, type Run as RunRecord } from '../../../domain/runs.ts';
+import { getRun, getRunJson, listRuns, startRun, startRunAlone, type Run as RunRecord } from '../../../domain/runs.ts';
 import { retryDelivery } from '../../../domain/deliveries.ts';
 import { loadMailTransport } from '../../../mail/settings.ts';
 import { startRunBatch } from '../../../domain/run-batches.ts';
@@ -44,10 +44,13 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       body: RunCreate,
       response: { 202: Run, 402: problem('A Free workspace has used its runs this month; adds `limit`, `used`, `resetsAt`.'), ...writeProblems, ...authProblems },
     },
-  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    const run = await startRun(trx, starter(request), request.body);
-    return { status: 202, body: render(run), location: `/api/v1/runs/${run.id}`, target: { type: 'run', id: run.id } };
-  }));
+  }, (request, reply) => {
+    const answer = (run: RunRecord) => ({ status: 202, body: render(run), location: `/api/v1/runs/${run.id}`, target: { type: 'run', id: run.id } });
+    return mutate(app.deps, request, reply, async (trx) => answer(await startRun(trx, starter(request), request.body)), async (db, audit) => {
+      const run = await startRunAlone(db, starter(request), request.body, (runId, when) => audit({ type: 'run', id: runId }, 202, when));
+      return run && answer(run);
+    });
+  });
 
   app.post('/api/v1/runs/batch', {
     config: { scope: 'runs:write', auditAction: 'run.batch_created' },
