@@ -43,7 +43,7 @@ export async function installPeers(log: (line: string) => void): Promise<string>
     ], { cwd: dir, env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}` } });
   } catch (error) {
     throw new Error(`the peers workload could not install Directus and DBOS from the npm registry into ${dir} `
-      + `(it needs the registry, once; nothing else of the bench does): ${(error as Error).message}`);
+      + `(it needs the registry, once; nothing else of the bench does; \`npm run bench -- --only …\` runs the other workloads): ${(error as Error).message}`);
   }
   await writeFile(complete, `${new Date().toISOString()}\n`);
   return dir;

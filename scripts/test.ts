@@ -6,8 +6,8 @@
 // `node --test --test-isolation=none` process, and TEST_CONCURRENCY groups (default 4 on two cores, where 6 measured
 // no faster: the machine is then busy) run side by side. A file runs alone when it sets top-level hooks (they would
 // apply to every file of its process) or says `// npm test: in a process of its own` (it judges the whole process).
-// The cost of a file is its duration in the last run, kept in node_modules/.cache/leadrun-test/durations.json, else
-// its size. A group's output is printed whole when it ends.
+// The cost of a file is its duration in the last run, kept in node_modules/.cache/leadrun-test/durations.json (on a
+// fresh clone, in scripts/test-durations.json), else its size. A group's output is printed whole when it ends.
 import { spawn } from 'node:child_process';
 import { existsSync, globSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -41,7 +41,10 @@ const filter = process.argv.slice(2);
 const files = globSync('test/**/*.test.ts', { cwd: root }).sort()
   .filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)));
 
-const known: Record<string, number> = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {};
+// A fresh clone has no durations of its own yet: those of a whole run kept with the project (scripts/test-durations.json,
+// refreshed by copying the cache file over it) stand in for them. Their sum does not matter, only their proportions.
+const snapshot = path.join(root, 'scripts/test-durations.json');
+const known: Record<string, number> = JSON.parse(readFileSync(existsSync(durationsFile) ? durationsFile : snapshot, 'utf8'));
 // Without a duration, a file's size stands in for it: about a second of a test process for each 4 KB of test code.
 const cost = (file: string): number => known[file] ?? statSync(path.join(root, file)).size / 4_000;
 
