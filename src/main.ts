@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { AppError } from './domain/errors.ts';
 import { loadSecretBox, type SecretBox } from './mail/secrets.ts';
 import { redactSecrets } from './redact.ts';
-import { fail, open } from './startup.ts';
+import { claimOrWait, fail, open } from './startup.ts';
 
 function version(): string {
   const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -106,7 +106,9 @@ async function main(argv: string[]): Promise<void> {
   const logger = pino({ level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' }, hooks: { streamWrite: redactSecrets } }, pino.destination(isService ? 1 : 2));
   try {
     if (invocation.kind === 'service') {
-      await (await import('./service.ts')).runService(config, logger, { http: invocation.http, worker: invocation.worker });
+      // DATA_DIR first, before loading the server: a second serve on it is refused at once.
+      const claim = config.databaseUrl ? null : await claimOrWait(config, logger, invocation.http ? 'serve' : 'worker');
+      await (await import('./service.ts')).runService(config, logger, { http: invocation.http, worker: invocation.worker }, claim);
     } else if (invocation.kind === 'password') {
       const password = await readNewPassword(invocation.email, { input: process.stdin, output: process.stderr });
       await runAdmin(config, logger, { command: 'user.password', email: invocation.email, password }, invocation);

@@ -1,6 +1,7 @@
 // `leadrun serve` and `leadrun worker`: the HTTP API and UI, the job runner, or both, in one process until a signal
 // stops it. Loaded only by those commands: an admin command starts without Fastify, its routes and the worker.
 import type { Logger } from 'pino';
+import type { DataDirClaim } from './admin/control.ts';
 import { runAdminCommand } from './admin/commands.ts';
 import { createOfflineEngine } from './agent/engines/offline.ts';
 import { systemClock } from './clock.ts';
@@ -12,7 +13,7 @@ import { buildApp, createDeps } from './http/app.ts';
 import { isLoopbackAddress } from './http/hosts.ts';
 import { pruneHandler, schedulePruning } from './jobs/prune.ts';
 import { releaseMemoryWhenQuiet } from './memory-release.ts';
-import { claimOrWait, open } from './startup.ts';
+import { open } from './startup.ts';
 import { startTelemetry } from './telemetry.ts';
 
 /** The line `serve` prints on a terminal once it answers requests. */
@@ -30,8 +31,8 @@ function runSlots(config: Config): number {
   return config.llm ? Math.max(config.workerConcurrency, config.llm.maxConcurrency) : config.workerConcurrency;
 }
 
-export async function runService(config: Config, logger: Logger, mode: { http: boolean; worker: boolean }): Promise<void> {
-  const claim = config.databaseUrl ? null : await claimOrWait(config, logger, mode.http ? 'serve' : 'worker');
+/** `claim`: DATA_DIR, taken by the caller before it loaded this module (embedded mode), or null on PostgreSQL. */
+export async function runService(config: Config, logger: Logger, mode: { http: boolean; worker: boolean }, claim: DataDirClaim | null): Promise<void> {
   const database = await open(config, logger);
   const telemetry = await startTelemetry(config.otelEndpoint);
   // The CPU pool serves the worker's steps and the API's lead imports; it starts a thread only when a task comes.
