@@ -123,9 +123,14 @@ describe('the offline engine on the transcripts that froze the server', () => {
     it(`analyses ${name} in time that grows linearly with its length`, () => {
       const n = MiB / 2;
       const [short, long] = [context(transcript(n)), context(transcript(2 * n))];
+      // The fastest time of each size over every attempt so far: on a busy machine each attempt comes closer to the
+      // time the work takes undisturbed.
       const ratios: number[] = [];
-      for (let attempt = 0; attempt < 3 && !ratios.some((r) => r < 3); attempt++) {
-        ratios.push(fastest(() => offlineRules.analyse(long)) / fastest(() => offlineRules.analyse(short)));
+      let [shortMs, longMs] = [Infinity, Infinity];
+      for (let attempt = 0; attempt < 5 && !ratios.some((r) => r < 3); attempt++) {
+        shortMs = Math.min(shortMs, fastest(() => offlineRules.analyse(short)));
+        longMs = Math.min(longMs, fastest(() => offlineRules.analyse(long)));
+        ratios.push(longMs / shortMs);
       }
       assert.ok(ratios.some((r) => r < 3), `time(2n) / time(n): ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
     });
