@@ -16,11 +16,12 @@ describe('postgres: a worker process killed mid-run', { skip: !BACKENDS.includes
   let key: string;
   const children: LeadrunProcess[] = [];
 
-  function worker(): LeadrunProcess {
+  /** A worker whose lease lasts `leaseSeconds`: 1 s, so that a killed worker's run is taken over quickly. */
+  function worker(leaseSeconds = 1): LeadrunProcess {
     const child = spawnLeadrun(['worker'], {
       DATABASE_URL: t.databaseUrl!,
       RESEARCH_ALLOW_PRIVATE_HOSTS: 'true',
-      RUN_LEASE_SECONDS: '1',
+      RUN_LEASE_SECONDS: String(leaseSeconds),
       LOG_LEVEL: 'info',
       STEP_RETRY_BASE_MS: '10',
     });
@@ -88,7 +89,9 @@ describe('postgres: a worker process killed mid-run', { skip: !BACKENDS.includes
     site.release();
     const runIds: string[] = [];
     for (let i = 0; i < 12; i++) runIds.push(await startRunViaApi(t, key, await createProspect(t, key, i % 2 ? site.url : null)));
-    const workers = [worker(), worker(), worker()];
+    // Nobody is killed here: a lease long enough that a busy machine's stall of a second or two, in a worker that is
+    // starting, hands no run over (a takeover would count a second attempt, which this test is not about).
+    const workers = [worker(15), worker(15), worker(15)];
     for (const runId of runIds) {
       await eventually(`run ${runId} to finish`, async () => {
         for (const w of workers) w.assertAlive();
