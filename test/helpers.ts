@@ -10,10 +10,15 @@ import type { CpuPool } from '../src/cpu/pool.ts';
 import { openDatabase, type Database, type DatabaseKind } from '../src/db/database.ts';
 import { buildApp, createDeps, type AppDeps, type AppInstance } from '../src/http/app.ts';
 import { SCOPES, type Scope } from '../src/domain/keys.ts';
+import { setPasswordHashCostForTests } from '../src/domain/passwords.ts';
 import { JobRunner } from '../src/jobs/runner.ts';
 import { runHandler, type RunHandlerOptions } from '../src/worker/run-handler.ts';
 import { testCpu, testOfflineEngine } from './support/cpu.ts';
 import { pgliteTemplate, postgresTemplate } from './support/templates.ts';
+
+// Tests sign in hundreds of times: a password hash at 1/32 of the real cost (a hash keeps its cost, so checking it is
+// the same code). test/domain/passwords.test.ts checks the real one; leadrun processes a test starts use the real one.
+setPasswordHashCostForTests(2 ** 10);
 
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const ALL_SCOPES: Scope[] = [...SCOPES];
@@ -152,7 +157,9 @@ export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock;
         cpu: testCpu(),
         metrics: deps.metrics,
         concurrency: 2,
-        leaseMs: 2_000,
+        // Long enough that a stall of a loaded machine never lets a slot of this process take over a run it still
+        // works: a test of a takeover sets a short lease of its own.
+        leaseMs: 10_000,
         retryBaseMs: 10,
         tokenBudget: 100_000,
         allowPrivateHosts: false,

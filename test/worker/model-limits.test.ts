@@ -70,6 +70,16 @@ for (const kind of BACKENDS) {
     const retries = (runIds: string[]) => t.database.db.selectFrom('run_events').select(['node', 'error'])
       .where('run_id', 'in', runIds).where('type', '=', 'step.retrying').execute();
 
+    /**
+     * When the endpoint's pause ends (a Date.now() value), as the worker that heard its one 429 shared it: the moment it
+     * heard it plus the Retry-After. The moment the endpoint sent the 429 is earlier by as long as a loaded machine takes.
+     */
+    async function pauseEnd(llm: OpenAIServer): Promise<number> {
+      const row = await t.database.db.selectFrom('model_endpoints').select('paused_until')
+        .where('endpoint', '=', `${llm.baseUrl.replace(/\/+$/, '')} gpt-test`).executeTakeFirstOrThrow();
+      return row.paused_until!.getTime();
+    }
+
     /** Requests that arrived between `from` and `to` (Date.now() values). */
     const arrivedBetween = (requests: RecordedRequest[], from: number, to: number) => requests.filter((r) => r.at > from && r.at < to);
 
@@ -86,10 +96,10 @@ for (const kind of BACKENDS) {
       llm.reply(rateLimited(2));
       const runIds = await startRuns(4);
       await settle(runIds, [await startWorker(llm, 4)]); // every step took one attempt
-      const refused = llm.requests[0]!;
-      // From a second after the refusal: a call let through before the 429 was heard may arrive that late on a busy
-      // machine, but none is started until the 2 s are over.
-      assert.deepEqual(arrivedBetween(llm.requests, refused.at + 1_000, refused.at + 1_900), [], 'no call during the pause');
+      // From a second after the 429 was heard: a call let through before may arrive that late on a busy machine, but none
+      // is started until the 2 s are over.
+      const end = await pauseEnd(llm);
+      assert.deepEqual(arrivedBetween(llm.requests, end - 1_000, end), [], 'no call during the pause');
       const retried = await retries(runIds);
       assert.equal(retried.length, 1, 'one step put off, for the one 429');
       assert.match(retried[0]!.error!, /^waiting on the model provider, not counted as an attempt \(put off since .*\): .*429 Too Many Requests.*retry after 2 s/);
@@ -163,21 +173,23 @@ for (const kind of BACKENDS) {
       await settle(runIds, [await startWorker(llm, 6)]);
       assert.ok(llm.refusedAt.length > 0, 'the provider refused some calls');
       assert.equal((await retries(runIds)).length, llm.refusedAt.length, 'one step put off per 429, none retried otherwise');
+      // Each 429 says 1 s. From half a second after it: a call started before it was heard may arrive that late.
       for (const refusal of llm.refusedAt) {
-        assert.deepEqual(arrivedBetween(llm.requests, refusal + 300, refusal + 900), [], 'no call while the endpoint asked to wait');
+        assert.deepEqual(arrivedBetween(llm.requests, refusal + 500, refusal + 950), [], 'no call while the endpoint asked to wait');
       }
     });
 
     it('shares a Retry-After between two worker processes', { skip: kind !== 'postgres' && 'two processes share a PostgreSQL database' }, async () => {
       const llm = await endpoint({ delayMs: 200 });
-      llm.reply(rateLimited(2));
+      llm.reply(rateLimited(3));
       const runIds = await startRuns(12);
       await settle(runIds, [await startWorker(llm, 4, 'sk-test-worker-a'), await startWorker(llm, 4, 'sk-test-worker-b')]);
-      const refused = llm.requests[0]!;
-      // The other process reads the pause within a second, and calls no more until it ends.
-      assert.deepEqual(arrivedBetween(llm.requests, refused.at + 1_300, refused.at + 1_900), [], 'no call from either during the pause');
+      // The other process reads the pause within a second, and calls no more until it ends; half a second more for a
+      // call it started just before to arrive on a loaded machine.
+      const end = await pauseEnd(llm);
+      assert.deepEqual(arrivedBetween(llm.requests, end - 1_500, end), [], 'no call from either during the pause');
       for (const worker of ['a', 'b']) {
-        const calls = llm.requests.filter((r) => r.headers.authorization === `Bearer sk-test-worker-${worker}` && r.at > refused.at + 1_900);
+        const calls = llm.requests.filter((r) => r.headers.authorization === `Bearer sk-test-worker-${worker}` && r.at > end);
         assert.ok(calls.length > 0, `worker ${worker} still had calls to make after the pause`);
       }
       assert.equal((await retries(runIds)).length, 1);
