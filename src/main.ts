@@ -1,9 +1,9 @@
 // The process entry of `leadrun`: read the command line and the configuration, then run one admin command, or
 // serve and work (src/service.ts, loaded only then).
 import { readFileSync } from 'node:fs';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { commandHelp, parseCommandLine, UsageError, USAGE, type CommandSpec, type Invocation } from './admin/cli.ts';
-import { runAdminCommand, type AdminCommand } from './admin/commands.ts';
+import type { AdminCommand, AdminDeps } from './admin/commands.ts';
 import { claimDataDir, DataDirError, sendControlCommand } from './admin/control.ts';
 import { PasswordInputError, readNewPassword } from './admin/prompt.ts';
 import { systemClock } from './clock.ts';
@@ -19,6 +19,14 @@ function version(): string {
 }
 
 /** What an admin command needs of the installation beyond its database: the secrets key, read only when used. */
+/**
+ * Runs one admin command. The domain and its database drivers are loaded only for a command to run, like the server
+ * (src/service.ts): --help, --version, a mistake on the command line and a DATA_DIR that cannot be used answer without.
+ */
+async function runAdminCommand(deps: AdminDeps, command: AdminCommand): Promise<unknown> {
+  return (await import('./admin/commands.ts')).runAdminCommand(deps, command);
+}
+
 function adminSecrets(config: Config) {
   let box: SecretBox | null = null;
   return { secrets: () => (box ??= loadSecretBox(config.secretsKey, config.dataDir)), allowPrivateHosts: config.allowPrivateHosts };
@@ -103,6 +111,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const isService = invocation.kind === 'service';
   // A key a client put where it does not belong (a URL, a field) is logged with its prefix only.
+  const { pino } = await import('pino');
   const logger = pino({ level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' }, hooks: { streamWrite: redactSecrets } }, pino.destination(isService ? 1 : 2));
   try {
     if (invocation.kind === 'service') {

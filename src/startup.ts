@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { printable } from './admin/cli.ts';
 import { claimDataDir, dataDirHolder, type DataDirClaim } from './admin/control.ts';
 import type { Config } from './config.ts';
-import { openDatabase, type Database } from './db/database.ts';
+import type { Database } from './db/database.ts';
 
 /** Every error of the program: one line on standard error (whatever a message holds), and exit code 1. */
 export function fail(message: string): never {
@@ -13,6 +13,9 @@ export function fail(message: string): never {
 }
 
 export async function open(config: Config, logger: Logger, migrate = true): Promise<Database> {
+  // Loaded here, not above: a command that fails before it needs the database (help, a usage mistake, a DATA_DIR
+  // that cannot be used) starts without the database drivers.
+  const { openDatabase } = await import('./db/database.ts');
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
