@@ -18,7 +18,6 @@ function version(): string {
   return manifest.version;
 }
 
-/** What an admin command needs of the installation beyond its database: the secrets key, read only when used. */
 /**
  * Runs one admin command. The domain and its database drivers are loaded only for a command to run, like the server
  * (src/service.ts): --help, --version, a mistake on the command line and a DATA_DIR that cannot be used answer without.
@@ -27,6 +26,7 @@ async function runAdminCommand(deps: AdminDeps, command: AdminCommand): Promise<
   return (await import('./admin/commands.ts')).runAdminCommand(deps, command);
 }
 
+/** What an admin command needs of the installation beyond its database: the secrets key, read only when used. */
 function adminSecrets(config: Config) {
   let box: SecretBox | null = null;
   return { secrets: () => (box ??= loadSecretBox(config.secretsKey, config.dataDir)), allowPrivateHosts: config.allowPrivateHosts };
@@ -110,8 +110,8 @@ async function main(argv: string[]): Promise<void> {
     throw error;
   }
   const isService = invocation.kind === 'service';
-  // A key a client put where it does not belong (a URL, a field) is logged with its prefix only.
   const { pino } = await import('pino');
+  // A key a client put where it does not belong (a URL, a field) is logged with its prefix only.
   const logger = pino({ level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' }, hooks: { streamWrite: redactSecrets } }, pino.destination(isService ? 1 : 2));
   try {
     if (invocation.kind === 'service') {
