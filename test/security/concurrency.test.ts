@@ -62,7 +62,14 @@ describe('two serve processes on one PostgreSQL database', { skip: !BACKENDS.inc
 
   it(`lets exactly ${FREE_RUNS} of ${STARTS} simultaneous starts on two processes through, and refuses the rest with 402`, async () => {
     const { workspace, key, body } = await workspaceWithKey('free');
-    const answers = await Promise.all(Array.from({ length: STARTS }, (_, i) => call(servers[i % 2]!.url, 'POST', '/api/v1/runs', key.key, body)));
+    const burst = await Promise.all(Array.from({ length: STARTS }, (_, i) => call(servers[i % 2]!.url, 'POST', '/api/v1/runs', key.key, body)));
+    // On a loaded machine a start can wait longer than the pool allows (5 s) for one of its server's ten connections:
+    // it is answered 503 before it reads or writes anything, and sent again once the burst is over.
+    const answers = [];
+    for (const [i, answer] of burst.entries()) {
+      if (answer.status === 503) assertProblem({ ...answer }, 503, 'unavailable');
+      answers.push(answer.status === 503 ? await call(servers[i % 2]!.url, 'POST', '/api/v1/runs', key.key, body) : answer);
+    }
     const accepted = answers.filter((a) => a.status === 202);
     const refused = answers.filter((a) => a.status === 402);
     assert.deepEqual(answers.filter((a) => a.status !== 202 && a.status !== 402).map((a) => `${a.status} ${a.text.slice(0, 200)}`), [], 'only 202 and 402');
