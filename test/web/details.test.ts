@@ -160,9 +160,11 @@ describe('details of the web UI', { skip: browserUnavailable() ?? false }, () =>
 
   it("shows /docs as leadrun's API reference, with leadrun's mark and no console error", async () => {
     const docs = await context.newPage();
+    // Swagger UI renders the whole API document in the page: 2 s here, and past 20 s on a loaded machine.
+    docs.setDefaultTimeout(60_000);
     const failures = watchFailures(docs);
     await docs.goto(`${server.url}/docs`);
-    await docs.locator('.opblock-summary').first().waitFor({ timeout: 20_000 });
+    await docs.locator('.opblock-summary').first().waitFor();
     assert.equal(await docs.title(), 'leadrun API reference');
     const logo = docs.locator('.topbar img');
     await logo.waitFor();
