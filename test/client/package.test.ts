@@ -15,6 +15,8 @@ import { PACKAGE_DIR, readmeExample, startWebhookRunner } from './support.ts';
 
 const run = promisify(execFile);
 const BIN = path.join(PROJECT_ROOT, 'node_modules/.bin');
+/** The type checker of `npm run typecheck` (docs/decisions/0002-tooling-versions.md). */
+const TSC = path.join(PROJECT_ROOT, 'node_modules/typescript-7/bin/tsc');
 const env = { ...process.env, PATH: `${BIN}${path.delimiter}${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false' };
 
 describe('@leadrun/client packed', () => {
@@ -62,7 +64,7 @@ describe('@leadrun/client packed', () => {
     for (const resolution of [{ module: 'nodenext', moduleResolution: 'nodenext' }, { module: 'esnext', moduleResolution: 'bundler' }]) {
       const config = `tsconfig.${resolution.moduleResolution}.json`;
       await writeFile(path.join(app, config), JSON.stringify({ compilerOptions: { ...compilerOptions, ...resolution }, files: ['index.ts'] }));
-      const checked = await run(path.join(BIN, 'tsc'), ['-p', config], { cwd: app, env }).catch((error: { stdout: string }) => error);
+      const checked = await run(TSC, ['-p', config], { cwd: app, env }).catch((error: { stdout: string }) => error);
       assert.equal(checked.stdout, '', `tsc under ${resolution.moduleResolution}:\n${checked.stdout}`);
     }
 
