@@ -24,24 +24,41 @@ const VOLATILE_COLUMNS = ['last_used_at', 'last_seen_at'];
 export const APPEND_ONLY_ON_REFUSAL = ['audit_log', 'sign_in_attempts'];
 
 export interface Fingerprint {
-  /** table → row count and a digest of every row (volatile columns left out). */
+  /** table → row count and what stands for its rows (the newest row version, or a digest without volatile columns). */
   tables: Record<string, string>;
   counts: Record<string, number>;
 }
 
-/** Every table of the schema, found in the catalogue so that a table added later is covered too. */
+/**
+ * Every table of the schema, found in the catalogue so that a table added later is covered too; notes which of them
+ * have a volatile column, for `fingerprint`.
+ */
 export async function tableNames(db: Kysely<DB>): Promise<string[]> {
-  const result = await sql<{ table_name: string }>`
-    SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`.execute(db);
+  const result = await sql<{ table_name: string; volatile: boolean }>`
+    SELECT t.table_name, EXISTS (
+      SELECT 1 FROM information_schema.columns c
+      WHERE c.table_schema = 'public' AND c.table_name = t.table_name AND c.column_name = ANY(${VOLATILE_COLUMNS})
+    ) AS volatile
+    FROM information_schema.tables t WHERE t.table_schema = 'public' AND t.table_type = 'BASE TABLE' ORDER BY t.table_name`.execute(db);
+  for (const row of result.rows) if (row.volatile) withVolatileColumns.add(row.table_name);
   return result.rows.map((r) => r.table_name);
 }
 
-/** One round trip: every table's row count and an md5 of its rows. */
+/** Tables with a column of VOLATILE_COLUMNS, as `tableNames` found them. */
+const withVolatileColumns = new Set<string>();
+
+/**
+ * One round trip: every table's row count and what stands for its content. Every INSERT or UPDATE gives the rows it
+ * writes the id of its transaction (`xmin`), newer than any before it, and a DELETE lowers the count: so the count and
+ * the newest `xmin` change whenever a row does, and are read from the rows' headers alone. A table with a volatile
+ * column is digested instead, row by row without those columns, since they are written behind on any request.
+ */
 export async function fingerprint(db: Kysely<DB>, tables: string[]): Promise<Fingerprint> {
   const volatile = `ARRAY[${VOLATILE_COLUMNS.map((c) => `'${c}'`).join(',')}]`;
   const parts = tables.map((t) => {
     const id = `"${t.replaceAll('"', '""')}"`;
     if (APPEND_ONLY_ON_REFUSAL.includes(t)) return `(SELECT count(*)::text || ':' FROM ${id}) AS ${id}`;
+    if (!withVolatileColumns.has(t)) return `(SELECT count(*)::text || ':' || coalesce(max(xmin::text::bigint), 0) FROM ${id}) AS ${id}`;
     return `(SELECT count(*)::text || ':' || coalesce(md5(string_agg((to_jsonb(x) - ${volatile}::text[])::text, ',' ORDER BY (to_jsonb(x) - ${volatile}::text[])::text)), '') FROM ${id} x) AS ${id}`;
   });
   const result = await sql.raw<Record<string, string>>(`SELECT ${parts.join(', ')}`).execute(db);
