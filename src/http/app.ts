@@ -86,29 +86,44 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 // Query strings and path parameters arrive as text and are coerced to their types; bodies are JSON and are not:
 // `{"name": 42}` is refused rather than turned into "42". Unknown body fields are refused, never dropped.
-// One pair for the process: Ajv keeps what it compiled by schema object, and every app built in the process (tests
-// build one for each database) hands it the same route schemas.
 let processValidators: { body: Ajv; text: Ajv } | null = null;
 function validators() {
   processValidators ??= { body: bodyValidator(), text: textValidator() };
   return processValidators;
 }
 
-// Fastify's own response serializers (fast-json-stringify), kept by schema object for the process as Ajv keeps its
-// validators: compiling the routes' schemas is most of the CPU that building the app takes (about 0.3 s). They are
-// reused only while the shared schemas they may refer to (Problem, RunEvent) are the same objects.
+// Compiling the routes' schemas (Ajv's validators, fast-json-stringify's serializers) is most of the CPU that building
+// the app takes. Every app built in the process (tests build one for each database) gets the same schemas, though
+// many as new objects (a route's querystring or `dataOf(…)` is made where the route is), so what was compiled is kept
+// for the process by what the schema says, not by which object holds it.
+const compiledValidators = new Map<string, TextValidator>();
+
+function compileValidator(schema: unknown, httpPart: string | undefined): TextValidator {
+  const body = httpPart === 'body';
+  const key = `${body ? 'body' : 'text'}\n${JSON.stringify(schema)}`;
+  let validate = compiledValidators.get(key);
+  if (!validate) {
+    const ajv = validators();
+    validate = body ? ajv.body.compile(schema as object) : withDecimalIntegers(schema, ajv.text.compile(schema as object));
+    compiledValidators.set(key, validate);
+  }
+  return validate;
+}
+
+// A serializer may refer to the shared schemas (Problem, RunEvent) and depends on the serializer options: those of
+// the last app built are kept with what was compiled for them.
 const serializerFactory = SerializerSelector();
-let processSerializers: { shared: unknown[]; compiled: WeakMap<object, Serializer> } | null = null;
+let processSerializers: { context: string; compiled: Map<string, Serializer> } | null = null;
 const buildSerializer: SerializerFactory = (externalSchemas, options) => {
   const compile = serializerFactory(externalSchemas, options);
-  const shared = Object.values((externalSchemas ?? {}) as Record<string, unknown>);
-  const same = processSerializers?.shared.length === shared.length && shared.every((schema, i) => processSerializers!.shared[i] === schema);
-  if (!same) processSerializers = { shared, compiled: new WeakMap() };
-  const { compiled } = processSerializers!;
+  const context = JSON.stringify([externalSchemas ?? {}, options ?? {}]);
+  if (processSerializers?.context !== context) processSerializers = { context, compiled: new Map() };
+  const { compiled } = processSerializers;
   return (route) => {
     if (typeof route.schema !== 'object' || route.schema === null) return compile(route);
-    let serialize = compiled.get(route.schema);
-    if (!serialize) compiled.set(route.schema, (serialize = compile(route)));
+    const key = JSON.stringify(route.schema);
+    let serialize = compiled.get(key);
+    if (!serialize) compiled.set(key, (serialize = compile(route)));
     return serialize;
   };
 };
@@ -198,9 +213,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   app.decorateRequest('audited', false);
   app.decorateRequest('idempotency', null);
 
-  const ajv = validators();
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? ajv.body.compile(schema) : withDecimalIntegers(schema, ajv.text.compile(schema))));
+  app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema, httpPart));
   // A body whose fields are all optional may be left out altogether (POST …/approve, …/reject, PATCH …): it is
   // then {}, for validation and for the handler alike. A body that is there is validated as sent: `null` is not {}.
   app.addHook('preValidation', async (request) => {
