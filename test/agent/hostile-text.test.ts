@@ -10,6 +10,7 @@ import { offlineRules } from '../../src/agent/engines/offline.ts';
 import { checkGrounding, fitDraft } from '../../src/agent/grounding.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
+import { cpuPerCall } from '../support/thread-cpu.ts';
 
 const MiB = 1024 * 1024;
 /**
@@ -104,24 +105,6 @@ function pipeline(transcript: string) {
   }
   for (const text of [strategy.angle, draft.subject, draft.body]) assert.ok(text.isWellFormed(), text);
   return { analysis, strategy, draft, grounding };
-}
-
-/**
- * Milliseconds of this thread's CPU that one call of `run` takes, over calls repeated for at least `budgetMs` of it: CPU
- * time leaves out the time the thread waited for a core on a busy machine, and the repeats ride out the clock's ticks.
- */
-function cpuPerCall(run: () => unknown, budgetMs = 150): number {
-  const used = () => {
-    const { user, system } = process.threadCpuUsage();
-    return (user + system) / 1000;
-  };
-  const start = used();
-  let calls = 0;
-  do {
-    run();
-    calls += 1;
-  } while (used() - start < budgetMs);
-  return (used() - start) / calls;
 }
 
 describe('the offline engine on the transcripts that froze the server', () => {

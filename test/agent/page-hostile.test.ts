@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parsePage, readPage, splitSentences, type PageReading } from '../../src/agent/page.ts';
+import { threadCpuMs } from '../support/thread-cpu.ts';
 
 const MiB = 1024 * 1024;
 const BOUND_MS = 3_000;
@@ -156,13 +157,9 @@ describe('reading a hostile page', () => {
 
   it('in time that grows linearly with the depth of nesting', () => {
     const nested = (n: number): string => page(`${'<div><span>'.repeat(n)}Text.${'</span></div>'.repeat(n)}`);
-    // This thread's CPU time, not the clock: other tests share the machine, and time spent waiting is not work.
-    const cpuMs = (html: string, times: number): number => {
-      const start = process.threadCpuUsage();
+    const cpuMs = (html: string, times: number): number => threadCpuMs(() => {
       for (let i = 0; i < times; i++) readPage({ html, url: URL_, companyName: null, followUps: 2 });
-      const used = process.threadCpuUsage(start);
-      return (used.user + used.system) / 1000;
-    };
+    });
     // The same number of bytes read either way: eight pages nested 10,000 deep, or two nested 40,000 deep. Linear
     // reading costs the same for both (measured 0.89 to 0.94); quadratic, four times as much for the deep ones.
     // Each figure is tens of milliseconds, the best of five, so that a few milliseconds of noise cannot decide it

@@ -6,7 +6,7 @@
 // (insufficient_quota) fails the step at once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createModelCallLimiter } from '../../src/agent/engines/limiter.ts';
+import { createModelCallLimiter, endpointKey } from '../../src/agent/engines/limiter.ts';
 import { createModelEngine } from '../../src/agent/engines/model.ts';
 import { systemClock } from '../../src/clock.ts';
 import type { JobRunner } from '../../src/jobs/runner.ts';
@@ -76,7 +76,7 @@ for (const kind of BACKENDS) {
      */
     async function pauseEnd(llm: OpenAIServer): Promise<number> {
       const row = await t.database.db.selectFrom('model_endpoints').select('paused_until')
-        .where('endpoint', '=', `${llm.baseUrl.replace(/\/+$/, '')} gpt-test`).executeTakeFirstOrThrow();
+        .where('endpoint', '=', endpointKey(llm.baseUrl, 'gpt-test')).executeTakeFirstOrThrow();
       return row.paused_until!.getTime();
     }
 

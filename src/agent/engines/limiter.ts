@@ -113,6 +113,11 @@ export function shareOf(limit: number, processes: number, rank: number): number 
   return Math.max(1, Math.floor(limit / processes) + (rank < limit % processes ? 1 : 0));
 }
 
+/** The row of `model_endpoints` an endpoint's calls share: its base URL (without a trailing slash) and model. */
+export function endpointKey(baseUrl: string, model: string): string {
+  return `${baseUrl.replace(/\/+$/, '')} ${model}`;
+}
+
 interface Waiter {
   grant: (slot: CallSlot) => void;
   refuse: (error: unknown) => void;
@@ -121,7 +126,7 @@ interface Waiter {
 
 export function createModelCallLimiter(options: ModelCallLimiterOptions): ModelCallLimiter {
   const { db, clock, max, logger } = options;
-  const endpoint = `${options.baseUrl.replace(/\/+$/, '')} ${options.model}`;
+  const endpoint = endpointKey(options.baseUrl, options.model);
   const maxWaitMs = options.maxWaitMs ?? MAX_WAIT_MS;
   const worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const log = logger.child({ modelEndpoint: endpoint });
