@@ -16,9 +16,10 @@ const CACHE_DIR = path.join(ROOT, 'node_modules/.cache/leadrun-test');
 
 /**
  * WAL segments of 1 MB instead of 16, and no spare ones kept at the checkpoint before the dump: the dump holds every
- * segment whole, and each test database that starts from it copies them in, in JavaScript (42 MB became 18).
+ * segment whole, and each test database that starts from it copies them in, in JavaScript (42 MB became 30).
  */
 const INITDB_PARAMS = ['--wal-segsize=1'];
+const TEMPLATE_PARAMS = ['-c', 'min_wal_size=2MB', '-c', 'max_wal_size=2MB'];
 
 let digest: Promise<string> | null = null;
 let pgliteDump: Promise<{ file: string; dump: Blob }> | null = null;
@@ -29,7 +30,7 @@ function templateDigest(): Promise<string> {
   digest ??= (async () => {
     const hash = createHash('sha256');
     const pglite = JSON.parse(await readFile(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
-    hash.update(`pglite ${pglite.version} ${INITDB_PARAMS.join(' ')} min_wal_size=2MB max_wal_size=2MB\n`);
+    hash.update(`pglite ${pglite.version} ${INITDB_PARAMS.join(' ')} ${TEMPLATE_PARAMS.join(' ')}\n`);
     for (const migration of await migrationFiles()) hash.update(`${migration.name}\n`).update(await readFile(migration.file));
     return hash.digest('hex').slice(0, 16);
   })();
@@ -64,7 +65,7 @@ function pgliteDumpFile(): Promise<{ file: string; dump: Blob }> {
       import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm'), import('@electric-sql/pglite/contrib/unaccent'),
     ]);
     const pglite = await PGlite.create({
-      extensions: { pg_trgm, unaccent }, initDbStartParams: INITDB_PARAMS, startParams: [...PGlite.defaultStartParams, '-c', 'min_wal_size=2MB', '-c', 'max_wal_size=2MB'],
+      extensions: { pg_trgm, unaccent }, initDbStartParams: INITDB_PARAMS, startParams: [...PGlite.defaultStartParams, ...TEMPLATE_PARAMS],
     });
     try {
       await migrate({
