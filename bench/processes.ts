@@ -2,8 +2,10 @@
 // Every child is tracked, so that a failing benchmark still stops each one it started.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
+import { freePort } from '../test/support/ports.ts';
+
+export { freePort };
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 const NODE = process.execPath;
@@ -21,18 +23,6 @@ const running = new Set<Child>();
 /** Stops every child still running (used on failure). */
 export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((child) => child.stop()));
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function track(name: string, proc: ChildProcess, keepStdout: boolean): Child {

@@ -3,10 +3,11 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { seedDataDir } from '../support/templates.ts';
+
+export { freePort } from '../support/ports.ts';
 
 export const LEADRUN_BIN = path.resolve(import.meta.dirname, '../../bin/leadrun');
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '../..');
@@ -127,17 +128,6 @@ export function spawnLeadrun(args: string[], env: Record<string, string>, option
 }
 
 /** A TCP port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * A new temporary folder. `migrated`: a DATA_DIR holding an embedded database migrated already (a copy of the test
  * template), for a test about something other than a first start, which would spend seconds of CPU creating it.

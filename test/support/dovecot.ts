@@ -9,10 +9,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
 
@@ -36,17 +37,6 @@ export interface Dovecot {
   messages(folder: string): Promise<Array<{ uid: number; flags: string[]; raw: string }>>;
   log(): Promise<string>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** Resolves when the port answers with an IMAP greeting; Dovecot forks its listeners after it starts. */
