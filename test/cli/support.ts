@@ -127,7 +127,6 @@ export function spawnLeadrun(args: string[], env: Record<string, string>, option
   };
 }
 
-/** A TCP port that was free a moment ago. */
 /**
  * A new temporary folder. `migrated`: a DATA_DIR holding an embedded database migrated already (a copy of the test
  * template), for a test about something other than a first start, which would spend seconds of CPU creating it.
