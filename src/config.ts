@@ -6,6 +6,11 @@ export interface Config {
   host: string;
   publicUrl: string;
   databaseUrl: string | null;
+  /**
+   * How long a request or a worker's step waits for one of the process's PostgreSQL connections before it gives up
+   * (DATABASE_POOL_WAIT_SECONDS): a request is then answered 503 `unavailable`, having read and written nothing.
+   */
+  databasePoolWaitMs: number;
   dataDir: string;
   freePlanMonthlyRuns: number;
   rateLimitPerMinute: number;
@@ -202,6 +207,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     host,
     publicUrl,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databasePoolWaitMs: integer(env, 'DATABASE_POOL_WAIT_SECONDS', 5, 1, 300) * 1000,
     dataDir: path.resolve(cwd, text(env, 'DATA_DIR') ?? '.leadrun'),
     freePlanMonthlyRuns: integer(env, 'FREE_PLAN_MONTHLY_RUNS', 100, 0, 1_000_000_000),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000_000),

@@ -19,6 +19,7 @@ export async function open(config: Config, logger: Logger, migrate = true): Prom
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    poolWaitMs: config.databasePoolWaitMs,
     onPoolError: (error) => logger.warn({ err: error }, 'a database connection was lost'),
   });
   if (migrate) await database.migrate();

@@ -86,6 +86,14 @@ describe('loadConfig', () => {
     }
   });
 
+  it("reads how long a query waits for one of the pool's PostgreSQL connections", () => {
+    assert.equal(loadConfig({}, '/x').databasePoolWaitMs, 5_000);
+    assert.equal(loadConfig({ DATABASE_POOL_WAIT_SECONDS: '30' }, '/x').databasePoolWaitMs, 30_000);
+    for (const value of ['0', '301', '2.5', 'soon', '-1']) {
+      assert.throws(() => loadConfig({ DATABASE_POOL_WAIT_SECONDS: value }, '/x'), (e: Error) => e.message.startsWith('DATABASE_POOL_WAIT_SECONDS '), value);
+    }
+  });
+
   it('reads which proxies to trust', () => {
     assert.equal(loadConfig({}, '/x').trustProxy, false);
     assert.equal(loadConfig({ TRUST_PROXY: 'true' }, '/x').trustProxy, true);

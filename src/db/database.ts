@@ -86,6 +86,8 @@ export interface OpenOptions {
   /** For PGlite tests: start from this dump of a data directory (PGlite's dumpDataDir) instead of an empty one. */
   loadDataDir?: Blob;
   poolSize?: number;
+  /** PostgreSQL: how long a query waits for a pool connection before it fails (DATABASE_POOL_WAIT_SECONDS). */
+  poolWaitMs?: number;
   /** Called when the pool reports a lost connection, so the process can log it instead of crashing. */
   onPoolError?: (error: Error) => void;
 }
@@ -99,7 +101,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: options.poolWaitMs ?? 5_000,
     Client: PreparingClient,
     // Only the statements marked with `prepare` are prepared, and each was checked to have a good generic plan. Left
     // to choose, PostgreSQL keeps planning a LIMIT $n statement at every execution, since its generic plan cannot

@@ -38,7 +38,9 @@ describe('two serve processes on one PostgreSQL database', { skip: !BACKENDS.inc
     const created = await createPostgresDatabase();
     drop = created.drop;
     databaseUrl = created.url;
-    const settings = { FREE_PLAN_MONTHLY_RUNS: String(FREE_RUNS), RATE_LIMIT_PER_MINUTE: '1000000' };
+    // 200 starts at once queue for each server's ten connections; on a loaded machine the last waited past the default
+    // 5 s and were answered 503. This test is about the plan's limit, so they may wait.
+    const settings = { FREE_PLAN_MONTHLY_RUNS: String(FREE_RUNS), RATE_LIMIT_PER_MINUTE: '1000000', DATABASE_POOL_WAIT_SECONDS: '120' };
     // Started together: they migrate the new database in turns, under the migration lock.
     servers.push(...await Promise.all([startServe(databaseUrl, settings, ['--no-worker']), startServe(databaseUrl, settings, ['--no-worker'])]));
     database = await openDatabase({ databaseUrl });
@@ -62,14 +64,7 @@ describe('two serve processes on one PostgreSQL database', { skip: !BACKENDS.inc
 
   it(`lets exactly ${FREE_RUNS} of ${STARTS} simultaneous starts on two processes through, and refuses the rest with 402`, async () => {
     const { workspace, key, body } = await workspaceWithKey('free');
-    const burst = await Promise.all(Array.from({ length: STARTS }, (_, i) => call(servers[i % 2]!.url, 'POST', '/api/v1/runs', key.key, body)));
-    // On a loaded machine a start can wait longer than the pool allows (5 s) for one of its server's ten connections:
-    // it is answered 503 before it reads or writes anything, and sent again once the burst is over.
-    const answers = [];
-    for (const [i, answer] of burst.entries()) {
-      if (answer.status === 503) assertProblem({ ...answer }, 503, 'unavailable');
-      answers.push(answer.status === 503 ? await call(servers[i % 2]!.url, 'POST', '/api/v1/runs', key.key, body) : answer);
-    }
+    const answers = await Promise.all(Array.from({ length: STARTS }, (_, i) => call(servers[i % 2]!.url, 'POST', '/api/v1/runs', key.key, body)));
     const accepted = answers.filter((a) => a.status === 202);
     const refused = answers.filter((a) => a.status === 402);
     assert.deepEqual(answers.filter((a) => a.status !== 202 && a.status !== 402).map((a) => `${a.status} ${a.text.slice(0, 200)}`), [], 'only 202 and 402');
