@@ -15,13 +15,12 @@ describe('waiting for a pool connection on PostgreSQL', { skip: !BACKENDS.includ
 
   /** Holds the pool's one connection for `ms`, in a transaction of its own; resolves once it holds it. */
   async function holdOnlyConnection(database: Database, ms: number): Promise<{ released: Promise<void> }> {
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => { holding = resolve; });
+    const held = Promise.withResolvers<void>();
     const released = database.db.transaction().execute(async (trx) => {
-      holding();
+      held.resolve();
       await sql`SELECT pg_sleep(${ms / 1000})`.execute(trx);
     });
-    await held;
+    await held.promise;
     return { released };
   }
 

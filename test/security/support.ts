@@ -29,32 +29,37 @@ export interface Fingerprint {
   counts: Record<string, number>;
 }
 
-/**
- * Every table of the schema, found in the catalogue so that a table added later is covered too; notes which of them
- * have a volatile column, for `fingerprint`.
- */
+/** Every table of the schema, found in the catalogue so that a table added later is covered too. */
 export async function tableNames(db: Kysely<DB>): Promise<string[]> {
-  const result = await sql<{ table_name: string; volatile: boolean }>`
-    SELECT t.table_name, EXISTS (
-      SELECT 1 FROM information_schema.columns c
-      WHERE c.table_schema = 'public' AND c.table_name = t.table_name AND c.column_name = ANY(${VOLATILE_COLUMNS})
-    ) AS volatile
-    FROM information_schema.tables t WHERE t.table_schema = 'public' AND t.table_type = 'BASE TABLE' ORDER BY t.table_name`.execute(db);
-  for (const row of result.rows) if (row.volatile) withVolatileColumns.add(row.table_name);
+  const result = await sql<{ table_name: string }>`
+    SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`.execute(db);
   return result.rows.map((r) => r.table_name);
 }
 
-/** Tables with a column of VOLATILE_COLUMNS, as `tableNames` found them. */
-const withVolatileColumns = new Set<string>();
+/** The tables with a column of VOLATILE_COLUMNS, read once per database. */
+const volatileTablesOf = new WeakMap<Kysely<DB>, Promise<Set<string>>>();
+function volatileTables(db: Kysely<DB>): Promise<Set<string>> {
+  let found = volatileTablesOf.get(db);
+  if (!found) {
+    found = sql<{ table_name: string }>`
+      SELECT DISTINCT table_name FROM information_schema.columns
+      WHERE table_schema = 'public' AND column_name = ANY(${VOLATILE_COLUMNS})`.execute(db)
+      .then((result) => new Set(result.rows.map((r) => r.table_name)));
+    volatileTablesOf.set(db, found);
+  }
+  return found;
+}
 
 /**
- * One round trip: every table's row count and what stands for its content. Every INSERT or UPDATE gives the rows it
- * writes the id of its transaction (`xmin`), newer than any before it, and a DELETE lowers the count: so the count and
- * the newest `xmin` change whenever a row does, and are read from the rows' headers alone. A table with a volatile
- * column is digested instead, row by row without those columns, since they are written behind on any request.
+ * One round trip (after the look-up of its volatile tables, once per database): every table's row count and what
+ * stands for its content. Every INSERT or UPDATE gives the rows it writes the id of its transaction (`xmin`), newer
+ * than any before it, and a DELETE lowers the count: so the count and the newest `xmin` change whenever a row does,
+ * and are read from the rows' headers alone. A table with a volatile column is digested instead, row by row without
+ * those columns, since they are written behind on any request.
  */
 export async function fingerprint(db: Kysely<DB>, tables: string[]): Promise<Fingerprint> {
   const volatile = `ARRAY[${VOLATILE_COLUMNS.map((c) => `'${c}'`).join(',')}]`;
+  const withVolatileColumns = await volatileTables(db);
   const parts = tables.map((t) => {
     const id = `"${t.replaceAll('"', '""')}"`;
     if (APPEND_ONLY_ON_REFUSAL.includes(t)) return `(SELECT count(*)::text || ':' FROM ${id}) AS ${id}`;
