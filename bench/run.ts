@@ -92,6 +92,11 @@ export interface BenchOptions {
    * again), so that a slow spell of a shared machine falls on all of them; rows report the medians.
    */
   rounds: number;
+  /**
+   * Makes an embedded DATA_DIR migrated already, in place of a new database and its migrations (the smoke test gives
+   * a copy of its migrated template); null migrates.
+   */
+  prepareDataDir: ((dataDir: string) => Promise<void>) | null;
   log: (line: string) => void;
 }
 
@@ -119,6 +124,7 @@ export const DEFAULTS: BenchOptions = {
   only: DEFAULT_WORKLOADS,
   variants: [],
   rounds: 3,
+  prepareDataDir: null,
   log: (line) => process.stderr.write(`${line}\n`),
 };
 
@@ -339,6 +345,19 @@ function leadrunEnv(options: BenchOptions, extra: Record<string, string | undefi
 const auth = (w: Seeded['workspaces'][number]) => ({ authorization: `Bearer ${w.key}`, 'x-workspace-id': w.id });
 
 // ---------------------------------------------------------------------------------------------------------------
+
+/** An embedded database in `dataDir`, migrated (or made by `prepareDataDir`). */
+async function openEmbedded(dataDir: string, options: BenchOptions) {
+  await options.prepareDataDir?.(dataDir);
+  const embedded = await openDatabase({ databaseUrl: null, dataDir });
+  try {
+    if (!options.prepareDataDir) await embedded.migrate();
+  } catch (error) {
+    await embedded.close();
+    throw error;
+  }
+  return embedded;
+}
 
 export async function runBench(partial: Partial<BenchOptions> = {}): Promise<BenchReport> {
   const options: BenchOptions = { ...DEFAULTS, ...partial };
@@ -572,10 +591,9 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
         },
       }, options.importRows, log));
       importDir = await mkdtemp(path.join(tmpdir(), 'leadrun-bench-import-'));
-      const embedded = await openDatabase({ databaseUrl: null, dataDir: importDir });
+      const embedded = await openEmbedded(importDir, options);
       let workspaces: Seeded['workspaces'];
       try {
-        await embedded.migrate();
         workspaces = (await seed(embedded.db, { workspaces: 2, leadsPerWorkspace: 0, siteUrl: sites.url })).workspaces;
       } finally {
         await embedded.close();
@@ -606,9 +624,8 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     if (wants('pglite') || wants('memory')) {
       log(`PGlite: seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads`);
       pgliteDir = await mkdtemp(path.join(tmpdir(), 'leadrun-bench-'));
-      const embedded = await openDatabase({ databaseUrl: null, dataDir: pgliteDir });
+      const embedded = await openEmbedded(pgliteDir, options);
       try {
-        await embedded.migrate();
         embeddedSeed = await seed(embedded.db, { workspaces: options.workspaces, leadsPerWorkspace: options.leadsPerWorkspace, siteUrl: sites.url });
       } finally {
         await embedded.close();

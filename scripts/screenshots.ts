@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startDovecot, type Dovecot } from '../test/support/dovecot.ts';
 import { startSmtpServer, type TestSmtpServer } from '../test/support/smtp-server.ts';
 import {
-  ADMIN, launchBrowser, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, type Leadrun, type Site,
+  ADMIN, launchChromium, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, type Leadrun, type Site,
 } from '../test/web/support.ts';
 
 const OUT = path.resolve(import.meta.dirname, '../docs/screenshots');
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     dovecot = await startDovecot();
     // The mail servers are on loopback; replies are looked for every second instead of every minute.
     server = await startLeadrun({ ALLOW_PRIVATE_HOSTS: 'true', MAIL_REPLY_CHECK_SECONDS: '1' });
-    browser = await launchBrowser();
+    browser = await launchChromium();
     const base = server.url;
     const newContext = (viewport = LAPTOP): Promise<BrowserContext> =>
       browser!.newContext({ viewport, deviceScaleFactor: 1, locale: 'en-GB', timezoneId: 'Europe/London', colorScheme: 'light' });

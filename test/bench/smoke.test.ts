@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatReport, runBench } from '../../bench/run.ts';
 import { BACKENDS } from '../helpers.ts';
+import { seedDataDir } from '../support/templates.ts';
 
 describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the benchmark needs PostgreSQL' }, () => {
   it('runs every workload with only 2xx answers and reports every row', { timeout: 300_000 }, async () => {
@@ -22,6 +23,8 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       importRows: 300,
       // The memory workload's waits are for src/memory-release.ts to act; here it is only checked to run.
       memorySettleSec: 1,
+      // Its embedded databases start as copies of the migrated test template, as the other tests' do.
+      prepareDataDir: seedDataDir,
       log: () => {},
     });
 

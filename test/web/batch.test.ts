@@ -4,8 +4,9 @@
 // state once nothing awaits.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { browserUnavailable, launchBrowser, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun, type Site } from './support.ts';
+import type { Page } from 'playwright-core';
+import { browserUnavailable, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun, type Site } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const LEADS = [
   { name: 'Priya Raman', email: 'priya@northwind.example', companyName: 'Northwind Freight' },
@@ -16,7 +17,7 @@ const LEADS = [
 describe('a batch of runs in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
   let site: Site;
-  let browser: Browser;
+  let browser: TestBrowser;
   let page: Page;
   let client: SessionClient;
   let consoleErrors: string[];

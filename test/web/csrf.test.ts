@@ -4,8 +4,9 @@
 // (which SameSite=Lax does not stop). Nothing is created.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserUnavailable, launchBrowser, SessionClient, startLeadrun, startOtherOrigin, type Leadrun } from './support.ts';
+import type { BrowserContext, Page } from 'playwright-core';
+import { browserUnavailable, SessionClient, startLeadrun, startOtherOrigin, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 /** An attacker's page: a form that submits itself on load, as soon as the victim opens it. */
 function attackPage(target: string, enctype: string, fields: Record<string, string>): string {
@@ -22,7 +23,7 @@ fetch(${JSON.stringify(target)}, { method: 'POST', credentials: 'include', heade
 
 describe('cross-site requests with the session', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let context: BrowserContext;
   let admin: SessionClient;
   let attacker: Awaited<ReturnType<typeof startOtherOrigin>>;

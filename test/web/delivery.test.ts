@@ -3,14 +3,15 @@
 // arrives with the run's Message-ID, and the lead becomes CONTACTED.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
-import { browserUnavailable, launchBrowser, SessionClient, startLeadrun, TRANSCRIPT, watchConsole, type Leadrun } from './support.ts';
+import { browserUnavailable, SessionClient, startLeadrun, TRANSCRIPT, watchConsole, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 describe('approve and send in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let smtp: TestSmtpServer;
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let page: Page;
   let client: SessionClient;
   let consoleErrors: string[];

@@ -5,11 +5,12 @@
 // leadrun's own page.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { pipelineMs } from '../../web/src/lib/pipeline.ts';
 import {
-  browserUnavailable, launchBrowser, parseDuration, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
+  browserUnavailable, parseDuration, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
 } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const VIEW = { viewport: { width: 1280, height: 900 }, locale: 'en-US' };
 
@@ -24,7 +25,7 @@ function watchFailures(page: Page): string[] {
 
 describe('details of the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let client: SessionClient;

@@ -3,12 +3,13 @@
 // mark what changed, approving approves the edited version, and on a phone nothing scrolls sideways.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { ADMIN, browserUnavailable, launchBrowser, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
+import type { Page } from 'playwright-core';
+import { ADMIN, browserUnavailable, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 describe('editing a draft in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let page: Page;
   let client: SessionClient;
   let consoleErrors: string[];

@@ -3,15 +3,16 @@
 // Your profile, a person's sender name and signature, with the preview of how their e-mails end.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserUnavailable, launchBrowser, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
+import type { BrowserContext, Page } from 'playwright-core';
+import { browserUnavailable, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const SMTP_PASSWORD = 'smtp app password 5e1f';
 const IMAP_PASSWORD = 'imap app password 93ca';
 
 describe('Settings / E-mail in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let admin: SessionClient;

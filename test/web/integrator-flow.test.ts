@@ -8,12 +8,13 @@
 // WEBHOOK_RETRY_SECONDS=1,1 retries a failed delivery after 1 s and again 1 s later, instead of 5 s and 1 min.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { createClient } from '../../packages/client/src/index.ts';
 import { BACKENDS, createMigratedPostgresDatabase } from '../helpers.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
-import { browserUnavailable, launchBrowser, openPage, setUpInBrowser, startLeadrun, TRANSCRIPT, waitFor, type Leadrun } from './support.ts';
+import { browserUnavailable, openPage, setUpInBrowser, startLeadrun, TRANSCRIPT, waitFor, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const RETRIES = 2;
 
@@ -31,7 +32,7 @@ for (const kind of BACKENDS) {
     let database: { url: string; drop(): Promise<void> } | null = null;
     let receiver: WebhookReceiver;
     let server: Leadrun;
-    let browser: Browser;
+    let browser: TestBrowser;
     let page: Page;
     let consoleErrors: string[];
 

@@ -3,12 +3,13 @@
 // next request with it is refused.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ADMIN, browserUnavailable, launchBrowser, startLeadrun, submitSetupForm, waitFor, watchConsole, type Leadrun } from './support.ts';
+import type { BrowserContext, Page } from 'playwright-core';
+import { ADMIN, browserUnavailable, startLeadrun, submitSetupForm, waitFor, watchConsole, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 describe('API keys in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let consoleErrors: string[];

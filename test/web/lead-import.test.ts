@@ -5,10 +5,11 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { parse } from 'csv-parse/sync';
 import { readCsvRecords } from '../../src/domain/csv-records.ts';
-import { browserUnavailable, launchBrowser, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
+import { browserUnavailable, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const ROWS = 2_000;
 /** Lead i is on spreadsheet row i + 1 (the header is row 1); a cell over two lines leaves it one row. */
@@ -34,7 +35,7 @@ function spreadsheet(): Buffer {
 
 describe('importing leads in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let client: SessionClient;

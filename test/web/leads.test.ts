@@ -7,10 +7,11 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import type { BrowserContext, Page, Request } from 'playwright-core';
 import {
-  browserUnavailable, launchBrowser, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun, type Site,
+  browserUnavailable, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun, type Site,
 } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const VIEW = { width: 1280, height: 900 };
 const STATUSES = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'] as const;
@@ -58,7 +59,7 @@ const qOf = (req: Request) => new URL(req.url()).searchParams.get('q');
 describe('the leads table at scale in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
   let site: Site;
-  let browser: Browser;
+  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let client: SessionClient;
@@ -468,7 +469,7 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
 
 describe("deleting a call whose run is queued, in the web UI", { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let page: Page;
   let client: SessionClient;
 

@@ -8,10 +8,11 @@
 // MAIL_REPLY_CHECK_SECONDS=1 makes the reply check read the inbox every second instead of every minute.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
-import { ADMIN, browserUnavailable, launchBrowser, openPage, SessionClient, setUpInBrowser, startLeadrun, TRANSCRIPT, waitFor, type Leadrun } from './support.ts';
+import { ADMIN, browserUnavailable, openPage, SessionClient, setUpInBrowser, startLeadrun, TRANSCRIPT, waitFor, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const SMTP_USER = 'maya@acme.test';
 const SMTP_PASSWORD = 'smtp app password 71b0';
@@ -53,7 +54,7 @@ describe('the e-mail loop, as a new user tries it', { skip: browserUnavailable()
   let smtp: TestSmtpServer;
   let dovecot: Dovecot;
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let page: Page;
   let client: SessionClient;
   let consoleErrors: string[];

@@ -3,14 +3,14 @@
 // with it), and removed, at which their open page is signed out on its next request.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { ADMIN, browserUnavailable, launchBrowser, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
+import { ADMIN, browserUnavailable, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const JORDAN = { name: 'Jordan Lee', email: 'jordan@acme.test', firstPassword: 'a first password for Jordan', chosen: 'Jordan chose this one' };
 
 describe('a member, from added to removed, in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
 
   before(async () => {
     server = await startLeadrun();

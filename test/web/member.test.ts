@@ -2,14 +2,14 @@
 // the pages are for admins (naming them) and shows no data, and the server refuses /ui/api/keys with 403.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { ADMIN, browserUnavailable, launchBrowser, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
+import { ADMIN, browserUnavailable, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const MEMBER = { name: 'Jordan Lee', email: 'jordan@acme.test', role: 'MEMBER', password: 'a long member password' };
 
 describe('a member in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
 
   before(async () => {
     server = await startLeadrun();

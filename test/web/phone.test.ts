@@ -5,11 +5,12 @@
 // import with long headers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { pipelineMs } from '../../web/src/lib/pipeline.ts';
 import {
-  browserUnavailable, launchBrowser, parseDuration, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
+  browserUnavailable, parseDuration, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
 } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const PHONE = { width: 390, height: 844 };
 const LEAD = {
@@ -88,7 +89,7 @@ async function assertInView(locator: Locator, what: string): Promise<void> {
 
 describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let client: SessionClient;

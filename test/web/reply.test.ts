@@ -4,16 +4,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { createMigratedPostgresDatabase } from '../helpers.ts';
-import { browserUnavailable, launchBrowser, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
+import { browserUnavailable, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 describe('a reply on the run and the lead', { skip: browserUnavailable() ?? false }, () => {
   let created: { url: string; drop(): Promise<void> };
   let database: Database;
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let consoleErrors: string[];

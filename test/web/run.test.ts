@@ -3,13 +3,14 @@
 // output as prose and lists, asks for a new version of the draft, approves it, and opens the run's trace.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { browserUnavailable, launchBrowser, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun, type Site } from './support.ts';
+import type { Page } from 'playwright-core';
+import { browserUnavailable, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun, type Site } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 describe('a run in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
   let site: Site;
-  let browser: Browser;
+  let browser: TestBrowser;
   let page: Page;
   let client: SessionClient;
   let consoleErrors: string[];

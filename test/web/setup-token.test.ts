@@ -2,13 +2,14 @@
 // the one-time token `leadrun serve` printed, refuses a wrong one next to its field, and sets up with the right one.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { waitForLine } from '../cli/support.ts';
-import { ADMIN, browserUnavailable, launchBrowser, startLeadrun, submitSetupForm, watchConsole, type Leadrun } from './support.ts';
+import { ADMIN, browserUnavailable, startLeadrun, submitSetupForm, watchConsole, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 describe('first-run setup with a setup token', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let page: Page;
   let consoleErrors: string[];
 

@@ -170,7 +170,8 @@ export async function startOtherOrigin(html: (path: string) => string | null): P
   };
 }
 
-export async function launchBrowser(): Promise<Browser> {
+/** A Chromium of its own (the tests share one per process: ./browser.ts). */
+export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -189,7 +190,7 @@ export async function submitSetupForm(page: Page, admin = ADMIN): Promise<void> 
 }
 
 /** A page at desktop size in a context of its own, with the errors its console reports. */
-export async function openPage(browser: Browser): Promise<{ page: Page; consoleErrors: string[] }> {
+export async function openPage(browser: Pick<Browser, 'newContext'>): Promise<{ page: Page; consoleErrors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
   const page = await context.newPage();
   return { page, consoleErrors: watchConsole(page) };

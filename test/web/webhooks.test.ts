@@ -4,13 +4,14 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
-import { browserUnavailable, launchBrowser, SessionClient, startLeadrun, waitFor, watchConsole, type Leadrun } from './support.ts';
+import { browserUnavailable, SessionClient, startLeadrun, waitFor, watchConsole, type Leadrun } from './support.ts';
+import { launchBrowser, type TestBrowser } from './browser.ts';
 
 describe('webhooks in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: Browser;
+  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let consoleErrors: string[];

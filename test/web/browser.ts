@@ -1,0 +1,54 @@
+// One Chromium for all the browser test files of a test process. `npm test` runs several files in one process, and
+// each starting a browser of its own cost about a second of CPU (the browser, its GPU process, the first renderer)
+// before it did anything. A file takes a `TestBrowser`: its contexts are its own (cookies, storage and permissions
+// are per context), and its `close` closes them, not the browser, which goes when the process's tests are done.
+import { after } from 'node:test';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { launchChromium } from './support.ts';
+
+/** What a test file does with the browser: contexts and pages of its own, all closed by `close`. */
+export interface TestBrowser {
+  newContext(options?: BrowserContextOptions): Promise<BrowserContext>;
+  /** A page in a context of its own. */
+  newPage(options?: BrowserContextOptions): Promise<Page>;
+  close(): Promise<void>;
+}
+
+let shared: Promise<Browser> | null = null;
+
+// Registered as this module is first imported, at the top level of a test file: a hook of the process's root test,
+// run once every file of the process is done.
+after(async () => {
+  const browser = await shared?.catch(() => null);
+  await browser?.close();
+});
+
+function chromium(): Promise<Browser> {
+  const current = shared;
+  shared = (async () => {
+    const browser = await current?.catch(() => null);
+    // A browser that crashed or was closed is replaced, so that one file's accident stays its own.
+    return browser?.isConnected() ? browser : launchChromium();
+  })();
+  return shared;
+}
+
+export async function launchBrowser(): Promise<TestBrowser> {
+  const browser = await chromium();
+  const contexts = new Set<BrowserContext>();
+  const newContext = async (options?: BrowserContextOptions) => {
+    const context = await browser.newContext(options);
+    contexts.add(context);
+    context.once('close', () => contexts.delete(context));
+    return context;
+  };
+  return {
+    newContext,
+    async newPage(options) {
+      return (await newContext(options)).newPage();
+    },
+    async close() {
+      await Promise.all([...contexts].map((context) => context.close()));
+    },
+  };
+}
