@@ -8,12 +8,6 @@ import pg from 'pg';
 import { CONFLICT_ATTEMPTS, inTransaction } from '../../src/db/transaction.ts';
 import { BACKENDS, createTestDatabase, type TestDatabase } from '../helpers.ts';
 
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => { resolve = r; });
-  return { promise, resolve };
-}
-
 const codeOf = (error: unknown) => (error as { code?: string }).code;
 
 for (const kind of BACKENDS) {
@@ -35,8 +29,8 @@ for (const kind of BACKENDS) {
       try {
         // The other side looks for a deadlock only after 10 s, this side after 50 ms: this side is the one ended.
         await other.query(`SET deadlock_timeout = '10s'`);
-        const oneHeldHere = deferred();
-        const twoHeldThere = deferred();
+        const oneHeldHere = Promise.withResolvers<void>();
+        const twoHeldThere = Promise.withResolvers<void>();
         const seen: Array<string | undefined> = [];
         let tries = 0;
 

@@ -14,12 +14,6 @@ import { ManualClock, systemClock, type Clock } from '../../src/clock.ts';
 import { BACKENDS, createTestDatabase, silentLogger, testConfig, type TestDatabase } from '../helpers.ts';
 import { testCpu } from '../support/cpu.ts';
 
-function deferred<T = void>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => { resolve = r; });
-  return { promise, resolve };
-}
-
 async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -59,7 +53,7 @@ for (const kind of BACKENDS) {
     const job = (id: string) => db().selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
     it('runs a job enqueued in a transaction, woken by NOTIFY rather than the poll, and marks it DONE', async () => {
-      const seen = deferred<ClaimedJob>();
+      const seen = Promise.withResolvers<ClaimedJob>();
       // A poll of a minute: only the notice can wake the slot in time.
       const runner = await start([handler('t.notify', async (claimed) => { seen.resolve(claimed); })], 60_000);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -92,7 +86,7 @@ for (const kind of BACKENDS) {
 
     it('retries a failed attempt after its backoff, with the error kept, until it succeeds', async () => {
       const attempts: number[] = [];
-      const done = deferred();
+      const done = Promise.withResolvers<void>();
       const delays: number[] = [];
       await start([handler('t.retry', async (claimed) => {
         attempts.push(claimed.attempt);
@@ -158,7 +152,7 @@ for (const kind of BACKENDS) {
     it('runs at most `concurrency` jobs of a kind at a time, and uses every slot', async () => {
       let running = 0;
       let most = 0;
-      const release = deferred();
+      const release = Promise.withResolvers<void>();
       let started = 0;
       await start([handler('t.concurrency', async () => {
         running += 1;
@@ -182,7 +176,7 @@ for (const kind of BACKENDS) {
     });
 
     it('a runner that loses its lease is aborted, and cannot finish the job', async () => {
-      const aborted = deferred<unknown>();
+      const aborted = Promise.withResolvers<unknown>();
       let finished: boolean | null = null;
       await start([handler('t.lease', async (claimed, ctx) => {
         // Another runner takes the job over (as after a stall past the lease).
@@ -207,7 +201,7 @@ for (const kind of BACKENDS) {
       await db().updateTable('jobs').set({
         status: 'RUNNING', attempts: 1, lease_owner: 'dead-runner', lease_expires_at: new Date(Date.now() - 1_000),
       }).where('id', '=', id).execute();
-      const seen = deferred<number>();
+      const seen = Promise.withResolvers<number>();
       await start([handler('t.takeover', async (claimed) => { seen.resolve(claimed.attempt); })]);
       assert.equal(await seen.promise, 2);
       await until(async () => (await job(id)).status === 'DONE', 'DONE');
@@ -238,7 +232,7 @@ for (const kind of BACKENDS) {
     });
 
     it('stop() hands a job in progress back without counting its attempt', async () => {
-      const began = deferred();
+      const began = Promise.withResolvers<void>();
       const runner = await start([handler('t.stop', async (_claimed, ctx) => {
         began.resolve();
         await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
