@@ -207,6 +207,10 @@ export const TRANSCRIPT = [
   'Rep: Great, I will send over a pilot plan next week.',
 ].join('\n');
 
+/**
+ * One request to a test app, with `node:http` and a keep-alive agent rather than `fetch`: a test process sends tens of
+ * thousands, and `fetch` cost about a tenth of an HTTP test file's CPU. The answer's headers come as a `Headers`.
+ */
 const agent = new http.Agent({ keepAlive: true });
 function request(target: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; headers: Headers; body: string }> {
   return new Promise((resolve, reject) => {
