@@ -1,7 +1,6 @@
 // Test helpers: a fresh database on each backend (a real PostgreSQL database, or an in-memory PGlite), the app
 // on a real loopback port, and shortcuts for workspaces, keys and requests.
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { runAdminCommand } from '../src/admin/commands.ts';
@@ -15,6 +14,7 @@ import { setPasswordHashCostForTests } from '../src/domain/passwords.ts';
 import { JobRunner } from '../src/jobs/runner.ts';
 import { runHandler, type RunHandlerOptions } from '../src/worker/run-handler.ts';
 import { testCpu, testOfflineEngine } from './support/cpu.ts';
+import { asApiResponse, rawRequest } from './support/http.ts';
 import { pgliteTemplate, postgresTemplate } from './support/templates.ts';
 
 // Tests sign in hundreds of times: a password hash at 1/32 of the real cost (a hash keeps its cost, so checking it is
@@ -146,11 +146,8 @@ export async function startTestApp(kind: DatabaseKind, options: { clock?: Clock;
         payload = JSON.stringify(body);
         h['content-type'] ??= 'application/json';
       }
-      const res = await request(`${url}${path}`, method, h, payload);
-      const text = res.body;
-      let json: any;
-      try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
-      return { status: res.status, headers: res.headers, json, text };
+      // No time limit of its own (a 50,000-row import takes long on a loaded machine): the test's applies.
+      return asApiResponse(await rawRequest(url, method, path, { headers: h, ...(payload !== undefined ? { body: payload } : {}), timeoutMs: 0 }));
     },
     async startWorker(overrides = {}) {
       const { cpu, logger, pollMs, drainMs, ...options }: WorkerOptions = {
@@ -206,30 +203,3 @@ export const TRANSCRIPT = [
   'Ada: Budget is approved for Q3 if a pilot shows results.',
   'Rep: Great, I will send over a pilot plan next week.',
 ].join('\n');
-
-/**
- * One request to a test app, with `node:http` and a keep-alive agent rather than `fetch`: a test process sends tens of
- * thousands, and `fetch` cost about a tenth of an HTTP test file's CPU. The answer's headers come as a `Headers`.
- */
-const agent = new http.Agent({ keepAlive: true });
-function request(target: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; headers: Headers; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(target, { method, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const out = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (Array.isArray(value)) for (const v of value) out.append(name, v);
-          else if (value !== undefined) out.set(name, value);
-        }
-        resolve({ status: res.statusCode!, headers: out, body: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    // Written with its length whatever the method (Node's client leaves it out of a DELETE, say), as fetch does.
-    if (body !== undefined && !req.hasHeader('content-length')) req.setHeader('content-length', Buffer.byteLength(body));
-    req.end(body);
-  });
-}

@@ -12,7 +12,8 @@ import { buildApp, createDeps } from '../../src/http/app.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { STREAMS_PER_HOLDER } from '../../src/http/stream-slots.ts';
 import { ALL_SCOPES, BACKENDS, createTestDatabase, silentLogger, startTestApp, testConfig, waitForRun, type TestApp } from '../helpers.ts';
-import { asApiResponse, eventually, rawRequest, redisPrefix, REDIS_URL } from '../security/support.ts';
+import { eventually, redisPrefix, REDIS_URL } from '../security/support.ts';
+import { asApiResponse, rawRequest } from '../support/http.ts';
 import { assertProblem, createCall, createLead, startRun } from './support.ts';
 
 interface SseMessage {

@@ -7,7 +7,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { runAdminCommand } from '../../src/admin/commands.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { BACKENDS, startTestApp, type ApiResponse, type TestApp } from '../helpers.ts';
-import { asApiResponse, rawRequest } from '../security/support.ts';
+import { asApiResponse, rawRequest } from '../support/http.ts';
 import { asBrowser, assertInvalid, assertProblem, browserOf, db, type Browser } from './support.ts';
 
 const PASSWORD = 'correct horse battery staple';

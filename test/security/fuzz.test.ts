@@ -16,7 +16,8 @@ import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import type { RouteEntry } from '../../src/http/app.ts';
 import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type TestApp } from '../helpers.ts';
 import { assertNoStackTrace, assertProblem, createCall, createLead, startRun } from '../http/support.ts';
-import { asApiResponse, assertUnchanged, fingerprint, rawRequest, tableNames, type Fingerprint, type RawResponse } from './support.ts';
+import { asApiResponse, rawRequest, type RawResponse } from '../support/http.ts';
+import { assertUnchanged, fingerprint, tableNames, type Fingerprint } from './support.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1200);
 // 707 reaches 12 of the 13 mutating API routes past validation; an unlucky seed reaches 3 (1016728498).
