@@ -1,6 +1,7 @@
 // The process entry of `leadrun`: read the command line and the configuration, then run one admin command, or
 // serve and work (src/service.ts, loaded only then).
 import { readFileSync } from 'node:fs';
+import v8 from 'node:v8';
 import type { Logger } from 'pino';
 import { commandHelp, parseCommandLine, UsageError, USAGE, type CommandSpec, type Invocation } from './admin/cli.ts';
 import type { AdminCommand, AdminDeps } from './admin/commands.ts';
@@ -32,6 +33,19 @@ function adminSecrets(config: Config) {
   return { secrets: () => (box ??= loadSecretBox(config.secretsKey, config.dataDir)), allowPrivateHosts: config.allowPrivateHosts };
 }
 
+/**
+ * Most admin commands hold the embedded database for a second or two, too short for V8's optimizing compiler to pay
+ * back what compiling PostgreSQL's hottest WebAssembly functions costs: they run on the baseline compiler's code alone
+ * (a function it cannot compile still goes to the optimizing one). `leadrun workspace list` on the embedded database:
+ * 1.5–1.8 s of CPU → 0.8–1.0 s. A lead import keeps the default, as `serve` and `worker` do: over 50,000 rows the
+ * optimized code wins (6.3 s against 9.8 s on the bench's import; docs/PERFORMANCE.md).
+ */
+function compileWasmForShortUse(command: AdminCommand): void {
+  if (command.command === 'leads.import') return;
+  v8.setFlagsFromString('--no-wasm-dynamic-tiering');
+  v8.setFlagsFromString('--no-wasm-tier-up');
+}
+
 async function runAdmin(config: Config, logger: Logger, command: AdminCommand, { spec, json }: { spec: CommandSpec; json: boolean }): Promise<void> {
   let result: unknown;
   // The migrate command applies the migrations itself, so that it can say which it applied.
@@ -44,6 +58,7 @@ async function runAdmin(config: Config, logger: Logger, command: AdminCommand, {
       await database.close();
     }
   } else {
+    compileWasmForShortUse(command);
     for (;;) {
       const claim = await claimDataDir(config.dataDir, command.command);
       if (!claim) {
