@@ -1,7 +1,6 @@
 // Test helpers: a fresh database on each backend (a real PostgreSQL database, or an in-memory PGlite), the app
 // on a real loopback port, and shortcuts for workspaces, keys and requests.
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { runAdminCommand } from '../src/admin/commands.ts';
 import { systemClock, type Clock } from '../src/clock.ts';
@@ -15,19 +14,18 @@ import { JobRunner } from '../src/jobs/runner.ts';
 import { runHandler, type RunHandlerOptions } from '../src/worker/run-handler.ts';
 import { testCpu, testOfflineEngine } from './support/cpu.ts';
 import { asApiResponse, rawRequest } from './support/http.ts';
-import { pgliteTemplate, postgresTemplate } from './support/templates.ts';
+import { createMigratedPostgresDatabase } from './support/postgres.ts';
+import { pgliteTemplate } from './support/templates.ts';
+
+export { BACKENDS, createMigratedPostgresDatabase, createPostgresDatabase, PG_ADMIN_URL } from './support/postgres.ts';
 
 // Tests sign in hundreds of times: a password hash at 1/32 of the real cost (a hash keeps its cost, so checking it is
 // the same code). test/domain/passwords.test.ts checks the real one; leadrun processes a test starts use the real one.
 setPasswordHashCostForTests(2 ** 10);
 
-export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const ALL_SCOPES: Scope[] = [...SCOPES];
 export const silentLogger = pino({ level: 'silent' });
 
-/** The backends every storage-touching test runs on; TEST_BACKENDS=pglite (or postgres) narrows it. */
-export const BACKENDS: DatabaseKind[] = (process.env.TEST_BACKENDS ?? 'postgres,pglite')
-  .split(',').map((s) => s.trim()).filter((s): s is DatabaseKind => s === 'postgres' || s === 'pglite');
 
 export interface TestDatabase {
   database: Database;
@@ -35,36 +33,12 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
-/** A new PostgreSQL database (dropped by `drop`): empty, or a copy of `template`. */
-export async function createPostgresDatabase(template?: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `leadrun_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
-
-/** A new PostgreSQL database migrated already: a copy of the test template (for a test about something else). */
-export async function createMigratedPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  return createPostgresDatabase(await postgresTemplate(PG_ADMIN_URL));
-}
-
 export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   if (kind === 'pglite') {
     const database = await openDatabase({ databaseUrl: null, inMemory: true, loadDataDir: await pgliteTemplate() });
     return { database, url: null, drop: () => database.close() };
   }
-  const created = await createPostgresDatabase(await postgresTemplate(PG_ADMIN_URL));
+  const created = await createMigratedPostgresDatabase();
   const database = await openDatabase({ databaseUrl: created.url });
   return {
     database,

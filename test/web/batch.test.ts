@@ -24,7 +24,7 @@ describe('a batch of runs in the web UI', { skip: browserUnavailable() ?? false 
 
   before(async () => {
     site = await startCompanySite();
-    server = await startLeadrun();
+    server = await startLeadrun({}, { storage: 'postgres' });
     browser = await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     client = await SessionClient.setUp(context, server.url);

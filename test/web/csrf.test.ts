@@ -29,7 +29,7 @@ describe('cross-site requests with the session', { skip: browserUnavailable() ??
   let attacker: Awaited<ReturnType<typeof startOtherOrigin>>;
 
   before(async () => {
-    server = await startLeadrun();
+    server = await startLeadrun({}, { storage: 'postgres' });
     browser = await launchBrowser();
     context = await browser.newContext();
     admin = await SessionClient.setUp(context, server.url);

@@ -20,7 +20,7 @@ describe('approve and send in the web UI', { skip: browserUnavailable() ?? false
     smtp = await startSmtpServer();
     server = await startLeadrun({
       SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>', ALLOW_PRIVATE_HOSTS: 'true',
-    });
+    }, { storage: 'postgres' });
     browser = await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     client = await SessionClient.setUp(context, server.url);

@@ -33,7 +33,7 @@ describe('details of the web UI', { skip: browserUnavailable() ?? false }, () =>
   let run: any;
 
   before(async () => {
-    server = await startLeadrun();
+    server = await startLeadrun({}, { storage: 'postgres' });
     browser = await launchBrowser();
     context = await browser.newContext(VIEW);
     page = await context.newPage();

@@ -15,7 +15,7 @@ describe('editing a draft in the web UI', { skip: browserUnavailable() ?? false 
   let consoleErrors: string[];
 
   before(async () => {
-    server = await startLeadrun();
+    server = await startLeadrun({}, { storage: 'postgres' });
     browser = await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     client = await SessionClient.setUp(context, server.url);

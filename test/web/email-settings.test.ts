@@ -19,7 +19,7 @@ describe('Settings / E-mail in the web UI', { skip: browserUnavailable() ?? fals
   let consoleErrors: string[];
 
   before(async () => {
-    server = await startLeadrun();
+    server = await startLeadrun({}, { storage: 'postgres' });
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();

@@ -44,7 +44,7 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
   const imports: string[] = [];
 
   before(async () => {
-    server = await startLeadrun();
+    server = await startLeadrun({}, { storage: 'postgres' });
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     client = await SessionClient.setUp(context, server.url);

@@ -12,7 +12,7 @@ describe('a member in the web UI', { skip: browserUnavailable() ?? false }, () =
   let browser: TestBrowser;
 
   before(async () => {
-    server = await startLeadrun();
+    server = await startLeadrun({}, { storage: 'postgres' });
     browser = await launchBrowser();
     const adminContext = await browser.newContext();
     const admin = await SessionClient.setUp(adminContext, server.url);

@@ -18,7 +18,7 @@ describe('a run in the web UI', { skip: browserUnavailable() ?? false }, () => {
   before(async () => {
     // The website answers slowly, so RESEARCH is seen running before it completes.
     site = await startCompanySite({ delayMs: 1500 });
-    server = await startLeadrun();
+    server = await startLeadrun({}, { storage: 'postgres' });
     browser = await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     client = await SessionClient.setUp(context, server.url);

@@ -1,4 +1,4 @@
-// What the browser tests (and scripts/screenshots.ts) share: a real `leadrun serve` on a fresh embedded DATA_DIR
+// What the browser tests (and scripts/screenshots.ts) share: a real `leadrun serve` on a fresh database
 // and a free port, the web UI built when it is missing or older than its sources, a local company website for
 // RESEARCH to read, Chromium, and a signed-in session usable from the test itself.
 import assert from 'node:assert/strict';
@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { freePort, PROJECT_ROOT, spawnLeadrun, tempDir, waitForReady, type LeadrunProcess } from '../cli/support.ts';
+import { BACKENDS, createMigratedPostgresDatabase } from '../support/postgres.ts';
 import { seedDataDir } from '../support/templates.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -73,17 +74,27 @@ export interface Leadrun {
 }
 
 /**
- * `leadrun serve` on a fresh embedded database (a copy of the migrated template), with RESEARCH allowed to read the local company site. `args` go after
- * `serve` (`--no-worker`: runs stay QUEUED).
+ * `leadrun serve` on a fresh database, with RESEARCH allowed to read the local company site. `args` go after `serve`
+ * (`--no-worker`: runs stay QUEUED). `storage` is the embedded database of a new `DATA_DIR` (a copy of the migrated
+ * template), as `npm start` makes it, or a new PostgreSQL database (a copy of the migrated template, dropped with the
+ * server): the tests about the web UI's pages run on PostgreSQL, where a server starts and answers for less than half
+ * the CPU; the embedded database under the UI is the newcomer's path, kept by the tests of it. Without PostgreSQL
+ * (TEST_BACKENDS=pglite), every server is on the embedded database.
  */
-export async function startLeadrun(env: Record<string, string> = {}, options: { args?: string[] } = {}): Promise<Leadrun> {
+export async function startLeadrun(env: Record<string, string> = {}, options: { args?: string[]; storage?: 'embedded' | 'postgres' } = {}): Promise<Leadrun> {
   await ensureWebBuild();
   const dir = await tempDir('leadrun-web-');
-  await seedDataDir(dir.path);
+  const database = options.storage === 'postgres' && BACKENDS.includes('postgres') ? await createMigratedPostgresDatabase() : null;
+  if (!database) await seedDataDir(dir.path);
+  const removeData = async () => {
+    await dir.remove();
+    await database?.drop();
+  };
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const server = spawnLeadrun(['serve', ...(options.args ?? [])], {
     DATA_DIR: dir.path,
+    ...(database ? { DATABASE_URL: database.url } : {}),
     PORT: String(port),
     PUBLIC_URL: url,
     LOG_LEVEL: 'warn',
@@ -95,7 +106,7 @@ export async function startLeadrun(env: Record<string, string> = {}, options: { 
     await waitForReady(server, `${url}/readyz`);
   } catch (error) {
     await server.kill('SIGKILL');
-    await dir.remove();
+    await removeData();
     throw error;
   }
   return {
@@ -103,7 +114,7 @@ export async function startLeadrun(env: Record<string, string> = {}, options: { 
     process: server,
     async stop() {
       await server.kill('SIGTERM');
-      await dir.remove();
+      await removeData();
     },
   };
 }

@@ -19,7 +19,7 @@ describe('webhooks in the web UI', { skip: browserUnavailable() ?? false }, () =
 
   before(async () => {
     receiver = await startWebhookReceiver();
-    server = await startLeadrun({ ALLOW_PRIVATE_HOSTS: 'true' });
+    server = await startLeadrun({ ALLOW_PRIVATE_HOSTS: 'true' }, { storage: 'postgres' });
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });

@@ -1,0 +1,36 @@
+// The test backends, and test databases on the PostgreSQL server the tests are given (TEST_PG_ADMIN_URL): made as
+// copies of the migrated template (test/support/templates.ts) and dropped by the test that made them.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { DatabaseKind } from '../../src/db/database.ts';
+import { postgresTemplate } from './templates.ts';
+
+/** The backends every storage-touching test runs on; TEST_BACKENDS=pglite (or postgres) narrows it. */
+export const BACKENDS: DatabaseKind[] = (process.env.TEST_BACKENDS ?? 'postgres,pglite')
+  .split(',').map((s) => s.trim()).filter((s): s is DatabaseKind => s === 'postgres' || s === 'pglite');
+
+export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A new PostgreSQL database (dropped by `drop`): empty, or a copy of `template`. */
+export async function createPostgresDatabase(template?: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `leadrun_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** A new PostgreSQL database migrated already: a copy of the test template (for a test about something else). */
+export async function createMigratedPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  return createPostgresDatabase(await postgresTemplate(PG_ADMIN_URL));
+}
