@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { browserUnavailable, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
+import { browserUnavailable, SessionClient, startLeadrun, waitFor, watchConsole, type Leadrun } from './support.ts';
 import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const SMTP_PASSWORD = 'smtp app password 5e1f';
@@ -112,7 +112,8 @@ describe('Settings / E-mail in the web UI', { skip: browserUnavailable() ?? fals
     await smtp.getByRole('button', { name: 'Remove SMTP' }).click();
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await smtp.getByText('No SMTP server').waitFor();
-    assert.equal((await admin.ok('GET', '/ui/api/settings/email')).smtp, null);
+    // The section says so as soon as Remove is pressed: the save is waited for on the server.
+    await waitFor(async () => (await admin.ok('GET', '/ui/api/settings/email')).smtp === null, 'SMTP removed on the server');
     assert.deepEqual(consoleErrors, []);
   });
 
