@@ -26,7 +26,6 @@ setPasswordHashCostForTests(2 ** 10);
 export const ALL_SCOPES: Scope[] = [...SCOPES];
 export const silentLogger = pino({ level: 'silent' });
 
-
 export interface TestDatabase {
   database: Database;
   url: string | null;
