@@ -77,9 +77,9 @@ export interface Leadrun {
  * `leadrun serve` on a fresh database, with RESEARCH allowed to read the local company site. `args` go after `serve`
  * (`--no-worker`: runs stay QUEUED). `storage` is the embedded database of a new `DATA_DIR` (a copy of the migrated
  * template), as `npm start` makes it, or a new PostgreSQL database (a copy of the migrated template, dropped with the
- * server): the tests about the web UI's pages run on PostgreSQL, where a server starts and answers for less than half
- * the CPU; the embedded database under the UI is the newcomer's path, kept by the tests of it. Without PostgreSQL
- * (TEST_BACKENDS=pglite), every server is on the embedded database.
+ * server). The tests about the web UI's pages run on PostgreSQL, where a server starts for less than half the CPU and
+ * costs about 60 % of it in all, PostgreSQL's included (docs/PERFORMANCE.md); the embedded database under the UI is
+ * the newcomer's path, kept by the tests of it. Without PostgreSQL (TEST_BACKENDS=pglite), every server is embedded.
  */
 export async function startLeadrun(env: Record<string, string> = {}, options: { args?: string[]; storage?: 'embedded' | 'postgres' } = {}): Promise<Leadrun> {
   await ensureWebBuild();
