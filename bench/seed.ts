@@ -1,11 +1,11 @@
 // The benchmark's data: a fresh PostgreSQL database (dropped afterwards) or a PGlite directory, seeded with bulk
 // SQL (generate_series), never through the API. Each workspace gets an admin, one key with every scope, its leads
 // and one call per lead. Timestamps have millisecond precision, as the application's clock writes them.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import pg from 'pg';
 import type { DB } from '../src/db/schema.ts';
 import { generateKey, keyDigest, SCOPES } from '../src/domain/keys.ts';
+import { createDatabaseOn } from '../test/support/postgres.ts';
 
 export const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -38,23 +38,9 @@ export const TRANSCRIPT = [
   'Rep: Great, I will send over a pilot plan next week.',
 ].join('\n');
 
-async function admin(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
 /** A new, empty PostgreSQL database; `drop` removes it (closing any session still on it). */
-export async function createBenchDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
-  const name = `leadrun_bench_${randomBytes(5).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return { name, url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+export function createBenchDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+  return createDatabaseOn(PG_ADMIN_URL, 'leadrun_bench');
 }
 
 export async function seed(db: Kysely<DB>, options: SeedOptions): Promise<Seeded> {

@@ -11,8 +11,8 @@ export const BACKENDS: DatabaseKind[] = (process.env.TEST_BACKENDS ?? 'postgres,
 
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+async function adminQuery(adminUrl: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
     await client.query(text);
@@ -21,13 +21,21 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
-/** A new PostgreSQL database (dropped by `drop`): empty, or a copy of `template`. */
-export async function createPostgresDatabase(template?: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `leadrun_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
-  const url = new URL(PG_ADMIN_URL);
+/**
+ * A new database named `prefix_` and 12 random hex digits on the PostgreSQL server at `adminUrl` (the tests' and the
+ * benchmark's): empty, or a copy of `template`. `drop` removes it, closing any session still on it.
+ */
+export async function createDatabaseOn(adminUrl: string, prefix: string, template?: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  await adminQuery(adminUrl, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { name, url: url.toString(), drop: () => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** A new PostgreSQL test database (dropped by `drop`): empty, or a copy of `template`. */
+export async function createPostgresDatabase(template?: string): Promise<{ url: string; drop(): Promise<void> }> {
+  return createDatabaseOn(PG_ADMIN_URL, 'leadrun_test', template);
 }
 
 /** A new PostgreSQL database migrated already: a copy of the test template (for a test about something else). */
