@@ -66,11 +66,12 @@ const others = shared.filter((file) => !starters.includes(file));
 const groupCount = Math.min(shared.length, concurrency * 3);
 const totalCost = shared.reduce((sum, file) => sum + cost(file), 0);
 const startersCost = starters.reduce((sum, file) => sum + cost(file), 0);
+// No more groups than files on either side: a group without files would be `node --test` alone, which runs every test.
 const starterGroups = starters.length === 0 ? 0 : others.length === 0 ? groupCount
-  : Math.min(groupCount - 1, Math.max(1, Math.round(groupCount * startersCost / totalCost)));
+  : Math.min(starters.length, groupCount - 1, Math.max(1, Math.round(groupCount * startersCost / totalCost)));
 const groups: string[][] = [];
 const groupCost: number[] = [];
-for (const [list, count] of [[starters, starterGroups], [others, groupCount - starterGroups]] as const) {
+for (const [list, count] of [[starters, starterGroups], [others, Math.min(others.length, groupCount - starterGroups)]] as const) {
   const first = groups.length;
   for (let i = 0; i < count; i++) groups.push([]), groupCost.push(0);
   for (const file of [...list].sort((a, b) => cost(b) - cost(a))) {
@@ -91,7 +92,7 @@ const testArgs = (isolation: 'none' | 'process', list: string[]) => [
   ...list,
 ];
 const jobs: Job[] = [
-  ...groups.map((list, i) => ({ title: `tests, group ${i + 1} of ${groupCount}`, command: node, args: testArgs('none', list), files: list, cost: groupCost[i]! })),
+  ...groups.map((list, i) => ({ title: `tests, group ${i + 1} of ${groups.length}`, command: node, args: testArgs('none', list), files: list, cost: groupCost[i]! })),
   ...alone.map((file) => ({ title: `tests, ${file}`, command: node, args: testArgs('process', [file]), files: [file], cost: cost(file) })),
 ];
 if (filter.length === 0) {
