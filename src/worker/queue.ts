@@ -2,7 +2,7 @@
 // that the worker still holds the lease, so a worker that lost its run (it stalled, another took over, the run
 // was cancelled) can never overwrite what happened since. Each write records its event in the same transaction.
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { EngineName, RunContext, TokenUsage } from '../agent/engine.ts';
 import type { StepNode } from '../agent/outputs.ts';
 import type { DB, RunStatus, StepStatus } from '../db/schema.ts';
@@ -28,8 +28,10 @@ export interface ClaimedRun {
   tokensUsed: number;
   /** A reviewer's feedback for the next WRITER attempt (a regeneration), if any. */
   feedback: string | null;
-  /** What the claim read to work the run (loadRun's answer), in the claim's own statement. */
+  /** What the claim read to work the run (loadRun's answer), in the claim's own statement: the steps as they were before it. */
   loaded: LoadedRun | null;
+  /** The step the claim started, and its attempt (claimNextRun's `start`); null when it started none. */
+  started: { node: StepNode; attempt: number } | null;
 }
 
 export interface Job {
@@ -46,9 +48,23 @@ export interface AttemptCost {
   durationMs: number;
 }
 
-/** Takes the oldest run that is queued, due for a retry, or whose worker's lease ran out, and reads what working it needs. */
-export async function claimNextRun(db: Kysely<DB>, workerId: string, now: Date, leaseMs: number): Promise<ClaimedRun | null> {
-  const { rows: [row] } = await sql<LoadRow & { trace_id: string; tokens_used: number; feedback: string | null }>`
+/** What a claim that starts the run's first step to work needs (claimNextRun). */
+export interface ClaimStart {
+  engine: EngineName;
+  /** A step whose attempts are spent is not started: the worker fails the run instead. */
+  maxAttempts: number;
+}
+
+/**
+ * Takes the oldest run that is queued, due for a retry, or whose worker's lease ran out, and reads what working it
+ * needs. With `start`, the same statement also starts the run's first step that is not COMPLETED, as startStep
+ * would (its attempt counted, its event written, followers woken): one commit fewer a run. A worker that dies just
+ * after the claim has then spent an attempt of that step, as one that died just after startStep had.
+ */
+export async function claimNextRun(db: Kysely<DB>, workerId: string, now: Date, leaseMs: number, start?: ClaimStart): Promise<ClaimedRun | null> {
+  const { rows: [row] } = await sql<LoadRow & {
+    trace_id: string; tokens_used: number; feedback: string | null; started_node?: StepNode | null; started_attempt?: number | null;
+  }>`
     ${prepare}WITH r AS (
       UPDATE runs SET status = 'RUNNING', lease_owner = ${workerId}, lease_expires_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}
       WHERE id = (
@@ -58,14 +74,26 @@ export async function claimNextRun(db: Kysely<DB>, workerId: string, now: Date, 
         ORDER BY available_at, started_at
         LIMIT 1
         FOR UPDATE SKIP LOCKED)
-      RETURNING id, workspace_id, lead_id, call_id, created_by_user_id, trace_id, tokens_used, feedback)
-    ${LOAD}`.execute(db);
+      RETURNING id, workspace_id, lead_id, call_id, created_by_user_id, trace_id, tokens_used, feedback, followers)${start ? sql`,
+    started AS (
+      UPDATE run_steps SET status = 'RUNNING', attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL
+      WHERE run_id = (SELECT id FROM r) AND status IN ('PENDING', 'RUNNING') AND attempts < ${start.maxAttempts}::int
+        AND node = (SELECT s.node FROM run_steps s WHERE s.run_id = (SELECT id FROM r) AND s.status <> 'COMPLETED' ORDER BY s.position LIMIT 1)
+      RETURNING node, attempts),
+    events AS (
+      INSERT INTO run_events (run_id, workspace_id, type, node, attempt, engine, occurred_at)
+      SELECT r.id, r.workspace_id, 'step.started', started.node, started.attempts, ${start.engine}, ${now}::timestamptz FROM r, started)` : sql``}
+    ${LOAD(start
+      ? sql`(SELECT node FROM started) AS started_node, (SELECT attempts FROM started) AS started_attempt,
+             CASE WHEN EXISTS (SELECT 1 FROM started) AND r.followers > 0 THEN pg_notify(${RUN_EVENTS_CHANNEL}, r.id::text) END AS notified`
+      : undefined)}`.execute(db);
   if (!row) return null;
   const run = {
     id: row.id, workspaceId: row.workspace_id, leadId: row.lead_id, callId: row.call_id,
     createdByUserId: row.created_by_user_id, traceId: row.trace_id, tokensUsed: row.tokens_used, feedback: row.feedback,
   };
-  return { ...run, loaded: loaded(run, row) };
+  const started = row.started_node && row.started_attempt ? { node: row.started_node, attempt: row.started_attempt } : null;
+  return { ...run, loaded: loaded(run, row), started };
 }
 
 /** Extends the lease; false when the worker no longer holds the run. */
@@ -122,14 +150,15 @@ interface LoadRow {
 /**
  * What a worker reads to work a run, over `r` (the run's id, workspace_id, lead_id, call_id and created_by_user_id):
  * the lead, the call, the sender, the draft a regeneration replaces, the steps, and whether the workspace has webhook
- * endpoints. The claim reads it for the run it takes, in the same statement; loadRun for a run it is given.
+ * endpoints, with `more` columns (the claim's start). The claim reads it for the run it takes, in the same
+ * statement; loadRun for a run it is given.
  *
  * The sender is the person who started the run (from the UI), else the workspace's admin (a run started through
  * the API has no person), each with their sender name (or their name) and signature; a person who has been removed
  * signs nothing. With no person, the workspace's configured sender name (Settings / E-mail) signs.
  */
-const LOAD = sql`
-  SELECT r.*, l.id AS found_lead, l.name AS lead_name, l.email, l.company_name, l.company_website,
+const LOAD = (more?: RawBuilder<unknown>) => sql`
+  SELECT r.*, ${more ? sql`${more}, ` : sql``}l.id AS found_lead, l.name AS lead_name, l.email, l.company_name, l.company_website,
          c.id AS found_call, c.title, c.transcript, c.occurred_at,
          (SELECT json_build_object('name', coalesce(nullif(trim(u.sender_name), ''), nullif(trim(u.name), '')), 'signature', nullif(trim(u.signature), ''))
           FROM users u, workspaces w
@@ -170,7 +199,7 @@ export async function loadRun(db: Kysely<DB>, run: RunKeys): Promise<LoadedRun |
     ${prepare}WITH r AS (
       SELECT ${run.id}::uuid AS id, ${run.workspaceId}::uuid AS workspace_id, ${run.leadId}::uuid AS lead_id, ${run.callId}::uuid AS call_id,
              ${run.createdByUserId}::uuid AS created_by_user_id)
-    ${LOAD}`.execute(db);
+    ${LOAD()}`.execute(db);
   return row ? loaded(run, row) : null;
 }
 
@@ -413,7 +442,7 @@ export async function runStats(db: Kysely<DB>, now: Date): Promise<JobKindStats[
 
 /**
  * The runs table as the job source of kind `run`: the run row is the job (DESIGN §2). A notice holds a run's id, or
- * how many runs a batch queued, and wakes that many slots.
+ * how many runs a batch queued, and wakes that many slots. Its claim starts no step; runHandler's starts the first.
  */
 export const runSource: JobSource<ClaimedRun> = {
   channel: RUNS_CHANNEL,

@@ -1,8 +1,8 @@
 // The run handler: the job of kind `run` is the run row itself (DESIGN §2), claimed and leased by the job runner
-// (src/jobs/runner.ts) through runSource. Working one runs the steps that are not yet COMPLETED, in order; each
-// step's start and completion are single statements that check the lease (queue.ts). A failed step is retried
-// with its own backoff and attempts (run_steps, runs.available_at); a run that fails for good is FAILED, a run's
-// dead letter.
+// (src/jobs/runner.ts) through runSource, whose claim also starts the first step to work. Working one runs the steps
+// that are not yet COMPLETED, in order; each step's start and completion are single statements that check the lease
+// (queue.ts). A failed step is retried with its own backoff and attempts (run_steps, runs.available_at); a run that
+// fails for good is FAILED, a run's dead letter.
 import { MAX_RETRY_AFTER_MS, ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../agent/engine.ts';
 import { assertStepOutput } from '../agent/output-check.ts';
 import type { WriterOutput } from '../agent/outputs.ts';
@@ -12,7 +12,7 @@ import type { Metrics } from '../http/metrics.ts';
 import { describeError, type JobEnd, type SourcedJobHandler, type WorkContext } from '../jobs/types.ts';
 import { traceStep } from '../telemetry.ts';
 import {
-  completeStep, failRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
+  claimNextRun, completeStep, failRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
 } from './queue.ts';
 
 export const MAX_ATTEMPTS = 3;
@@ -46,7 +46,11 @@ export function runHandler(options: RunHandlerOptions): SourcedJobHandler<Claime
     kind: RUN_KIND,
     concurrency: options.concurrency,
     leaseMs: options.leaseMs,
-    source: runSource,
+    // The claim starts the run's first step to work, in the same statement.
+    source: {
+      ...runSource,
+      claim: (db, _kind, owner, now, leaseMs) => claimNextRun(db, owner, now, leaseMs, { engine: options.engine.name, maxAttempts: MAX_ATTEMPTS }),
+    },
     work: (run, ctx) => {
       options.metrics?.runsStarted.inc();
       return runSteps(options, run, ctx);
@@ -78,7 +82,7 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
 
   // Whether the workspace has webhook endpoints, as last seen: each completion looks again (completeStep).
   let hooked = loaded.hooked;
-  // The attempt of the step to work next when the previous step's completion started it.
+  // The attempt of the step to work next when the claim or the previous step's completion started it.
   let started: number | null = null;
   for (const [index, step] of PIPELINE.entries()) {
     const previous = stored.get(step.node);
@@ -86,6 +90,7 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
       step.remember(ctx, previous.output);
       continue;
     }
+    if (run.started?.node === step.node) started = run.started.attempt;
     if (signal.aborted) throw signal.reason;
     if (started === null && (previous?.attempts ?? 0) >= MAX_ATTEMPTS) {
       // The last attempts ended with their worker (a crash): give up rather than loop forever.

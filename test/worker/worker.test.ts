@@ -190,6 +190,46 @@ for (const kind of BACKENDS) {
       assert.equal((await runRow(db, runId)).lease_owner, 'first');
     });
 
+    it("a worker's claim starts the first step that is not COMPLETED, unless its attempts are spent", async () => {
+      const { key, prospect } = await setUp(t);
+      const runId = await startRunViaApi(t, key, prospect);
+      const db = t.database.db;
+      const start = { engine: 'offline', maxAttempts: MAX_ATTEMPTS } as const;
+      let at = Date.now();
+      const claim = async (worker: string) => {
+        const claimed = await claimNextRun(db, worker, new Date(at), 100, start);
+        assert.equal(claimed?.id, runId);
+        return claimed;
+      };
+
+      const first = await claim('w-1');
+      assert.deepEqual(first.started, { node: 'RESEARCH', attempt: 1 });
+      assert.equal(first.loaded?.steps[0]?.status, 'PENDING', 'the steps as they were before the claim');
+      const job = { runId, workspaceId: first.workspaceId, workerId: 'w-1' };
+      await completeStep(db, job, 'RESEARCH', completed(MARKED_RESEARCH), 1, new Date(at));
+
+      // Each next claim (the last lease ran out) starts ANALYSIS again, until three attempts are spent.
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        at += 200;
+        assert.deepEqual((await claim(`w-${attempt + 1}`)).started, { node: 'ANALYSIS', attempt });
+      }
+      at += 200;
+      const spent = await claim('w-5');
+      assert.equal(spent.started, null, 'no fourth attempt is started');
+      assert.deepEqual((await stepsOf(db, runId)).map((s) => [s.node, s.status, s.attempts]), [
+        ['RESEARCH', 'COMPLETED', 1], ['ANALYSIS', 'RUNNING', 3], ['STRATEGY', 'PENDING', 0], ['WRITER', 'PENDING', 0],
+      ]);
+      const events = await db.selectFrom('run_events').select(['type', 'node', 'attempt', 'engine']).where('run_id', '=', runId).orderBy('seq').execute();
+      assert.deepEqual(events.map((e) => [e.type, e.node, e.attempt, e.engine]), [
+        ['run.queued', null, null, null],
+        ['step.started', 'RESEARCH', 1, 'offline'],
+        ['step.completed', 'RESEARCH', 1, 'offline'],
+        ['step.started', 'ANALYSIS', 1, 'offline'],
+        ['step.started', 'ANALYSIS', 2, 'offline'],
+        ['step.started', 'ANALYSIS', 3, 'offline'],
+      ]);
+    });
+
     it('retries a step that throws, with backoff, and completes the run', async () => {
       const { key, prospect } = await setUp(t);
       const runId = await startRunViaApi(t, key, prospect);
