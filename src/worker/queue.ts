@@ -48,6 +48,9 @@ export interface AttemptCost {
   durationMs: number;
 }
 
+/** What starting a step writes on its row (the claim, startStep and completeStep's `next` start steps): one more attempt. */
+const startsStep = (now: Date) => sql`status = 'RUNNING', attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL`;
+
 /** What a claim that starts the run's first step to work needs (claimNextRun). */
 export interface ClaimStart {
   engine: EngineName;
@@ -76,7 +79,7 @@ export async function claimNextRun(db: Kysely<DB>, workerId: string, now: Date, 
         FOR UPDATE SKIP LOCKED)
       RETURNING id, workspace_id, lead_id, call_id, created_by_user_id, trace_id, tokens_used, feedback, followers)${start ? sql`,
     started AS (
-      UPDATE run_steps SET status = 'RUNNING', attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL
+      UPDATE run_steps SET ${startsStep(now)}
       WHERE run_id = (SELECT id FROM r) AND status IN ('PENDING', 'RUNNING') AND attempts < ${start.maxAttempts}::int
         AND node = (SELECT s.node FROM run_steps s WHERE s.run_id = (SELECT id FROM r) AND s.status <> 'COMPLETED' ORDER BY s.position LIMIT 1)
       RETURNING node, attempts),
@@ -238,7 +241,7 @@ export async function startStep(db: Kysely<DB>, job: Job, node: StepNode, engine
   const { rows: [row] } = await sql<Transition>`
     ${prepare}WITH ${LEASE(job)},
     started AS (
-      UPDATE run_steps SET status = 'RUNNING', attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL
+      UPDATE run_steps SET ${startsStep(now)}
       WHERE run_id = ${job.runId} AND node = ${node} AND status IN ('PENDING', 'RUNNING') AND EXISTS (SELECT 1 FROM lease)
       RETURNING node, attempts),
     events AS (
@@ -325,7 +328,7 @@ export async function completeStep(
     }
     if (next) {
       ctes.push(sql`started AS (
-        UPDATE run_steps SET status = 'RUNNING', attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL
+        UPDATE run_steps SET ${startsStep(now)}
         WHERE run_id = ${job.runId} AND node = ${next.node} AND status IN ('PENDING', 'RUNNING') AND EXISTS (SELECT 1 FROM done)
         RETURNING node, attempts)`);
     }
