@@ -51,6 +51,11 @@ export interface AttemptCost {
 /** What starting a step writes on its row (the claim, startStep and completeStep's `next` start steps): one more attempt. */
 const startsStep = (now: Date) => sql`status = 'RUNNING', attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL`;
 
+/** The `step.started` event of the step a `started` CTE started (the claim, startStep), the run's ids read from `runId` and `workspaceId`. */
+const startedEvent = (runId: RawBuilder<unknown>, workspaceId: RawBuilder<unknown>, engine: EngineName, now: Date, from: RawBuilder<unknown>) => sql`
+      INSERT INTO run_events (run_id, workspace_id, type, node, attempt, engine, occurred_at)
+      SELECT ${runId}, ${workspaceId}, 'step.started', started.node, started.attempts, ${engine}, ${now}::timestamptz FROM ${from}`;
+
 /** What a claim that starts the run's first step to work needs (claimNextRun). */
 export interface ClaimStart {
   engine: EngineName;
@@ -83,9 +88,7 @@ export async function claimNextRun(db: Kysely<DB>, workerId: string, now: Date, 
       WHERE run_id = (SELECT id FROM r) AND status IN ('PENDING', 'RUNNING') AND attempts < ${start.maxAttempts}::int
         AND node = (SELECT s.node FROM run_steps s WHERE s.run_id = (SELECT id FROM r) AND s.status <> 'COMPLETED' ORDER BY s.position LIMIT 1)
       RETURNING node, attempts),
-    events AS (
-      INSERT INTO run_events (run_id, workspace_id, type, node, attempt, engine, occurred_at)
-      SELECT r.id, r.workspace_id, 'step.started', started.node, started.attempts, ${start.engine}, ${now}::timestamptz FROM r, started)` : sql``}
+    events AS (${startedEvent(sql`r.id`, sql`r.workspace_id`, start.engine, now, sql`r, started`)})` : sql``}
     ${LOAD(start
       ? sql`(SELECT node FROM started) AS started_node, (SELECT attempts FROM started) AS started_attempt,
              CASE WHEN EXISTS (SELECT 1 FROM started) AND r.followers > 0 THEN pg_notify(${RUN_EVENTS_CHANNEL}, r.id::text) END AS notified`
@@ -244,9 +247,7 @@ export async function startStep(db: Kysely<DB>, job: Job, node: StepNode, engine
       UPDATE run_steps SET ${startsStep(now)}
       WHERE run_id = ${job.runId} AND node = ${node} AND status IN ('PENDING', 'RUNNING') AND EXISTS (SELECT 1 FROM lease)
       RETURNING node, attempts),
-    events AS (
-      INSERT INTO run_events (run_id, workspace_id, type, node, attempt, engine, occurred_at)
-      SELECT ${job.runId}, ${job.workspaceId}, 'step.started', node, attempts, ${engine}, ${now}::timestamptz FROM started)
+    events AS (${startedEvent(sql`${job.runId}`, sql`${job.workspaceId}`, engine, now, sql`started`)})
     SELECT (SELECT count(*) FROM lease)::int AS held, 0 AS completed, (SELECT attempts FROM started) AS attempt,
            CASE WHEN EXISTS (SELECT 1 FROM started) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(db);
   if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
