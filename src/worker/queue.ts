@@ -446,13 +446,15 @@ export async function runStats(db: Kysely<DB>, now: Date): Promise<JobKindStats[
 
 /**
  * The runs table as the job source of kind `run`: the run row is the job (DESIGN §2). A notice holds a run's id, or
- * how many runs a batch queued, and wakes that many slots. Its claim starts no step; runHandler's starts the first.
+ * how many runs a batch queued, and wakes that many slots. Its claim also starts the run's first step to work.
  */
-export const runSource: JobSource<ClaimedRun> = {
-  channel: RUNS_CHANNEL,
-  wakes: (payload) => claimableRuns(payload),
-  claim: (db, _kind, owner, now, leaseMs) => claimNextRun(db, owner, now, leaseMs),
-  renew: renewLease,
-  release: releaseRun,
-  stats: runStats,
-};
+export function runSource(start: ClaimStart): JobSource<ClaimedRun> {
+  return {
+    channel: RUNS_CHANNEL,
+    wakes: (payload) => claimableRuns(payload),
+    claim: (db, _kind, owner, now, leaseMs) => claimNextRun(db, owner, now, leaseMs, start),
+    renew: renewLease,
+    release: releaseRun,
+    stats: runStats,
+  };
+}

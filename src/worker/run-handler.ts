@@ -12,7 +12,7 @@ import type { Metrics } from '../http/metrics.ts';
 import { describeError, type JobEnd, type SourcedJobHandler, type WorkContext } from '../jobs/types.ts';
 import { traceStep } from '../telemetry.ts';
 import {
-  claimNextRun, completeStep, failRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
+  completeStep, failRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
 } from './queue.ts';
 
 export const MAX_ATTEMPTS = 3;
@@ -47,10 +47,7 @@ export function runHandler(options: RunHandlerOptions): SourcedJobHandler<Claime
     concurrency: options.concurrency,
     leaseMs: options.leaseMs,
     // The claim starts the run's first step to work, in the same statement.
-    source: {
-      ...runSource,
-      claim: (db, _kind, owner, now, leaseMs) => claimNextRun(db, owner, now, leaseMs, { engine: options.engine.name, maxAttempts: MAX_ATTEMPTS }),
-    },
+    source: runSource({ engine: options.engine.name, maxAttempts: MAX_ATTEMPTS }),
     work: (run, ctx) => {
       options.metrics?.runsStarted.inc();
       return runSteps(options, run, ctx);

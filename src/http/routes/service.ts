@@ -5,7 +5,7 @@ import type { AppInstance } from '../app.ts';
 import { AppError } from '../../domain/errors.ts';
 import { problem } from '../schemas.ts';
 import { jobsTable } from '../../jobs/queue.ts';
-import { runSource } from '../../worker/queue.ts';
+import { runStats } from '../../worker/queue.ts';
 
 const READY_TIMEOUT_MS = 2_000;
 /** Even a route that reads nothing refuses a query string the database could not store (src/http/security.ts). */
@@ -57,7 +57,7 @@ export default async function serviceRoutes(app: AppInstance): Promise<void> {
     // The queue's depth is the database's to tell, for every kind of every source; a database that does not answer
     // leaves the last values out.
     const now = clock.now();
-    metrics.observeJobs(await Promise.all([jobsTable, runSource].map((source) => source.stats(db, now))).then((kinds) => kinds.flat(), () => []));
+    metrics.observeJobs(await Promise.all([jobsTable.stats(db, now), runStats(db, now)]).then((kinds) => kinds.flat(), () => []));
     return metrics.registry.metrics();
   });
 }
