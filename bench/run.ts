@@ -4,7 +4,8 @@
 // docs/PERFORMANCE.md records. Not part of `npm test` (test/bench/smoke.test.ts runs it small, as a correctness check
 // only).
 //
-//   npm run bench                         the full benchmark (about 7 minutes)
+//   npm run bench                         every workload below, the model-bound runs and the peers included (about
+//                                         25 minutes; the first run also installs the peers)
 //   npm run bench -- --duration 5 --only leads.get,runs
 //   npm run bench -- --only search        lead search at 100,000 leads in one workspace (--search-leads N)
 //   npm run bench -- --json report.json   also write every figure as JSON
@@ -14,12 +15,12 @@
 //                                         repeat --variant for more copies)
 //   npm run bench -- --only import        POST /api/v1/leads/import of 50,000 rows on both backends (--import-rows N)
 //   npm run bench -- --only model         runs bound by the model provider: 1,000 runs at 2 s a call, uncapped and at
-//                                         600 requests a minute (--model-runs N, --model-concurrency K); not in the
-//                                         default set (about 9 minutes)
+//                                         600 requests a minute (--model-runs N, --model-concurrency K); about 9
+//                                         minutes
 //   npm run bench -- --only memory        serve's memory idle and after 20 s of reads, on both backends (under 2 minutes)
 //   npm run bench -- --only peers         leadrun beside Directus (lead reads and writes) and DBOS Transact (the runs'
-//                                         four steps as a durable workflow), with leads.get, leads.post and runs;
-//                                         not in the default set. Installs both from the npm registry into
+//                                         four steps as a durable workflow), with leads.get, leads.post and runs.
+//                                         Installs both from the npm registry into
 //                                         node_modules/.cache/leadrun-bench-peers the first time (a few minutes) and
 //                                         fails with a message saying so when the registry cannot be reached
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
