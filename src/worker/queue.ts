@@ -51,7 +51,7 @@ export interface AttemptCost {
 /** What starting a step writes on its row (the claim, startStep and completeStep's `next` start steps): one more attempt. */
 const startsStep = (now: Date) => sql`status = 'RUNNING', attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL`;
 
-/** The `step.started` event of the step a `started` CTE started (the claim, startStep), the run's ids read from `runId` and `workspaceId`. */
+/** The `step.started` event of the step that a `started` CTE started (the claim, startStep), for the run `runId` and `workspaceId` name. */
 const startedEvent = (runId: RawBuilder<unknown>, workspaceId: RawBuilder<unknown>, engine: EngineName, now: Date, from: RawBuilder<unknown>) => sql`
       INSERT INTO run_events (run_id, workspace_id, type, node, attempt, engine, occurred_at)
       SELECT ${runId}, ${workspaceId}, 'step.started', started.node, started.attempts, ${engine}, ${now}::timestamptz FROM ${from}`;
