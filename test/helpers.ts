@@ -14,8 +14,8 @@ import { JobRunner } from '../src/jobs/runner.ts';
 import { runHandler, type RunHandlerOptions } from '../src/worker/run-handler.ts';
 import { testCpu, testOfflineEngine } from './support/cpu.ts';
 import { asApiResponse, rawRequest } from './support/http.ts';
+import { embeddedTestDatabase } from './support/embedded.ts';
 import { createMigratedPostgresDatabase } from './support/postgres.ts';
-import { pgliteTemplate } from './support/templates.ts';
 
 export { BACKENDS, createMigratedPostgresDatabase, createPostgresDatabase, PG_ADMIN_URL } from './support/postgres.ts';
 
@@ -33,10 +33,7 @@ export interface TestDatabase {
 }
 
 export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
-  if (kind === 'pglite') {
-    const database = await openDatabase({ databaseUrl: null, inMemory: true, loadDataDir: await pgliteTemplate() });
-    return { database, url: null, drop: () => database.close() };
-  }
+  if (kind === 'pglite') return { ...await embeddedTestDatabase(), url: null };
   const created = await createMigratedPostgresDatabase();
   const database = await openDatabase({ databaseUrl: created.url });
   return {

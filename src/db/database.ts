@@ -143,6 +143,11 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
 }
 
 async function openPGlite(options: OpenOptions): Promise<Database> {
+  return pgliteDatabase(await openPGliteInstance(options));
+}
+
+/** PGlite with leadrun's settings and the extensions its migrations need, in memory or in `DATA_DIR/pgdata`. */
+export async function openPGliteInstance(options: OpenOptions): Promise<PGlite> {
   // Loaded only for the embedded database: a server on PostgreSQL never holds it.
   const [{ PGlite }, { pg_trgm }, { unaccent }] = await Promise.all([
     import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm'), import('@electric-sql/pglite/contrib/unaccent'),
@@ -160,14 +165,14 @@ async function openPGlite(options: OpenOptions): Promise<Database> {
   // default 4 MB, every 3,500 imported leads or so, one statement held this thread 70-150 ms longer than the others.
   // At 512 kB each move is an eighth of that. (PostgreSQL keeps the default: its statements stall no one else.)
   const startParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=64MB', '-c', 'gin_pending_list_limit=512kB'];
-  let pglite: PGlite;
-  if (options.inMemory) {
-    pglite = await PGlite.create({ extensions, startParams, ...loaded });
-  } else {
-    if (!options.dataDir) throw new Error('openDatabase: dataDir is required for the embedded database');
-    await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-    pglite = await PGlite.create({ dataDir: `${options.dataDir}/pgdata`, extensions, startParams, ...loaded });
-  }
+  if (options.inMemory) return PGlite.create({ extensions, startParams, ...loaded });
+  if (!options.dataDir) throw new Error('openDatabase: dataDir is required for the embedded database');
+  await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  return PGlite.create({ dataDir: `${options.dataDir}/pgdata`, extensions, startParams, ...loaded });
+}
+
+/** The `Database` over an embedded PGlite; its `close` closes the PGlite. */
+export function pgliteDatabase(pglite: PGlite): Database {
   const queue = new ConnectionQueue();
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite, queue) });
 
