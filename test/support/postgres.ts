@@ -11,14 +11,22 @@ export const BACKENDS: DatabaseKind[] = (process.env.TEST_BACKENDS ?? 'postgres,
 
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+const adminPools = new Map<string, pg.Pool>();
+
+/**
+ * Runs `text` on a connection of the process's own to the server at `adminUrl`, kept for the next: a test database
+ * is made and dropped by two statements, and a connection of their own cost PostgreSQL a process each. Idle, the
+ * connections never keep the process alive.
+ */
 async function adminQuery(adminUrl: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
+  let pool = adminPools.get(adminUrl);
+  if (!pool) {
+    pool = new pg.Pool({ connectionString: adminUrl, max: 2, allowExitOnIdle: true });
+    // A connection lost while idle (the server restarted) is dropped by the pool; the next statement opens another.
+    pool.on('error', () => {});
+    adminPools.set(adminUrl, pool);
   }
+  await pool.query(text);
 }
 
 /**
