@@ -305,3 +305,8 @@ export function parseDuration(text: string): number {
   if (m[1]) return Number(m[1]) * 60_000 + Number(m[2]) * 1000;
   return m[3] ? Number(m[3]) * 1000 : Number(m[4]);
 }
+
+/** Whether a duration the UI shows (`parseDuration`) is `ms`, as precisely as it writes one: 850 ms, 2.4 s, 12 s, 1 min 05 s. */
+export function showsDuration(shown: number, ms: number): boolean {
+  return Math.abs(shown - ms) <= (ms < 1000 ? 1 : ms < 10_000 ? 50 : 500);
+}
