@@ -132,12 +132,12 @@ function compileValidator(schema: unknown, httpPart: string | undefined): TextVa
       const ajv = validators();
       return body ? ajv.body.compile(schema as object) : withDecimalIntegers(schema, ajv.text.compile(schema as object));
     });
-    // Fastify reads a failed validation's errors from the function it was given.
+    // Fastify reads a failed validation's errors from the function it was given, and only then.
     const validated: TextValidator = (data) => {
       const validate = compiled();
-      const valid = validate(data);
+      if (validate(data)) return true;
       validated.errors = validate.errors;
-      return valid;
+      return false;
     };
     compiledValidators.set(key, (validate = validated));
   }
