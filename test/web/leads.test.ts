@@ -295,9 +295,10 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
     await bar.waitFor({ state: 'detached' });
     const assigned = (await client.ok('GET', `/api/v1/leads?assignedToUserId=${jordanId}&limit=100`)).data;
     assert.deepEqual(new Set(assigned.map((l: any) => l.id)), new Set(ten.map((l) => l.id)));
+    // The toast comes before the table's refetch answers: wait for each row to show its new owner.
     for (const lead of ten) {
       const row = rows().filter({ has: page.getByRole('link', { name: lead.name, exact: true }) });
-      assert.equal(await row.locator('td[data-label="Owner"]').innerText(), 'Jordan Lee');
+      await row.locator('td[data-label="Owner"]', { hasText: /^Jordan Lee$/ }).waitFor();
     }
     await page.getByLabel('Owner').selectOption({ label: 'Jordan Lee' });
     await count('10 leads');
