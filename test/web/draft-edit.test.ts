@@ -73,6 +73,9 @@ describe('editing a draft in the web UI', { skip: browserUnavailable() ?? false 
     await versions.getByText('Generated').first().waitFor();
     assert.match(await versions.getByRole('listitem').nth(1).innerText(), /Edited by Maya Brooks/);
     const compare = versions.getByRole('group', { name: 'Compare two versions' });
+    // The pickers take the two latest versions in an effect after the list has rendered, and the comparison is shown
+    // only then: waited for, so that the pickers and the marked words read are the ones of the new list.
+    await versions.locator('.version-diff').waitFor();
     assert.equal(await compare.getByLabel('Compare').inputValue(), '1');
     assert.equal(await compare.getByLabel('with').inputValue(), '2');
     const added = await versions.locator('ins.diff-added').allInnerTexts();

@@ -131,8 +131,11 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
     assert.equal(await search().inputValue(), 'angstrom');
 
     // Accents and case either way; every word must match.
+    // The list showed Zoë alone already: the new search's own answer is what says it found her.
+    const answered = page.waitForResponse((res) => listPath(res.request()) && qOf(res.request()) === 'ZOE ång');
     await search().fill('ZOE ång');
     await page.waitForURL(/q=ZOE/);
+    assert.deepEqual(((await (await answered).json()) as { data: { name: string }[] }).data.map((l) => l.name), [ZOE.name]);
     await count('1 lead');
     await search().fill('zoë northwind');
     await page.getByRole('heading', { name: 'No leads match “zoë northwind”' }).waitFor();
