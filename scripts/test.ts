@@ -85,8 +85,9 @@ for (const [list, count] of [[starters, starterGroups], [others, Math.min(others
 mkdirSync(cacheDir, { recursive: true });
 let reports = 0;
 // The spec reporter for people, and scripts/test-durations.ts into a file of the job's own for the next grouping.
+// The test processes load TypeBox and Kysely as leadrun does (src/bundled-deps.ts).
 const testArgs = (isolation: 'none' | 'process', list: string[]) => [
-  '--test', `--test-isolation=${isolation}`, '--test-timeout=180000',
+  '--import', './src/bundled-deps.ts', '--test', `--test-isolation=${isolation}`, '--test-timeout=180000',
   '--test-reporter=spec', '--test-reporter-destination=stdout',
   '--test-reporter=./scripts/test-durations.ts', `--test-reporter-destination=${path.join(cacheDir, `durations-${++reports}.tsv`)}`,
   ...list,
