@@ -14,6 +14,8 @@ import { BUNDLED_PACKAGES, type BundleManifest } from '../src/bundled-deps.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const outDir = path.join(root, 'node_modules/.cache/leadrun-bundles');
+/** Where a run writes, moved to `outDir` whole once every bundle and the manifest are written. */
+const staging = `${outDir}.new-${process.pid}`;
 
 interface PackageJson {
   version: string;
@@ -56,7 +58,6 @@ async function bundle(): Promise<BundleManifest> {
   return manifest;
 }
 
-const staging = `${outDir}.new-${process.pid}`;
 try {
   const manifest = await bundle();
   process.stdout.write(`bundled ${BUNDLED_PACKAGES.map((name) => `${name} ${manifest[name]!.version}`).join(', ')} into ${path.relative(root, outDir)}\n`);

@@ -21,10 +21,9 @@ const HOOK = path.join(PROJECT_ROOT, 'src/bundled-deps.ts');
  * What a process makes of each package: where each entry file resolves to, the names each exports, and a schema
  * checked and a query compiled across two entry points (which must then share the package's state).
  */
-const PROBE = `
-import { pathToFileURL } from 'node:url';
-const manifest = ${'${MANIFEST}'};
-const nodeModules = ${'${NODE_MODULES}'};
+const probeScript = (manifest: BundleManifest) => `
+const manifest = ${JSON.stringify(manifest)};
+const nodeModules = ${JSON.stringify(nodeModules.href)};
 const out = { resolved: {}, exports: {} };
 for (const [name, { entries }] of Object.entries(manifest)) {
   for (const file of Object.keys(entries)) {
@@ -49,8 +48,7 @@ console.log(JSON.stringify(out));
 `;
 
 async function probe(manifest: BundleManifest, withBundles: boolean) {
-  const script = PROBE.replace('${MANIFEST}', JSON.stringify(manifest)).replace('${NODE_MODULES}', JSON.stringify(nodeModules.href));
-  const args = [...(withBundles ? ['--import', HOOK] : []), '--input-type=module', '--eval', script];
+  const args = [...(withBundles ? ['--import', HOOK] : []), '--input-type=module', '--eval', probeScript(manifest)];
   const { stdout } = await promisify(execFile)(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, NODE_OPTIONS: '' } });
   return JSON.parse(stdout) as { resolved: Record<string, string>; exports: Record<string, string[]>; typebox: boolean[]; kysely: string };
 }

@@ -10,7 +10,8 @@ import { pgliteTemplate } from './templates.ts';
 /** At most this many wait in a process for the next test: each holds 100-300 MB. */
 const SPARES = 2;
 const spares: PGlite[] = [];
-let templateShape: Promise<string> | null = null;
+/** The template's shape, and the statement that empties its tables: a database of the same shape has the same tables. */
+let template: Promise<{ shape: string; truncate: string }> | null = null;
 
 // Registered as this module is first imported, by a test file: a hook of the process's root test, run once every file
 // of the process is done. A spare's PostgreSQL keeps timers of its own (statistics it reports when idle), which would
@@ -48,6 +49,12 @@ async function shapeOf(pglite: PGlite): Promise<string> {
   return (await pglite.query<{ shape: string }>(SHAPE)).rows[0]!.shape;
 }
 
+async function templateOf(pglite: PGlite): Promise<{ shape: string; truncate: string }> {
+  const { rows } = await pglite.query<{ tables: string }>(
+    `SELECT string_agg(format('%I', tablename), ', ') AS tables FROM pg_tables WHERE schemaname = 'public'`);
+  return { shape: await shapeOf(pglite), truncate: `TRUNCATE ${rows[0]!.tables} RESTART IDENTITY` };
+}
+
 /** Empties `pglite` back to the template's state; false when it cannot be (the caller closes it). */
 async function recycle(pglite: PGlite): Promise<boolean> {
   if (pglite.closed) return false;
@@ -55,10 +62,9 @@ async function recycle(pglite: PGlite): Promise<boolean> {
     // Session state: settings, prepared statements, LISTEN, advisory locks, temporary tables. It fails inside a
     // transaction, which a test that left one open leaves to be closed.
     await pglite.exec('DISCARD ALL');
-    if (await shapeOf(pglite) !== await templateShape) return false;
-    const { rows } = await pglite.query<{ tables: string }>(
-      `SELECT string_agg(format('%I', tablename), ', ') AS tables FROM pg_tables WHERE schemaname = 'public'`);
-    await pglite.exec(`TRUNCATE ${rows[0]!.tables} RESTART IDENTITY`);
+    const { shape, truncate } = await template!;
+    if (await shapeOf(pglite) !== shape) return false;
+    await pglite.exec(truncate);
     return true;
   } catch {
     return false;
@@ -68,7 +74,7 @@ async function recycle(pglite: PGlite): Promise<boolean> {
 /** An embedded test database, a spare one when the process has one; `drop` gives it back or closes it. */
 export async function embeddedTestDatabase(): Promise<{ database: Database; drop(): Promise<void> }> {
   const pglite = spares.pop() ?? await openPGliteInstance({ databaseUrl: null, inMemory: true, loadDataDir: await pgliteTemplate() });
-  await (templateShape ??= shapeOf(pglite));
+  await (template ??= templateOf(pglite));
   const base = pgliteDatabase(pglite);
   // What the test listens to is let go with it: a PGlite keeps its listeners for the next test otherwise.
   const listening = new Set<() => Promise<void>>();
