@@ -10,12 +10,13 @@ import { offlineRules } from '../../src/agent/engines/offline.ts';
 import { checkGrounding, fitDraft } from '../../src/agent/grounding.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
-import { cpuPerCall } from '../support/thread-cpu.ts';
+import { cpuPerCall, timedCpu as timed } from '../support/thread-cpu.ts';
 
 const MiB = 1024 * 1024;
 /**
- * Generous for linear code, even on a busy CI machine running other test files (1–2 s alone, up to 11 s seen under the
- * whole suite on a slow machine); out of reach of anything quadratic at these sizes, which would take hours.
+ * Generous for linear code, even on a slow machine (1–2 s alone); out of reach of anything quadratic at these sizes,
+ * which would take hours. Measured in this thread's CPU time, so that other test processes sharing the cores do not
+ * count.
  */
 const BOUND_MS = 60_000;
 
@@ -79,12 +80,6 @@ function context(transcript: string): RunContext & { research: ResearchOutput } 
     senderName: 'Grace Hopper',
     research: RESEARCH,
   };
-}
-
-function timed<T>(run: () => T): { value: T; ms: number } {
-  const start = performance.now();
-  const value = run();
-  return { value, ms: performance.now() - start };
 }
 
 /** The three steps of the offline engine and the grounding check, as a run makes them, each output checked. */

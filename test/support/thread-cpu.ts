@@ -10,6 +10,14 @@ export function threadCpuMs(work: () => unknown): number {
   return (used.user + used.system) / 1000;
 }
 
+/** What `work` returns, and the milliseconds of this thread's CPU it took. */
+export function timedCpu<T>(work: () => T): { value: T; ms: number } {
+  const start = process.threadCpuUsage();
+  const value = work();
+  const used = process.threadCpuUsage(start);
+  return { value, ms: (used.user + used.system) / 1000 };
+}
+
 /**
  * Milliseconds of this thread's CPU that one call of `run` takes, over calls repeated for at least `budgetMs` of it: the
  * repeats ride out the clock's ticks.
