@@ -4,10 +4,7 @@
 
 /** Milliseconds of this thread's CPU that `work` took. */
 export function threadCpuMs(work: () => unknown): number {
-  const start = process.threadCpuUsage();
-  work();
-  const used = process.threadCpuUsage(start);
-  return (used.user + used.system) / 1000;
+  return timedCpu(work).ms;
 }
 
 /** What `work` returns, and the milliseconds of this thread's CPU it took. */
