@@ -7,13 +7,13 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { systemClock } from '../../src/clock.ts';
 import { buildApp, createDeps, type AppInstance } from '../../src/http/app.ts';
 import { BACKENDS, createTestDatabase, silentLogger, startTestApp, testConfig, type ApiResponse, type TestApp, type TestDatabase } from '../helpers.ts';
 import { assertProblem, countRows } from '../http/support.ts';
+import { browserUnavailable, launchChromium } from '../web/support.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const kind = BACKENDS[0] ?? 'pglite';
 
 function assertSecurityHeaders(res: ApiResponse, context: string): void {
@@ -186,7 +186,7 @@ const el = document.createElement('span'); el.id = 'styled'; el.style.padding = 
 fetch('/api/v1/openapi.json').then((r) => { document.body.dataset.api = String(r.status); }, () => { document.body.dataset.api = 'failed'; });`;
 const PROBE_CSS = '#root { color: rgb(1, 2, 3); }';
 
-describe('the Content-Security-Policy in a browser', { skip: !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)` }, () => {
+describe('the Content-Security-Policy in a browser', { skip: browserUnavailable() ?? false }, () => {
   let browser: Browser;
   let app: AppInstance;
   let testDb: TestDatabase;
@@ -212,7 +212,7 @@ describe('the Content-Security-Policy in a browser', { skip: !existsSync(CHROMIU
     other = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>crm</title><p>another site</p>'));
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--host-resolver-rules=MAP leadrun.test 127.0.0.1'] });
+    browser = await launchChromium(['--host-resolver-rules=MAP leadrun.test 127.0.0.1']);
   });
   after(async () => {
     await browser?.close();

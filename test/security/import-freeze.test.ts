@@ -75,9 +75,11 @@ describe('a real serve reading heavy lead imports', () => {
       readImportFile({ format: 'csv', bytes: file.body, map: {}, dedupe: false, userIds: [] });
       const inlineMs = performance.now() - inline;
       t.diagnostic(`${name}: answered ${status} in ${Math.round(ms)} ms; slowest of ${probes} /healthz probes ${Math.round(slowest)} ms; read inline ${Math.round(inlineMs)} ms`);
-      // Tens of milliseconds on a quiet machine (a probe also waits for this process, which sends the file, and for
-      // whatever else the machine runs); the bound leaves room for a loaded CI machine, as test/security/freeze.test.ts.
-      assert.ok(slowest < 1_000, `${name}: slowest /healthz probe took ${Math.round(slowest)} ms`);
+      // Tens of milliseconds on a quiet machine: a probe also waits for this process, which sends the file, and for
+      // whatever else the machine runs. A probe held up by a read on the server's event loop would wait about as long
+      // as the read takes this process's, as loaded. So the bound is most of that read, and at least a second.
+      const bound = Math.max(1_000, 0.8 * inlineMs);
+      assert.ok(slowest < bound, `${name}: slowest /healthz probe took ${Math.round(slowest)} ms, over ${Math.round(bound)} ms`);
       slowestOfAll = Math.max(slowestOfAll, slowest);
       longestInline = Math.max(longestInline, inlineMs);
     }

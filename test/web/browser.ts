@@ -37,7 +37,9 @@ export async function launchBrowser(): Promise<TestBrowser> {
   const browser = await chromium();
   const contexts = new Set<BrowserContext>();
   const newContext = async (options?: BrowserContextOptions) => {
-    const context = await browser.newContext(options);
+    // Without motion unless a test asks for it: the UI's spinners and pulsing dots then stand still (its stylesheet
+    // honours prefers-reduced-motion), and a page no longer costs Chromium a frame each time they move.
+    const context = await browser.newContext({ reducedMotion: 'reduce', ...options });
     contexts.add(context);
     context.once('close', () => contexts.delete(context));
     return context;

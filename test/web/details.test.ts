@@ -176,4 +176,24 @@ describe('details of the web UI', { skip: browserUnavailable() ?? false }, () =>
     await docs.close();
     assert.deepEqual(consoleErrors, []);
   });
+
+  it('turns its spinners only for a person who has not asked for reduced motion', async () => {
+    // The tests' pages ask for reduced motion (./browser.ts); a person's browser, by default, does not.
+    const spinner = (target: Page) => target.evaluate(() => {
+      const doc = (globalThis as any).document;
+      const element = doc.createElement('span');
+      element.className = 'spinner';
+      doc.body.append(element);
+      const { animationName, animationIterationCount } = (globalThis as any).getComputedStyle(element);
+      element.remove();
+      return { animationName, animationIterationCount };
+    });
+    assert.deepEqual(await spinner(page), { animationName: 'spin', animationIterationCount: '1' });
+    const moving = await browser.newContext({ ...VIEW, reducedMotion: 'no-preference' });
+    const person = await moving.newPage();
+    await person.goto(`${server.url}/leads`);
+    await person.getByRole('heading', { name: 'Sign in' }).waitFor();
+    assert.deepEqual(await spinner(person), { animationName: 'spin', animationIterationCount: 'infinite' });
+    await moving.close();
+  });
 });
