@@ -6,10 +6,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { releaseMemoryWhenQuiet } from '../src/memory-release.ts';
 
-// An interval counts as busy from 5 % of it spent running code. At 40 ms that was 2 ms, which a timer's callback
-// reached once on a loaded machine that took the core away in the middle of it: a busy interval, then a quiet one, and
-// a second collection while the test slept.
-const INTERVAL_MS = 200;
+// An interval counts as busy from 5 % of it spent running code, by the clock. At 40 ms that was 2 ms, which a timer's
+// callback reached once on a loaded machine that took the core away in the middle of it: a busy interval, then a
+// quiet one, and a second collection while the test slept. At 200 ms it was 10 ms, reached the same way under a whole
+// `npm test` on a slow day. At 500 ms it is 25 ms.
+const INTERVAL_MS = 500;
 
 function spin(ms: number): void {
   const until = performance.now() + ms;
@@ -33,7 +34,7 @@ describe('releaseMemoryWhenQuiet', () => {
       await called;
       assert.deepEqual(calls, [{ type: 'major', execution: 'sync', flavor: 'last-resort' }]);
       // Quiet for several intervals: nothing more to hand back. (Waiting for a thing not to happen needs a sleep.)
-      await sleep(INTERVAL_MS * 5);
+      await sleep(INTERVAL_MS * 4);
       assert.equal(calls.length, 1);
       called = next();
       spin(INTERVAL_MS * 2);

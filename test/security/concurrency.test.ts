@@ -121,20 +121,18 @@ describe('two serve processes on one PostgreSQL database', { skip: !BACKENDS.inc
     const revoke = await runLeadrun(['key', 'revoke', key.id], env());
     assert.equal(revoke.code, 0, revoke.stderr);
     const revokedAt = performance.now();
-    const stoppedAfter = await Promise.all(servers.map(async (server) => {
-      for (let polls = 0; polls < 500; polls++) {
+    // Each process is asked until it refuses the key. A request sent more than a second after the revocation must be
+    // refused; its answer may take longer to arrive on a loaded machine, which is not the process's delay.
+    await Promise.all(servers.map(async (server, i) => {
+      for (;;) {
+        const sentAfter = performance.now() - revokedAt;
         const res = await call(server.url, 'GET', '/api/v1/leads', key.key);
-        if (res.status === 401) {
-          assertProblem({ ...res }, 401, 'unauthorized');
-          return performance.now() - revokedAt;
-        }
+        if (res.status === 401) return assertProblem({ ...res }, 401, 'unauthorized');
         assert.equal(res.status, 200, res.text);
-        if (performance.now() - revokedAt > 1_500) break;
+        assert.ok(sentAfter <= 1_000, `process ${i + 1} took the revoked key in a request sent ${sentAfter.toFixed(0)} ms after the revocation`);
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      return Infinity;
     }));
-    for (const [i, ms] of stoppedAfter.entries()) assert.ok(ms <= 1_000, `process ${i + 1} refused the revoked key after ${ms.toFixed(0)} ms`);
     // And it stays refused.
     for (const server of servers) assertProblem({ ...(await call(server.url, 'POST', '/api/v1/leads', key.key, { name: 'x' })) }, 401, 'unauthorized');
   });
