@@ -1,8 +1,9 @@
 // RESEARCH reads any page in time linear in its size (DESIGN §10): each worst case below is a page of 1 MiB, the
 // fetch cap, read well inside a bound that quadratic work could never meet on it. A 600 KB page of nested <div>s
 // once held the event loop for 295 s and then overflowed the stack; 300,000 "A. " took over a minute to split.
-// Linear code reads each of these in well under 300 ms of CPU; the bound is ten times that, for a slow machine. It is
-// this thread's CPU time, not the clock's: under a loaded `npm test` the clock also counts the waits for a core.
+// Linear code reads each of these in at most a few hundred milliseconds of CPU (356 ms on a slow day); the bound is
+// 3 s. It is this thread's CPU time, not the clock's: under a loaded `npm test` the clock also counts the waits for a
+// core.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parsePage, readPage, splitSentences, type PageReading } from '../../src/agent/page.ts';
