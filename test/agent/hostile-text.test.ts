@@ -10,7 +10,7 @@ import { offlineRules } from '../../src/agent/engines/offline.ts';
 import { checkGrounding, fitDraft } from '../../src/agent/grounding.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
-import { cpuPerCall, timedCpu as timed } from '../support/thread-cpu.ts';
+import { cpuPerCall, timedCpu } from '../support/thread-cpu.ts';
 
 const MiB = 1024 * 1024;
 /**
@@ -126,7 +126,7 @@ describe('the offline engine on the transcripts that froze the server', () => {
 describe('the offline engine and the grounding check on a megabyte of a worst case', () => {
   for (const [name, transcript] of Object.entries(HOSTILE)) {
     it(name, () => {
-      const { ms } = timed(() => pipeline(transcript));
+      const { ms } = timedCpu(() => pipeline(transcript));
       assert.ok(ms < BOUND_MS, `${Math.round(ms)} ms for ${transcript.length} characters`);
     });
   }
@@ -142,7 +142,7 @@ describe('the offline engine and the grounding check on a megabyte of a worst ca
       `Make it formal and mention ${fill('“our pilot ')}`,
     ];
     for (const feedback of feedbacks) {
-      const { value: draft, ms } = timed(() => offlineRules.write({ ...ctx, analysis, strategy, feedback }).output);
+      const { value: draft, ms } = timedCpu(() => offlineRules.write({ ...ctx, analysis, strategy, feedback }).output);
       assert.ok(ms < BOUND_MS, `${Math.round(ms)} ms`);
       assertStepOutput('WRITER', draft);
     }
@@ -159,12 +159,12 @@ describe('the offline engine on a call of the largest size the API takes', () =>
   for (const [name, call] of Object.entries({ 'a call with speakers': CALL, 'call notes': NOTES })) {
     it(`analyses ${name} repeated to 200,000 characters in well under a second`, () => {
       const transcript = fill(call, 200_000).slice(0, 200_000);
-      const { value: analysis, ms } = timed(() => offlineRules.analyse(context(transcript)).output);
+      const { value: analysis, ms } = timedCpu(() => offlineRules.analyse(context(transcript)).output);
       assert.ok(ms < 3000, `${Math.round(ms)} ms (20–60 ms alone on a 2-core machine)`);
       assertStepOutput('ANALYSIS', analysis);
       if (call === CALL) assert.deepEqual(analysis.painPoints, single.painPoints);
       assert.ok(analysis.painPoints.some((p) => p.includes('15 hours a week copying call notes')), analysis.painPoints.join(' | '));
-      const { ms: all } = timed(() => pipeline(transcript));
+      const { ms: all } = timedCpu(() => pipeline(transcript));
       assert.ok(all < BOUND_MS, `${Math.round(all)} ms for the steps and the grounding check`);
     });
   }
@@ -174,7 +174,7 @@ describe('the grounding check on a draft of a megabyte', () => {
   const ctx = { ...context(CALL), analysis: offlineRules.analyse(context(CALL)).output };
 
   it('reads a megabyte of address characters with no @', () => {
-    const { value, ms } = timed(() => checkGrounding({ subject: 'Hello', body: fill('a.b_c-d+e%f') }, ctx));
+    const { value, ms } = timedCpu(() => checkGrounding({ subject: 'Hello', body: fill('a.b_c-d+e%f') }, ctx));
     assert.ok(ms < BOUND_MS, `${Math.round(ms)} ms`);
     assert.equal(value.grounded, true);
   });
@@ -182,7 +182,7 @@ describe('the grounding check on a draft of a megabyte', () => {
   it('looks up 50,000 names cut short with an ellipsis among 100,000 words of the call', () => {
     const words = Array.from({ length: 100_000 }, (_, i) => `w${i.toString(36)}`).join(' ');
     const body = Array.from({ length: 50_000 }, (_, i) => `Zq${i}…`).join(' ');
-    const { value, ms } = timed(() => checkGrounding({ subject: 'Hello', body }, { ...ctx, call: { ...ctx.call, transcript: words } }));
+    const { value, ms } = timedCpu(() => checkGrounding({ subject: 'Hello', body }, { ...ctx, call: { ...ctx.call, transcript: words } }));
     assert.ok(ms < BOUND_MS, `${Math.round(ms)} ms`);
     assert.equal(value.unsupported.length, 50_000);
     assert.equal(value.unsupported[0], '“Zq0” in “Zq0…”');
@@ -190,7 +190,7 @@ describe('the grounding check on a draft of a megabyte', () => {
 
   it('lists 50,000 sentences that each name something unknown, each once', () => {
     const body = Array.from({ length: 50_000 }, (_, i) => `We met Zork${i} there.`).join(' ');
-    const { value, ms } = timed(() => checkGrounding({ subject: 'Hello', body: `${body} ${body}` }, ctx));
+    const { value, ms } = timedCpu(() => checkGrounding({ subject: 'Hello', body: `${body} ${body}` }, ctx));
     assert.ok(ms < BOUND_MS, `${Math.round(ms)} ms`);
     assert.equal(value.unsupported.length, 50_000);
   });
@@ -206,7 +206,7 @@ describe('a model’s answer of a megabyte', () => {
       [`Here it is: \`\`\`JSON\n${fill(' ')}{"subject":"Hi","body":"Thanks."}\n\`\`\` as asked.`, { subject: 'Hi', body: 'Thanks.' }],
     ];
     for (const [answer, expected] of answers) {
-      const { value, ms } = timed(() => salvageJson(answer));
+      const { value, ms } = timedCpu(() => salvageJson(answer));
       assert.ok(ms < BOUND_MS, `${Math.round(ms)} ms`);
       assert.deepEqual(value, expected);
     }
@@ -221,7 +221,7 @@ describe('a model’s answer of a megabyte', () => {
       { subject: 'Hello', body: fill('\r\n\r\n\r\nword  ') },
     ];
     for (const draft of drafts) {
-      const { ms } = timed(() =>
+      const { ms } = timedCpu(() =>
         assert.throws(() => fitDraft(draft, usage), (error: unknown) => error instanceof StepAttemptError && /far over the/.test(error.message) && error.usage === usage),
       );
       assert.ok(ms < BOUND_MS, `${Math.round(ms)} ms`);

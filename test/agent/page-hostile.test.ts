@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parsePage, readPage, splitSentences, type PageReading } from '../../src/agent/page.ts';
-import { threadCpuMs, timedCpu as timed } from '../support/thread-cpu.ts';
+import { threadCpuMs, timedCpu } from '../support/thread-cpu.ts';
 
 const MiB = 1024 * 1024;
 const BOUND_MS = 3_000;
@@ -21,7 +21,7 @@ const page = (body: string): string => `<html><head><title>Kestrel</title></head
 /** Reads `html` as RESEARCH does, checks the bound and a sane reading, and hands the reading back. */
 function readWithin(html: string): PageReading {
   assert.ok(html.length >= 0.75 * MiB, `the page is only ${html.length} characters`);
-  const { value, ms } = timed(() => readPage({ html, url: URL_, companyName: 'Kestrel', followUps: 2 }));
+  const { value, ms } = timedCpu(() => readPage({ html, url: URL_, companyName: 'Kestrel', followUps: 2 }));
   assert.ok(ms < BOUND_MS, `read in ${ms.toFixed(0)} ms`);
   assert.equal(value.title, 'Kestrel');
   assert.ok(value.facts.length <= 6);
@@ -30,7 +30,7 @@ function readWithin(html: string): PageReading {
 }
 
 function parseWithin(html: string): ReturnType<typeof parsePage> {
-  const { value, ms } = timed(() => parsePage(html, URL_));
+  const { value, ms } = timedCpu(() => parsePage(html, URL_));
   assert.ok(ms < BOUND_MS, `parsed in ${ms.toFixed(0)} ms`);
   return value;
 }
@@ -71,7 +71,7 @@ describe('reading a hostile page', () => {
     const reading = readWithin(page(`<p>${text}</p>`));
     assert.ok(reading.summary?.startsWith('A. A. A.'));
     // The splitting itself, on all of it: initials do not end a sentence, so it is one.
-    const { value, ms } = timed(() => splitSentences(text));
+    const { value, ms } = timedCpu(() => splitSentences(text));
     assert.ok(ms < BOUND_MS, `split in ${ms.toFixed(0)} ms`);
     assert.equal(value.length, 1);
     assert.equal(value[0]?.length, text.length - 1);
