@@ -6,9 +6,8 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import type { TASKS } from './tasks.ts';
+import type { Tasks } from './tasks.ts';
 
-type Tasks = typeof TASKS;
 export type TaskName = keyof Tasks;
 export type TaskInput<K extends TaskName> = Parameters<Tasks[K]>[0];
 export type TaskOutput<K extends TaskName> = ReturnType<Tasks[K]>;

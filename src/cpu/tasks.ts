@@ -1,35 +1,61 @@
 // The tasks a CPU pool thread runs (src/cpu/pool.ts): each is a pure function of its input, whose input and
 // answer cross the thread boundary by structured clone. This module is loaded only in the pool's threads.
+//
+// A thread loads the code of a task when it is first given one: a thread that reads websites never loads the lead
+// import's schemas and validators, which cost about 0.2 s of CPU, nor one that reads imports the HTML parser. A thread
+// starts again after a hostile input has it ended, so this is paid often. The loading is done before the task's time
+// budget starts, as is the compiling of the import's validators.
 import type { Engine, RunContext } from '../agent/engine.ts';
-import { offlineRules } from '../agent/engines/offline.ts';
-import { checkGrounding, type Draft } from '../agent/grounding.ts';
-import { readPage } from '../agent/page.ts';
-import { prepareImportReading, readImportFile } from '../domain/lead-import-file.ts';
-import { readReply } from '../mail/reply-reading.ts';
+import type { Draft } from '../agent/grounding.ts';
 import type { TaskEnvelope } from './pool.ts';
 
-export const TASKS = {
+const offline = async () => (await import('../agent/engines/offline.ts')).offlineRules;
+
+const LOADERS = {
   /** RESEARCH: one fetched page, read. */
-  readPage,
+  readPage: async () => (await import('../agent/page.ts')).readPage,
   /** The offline engine's three steps. */
-  analyse: (ctx: Parameters<Engine['analyse']>[0]) => offlineRules.analyse(ctx),
-  strategise: (ctx: Parameters<Engine['strategise']>[0]) => offlineRules.strategise(ctx),
-  write: (ctx: Parameters<Engine['write']>[0]) => offlineRules.write(ctx),
+  analyse: async () => {
+    const rules = await offline();
+    return (ctx: Parameters<Engine['analyse']>[0]) => rules.analyse(ctx);
+  },
+  strategise: async () => {
+    const rules = await offline();
+    return (ctx: Parameters<Engine['strategise']>[0]) => rules.strategise(ctx);
+  },
+  write: async () => {
+    const rules = await offline();
+    return (ctx: Parameters<Engine['write']>[0]) => rules.write(ctx);
+  },
   /** WRITER's grounding guard, for every engine's draft. */
-  checkGrounding: ({ draft, ctx }: { draft: Draft; ctx: RunContext }) => checkGrounding(draft, ctx),
+  checkGrounding: async () => {
+    const { checkGrounding } = await import('../agent/grounding.ts');
+    return ({ draft, ctx }: { draft: Draft; ctx: RunContext }) => checkGrounding(draft, ctx);
+  },
   /** A lead import's file: parsed, and every row validated. */
-  readLeadImport: readImportFile,
+  readLeadImport: async () => {
+    const { prepareImportReading, readImportFile } = await import('../domain/lead-import-file.ts');
+    prepareImportReading();
+    return readImportFile;
+  },
   /** One message of a rep's inbox, read as a possible reply. */
-  readReply,
+  readReply: async () => (await import('../mail/reply-reading.ts')).readReply,
 };
 
-// As the thread starts, so that a task's time budget does not pay for it.
-prepareImportReading();
+/** Each task's function, by name. */
+export type Tasks = { [K in keyof typeof LOADERS]: Awaited<ReturnType<(typeof LOADERS)[K]>> };
 
-export default function run(envelope: TaskEnvelope): unknown {
+const loaded = new Map<keyof Tasks, Promise<(input: unknown) => unknown>>();
+
+export default async function run(envelope: TaskEnvelope): Promise<unknown> {
+  let task = loaded.get(envelope.task);
+  if (!task) {
+    task = LOADERS[envelope.task]() as Promise<(input: unknown) => unknown>;
+    loaded.set(envelope.task, task);
+  }
+  const perform = await task;
   // The pool starts the task's time budget when it hears this.
   envelope.started.postMessage(0);
   envelope.started.close();
-  const task = TASKS[envelope.task] as (input: unknown) => unknown;
-  return task(envelope.input);
+  return perform(envelope.input);
 }
