@@ -1,10 +1,10 @@
 // The tasks a CPU pool thread runs (src/cpu/pool.ts): each is a pure function of its input, whose input and
 // answer cross the thread boundary by structured clone. This module is loaded only in the pool's threads.
 //
-// A thread loads the code of a task when it is first given one: a thread that reads websites never loads the lead
-// import's schemas and validators, which cost about 0.2 s of CPU, nor one that reads imports the HTML parser. A thread
-// starts again after a hostile input has it ended, so this is paid often. The loading is done before the task's time
-// budget starts, as is the compiling of the import's validators.
+// A thread loads the code of a task when it is first given one: a thread that reads websites or runs the offline
+// engine never loads the lead import's schemas and validators, which cost about 0.2 s of CPU. A thread starts again
+// after a hostile input has it ended, so this is paid often. The loading is done before the task's time budget
+// starts, as is the compiling of the import's validators.
 import type { Engine, RunContext } from '../agent/engine.ts';
 import type { Draft } from '../agent/grounding.ts';
 import type { TaskEnvelope } from './pool.ts';
