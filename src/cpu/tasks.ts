@@ -5,7 +5,7 @@
 // engine never loads the lead import's schemas and validators, which cost about 0.2 s of CPU. A thread starts again
 // after a hostile input has it ended, so this is paid often. The loading is done before the task's time budget
 // starts, as is the compiling of the import's validators.
-import type { Engine, RunContext } from '../agent/engine.ts';
+import type { RunContext } from '../agent/engine.ts';
 import type { Draft } from '../agent/grounding.ts';
 import type { TaskEnvelope } from './pool.ts';
 
@@ -15,18 +15,9 @@ const LOADERS = {
   /** RESEARCH: one fetched page, read. */
   readPage: async () => (await import('../agent/page.ts')).readPage,
   /** The offline engine's three steps. */
-  analyse: async () => {
-    const rules = await offline();
-    return (ctx: Parameters<Engine['analyse']>[0]) => rules.analyse(ctx);
-  },
-  strategise: async () => {
-    const rules = await offline();
-    return (ctx: Parameters<Engine['strategise']>[0]) => rules.strategise(ctx);
-  },
-  write: async () => {
-    const rules = await offline();
-    return (ctx: Parameters<Engine['write']>[0]) => rules.write(ctx);
-  },
+  analyse: async () => (await offline()).analyse,
+  strategise: async () => (await offline()).strategise,
+  write: async () => (await offline()).write,
   /** WRITER's grounding guard, for every engine's draft. */
   checkGrounding: async () => {
     const { checkGrounding } = await import('../agent/grounding.ts');
@@ -45,15 +36,10 @@ const LOADERS = {
 /** Each task's function, by name. */
 export type Tasks = { [K in keyof typeof LOADERS]: Awaited<ReturnType<(typeof LOADERS)[K]>> };
 
-const loaded = new Map<keyof Tasks, Promise<(input: unknown) => unknown>>();
+const loaded: { [K in keyof Tasks]?: Promise<(input: unknown) => unknown> } = {};
 
 export default async function run(envelope: TaskEnvelope): Promise<unknown> {
-  let task = loaded.get(envelope.task);
-  if (!task) {
-    task = LOADERS[envelope.task]() as Promise<(input: unknown) => unknown>;
-    loaded.set(envelope.task, task);
-  }
-  const perform = await task;
+  const perform = await (loaded[envelope.task] ??= LOADERS[envelope.task]() as Promise<(input: unknown) => unknown>);
   // The pool starts the task's time budget when it hears this.
   envelope.started.postMessage(0);
   envelope.started.close();
