@@ -1,15 +1,15 @@
 // What every leadrun process does first, whether it serves or runs one admin command: say a failure in one line,
 // open the database, and (embedded mode) take DATA_DIR.
 import type { Logger } from 'pino';
-import { printable } from './admin/cli.ts';
 import { claimDataDir, dataDirHolder, type DataDirClaim } from './admin/control.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 
-/** Every error of the program: one line on standard error (whatever a message holds), and exit code 1. */
+/** An error of the program, said as it is: src/program.ts writes it as one line on standard error, and exits 1. */
+export class Failure extends Error {}
+
 export function fail(message: string): never {
-  process.stderr.write(`leadrun: ${printable(message)}\n`);
-  process.exit(1);
+  throw new Failure(message);
 }
 
 export async function open(config: Config, logger: Logger, migrate = true): Promise<Database> {

@@ -99,7 +99,7 @@ registerHooks({ load(url, context, next) {
 } });
 process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(seen) + '\\n'));
 `);
-      const done = await runLeadrun(['workspace', 'list', '--json'], { DATABASE_URL: database.url, NODE_OPTIONS: `--import=${counter}` });
+      const done = await runLeadrun(['workspace', 'list', '--json'], { DATABASE_URL: database.url, NODE_OPTIONS: `--import=${counter}` }, { process: true });
       assert.equal(done.code, 0, done.stderr);
       const seen = JSON.parse(/LOADED (.*)/.exec(done.stderr)![1]!) as { installed: number; bundled: number };
       assert.equal(seen.installed, 0, 'no module of the installed Kysely or TypeBox');

@@ -543,10 +543,12 @@ describe('leadrun on the embedded database', () => {
   });
 });
 
+// Through bin/leadrun in a process of its own: --version, and the exit code of a mistake. The rest, like the other
+// admin commands of these tests, through the program in this process (test/cli/support.ts).
 describe('leadrun tells people what it is and how to use it', { concurrency: 2 }, () => {
   it('--version prints the version of package.json', async () => {
     const { version } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8'));
-    const result = await runLeadrun(['--version'], {});
+    const result = await runLeadrun(['--version'], {}, { process: true });
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, `leadrun ${version}\n`);
     assert.equal(result.stderr, '');
@@ -588,14 +590,14 @@ describe('leadrun tells people what it is and how to use it', { concurrency: 2 }
   }
 
   it('an unknown command with --help is a usage mistake', async () => {
-    const result = await runLeadrun(['frobnicate', '--help'], {});
+    const result = await runLeadrun(['frobnicate', '--help'], {}, { process: true });
     assert.equal(result.code, 1);
     const line = assertCleanFailure(result, /^leadrun: unknown command "frobnicate" \(see leadrun --help\)$/);
     assert.equal(result.stderr, `${line}\n`);
   });
 
   it('no command at all prints the usage and exits 1', async () => {
-    const result = await runLeadrun([], {});
+    const result = await runLeadrun([], {}, { process: true });
     assert.equal(result.code, 1);
     assert.match(result.stdout, /^leadrun: .*\n\nUsage:\n(  leadrun .*\n)+/);
   });

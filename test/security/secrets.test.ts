@@ -310,7 +310,7 @@ for (const mode of modes) {
 describe('redactSecrets', () => {
   it('cuts every key in a trace-level log line to its public prefix, however it was percent-encoded', () => {
     const lines: string[] = [];
-    // The logger of `leadrun serve` (src/main.ts) writes each line through redactSecrets in the same way.
+    // The logger of `leadrun serve` (src/program.ts) writes each line through redactSecrets in the same way.
     const logger = pino({ level: 'trace', hooks: { streamWrite: redactSecrets } }, { write: (line: string) => { lines.push(line); } });
     const key = generateKey();
     const forms: Record<string, string> = {
