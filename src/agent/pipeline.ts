@@ -58,7 +58,7 @@ export const PIPELINE: readonly PipelineStep[] = [
     run: (ctx, deps) => writeGroundedDraft(
       deps.engine,
       { ...ctx, research: need(ctx.research, 'RESEARCH'), analysis: need(ctx.analysis, 'ANALYSIS'), strategy: need(ctx.strategy, 'STRATEGY') },
-      (draft, checked) => deps.cpu.run('checkGrounding', { draft, ctx: detached(checked) }, checked.signal),
+      (draft, checked) => deps.cpu.run('checkGrounding', { draft, ctx: detached(checked) }, { signal: checked.signal }),
     ),
     remember: () => {},
   },

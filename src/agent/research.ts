@@ -31,7 +31,7 @@ export async function research(ctx: RunContext, options: ResearchOptions): Promi
   if (ctx.signal) fetchOptions.signal = ctx.signal;
   const companyName = ctx.lead.companyName;
   const read = (html: string, url: string, followUps: number): Promise<PageReading> =>
-    options.cpu.run('readPage', { html, url, companyName, followUps }, ctx.signal);
+    options.cpu.run('readPage', { html, url, companyName, followUps }, { signal: ctx.signal });
 
   const home = await fetchPage(withScheme(website), fetchOptions);
   if (!home.ok) return unread(options.engine, website, home.status, home.error);

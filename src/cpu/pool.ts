@@ -32,9 +32,19 @@ export class CpuBudgetExceeded extends Error {
   }
 }
 
+export interface RunOptions {
+  /** A cancelled run, a lost lease: stops the task at once, ending its thread. */
+  signal?: AbortSignal;
+  /**
+   * Memory of the input handed to the thread rather than copied to it (a large file's bytes): the caller's views of it
+   * are empty from then on.
+   */
+  transfer?: ArrayBuffer[];
+}
+
 export interface CpuPool {
-  /** Runs one task in a thread; `signal` (a cancelled run, a lost lease) stops it at once, ending its thread. */
-  run<K extends TaskName>(task: K, input: TaskInput<K>, signal?: AbortSignal): Promise<TaskOutput<K>>;
+  /** Runs one task in a thread. */
+  run<K extends TaskName>(task: K, input: TaskInput<K>, options?: RunOptions): Promise<TaskOutput<K>>;
   readonly budgetMs: number;
   /** Waits for the tasks in progress and ends the threads. */
   close(): Promise<void>;
@@ -69,7 +79,7 @@ export function createCpuPool(options: CpuPoolOptions): CpuPool {
     resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? 256 },
   })));
 
-  async function run<K extends TaskName>(task: K, input: TaskInput<K>, signal?: AbortSignal): Promise<TaskOutput<K>> {
+  async function run<K extends TaskName>(task: K, input: TaskInput<K>, { signal, transfer = [] }: RunOptions = {}): Promise<TaskOutput<K>> {
     signal?.throwIfAborted();
     const budget = new AbortController();
     const stop = signal ? AbortSignal.any([signal, budget.signal]) : budget.signal;
@@ -80,7 +90,7 @@ export function createCpuPool(options: CpuPoolOptions): CpuPool {
     });
     try {
       const envelope: TaskEnvelope = { task, input, started: port2 };
-      return (await (await threads()).run(envelope, { signal: stop, transferList: [port2] })) as TaskOutput<K>;
+      return (await (await threads()).run(envelope, { signal: stop, transferList: [port2, ...transfer] })) as TaskOutput<K>;
     } catch (error) {
       if (budget.signal.aborted) throw new CpuBudgetExceeded(task, 'time', options.budgetMs);
       if (signal?.aborted) throw signal.reason;

@@ -105,7 +105,7 @@ export async function checkReplies(
  */
 async function readMessage(cpu: CpuPool, message: ReplyMessage, signal: AbortSignal | undefined): Promise<ReplyCandidate> {
   try {
-    return await cpu.run('readReply', message, signal);
+    return await cpu.run('readReply', message, { signal });
   } catch {
     signal?.throwIfAborted();
     return envelopeReply(message);

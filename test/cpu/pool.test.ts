@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { readPage } from '../../src/agent/page.ts';
 import { CpuBudgetExceeded, createCpuPool, type CpuPool } from '../../src/cpu/pool.ts';
+import { importReader } from '../../src/domain/lead-import.ts';
 
 const SMALL = '<html><head><title>Kestrel</title></head><body><main><p>Kestrel plans routes for 400 carriers across Europe.</p></main></body></html>';
 /** About 1 MiB of ordinary paragraphs: real work for a thread, far more than a few milliseconds of it. */
@@ -28,6 +29,23 @@ describe('the CPU pool', () => {
     const answer = await pool(10_000).run('readPage', input(SMALL));
     assert.deepEqual(answer, readPage(input(SMALL)));
     assert.equal(answer.title, 'Kestrel');
+  });
+
+  it('hands a file\'s bytes in memory of their own to the thread, and copies a small one that shares its memory', async () => {
+    const read = importReader(pool(10_000));
+    const rows = Array.from({ length: 2_000 }, (_, i) => `Person ${i},p${i}@example.com`).join('\n');
+    const large = Buffer.from(`name,email\n${rows}\n`);
+    assert.ok(large.byteLength > 4096 && large.byteOffset === 0 && large.byteLength === large.buffer.byteLength, 'memory of its own');
+    const input = { format: 'csv' as const, map: {}, dedupe: false, userIds: [] };
+    const answer = await read({ ...input, bytes: large });
+    assert.ok(answer.ok && answer.rows === 2_000, JSON.stringify(answer).slice(0, 300));
+    assert.equal(large.byteLength, 0, 'handed over, not copied: the caller\'s view is empty');
+
+    const small = Buffer.from('name\nAda\n'); // a slice of Node's shared pool of small buffers
+    assert.notEqual(small.byteLength, small.buffer.byteLength);
+    const again = await read({ ...input, bytes: small });
+    assert.ok(again.ok && again.rows === 1);
+    assert.equal(small.toString(), 'name\nAda\n', 'copied: the memory it shares is left alone');
   });
 
   it('ends a task over its budget with CpuBudgetExceeded, and the next task runs on a fresh thread', async () => {
@@ -61,11 +79,11 @@ describe('the CPU pool', () => {
   it('stops a task when the caller aborts, with the caller\'s reason', async () => {
     const cpu = pool(60_000);
     const controller = new AbortController();
-    const running = cpu.run('readPage', input(LARGE), controller.signal);
+    const running = cpu.run('readPage', input(LARGE), { signal: controller.signal });
     controller.abort(new Error('the run was cancelled'));
     await assert.rejects(running, /the run was cancelled/);
     const already = new AbortController();
     already.abort(new Error('cancelled before it began'));
-    await assert.rejects(cpu.run('readPage', input(SMALL), already.signal), /cancelled before it began/);
+    await assert.rejects(cpu.run('readPage', input(SMALL), { signal: already.signal }), /cancelled before it began/);
   });
 });

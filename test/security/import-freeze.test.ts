@@ -42,13 +42,29 @@ describe('a real serve reading heavy lead imports', () => {
     await dataDir?.remove();
   });
 
+  /** The longest the server's event loop was held up since the last call: prom-client resets it at each scrape. */
+  async function loopDelayMaxMs(): Promise<number> {
+    const text = await (await fetch(`${baseUrl}/metrics`)).text();
+    const line = /^leadrun_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text);
+    assert.ok(line, 'the event loop delay is among the metrics');
+    return Number(line[1]) * 1000;
+  }
+
   it('answers /healthz every 50 ms within bounds while the pool reads each file', async (t) => {
     const workspace = await leadrunJson(['workspace', 'create', '--name', 'Import freeze', '--plan', 'pro', '--json'], env);
     const { key } = await leadrunJson(['key', 'create', '--workspace', workspace.id, '--name', 'import', '--scopes', 'leads:write', '--json'], env);
 
+    // A first, small import: what a server does once, at its first import (loading the pool, compiling the answer's
+    // serializer), is not what a file costs it.
+    const first = await fetch(`${baseUrl}/api/v1/leads/import?dryRun=true`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body: 'name\nAda\n',
+    });
+    assert.equal(first.status, 200, await first.text());
+
     let slowestOfAll = 0;
     let longestInline = 0;
     for (const [name, file] of Object.entries(FILES)) {
+      await loopDelayMaxMs(); // measured from here
       let importing = true;
       const began = performance.now();
       const answer = fetch(`${baseUrl}/api/v1/leads/import${file.query}`, {
@@ -68,18 +84,20 @@ describe('a real serve reading heavy lead imports', () => {
       }
       const { status, text } = await answer;
       const ms = performance.now() - began;
+      const loopMax = await loopDelayMaxMs();
       server.assertAlive();
       assert.equal(status, file.status, `${name}: ${text.slice(0, 300)}`);
       // What the same file costs an event loop that reads it itself (this one, the test's).
       const inline = performance.now();
       readImportFile({ format: 'csv', bytes: file.body, map: {}, dedupe: false, userIds: [] });
       const inlineMs = performance.now() - inline;
-      t.diagnostic(`${name}: answered ${status} in ${Math.round(ms)} ms; slowest of ${probes} /healthz probes ${Math.round(slowest)} ms; read inline ${Math.round(inlineMs)} ms`);
-      // Tens of milliseconds on a quiet machine: a probe also waits for this process, which sends the file, and for
-      // whatever else the machine runs. A probe held up by a read on the server's event loop would wait about as long
-      // as the read takes this process's, as loaded. So the bound is most of that read, and at least a second.
-      const bound = Math.max(1_000, 0.8 * inlineMs);
-      assert.ok(slowest < bound, `${name}: slowest /healthz probe took ${Math.round(slowest)} ms, over ${Math.round(bound)} ms`);
+      t.diagnostic(`${name}: answered ${status} in ${Math.round(ms)} ms; slowest of ${probes} /healthz probes ${Math.round(slowest)} ms; event loop held up at most ${Math.round(loopMax)} ms; read inline ${Math.round(inlineMs)} ms`);
+      // The server's event loop was held up for tens of milliseconds on a quiet machine, mostly joining the body's
+      // chunks: a read on it would hold it up as long as the read takes this process's, as loaded. So the bound is half
+      // of that read, and at least a quarter of a second. The probes are no measure of it: they also wait for this
+      // process, which sends the file, and for whatever else the machine runs.
+      const bound = Math.max(250, 0.5 * inlineMs);
+      assert.ok(loopMax < bound, `${name}: the server's event loop was held up for ${Math.round(loopMax)} ms, over ${Math.round(bound)} ms`);
       slowestOfAll = Math.max(slowestOfAll, slowest);
       longestInline = Math.max(longestInline, inlineMs);
     }

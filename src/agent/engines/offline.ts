@@ -26,9 +26,9 @@ export const offlineRules = {
 export function createOfflineEngine(cpu: CpuPool): Engine {
   return {
     name: 'offline',
-    analyse: (ctx) => cpu.run('analyse', detached(ctx), ctx.signal),
-    strategise: (ctx) => cpu.run('strategise', detached(ctx), ctx.signal),
-    write: (ctx) => cpu.run('write', detached(ctx), ctx.signal),
+    analyse: (ctx) => cpu.run('analyse', detached(ctx), { signal: ctx.signal }),
+    strategise: (ctx) => cpu.run('strategise', detached(ctx), { signal: ctx.signal }),
+    write: (ctx) => cpu.run('write', detached(ctx), { signal: ctx.signal }),
   };
 }
 
