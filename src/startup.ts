@@ -1,11 +1,11 @@
-// What every leadrun process does first, whether it serves or runs one admin command: say a failure in one line,
-// open the database, and (embedded mode) take DATA_DIR.
+// What every leadrun command does first, whether it serves or runs one admin command: open the database, and
+// (embedded mode) take DATA_DIR; and how it fails, with one line to say.
 import type { Logger } from 'pino';
 import { claimDataDir, dataDirHolder, type DataDirClaim } from './admin/control.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 
-/** An error of the program, said as it is: src/program.ts writes it as one line on standard error, and exits 1. */
+/** An error of the program, said as it is: src/program.ts writes it as one line on standard error, with exit code 1. */
 export class Failure extends Error {}
 
 export function fail(message: string): never {
