@@ -168,7 +168,9 @@ for (const kind of BACKENDS) {
     });
 
     it('completes every run against a provider that refuses beyond its rate, putting off only the refused steps', async () => {
-      const llm = await endpoint({ delayMs: 100, rateLimit: { requests: 3, windowMs: 500 } });
+      // One call a second, none saved up: the runs' calls come closer together than that however slow the machine,
+      // so some are refused (at three per half second, a loaded machine once spread them out enough that none were).
+      const llm = await endpoint({ delayMs: 100, rateLimit: { requests: 1, windowMs: 1_000 } });
       const runIds = await startRuns(4);
       await settle(runIds, [await startWorker(llm, 6)]);
       assert.ok(llm.refusedAt.length > 0, 'the provider refused some calls');
