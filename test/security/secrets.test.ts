@@ -7,7 +7,6 @@
 // searched for every secret; and the database is searched too: keys are kept as SHA-256 digests only, sessions,
 // CSRF tokens and reset links as digests, passwords as scrypt hashes.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +18,7 @@ import { generateKey } from '../../src/domain/keys.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { redactSecrets } from '../../src/redact.ts';
 import { BACKENDS, createMigratedPostgresDatabase, TRANSCRIPT } from '../helpers.ts';
-import { cleanEnv, LEADRUN_BIN, PROJECT_ROOT, runLeadrun, tempDir, type Completed } from '../cli/support.ts';
+import { runLeadrun, tempDir } from '../cli/support.ts';
 import { threadCpuMs } from '../support/thread-cpu.ts';
 import { redisPrefix, startServe, tableNames, type Serve } from './support.ts';
 
@@ -47,21 +46,6 @@ async function refusingModelEndpoint(): Promise<{ url: string; seenKeys: string[
     seenKeys,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
-}
-
-/** `leadrun …` with text on standard input (the CLI reads passwords from there, never from its arguments). */
-function leadrunWithInput(args: string[], env: Record<string, string>, input: string): Promise<Completed> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(LEADRUN_BIN, args, { env: cleanEnv(env), cwd: PROJECT_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stdout, stderr }); });
-    child.stdin.end(input);
-  });
 }
 
 interface Answer { status: number; headers: Headers; json: any; text: string }
@@ -164,7 +148,8 @@ for (const mode of modes) {
       ];
       const cliOutput: string[] = [];
       const cli = async (args: string[], input?: string) => {
-        const done = input === undefined ? await runLeadrun(args, env) : await leadrunWithInput(args, env, input);
+        // The password on standard input goes through bin/leadrun's own, a pipe (the CLI never takes it from its arguments).
+        const done = input === undefined ? await runLeadrun(args, env) : await runLeadrun(args, env, { input, process: true });
         assert.equal(done.code, 0, `leadrun ${args.join(' ')}: ${done.stderr}`);
         cliOutput.push(done.stderr);
         return done.stdout;
