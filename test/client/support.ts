@@ -95,7 +95,7 @@ export async function startProxy(target: string): Promise<Proxy> {
 export async function startWebhookRunner(t: TestApp): Promise<JobRunner> {
   const runner = new JobRunner({
     database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu, logger: silentLogger,
-    handlers: [webhookHandler({ leaseMs: 5_000, retryDelaysMs: [50, 50, 50], timeoutMs: 2_000 })], pollMs: 30, drainMs: 500,
+    handlers: [webhookHandler({ leaseMs: 10_000, retryDelaysMs: [50, 50, 50], timeoutMs: 2_000 })], pollMs: 30, drainMs: 500,
   });
   await runner.start();
   return runner;
