@@ -16,6 +16,7 @@ import { testCpu, testOfflineEngine } from './support/cpu.ts';
 import { asApiResponse, rawRequest } from './support/http.ts';
 import { embeddedTestDatabase } from './support/embedded.ts';
 import { createMigratedPostgresDatabase } from './support/postgres.ts';
+import { workingDir } from './support/working-dir.ts';
 
 export { BACKENDS, createMigratedPostgresDatabase, createPostgresDatabase, PG_ADMIN_URL } from './support/postgres.ts';
 
@@ -47,7 +48,7 @@ export async function createTestDatabase(kind: DatabaseKind): Promise<TestDataba
 }
 
 export function testConfig(overrides: Partial<Config> = {}, env: Record<string, string> = {}): Config {
-  return { ...loadConfig({ LOG_LEVEL: 'silent', RESEARCH_ALLOW_PRIVATE_HOSTS: 'false', ...env }), ...overrides };
+  return { ...loadConfig({ LOG_LEVEL: 'silent', RESEARCH_ALLOW_PRIVATE_HOSTS: 'false', ...env }, workingDir()), ...overrides };
 }
 
 export interface ApiResponse<T = any> {

@@ -14,7 +14,7 @@ import { verifyPassword } from '../../src/domain/passwords.ts';
 import { createSession, findSession } from '../../src/domain/sessions.ts';
 import { createMigratedPostgresDatabase, createPostgresDatabase } from '../helpers.ts';
 import {
-  assertCleanFailure, cleanEnv, freePort, LEADRUN_BIN, PROJECT_ROOT, leadrunJson, runLeadrun, spawnLeadrun, tempDir, waitForLine, waitForReady, type LeadrunProcess,
+  assertCleanFailure, cleanEnv, freePort, LEADRUN_BIN, PROJECT_ROOT, leadrunJson, runLeadrun, spawnLeadrun, tempDir, waitForLine, waitForReady, workingDir, type LeadrunProcess,
 } from './support.ts';
 
 const KEY_PATTERN = /^sk_[0-9A-Za-z]{38}$/;
@@ -629,7 +629,7 @@ describe('a DATA_DIR that cannot be used fails at once with one line', { concurr
  */
 function serveOnTerminal(dataDir: string, env: Record<string, string>): { ready: Promise<string>; stop(): Promise<void> } {
   const child = spawn('script', ['-qec', `'${LEADRUN_BIN}' serve`, '/dev/null'], {
-    env: cleanEnv({ DATA_DIR: dataDir, ...env }), cwd: PROJECT_ROOT, stdio: ['pipe', 'pipe', 'pipe'],
+    env: cleanEnv({ DATA_DIR: dataDir, ...env }), cwd: workingDir(), stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));

@@ -10,7 +10,7 @@ import { PasswordInputError, readNewPassword } from '../../src/admin/prompt.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { verifyPassword } from '../../src/domain/passwords.ts';
 import { createMigratedPostgresDatabase } from '../helpers.ts';
-import { cleanEnv, LEADRUN_BIN, leadrunJson, PROJECT_ROOT } from './support.ts';
+import { cleanEnv, LEADRUN_BIN, leadrunJson, workingDir } from './support.ts';
 
 const EMAIL = 'you@example.com';
 
@@ -116,7 +116,7 @@ describe('leadrun user password on a pseudo-terminal', () => {
   /** Runs the command on a terminal and types each answer once its question is on the screen. */
   function typeAnswers(answers: string[]): Promise<{ code: number | null; screen: string }> {
     const child = spawn('script', ['-qec', `'${LEADRUN_BIN}' user password --email ${EMAIL}`, '/dev/null'], {
-      env: cleanEnv(env), cwd: PROJECT_ROOT, stdio: ['pipe', 'pipe', 'pipe'],
+      env: cleanEnv(env), cwd: workingDir(), stdio: ['pipe', 'pipe', 'pipe'],
     });
     let screen = '';
     const questions = [`New password for ${EMAIL}: `, 'The same password again: '];

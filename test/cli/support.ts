@@ -2,7 +2,8 @@
 // run in (PORT, DATABASE_URL, DATA_DIR, …). An admin command runs through the program (src/program.ts) in the test's
 // own process, with its own standard streams and exit code: a process of its own would cost about 0.15 s of CPU for
 // each of the few hundred commands the tests run. `serve` and `worker`, and a command asked to (`process: true`), run
-// as the real `bin/leadrun` in a child process.
+// as the real `bin/leadrun` in a child process. A command runs in the test process's working folder (workingDir), never
+// in the project's.
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,8 +12,10 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { runProgram } from '../../src/program.ts';
 import { seedDataDir } from '../support/templates.ts';
+import { workingDir } from '../support/working-dir.ts';
 
 export { freePort } from '../support/ports.ts';
+export { workingDir } from '../support/working-dir.ts';
 
 export const LEADRUN_BIN = path.resolve(import.meta.dirname, '../../bin/leadrun');
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '../..');
@@ -57,7 +60,7 @@ export function runLeadrun(args: string[], env: Record<string, string>, options:
 function runLeadrunProcess(args: string[], env: Record<string, string>, options: RunOptions): Promise<Completed> {
   return new Promise((resolve, reject) => {
     const child = execFile(LEADRUN_BIN, args, {
-      env: cleanEnv(env), cwd: options.cwd ?? PROJECT_ROOT, timeout: options.timeoutMs ?? 60_000, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024,
+      env: cleanEnv(env), cwd: options.cwd ?? workingDir(), timeout: options.timeoutMs ?? 60_000, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024,
     }, (error, stdout, stderr) => {
       if (error && typeof (error as { code?: unknown }).code === 'string') return reject(error); // could not start it at all
       const code = error ? ((error as { code?: number | null }).code ?? null) : 0;
@@ -80,7 +83,7 @@ async function runLeadrunHere(args: string[], env: Record<string, string>, optio
   });
   try {
     const code = await Promise.race([timedOut, runProgram(args, {
-      env: cleanEnv(env), cwd: options.cwd ?? PROJECT_ROOT,
+      env: cleanEnv(env), cwd: options.cwd ?? workingDir(),
       stdin: Readable.from([Buffer.from(options.input ?? '')]), stdout: sink('stdout'), stderr: sink('stderr'),
     })]);
     return { code, signal: null, ...output };
@@ -133,7 +136,7 @@ export interface LeadrunProcess {
 
 /** Starts a long-running `leadrun` command (serve, worker) in the background. */
 export function spawnLeadrun(args: string[], env: Record<string, string>, options: { cwd?: string } = {}): LeadrunProcess {
-  const child = spawn(LEADRUN_BIN, args, { env: cleanEnv(env), cwd: options.cwd ?? PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(LEADRUN_BIN, args, { env: cleanEnv(env), cwd: options.cwd ?? workingDir(), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let all = '';
