@@ -113,11 +113,14 @@ if (filter.length === 0) {
 // the run open with a core idle. Then the costliest first, so that the last to finish are short.
 jobs.sort((a, b) => Number(b.waits ?? false) - Number(a.waits ?? false) || b.cost - a.cost);
 
+const runStarted = performance.now();
+
 // Compiled code of the project and its dependencies is kept between processes (as bin/leadrun does).
 const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(root, 'node_modules/.cache/leadrun-compile') };
 
 function run(job: Job): Promise<Finished> {
   const started = performance.now();
+  const from = (started - runStarted) / 1000;
   return new Promise((resolve) => {
     const child = spawn(job.command, job.args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const output: Buffer[] = [];
@@ -129,7 +132,7 @@ function run(job: Job): Promise<Finished> {
       const counts: Record<string, number> = {};
       for (const [, name, n] of text.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[name!] = Number(n);
       const ok = code === 0;
-      process.stdout.write(`\n== ${job.title}${job.files.length > 1 ? ` (${job.files.length} files)` : ''}: ${ok ? 'passed' : 'FAILED'} in ${seconds.toFixed(1)} s\n`);
+      process.stdout.write(`\n== ${job.title}${job.files.length > 1 ? ` (${job.files.length} files)` : ''}: ${ok ? 'passed' : 'FAILED'} in ${seconds.toFixed(1)} s (${from.toFixed(1)}-${(from + seconds).toFixed(1)} s)\n`);
       if (job.files.length > 1) process.stdout.write(`   ${job.files.join(' ')}\n`);
       process.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
       resolve({ job, ok, seconds, counts });
@@ -137,7 +140,6 @@ function run(job: Job): Promise<Finished> {
   });
 }
 
-const started = performance.now();
 const queue = [...jobs];
 const finished: Finished[] = [];
 await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
@@ -162,7 +164,7 @@ writeFileSync(durationsFile, `${JSON.stringify(durations, null, 1)}\n`);
 const sum = (name: string, which = finished.filter((f) => f.job.files.length > 0)) => which.reduce((n, f) => n + (f.counts[name] ?? 0), 0);
 const failed = finished.filter((f) => !f.ok);
 const conformance = finished.find((f) => f.job.title === 'conformance suite');
-process.stdout.write(`\n== summary: ${((performance.now() - started) / 1000).toFixed(1)} s, ${concurrency} at a time\n`
+process.stdout.write(`\n== summary: ${((performance.now() - runStarted) / 1000).toFixed(1)} s, ${concurrency} at a time\n`
   + `leadrun tests: ${sum('tests')} tests, ${sum('pass')} passed, ${sum('fail')} failed, ${sum('cancelled')} cancelled, ${sum('skipped')} skipped\n`
   + (conformance ? `conformance suite: ${conformance.counts.pass ?? 0} passed, ${conformance.counts.fail ?? 0} failed\n` : '')
   + (failed.length ? `FAILED: ${failed.map((f) => f.job.title).join('; ')}\n` : 'all passed\n'));
