@@ -110,6 +110,8 @@ export class JobRunner {
         this.#log.warn({ err: error, kind: kind.kind }, 'could not claim a job');
       }
       if (!job) {
+        // stop() wakes the slots that sleep; one that was still asking for work then must not go to sleep after it.
+        if (this.#stopping) break;
         // The idle slots of a kind share one look a poll between them, at random, however many there are: a worker
         // with 32 run slots asks the database once a second when idle, not 32 times.
         const idle = kind.sleepers.count + 1;

@@ -1,14 +1,14 @@
 // The job mechanism against both backends: a job enqueued in a transaction is claimed and run, retried with backoff,
 // DEAD after a permanent error or its last attempt, periodic with `again`; a kind runs at most its concurrency at a
 // time; a runner that loses the lease is aborted and cannot finish the job; a job whose runner died is taken over;
-// finished jobs are pruned after their retention by one hourly `jobs.prune` job.
+// finished jobs are pruned after their retention by one hourly `jobs.prune` job; stop() ends every slot at once.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DAY_MS, PRUNE_KIND, pruneHandler, schedulePruning } from '../../src/jobs/prune.ts';
 import { enqueueJob } from '../../src/jobs/queue.ts';
-import { JobRunner } from '../../src/jobs/runner.ts';
-import { PermanentJobError, RetryJobError, type ClaimedJob, type JobHandler } from '../../src/jobs/types.ts';
+import { JOBS_CHANNEL, JobRunner } from '../../src/jobs/runner.ts';
+import { PermanentJobError, RetryJobError, type ClaimedJob, type JobHandler, type JobSource } from '../../src/jobs/types.ts';
 import { SecretBox } from '../../src/mail/secrets.ts';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.ts';
 import { BACKENDS, createTestDatabase, silentLogger, testConfig, type TestDatabase } from '../helpers.ts';
@@ -245,6 +245,32 @@ for (const kind of BACKENDS) {
       assert.equal(row.status, 'QUEUED');
       assert.equal(row.attempts, 0);
       assert.equal(row.lease_owner, null);
+    });
+
+    it('stop() ends at once a slot that was looking for work as it began, however long its poll', async () => {
+      // A source whose first claim answers only when the test says: the slot is asking for work when stop() begins,
+      // then hears there is none. It must end, not sleep through its minute-long poll.
+      const claiming = Promise.withResolvers<void>();
+      const answer = Promise.withResolvers<null>();
+      const source: JobSource<{ id: string }> = {
+        channel: JOBS_CHANNEL,
+        wakes: () => 0,
+        claim: () => { claiming.resolve(); return answer.promise; },
+        renew: async () => true,
+        release: async () => {},
+        stats: async () => [],
+      };
+      const runner = new JobRunner({
+        database: testDb.database, clock: systemClock, config: testConfig(), secrets: () => box, cpu: testCpu(), logger: silentLogger,
+        handlers: [{ kind: 't.stop-while-claiming', concurrency: 1, leaseMs: 2_000, source, work: async () => 'done' }],
+        pollMs: 60_000, drainMs: 500,
+      });
+      await runner.start();
+      await claiming.promise;
+      const stopped = runner.stop().then(() => 'stopped');
+      answer.resolve(null);
+      const timer = new Promise<string>((resolve) => setTimeout(resolve, 10_000, 'still asleep after 10 s').unref());
+      assert.equal(await Promise.race([stopped, timer]), 'stopped');
     });
 
     it('jobs.prune deletes DONE jobs after a week and DEAD ones after a month, hourly, one job for the installation', async () => {
