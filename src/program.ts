@@ -10,6 +10,7 @@ import { claimDataDir, DataDirError, sendControlCommand } from './admin/control.
 import { PasswordInputError, readNewPassword } from './admin/prompt.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import type { Database } from './db/database.ts';
 import { AppError } from './domain/errors.ts';
 import { loadSecretBox, type SecretBox } from './mail/secrets.ts';
 import { redactSecrets } from './redact.ts';
@@ -46,10 +47,13 @@ async function runAdminCommand(deps: AdminDeps, command: AdminCommand): Promise<
   return (await import('./admin/commands.ts')).runAdminCommand(deps, command);
 }
 
-/** What an admin command needs of the installation beyond its database: the secrets key, read only when used. */
-function adminSecrets(config: Config) {
+/** What an admin command works with: the database, and the secrets key, read only when used. */
+function adminDeps(database: Database, config: Config): AdminDeps {
   let box: SecretBox | null = null;
-  return { secrets: () => (box ??= loadSecretBox(config.secretsKey, config.dataDir)), allowPrivateHosts: config.allowPrivateHosts };
+  return {
+    db: database.db, clock: systemClock, migrate: () => database.migrate(),
+    secrets: () => (box ??= loadSecretBox(config.secretsKey, config.dataDir)), allowPrivateHosts: config.allowPrivateHosts,
+  };
 }
 
 /**
@@ -65,19 +69,18 @@ function compileWasmForShortUse(command: AdminCommand): void {
   v8.setFlagsFromString('--no-wasm-tier-up');
 }
 
-async function runAdmin(terminal: Terminal, config: Config, logger: Logger, command: AdminCommand, { spec, json }: { spec: CommandSpec; json: boolean }, ownProcess: boolean): Promise<void> {
+async function runAdmin(terminal: Terminal, config: Config, logger: Logger, command: AdminCommand, { spec, json }: { spec: CommandSpec; json: boolean }): Promise<void> {
   let result: unknown;
   // The migrate command applies the migrations itself, so that it can say which it applied.
   const migrateFirst = command.command !== 'migrate';
   if (config.databaseUrl) {
     const database = await open(config, logger, migrateFirst);
     try {
-      result = await runAdminCommand({ db: database.db, clock: systemClock, migrate: () => database.migrate(), ...adminSecrets(config) }, command);
+      result = await runAdminCommand(adminDeps(database, config), command);
     } finally {
       await database.close();
     }
   } else {
-    if (ownProcess) compileWasmForShortUse(command);
     for (;;) {
       const claim = await claimDataDir(config.dataDir, command.command);
       if (!claim) {
@@ -90,7 +93,7 @@ async function runAdmin(terminal: Terminal, config: Config, logger: Logger, comm
       try {
         const database = await open(config, logger, migrateFirst);
         try {
-          const deps = { db: database.db, clock: systemClock, migrate: () => database.migrate(), ...adminSecrets(config) };
+          const deps = adminDeps(database, config);
           // Commands sent to us by others are served only once the schema is in place.
           if (!migrateFirst) result = await runAdminCommand(deps, command);
           claim.serve((next) => runAdminCommand(deps, next));
@@ -163,11 +166,12 @@ async function run(argv: string[], terminal: Terminal, ownProcess: boolean): Pro
       // DATA_DIR first, before loading the server: a second serve on it is refused at once.
       const claim = config.databaseUrl ? null : await claimOrWait(config, logger, invocation.http ? 'serve' : 'worker');
       await (await import('./service.ts')).runService(config, logger, { http: invocation.http, worker: invocation.worker }, claim);
-    } else if (invocation.kind === 'password') {
-      const password = await readNewPassword(invocation.email, { input: terminal.stdin, output: terminal.stderr });
-      await runAdmin(terminal, config, logger, { command: 'user.password', email: invocation.email, password }, invocation, ownProcess);
     } else {
-      await runAdmin(terminal, config, logger, invocation.command, invocation, ownProcess);
+      const command: AdminCommand = invocation.kind === 'password'
+        ? { command: 'user.password', email: invocation.email, password: await readNewPassword(invocation.email, { input: terminal.stdin, output: terminal.stderr }) }
+        : invocation.command;
+      if (ownProcess && !config.databaseUrl) compileWasmForShortUse(command);
+      await runAdmin(terminal, config, logger, command, invocation);
     }
     return 0;
   } catch (error) {
