@@ -16,7 +16,11 @@ const spares: PGlite[] = [];
 /** The template as a test's database is compared with: a database of the same shape has the same tables. */
 interface Template {
   shape: string;
-  /** One row: `filled`, the tables empty in the template that hold rows now; `own`, a digest of the template's rows. */
+  /**
+   * One row: `cleanup`, the statements that undo what a test did to the rows (a DELETE for each table empty in the
+   * template that holds rows now, an ALTER SEQUENCE … RESTART for each sequence read); `own`, a digest of the
+   * template's own rows.
+   */
   state: string;
   /** The value of `own` in the template. */
   own: string;
@@ -68,18 +72,16 @@ async function templateOf(pglite: PGlite): Promise<Template> {
   const filled = tables.filter((_, i) => holdsRows[i]).map((t) => t.name);
   const own = filled.length === 0 ? `''` : `md5(concat(${filled.map((name) =>
     `(SELECT string_agg(t::text, E'\\n' ORDER BY t::text) FROM ${name} t)`).join(', ')}))`;
-  const filledNow = empty.length === 0 ? `ARRAY[]::text[]`
-    : `ARRAY(${empty.map((name) => `SELECT '${name}' WHERE EXISTS (SELECT 1 FROM ${name})`).join(' UNION ALL ')})`;
-  const state = `SELECT ${filledNow} AS filled, ${own} AS own`;
-  const { rows } = await pglite.query<{ own: string }>(state);
-  const read = (await pglite.query<{ restart: string }>(READ_SEQUENCES)).rows;
-  if (read.length > 0) throw new Error(`the test template has read sequences, which recycling restarts: ${read.map((r) => r.restart).join('; ')}`);
+  const cleanup = [
+    ...empty.map((name) => `SELECT 'DELETE FROM ${name}' WHERE EXISTS (SELECT 1 FROM ${name})`),
+    `SELECT format('ALTER SEQUENCE %I.%I RESTART', schemaname, sequencename) FROM pg_sequences WHERE last_value IS NOT NULL`,
+  ];
+  const state = `SELECT ARRAY(${cleanup.join(' UNION ALL ')}) AS cleanup, ${own} AS own`;
+  const { rows } = await pglite.query<{ cleanup: string[]; own: string }>(state);
+  // A sequence the template had read would be restarted to its start, not to where the template left it.
+  if (rows[0]!.cleanup.length > 0) throw new Error(`the test template is not what recycling makes of a database: ${rows[0]!.cleanup.join('; ')}`);
   return { shape: await shapeOf(pglite), state, own: rows[0]!.own };
 }
-
-/** The sequences read since the template, which has read none (templateOf checks). */
-const READ_SEQUENCES = `SELECT format('ALTER SEQUENCE %I.%I RESTART', schemaname, sequencename) AS restart
-  FROM pg_sequences WHERE last_value IS NOT NULL`;
 
 /** Empties `pglite` back to the template's state; false when it cannot be (the caller closes it). */
 async function recycle(pglite: PGlite): Promise<boolean> {
@@ -90,12 +92,10 @@ async function recycle(pglite: PGlite): Promise<boolean> {
     await pglite.exec('DISCARD ALL');
     const { shape, state, own } = await template!;
     if (await shapeOf(pglite) !== shape) return false;
-    const now = (await pglite.query<{ filled: string[]; own: string }>(state)).rows[0]!;
+    const now = (await pglite.query<{ cleanup: string[]; own: string }>(state)).rows[0]!;
     if (now.own !== own) return false;
-    const restarts = (await pglite.query<{ restart: string }>(READ_SEQUENCES)).rows.map((r) => r.restart);
-    const statements = [...now.filled.map((name) => `DELETE FROM ${name}`), ...restarts];
     // As a replica applies rows: without the foreign keys' triggers, so the tables empty in any order.
-    if (statements.length > 0) await pglite.exec(['SET session_replication_role = replica', ...statements, 'RESET session_replication_role', ''].join(';\n'));
+    if (now.cleanup.length > 0) await pglite.exec(['SET session_replication_role = replica', ...now.cleanup, 'RESET session_replication_role', ''].join(';\n'));
     return true;
   } catch {
     return false;
