@@ -15,7 +15,7 @@ import { runHandler, type RunHandlerOptions } from '../src/worker/run-handler.ts
 import { testCpu, testOfflineEngine } from './support/cpu.ts';
 import { asApiResponse, rawRequest } from './support/http.ts';
 import { embeddedTestDatabase } from './support/embedded.ts';
-import { createMigratedPostgresDatabase } from './support/postgres.ts';
+import { postgresTestDatabase } from './support/recycled-postgres.ts';
 import { workingDir } from './support/working-dir.ts';
 
 export { BACKENDS, createMigratedPostgresDatabase, createPostgresDatabase, PG_ADMIN_URL } from './support/postgres.ts';
@@ -35,7 +35,7 @@ export interface TestDatabase {
 
 export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   if (kind === 'pglite') return { ...await embeddedTestDatabase(), url: null };
-  const created = await createMigratedPostgresDatabase();
+  const created = await postgresTestDatabase();
   const database = await openDatabase({ databaseUrl: created.url });
   return {
     database,
