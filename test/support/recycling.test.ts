@@ -18,12 +18,16 @@ for (const kind of BACKENDS) {
   describe(`test databases given back (${kind})`, () => {
     it('come back with the rows a test added deleted, its sequences restarted and the template rows kept', async () => {
       const first = await createTestDatabase(kind);
-      const fresh = await state(first.database);
-      assert.equal(fresh.workspaces, 0);
-      assert.ok(fresh.migrations > 0);
-      await sql`INSERT INTO workspaces (id, name, plan, created_at) VALUES (gen_random_uuid(), 'Left behind', 'PRO', now())`.execute(first.database.db);
-      for (let i = 0; i < 3; i++) await sql`SELECT nextval('run_events_id_seq')`.execute(first.database.db);
-      await first.drop();
+      let fresh: Awaited<ReturnType<typeof state>>;
+      try {
+        fresh = await state(first.database);
+        assert.equal(fresh.workspaces, 0);
+        assert.ok(fresh.migrations > 0);
+        await sql`INSERT INTO workspaces (id, name, plan, created_at) VALUES (gen_random_uuid(), 'Left behind', 'PRO', now())`.execute(first.database.db);
+        for (let i = 0; i < 3; i++) await sql`SELECT nextval('run_events_id_seq')`.execute(first.database.db);
+      } finally {
+        await first.drop();
+      }
 
       const second = await createTestDatabase(kind);
       try {
@@ -38,8 +42,11 @@ for (const kind of BACKENDS) {
 
     it('are not given back when a test changed their schema', async () => {
       const first = await createTestDatabase(kind);
-      await sql`CREATE TABLE left_behind (id int)`.execute(first.database.db);
-      await first.drop();
+      try {
+        await sql`CREATE TABLE left_behind (id int)`.execute(first.database.db);
+      } finally {
+        await first.drop();
+      }
       const second = await createTestDatabase(kind);
       try {
         const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'left_behind'`.execute(second.database.db);
