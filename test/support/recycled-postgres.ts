@@ -21,31 +21,41 @@ after(async () => {
   await Promise.all(spares.splice(0).map((created) => created.drop()));
 });
 
-/** Runs `use` on a session of its own on the database at `url`. */
-async function withSession<T>(url: string, use: (session: Session, others: () => Promise<number>) => Promise<T>): Promise<T> {
+/** Runs `use` on a connection of its own to the database at `url`. */
+async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return await use({
-      rows: async <R>(text: string) => (await client.query(text)).rows as R[],
-      exec: async (script: string) => { await client.query(script); },
-    }, async () => (await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows[0]!.n);
+    return await use(client);
   } finally {
     await client.end().catch(() => {});
   }
 }
 
+function session(client: pg.Client): Session {
+  return {
+    rows: async <R>(text: string) => (await client.query(text)).rows as R[],
+    exec: async (script: string) => { await client.query(script); },
+  };
+}
+
+/** How many sessions besides `client`'s are on its database. */
+async function others(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  return rows[0]!.n;
+}
+
 /** Empties the database back to the template's state; false when it cannot be (the caller drops it). */
 async function recycle(url: string): Promise<boolean> {
   try {
-    return await withSession(url, async (session, others) => {
+    return await withClient(url, async (client) => {
       // The test's own connections were closed before: their backends are gone within milliseconds.
-      for (let wait = 0; await others() > 0; wait++) {
+      for (let wait = 0; await others(client) > 0; wait++) {
         if (wait === 20) return false;
         await sleep(10);
       }
-      return recycler.recycle(session);
+      return recycler.recycle(session(client));
     });
   } catch {
     return false;
@@ -55,7 +65,7 @@ async function recycle(url: string): Promise<boolean> {
 /** A PostgreSQL test database, a spare one when the process has one; `drop` gives it back or drops it. */
 export async function postgresTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const created = spares.pop() ?? await createMigratedPostgresDatabase();
-  if (!recycler.learnt) await withSession(created.url, (session) => recycler.learn(session));
+  if (!recycler.learnt) await withClient(created.url, (client) => recycler.learn(session(client)));
   let dropped = false;
   return {
     url: created.url,
