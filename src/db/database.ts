@@ -164,7 +164,12 @@ export async function openPGliteInstance(options: OpenOptions): Promise<PGlite> 
   // that fills it past gin_pending_list_limit moves into the index, all of it, within that one statement: at the
   // default 4 MB, every 3,500 imported leads or so, one statement held this thread 70-150 ms longer than the others.
   // At 512 kB each move is an eighth of that. (PostgreSQL keeps the default: its statements stall no one else.)
-  const startParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=64MB', '-c', 'gin_pending_list_limit=512kB'];
+  //
+  // Statements are planned once for any values of their parameters, as on PostgreSQL (below): PGlite's connection keeps
+  // them prepared (./pglite-dialect.ts), and a statement whose plan depends on its values writes them in (`literal`).
+  const startParams = [
+    ...PGlite.defaultStartParams, '-c', 'shared_buffers=64MB', '-c', 'gin_pending_list_limit=512kB', '-c', 'plan_cache_mode=force_generic_plan',
+  ];
   if (options.inMemory) return PGlite.create({ extensions, startParams, ...loaded });
   if (!options.dataDir) throw new Error('openDatabase: dataDir is required for the embedded database');
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });

@@ -1,6 +1,6 @@
 // A Kysely dialect for PGlite. PGlite is one PostgreSQL session in this process, so there is exactly one
 // connection: whoever holds it (a single query or a whole transaction) runs alone, and others wait in line.
-import type { PGlite } from '@electric-sql/pglite';
+import { messages, parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -14,18 +14,117 @@ import {
   type TransactionSettings,
 } from 'kysely';
 
+const { serialize } = protocol;
+
+/** A statement of the connection's own, parsed and planned once, and the types of its parameters. */
+interface Prepared {
+  name: string;
+  types: number[];
+}
+
+/** Statements worth keeping: what Kysely builds, after any leading comment (`prepare`, src/db/database.ts). */
+const PREPARABLE = /^\s*(?:\/\*[^*]*\*\/\s*)*(?:select|insert|update|delete|with)\b/i;
+/** Statements that let go of every prepared statement of the session. */
+const FORGETS_STATEMENTS = /^\s*(?:discard|deallocate)\b/i;
+/**
+ * How many statements a connection keeps, the least recently used let go first. leadrun runs about a hundred distinct
+ * statements; a search writes its words into its text (`literal`), and each of those is one more, soon let go.
+ */
+const KEPT_STATEMENTS = 200;
+let statementCount = 0;
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((size, part) => size + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+/**
+ * The connection. PGlite's own `query` makes six calls into its WebAssembly for each statement (parse, describe,
+ * bind, describe, execute, sync), and PostgreSQL parses and plans the statement every time. Here a statement Kysely
+ * builds is prepared under a name the first time it is seen, and every later execution is one call: bind, describe,
+ * execute, sync. That took a point lookup from about 250 to 55 µs of CPU (docs/PERFORMANCE.md). Its plan is
+ * generic, as on PostgreSQL (plan_cache_mode=force_generic_plan, src/db/database.ts), where a plan that depends on
+ * the values is written into the text (`literal`). Parameters are serialized as PGlite's `query` does, by the types
+ * PostgreSQL gave them, and rows parsed by PGlite's own parsers.
+ */
 class PGliteConnection implements DatabaseConnection {
   readonly #pglite: PGlite;
+  /** By text, the most recently used last. */
+  readonly #statements = new Map<string, Prepared>();
+
   constructor(pglite: PGlite) {
     this.#pglite = pglite;
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.#pglite.query<R>(query.sql, query.parameters as unknown[]);
+    const params = query.parameters as unknown[];
+    let result;
+    if (PREPARABLE.test(query.sql)) {
+      result = await this.#runPrepared(query.sql, params);
+    } else if (params.length === 0) {
+      // BEGIN, COMMIT, SET and the like: one call, and nothing to keep.
+      result = parse.parseResults(await this.#exchange([
+        serialize.parse({ text: query.sql }), serialize.bind({}), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync(),
+      ]), this.#pglite.parsers)[0]!;
+      if (FORGETS_STATEMENTS.test(query.sql)) this.#statements.clear();
+    } else {
+      result = await this.#pglite.query(query.sql, params);
+    }
     return {
-      rows: result.rows,
+      rows: result.rows as R[],
       ...(result.affectedRows !== undefined ? { numAffectedRows: BigInt(result.affectedRows) } : {}),
     };
+  }
+
+  async #runPrepared(text: string, params: unknown[], retried = false): Promise<Results> {
+    const statement = this.#statements.get(text) ?? await this.#prepare(text);
+    this.#statements.delete(text);
+    this.#statements.set(text, statement);
+    const values = params.map((param, i) => {
+      if (param === null || param === undefined) return null;
+      const serializer = this.#pglite.serializers[statement.types[i]!];
+      return serializer ? serializer(param) : String(param);
+    });
+    const replies = await this.#exchange([
+      serialize.bind({ statement: statement.name, values: values as string[] }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync(),
+    ], false);
+    const error = replies.find((reply) => reply instanceof messages.DatabaseError);
+    if (!error) return parse.parseResults(replies, this.#pglite.parsers)[0]!;
+    // The statement no longer fits the schema (a column added to a table it reads with *), or the session let go of
+    // it: prepared again and run once more, unless a transaction it was part of has failed with it.
+    const stale = (error.code === '0A000' && /cached plan must not change result type/.test(error.message)) || error.code === '26000';
+    if (stale) {
+      this.#statements.delete(text);
+      await this.#exchange([serialize.close({ type: 'S', name: statement.name }), serialize.sync()], false);
+      const idle = replies.findLast((reply) => reply instanceof messages.ReadyForQueryMessage)?.status === 'I';
+      if (idle && !retried) return this.#runPrepared(text, params, true);
+    }
+    throw error;
+  }
+
+  async #prepare(text: string): Promise<Prepared> {
+    const name = `leadrun_${++statementCount}`;
+    const oldest = this.#statements.size >= KEPT_STATEMENTS ? this.#statements.entries().next().value : undefined;
+    if (oldest) this.#statements.delete(oldest[0]);
+    const replies = await this.#exchange([
+      ...(oldest ? [serialize.close({ type: 'S', name: oldest[1].name })] : []),
+      serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync(),
+    ]);
+    return { name, types: parse.parseDescribeStatementResults(replies) };
+  }
+
+  /**
+   * One call into PGlite, under its own lock (which its `query` and `listen` take too). Throws the first error, unless
+   * asked to return it among the messages.
+   */
+  async #exchange(parts: Uint8Array[], throwOnError = true): Promise<messages.BackendMessage[]> {
+    const message = concat(parts);
+    return this.#pglite.runExclusive(async () => (await this.#pglite.execProtocol(message, { throwOnError })).messages);
   }
 
   // eslint-disable-next-line require-yield
