@@ -23,7 +23,7 @@
 //                                         Installs both from the npm registry into
 //                                         node_modules/.cache/leadrun-bench-peers the first time (a few minutes) and
 //                                         fails with a message saying so when the registry cannot be reached
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -634,15 +634,43 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     }
     const readLeads = (workspaces: Seeded['workspaces']) => workspaces.map((w) => ({ method: 'GET' as const, path: '/api/v1/leads?limit=50', headers: auth(w) }));
     if (wants('pglite')) {
+      // An embedded database is one process's: each variant serves a copy of the seeded one.
+      const variantDirs: string[] = [];
+      for (const _ of options.variants) {
+        const copy = await mkdtemp(path.join(tmpdir(), 'leadrun-bench-'));
+        await cp(pgliteDir!, copy, { recursive: true });
+        variantDirs.push(copy);
+      }
       const serve = await startServe({ env: leadrunEnv(options, { DATA_DIR: pgliteDir! }), worker: false });
+      const variants: Array<[string, Child & { url: string }]> = [];
       try {
+        for (const [i, root] of options.variants.entries()) {
+          variants.push([`variant ${i + 1}`, await startServe({ env: leadrunEnv(options, { DATA_DIR: variantDirs[i]! }), worker: false, root })]);
+        }
         log('GET /api/v1/leads?limit=50 on PGlite');
         const requests = readLeads(embeddedSeed.workspaces);
         const onPostgres = report.rows.find((r) => r.server === 'leadrun' && r.workload.startsWith('GET /api/v1/leads'));
-        report.rows.push(row('GET /api/v1/leads?limit=50', 'leadrun', 'pglite', await measure(options, 'leadrun', serve, requests, null), onPostgres));
+        // leadrun and the variants take turns, round after round, as on PostgreSQL.
+        const servers: Array<[string, Child & { url: string }]> = [['leadrun', serve], ...variants];
+        const rounds = new Map<string, Measured[]>(servers.map(([name]) => [name, []]));
+        for (let round = 0; round < (variants.length ? options.rounds : 1); round++) {
+          if (variants.length && options.rounds > 1) log(`  round ${round + 1} of ${options.rounds}`);
+          for (const [name, server] of servers) rounds.get(name)!.push(await measure(options, name, server, requests, null, options.connections, round === 0));
+        }
+        if (variants.length === 0) report.rows.push(row('GET /api/v1/leads?limit=50', 'leadrun', 'pglite', rounds.get('leadrun')![0]!, onPostgres));
+        else {
+          const ours: Row = { ...medianRow('GET /api/v1/leads?limit=50', 'leadrun', rounds.get('leadrun')!), backend: 'pglite' };
+          report.rows.push(ours);
+          for (const [name] of variants) {
+            report.rows.push({ ...medianRow('GET /api/v1/leads?limit=50', name, rounds.get(name)!, { row: ours, rounds: rounds.get('leadrun')! }), backend: 'pglite' });
+          }
+        }
         report.memory.pgliteAfterReadsMiB = residentMiB(serve.pid);
+        for (const [name, variant] of variants) log(`  ${name} resident after the reads: ${residentMiB(variant.pid).toFixed(0)} MiB`);
       } finally {
         await serve.stop();
+        for (const [, variant] of variants) await variant.stop();
+        for (const dir of variantDirs) await rm(dir, { recursive: true, force: true });
       }
     }
 
