@@ -194,7 +194,10 @@ class PGliteDriver implements Driver {
     release?.();
   }
 
-  async destroy(): Promise<void> {}
+  /** Once the connection is given back: a query or transaction still running finishes first. */
+  async destroy(): Promise<void> {
+    await this.#queue.run(async () => {});
+  }
 }
 
 export class PGliteDialect implements Dialect {

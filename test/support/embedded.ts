@@ -63,6 +63,10 @@ export async function embeddedTestDatabase(): Promise<{ database: Database; drop
     async drop() {
       if (dropped) return;
       dropped = true;
+      // The test's database lets go of PGlite before the next test has it: a query the test's app still had running
+      // ends first, and one it starts later is refused, instead of running in the next test's session (inside its
+      // transaction, among its prepared statements).
+      await base.db.destroy();
       for (const unlisten of listening) await unlisten().catch(() => {});
       if (spares.length < SPARES && await recycle(pglite)) spares.push(pglite);
       else if (!pglite.closed) await pglite.close();

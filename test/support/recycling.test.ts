@@ -55,5 +55,37 @@ for (const kind of BACKENDS) {
         await second.drop();
       }
     });
+
+    it('are let go by the test first: its transaction still running ends, and a query it starts later is refused', async () => {
+      const first = await createTestDatabase(kind);
+      let finish!: () => void;
+      const held = new Promise<void>((resolve) => { finish = resolve; });
+      let inside!: () => void;
+      const started = new Promise<void>((resolve) => { inside = resolve; });
+      const transaction = first.database.db.transaction().execute(async (trx) => {
+        await sql`INSERT INTO workspaces (id, name, plan, created_at) VALUES (gen_random_uuid(), 'Still writing', 'PRO', now())`.execute(trx);
+        inside();
+        await held;
+        await sql`INSERT INTO workspaces (id, name, plan, created_at) VALUES (gen_random_uuid(), 'Written last', 'PRO', now())`.execute(trx);
+      });
+      await started;
+      let dropped = false;
+      const drop = first.drop().then(() => { dropped = true; });
+      for (let turn = 0; turn < 5; turn++) await new Promise(setImmediate);
+      assert.equal(dropped, false, 'not given back while its transaction runs');
+      finish();
+      await transaction;
+      await drop;
+
+      const second = await createTestDatabase(kind);
+      try {
+        // A late write of the test's app, as a key's last use recorded after the app closed.
+        await assert.rejects(sql`INSERT INTO workspaces (id, name, plan, created_at) VALUES (gen_random_uuid(), 'Late', 'PRO', now())`.execute(first.database.db));
+        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM workspaces`.execute(second.database.db);
+        assert.equal(rows[0]!.n, 0, 'the next test sees none of it');
+      } finally {
+        await second.drop();
+      }
+    });
   });
 }
