@@ -290,6 +290,24 @@ async function measure(
   return { result, serverCpuMs, dbCpuMs };
 }
 
+/** A server to measure in turns: its name, the requests it answers, and its database's sessions to count (or null). */
+type Turn = [name: string, server: Child & { url: string }, requests: LoadRequest[], db: { admin: pg.Client; name: string } | null];
+
+/**
+ * Each server measured `rounds` times, taking turns round after round under the same conditions, and warmed up in the
+ * first round only: by name, its rounds.
+ */
+async function inTurns(options: BenchOptions, servers: Turn[], rounds: number): Promise<Map<string, Measured[]>> {
+  const measured = new Map<string, Measured[]>(servers.map(([name]) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    if (rounds > 1) options.log(`  round ${round + 1} of ${rounds}`);
+    for (const [name, server, requests, db] of servers) {
+      measured.get(name)!.push(await measure(options, name, server, requests, db, options.connections, round === 0));
+    }
+  }
+  return measured;
+}
+
 function row(workload: string, server: Row['server'], backend: Row['backend'], m: Measured, against?: Row): Row {
   return {
     workload, server, backend,
@@ -487,19 +505,12 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       // the same conditions; each is warmed up in the first round only. Directus answers its own requests for the
       // same job (`peer`), on its own database.
       const compare = async (workload: string, requests: LoadRequest[], peer?: { what: string; requests: LoadRequest[] }) => {
-        type Turn = [name: string, server: Child & { url: string }, requests: LoadRequest[], db: typeof dbRef];
         const servers: Turn[] = [
           ['baseline', baseline, requests, dbRef], ['leadrun', serve, requests, dbRef],
           ...variants.map(([name, server]): Turn => [name, server, requests, dbRef]),
           ...(directus && peer ? [['directus', directus.server, peer.requests, directus.db] satisfies Turn] : []),
         ];
-        const rounds = new Map<string, Measured[]>(servers.map(([name]) => [name, []]));
-        for (let round = 0; round < options.rounds; round++) {
-          if (options.rounds > 1) log(`  round ${round + 1} of ${options.rounds}`);
-          for (const [name, server, own, db] of servers) {
-            rounds.get(name)!.push(await measure(options, name, server, own, db, options.connections, round === 0));
-          }
-        }
+        const rounds = await inTurns(options, servers, options.rounds);
         const base = medianRow(workload, 'baseline', rounds.get('baseline')!);
         report.rows.push(base);
         for (const [name] of servers.slice(1)) {
@@ -651,12 +662,8 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
         const requests = readLeads(embeddedSeed.workspaces);
         const onPostgres = report.rows.find((r) => r.server === 'leadrun' && r.workload.startsWith('GET /api/v1/leads'));
         // leadrun and the variants take turns, round after round, as on PostgreSQL.
-        const servers: Array<[string, Child & { url: string }]> = [['leadrun', serve], ...variants];
-        const rounds = new Map<string, Measured[]>(servers.map(([name]) => [name, []]));
-        for (let round = 0; round < (variants.length ? options.rounds : 1); round++) {
-          if (variants.length && options.rounds > 1) log(`  round ${round + 1} of ${options.rounds}`);
-          for (const [name, server] of servers) rounds.get(name)!.push(await measure(options, name, server, requests, null, options.connections, round === 0));
-        }
+        const servers = [['leadrun', serve] as const, ...variants].map(([name, server]): Turn => [name, server, requests, null]);
+        const rounds = await inTurns(options, servers, variants.length ? options.rounds : 1);
         if (variants.length === 0) report.rows.push(row('GET /api/v1/leads?limit=50', 'leadrun', 'pglite', rounds.get('leadrun')![0]!, onPostgres));
         else {
           const ours: Row = { ...medianRow('GET /api/v1/leads?limit=50', 'leadrun', rounds.get('leadrun')!), backend: 'pglite' };
