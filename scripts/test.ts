@@ -2,12 +2,13 @@
 // the interface contract when it is present beside the project (../shared/conformance), all at once.
 //
 // A test file run in a process of its own pays about a second of CPU before its first test (loading the app, compiling
-// PGlite's WebAssembly, warming the JIT). So the files are dealt into groups of about equal cost, each group run by one
-// `node --test --test-isolation=none` process, and TEST_CONCURRENCY groups (default 4 on two cores, where 6 measured
-// no faster: the machine is then busy) run side by side. A file runs alone when it sets top-level hooks (they would
-// apply to every file of its process) or says `// npm test: in a process of its own` (it judges the whole process).
-// The cost of a file is its duration in the last run, kept in node_modules/.cache/leadrun-test/durations.json (on a
-// fresh clone, in scripts/test-durations.json), else its size. A group's output is printed whole when it ends.
+// PGlite's WebAssembly, warming the JIT). So the files are dealt into groups, large ones to start with and small ones
+// to end on, each group run by one `node --test --test-isolation=none` process, and TEST_CONCURRENCY groups (default 4
+// on two cores, where 6 measured no faster: the machine is then busy) run side by side. A file runs alone when it sets
+// top-level hooks (they would apply to every file of its process) or says `// npm test: in a process of its own` (it
+// judges the whole process). The cost of a file is its duration in the last run, kept in
+// node_modules/.cache/leadrun-test/durations.json (on a fresh clone, in scripts/test-durations.json), else its size. A
+// group's output is printed whole when it ends.
 import { spawn } from 'node:child_process';
 import { existsSync, globSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -63,9 +64,11 @@ const STARTS_PROCESSES = /from 'node:child_process'|import \{[^}]*\bchromium\b[^
 const starters = shared.filter((file) => STARTS_PROCESSES.test(readFileSync(path.join(root, file), 'utf8')));
 const others = shared.filter((file) => !starters.includes(file));
 
-// Longest first into the cheapest group: groups of about equal cost, three for each group running at once, so that the
-// last to finish are short.
-const groupCount = Math.min(shared.length, concurrency * 3);
+// Longest first into the group furthest below its share. The shares taper, 1.8 down to 0.2 of an equal one, four groups
+// for each running at once: the jobs are started costliest first, so that the last to start are short and fill the
+// gaps left as the others end. A file's duration differs from run to run by a fifth or more, and with groups of equal
+// cost the last few ran on alone for 10-20 s with a core idle (docs/PERFORMANCE.md).
+const groupCount = Math.min(shared.length, concurrency * 4);
 const totalCost = shared.reduce((sum, file) => sum + cost(file), 0);
 const startersCost = starters.reduce((sum, file) => sum + cost(file), 0);
 // No more groups than files on either side: a group without files would be `node --test` alone, which runs every test.
@@ -73,12 +76,13 @@ const starterGroups = starters.length === 0 ? 0 : others.length === 0 ? groupCou
   : Math.min(starters.length, groupCount - 1, Math.max(1, Math.round(groupCount * startersCost / totalCost)));
 const groups: string[][] = [];
 const groupCost: number[] = [];
+const share: number[] = [];
 for (const [list, count] of [[starters, starterGroups], [others, Math.min(others.length, groupCount - starterGroups)]] as const) {
   const first = groups.length;
-  for (let i = 0; i < count; i++) groups.push([]), groupCost.push(0);
+  for (let i = 0; i < count; i++) groups.push([]), groupCost.push(0), share.push(count === 1 ? 1 : 1.8 - 1.6 * i / (count - 1));
   for (const file of [...list].sort((a, b) => cost(b) - cost(a))) {
-    const costs = groupCost.slice(first);
-    const i = first + costs.indexOf(Math.min(...costs));
+    let i = first;
+    for (let j = first + 1; j < groups.length; j++) if (groupCost[j]! / share[j]! < groupCost[i]! / share[i]!) i = j;
     groups[i]!.push(file);
     groupCost[i]! += cost(file);
   }
