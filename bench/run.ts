@@ -645,16 +645,18 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     }
     const readLeads = (workspaces: Seeded['workspaces']) => workspaces.map((w) => ({ method: 'GET' as const, path: '/api/v1/leads?limit=50', headers: auth(w) }));
     if (wants('pglite')) {
-      // An embedded database is one process's: each variant serves a copy of the seeded one.
       const variantDirs: string[] = [];
-      for (const _ of options.variants) {
-        const copy = await mkdtemp(path.join(tmpdir(), 'leadrun-bench-'));
-        await cp(pgliteDir!, copy, { recursive: true });
-        variantDirs.push(copy);
-      }
-      const serve = await startServe({ env: leadrunEnv(options, { DATA_DIR: pgliteDir! }), worker: false });
       const variants: Array<[string, Child & { url: string }]> = [];
+      let serve: (Child & { url: string }) | undefined;
       try {
+        // An embedded database is one process's: each variant serves a copy of the seeded one, taken before any server
+        // opens it, and removed below even when a later step fails.
+        for (const _ of options.variants) {
+          const copy = await mkdtemp(path.join(tmpdir(), 'leadrun-bench-'));
+          variantDirs.push(copy);
+          await cp(pgliteDir!, copy, { recursive: true });
+        }
+        serve = await startServe({ env: leadrunEnv(options, { DATA_DIR: pgliteDir! }), worker: false });
         for (const [i, root] of options.variants.entries()) {
           variants.push([`variant ${i + 1}`, await startServe({ env: leadrunEnv(options, { DATA_DIR: variantDirs[i]! }), worker: false, root })]);
         }
@@ -675,7 +677,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
         report.memory.pgliteAfterReadsMiB = residentMiB(serve.pid);
         for (const [name, variant] of variants) log(`  ${name} resident after the reads: ${residentMiB(variant.pid).toFixed(0)} MiB`);
       } finally {
-        await serve.stop();
+        await serve?.stop();
         for (const [, variant] of variants) await variant.stop();
         for (const dir of variantDirs) await rm(dir, { recursive: true, force: true });
       }
