@@ -20,6 +20,7 @@ import { Metrics } from './metrics.ts';
 import { auditRefusals, idempotency } from './mutation.ts';
 import { sendProblem, toAppError } from './problem.ts';
 import { Problem } from './schemas.ts';
+import { forSerializer } from './serializer-schema.ts';
 import apiDocs from './routes/docs.ts';
 import serviceRoutes from './routes/service.ts';
 import callRoutes from './routes/v1/calls.ts';
@@ -149,7 +150,7 @@ function compileValidator(schema: unknown, httpPart: string | undefined): TextVa
 const serializerFactory = SerializerSelector();
 let processSerializers: { context: string; compiled: Map<string, Serializer> } | null = null;
 const buildSerializer: SerializerFactory = (externalSchemas, options) => {
-  const compile = serializerFactory(externalSchemas, options);
+  const compile = serializerFactory(externalSchemas && forSerializer(externalSchemas), options);
   const context = JSON.stringify([externalSchemas ?? {}, options ?? {}]);
   if (processSerializers?.context !== context) processSerializers = { context, compiled: new Map() };
   const { compiled } = processSerializers;
@@ -158,7 +159,7 @@ const buildSerializer: SerializerFactory = (externalSchemas, options) => {
     const key = JSON.stringify(route.schema);
     let serialize = compiled.get(key);
     if (!serialize) {
-      const built = onFirstUse(() => compile(route));
+      const built = onFirstUse(() => compile({ ...route, schema: forSerializer(route.schema) }));
       compiled.set(key, (serialize = (data) => built()(data)));
     }
     return serialize;
