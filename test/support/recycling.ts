@@ -62,7 +62,9 @@ async function shapeOf(session: Session): Promise<string> {
 async function templateOf(session: Session): Promise<Template> {
   const tables = await session.rows<{ name: string }>(
     `SELECT format('%I', tablename) AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
-  const holdsRows = await Promise.all(tables.map(async ({ name }) => (await session.rows(`SELECT 1 FROM ${name} LIMIT 1`)).length > 0));
+  // One at a time: a PostgreSQL connection runs one statement at a time (pg warns of one given while another runs).
+  const holdsRows: boolean[] = [];
+  for (const { name } of tables) holdsRows.push((await session.rows(`SELECT 1 FROM ${name} LIMIT 1`)).length > 0);
   const empty = tables.filter((_, i) => !holdsRows[i]).map((t) => t.name);
   const filled = tables.filter((_, i) => holdsRows[i]).map((t) => t.name);
   const own = filled.length === 0 ? `''` : `md5(concat(${filled.map((name) =>
