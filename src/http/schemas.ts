@@ -202,12 +202,15 @@ function boundedOutput<T extends TSchema>(schema: T): T {
   return bound(schema) as T;
 }
 
+/** A step's output: validated against its node's schema before it is stored (src/agent/output-check.ts). */
+export const StepOutput = Type.Union([ResearchOutput, AnalysisOutput, StrategyOutput, WriterOutput].map(boundedOutput), {
+  description: 'The step output, validated against its schema (RESEARCH, ANALYSIS, STRATEGY, WRITER); null until COMPLETED.',
+});
+
 export const Step = Type.Object({
   node: StepNode,
   status: Type.Enum(['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'SKIPPED']),
-  output: Nullable(Type.Union([ResearchOutput, AnalysisOutput, StrategyOutput, WriterOutput].map(boundedOutput), {
-    description: 'The step output, validated against its schema (RESEARCH, ANALYSIS, STRATEGY, WRITER); null until COMPLETED.',
-  })),
+  output: Nullable(StepOutput),
   attempts: Int32({ minimum: 0 }),
   startedAt: Nullable(Timestamp()),
   completedAt: Nullable(Timestamp()),

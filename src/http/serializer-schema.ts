@@ -1,15 +1,22 @@
-// The shape of an answer as fast-json-stringify is given it. A nullable field is written in the API's schemas as
-// `anyOf: [X, {type: 'null'}]` (`Nullable` in ./schemas.ts), which the serializer can only resolve by running an Ajv
-// validator of each branch on each value: a validator compiled on the first answer of each route, and a full
-// validation of X (its formats and lengths) for every field of every answer. Where X has a single JSON type (or is an
-// enum of strings), the same field is `X` with `type: [X's type, 'null']`, which the serializer resolves by the value's
-// JavaScript type. The bytes written for an answer that fits its schema are the same; the OpenAPI document and the
-// request validators keep the schemas as they are.
+// The shape of an answer as fast-json-stringify is given it; the OpenAPI document and the request validators keep the
+// schemas as they are. Two unions cost the serializer a validator of each branch, compiled for each route on its first
+// answer and run on every value, for it to choose the branch to write with:
+// - A nullable field, `anyOf: [X, {type: 'null'}]` (`Nullable` in ./schemas.ts). Where X has a single JSON type (or is
+//   an enum of strings), it is X with `type: [X's type, 'null']`, which the serializer tells apart by the value's
+//   JavaScript type. An answer that fits its schema is written to the same bytes.
+// - A step's output, the union of the four nodes' outputs. It was validated against its node's schema before it was
+//   stored (src/agent/output-check.ts), and is written as it is stored, as GET /api/v1/runs/{id} writes it. The
+//   serializer compiled and ran the four outputs' validators on each route that lists runs: 0.1-0.2 s of CPU each on
+//   its first answer (docs/PERFORMANCE.md).
+import { StepOutput } from './schemas.ts';
+
 type Schema = Record<string, unknown>;
+
+const WRITTEN_AS_STORED = new Set([JSON.stringify(StepOutput)]);
 
 const isNull = (schema: Schema): boolean => schema.type === 'null' && Object.keys(schema).length === 1;
 
-/** A copy of `schema` for the serializer, each nullable field of a single type written with a type list. */
+/** A copy of `schema` for the serializer, as above. */
 export function forSerializer<T>(schema: T): T {
   return rewrite(schema) as T;
 }
@@ -17,6 +24,7 @@ export function forSerializer<T>(schema: T): T {
 function rewrite(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(rewrite);
   if (node === null || typeof node !== 'object') return node;
+  if ('anyOf' in node && WRITTEN_AS_STORED.has(JSON.stringify(node))) return {};
   const copy: Schema = {};
   for (const [key, value] of Object.entries(node)) copy[key] = rewrite(value);
   const branches = copy.anyOf;
@@ -24,9 +32,11 @@ function rewrite(node: unknown): unknown {
   const nullAt = branches.findIndex((branch: Schema) => isNull(branch));
   const other = branches[1 - nullAt] as Schema | undefined;
   if (nullAt === -1 || !other || 'anyOf' in other) return copy;
+  const { anyOf: _, ...siblings } = copy;
+  // Null or anything: anything.
+  if (Object.keys(other).length === 0) return siblings;
   const type = typeof other.type === 'string' ? other.type
     : other.type === undefined && Array.isArray(other.enum) && other.enum.every((value) => typeof value === 'string') ? 'string' : null;
   if (type === null || type === 'null') return copy;
-  const { anyOf: _, ...siblings } = copy;
   return { ...other, ...siblings, type: [type, 'null'] };
 }

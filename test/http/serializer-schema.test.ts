@@ -1,11 +1,11 @@
-// Answers are serialized from the routes' schemas with each nullable field of one type written as a type list
-// (src/http/serializer-schema.ts), so that the serializer needs no validator to tell null from a value. What it
-// rewrites, what it leaves, and that an answer's bytes are the same either way.
+// Answers are serialized from the routes' schemas with each nullable field of one type written as a type list, and a
+// step's output as it is stored (src/http/serializer-schema.ts), so that the serializer needs no validator to choose
+// how to write a value. What is rewritten, what is left, and that an answer says the same either way.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Type } from 'typebox';
-import { listOf, Nullable, Run, RunStatus, Timestamp } from '../../src/http/schemas.ts';
+import { listOf, Nullable, Run, RunStatus, Step, StepOutput, Timestamp } from '../../src/http/schemas.ts';
 import { forSerializer } from '../../src/http/serializer-schema.ts';
 import { BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type TestApp } from '../helpers.ts';
 
@@ -44,21 +44,27 @@ describe('the schemas answers are serialized with', () => {
     assert.deepEqual(json(forSerializer(schema)).properties, json(schema).properties);
   });
 
+  it("write a step's output as it is stored, null or not", () => {
+    assert.deepEqual(json(forSerializer(Step)).properties.output, {});
+    assert.deepEqual(json(forSerializer(StepOutput)), {});
+    assert.deepEqual(json(forSerializer(Type.Object({ output: Nullable(StepOutput) }))).properties.output, {});
+  });
+
   describe('an answer serialized with them', () => {
     let t: TestApp;
     before(async () => { t = await startTestApp(BACKENDS[0] ?? 'pglite'); });
     after(() => t?.close());
 
-    it('has the same bytes as with the schemas of the document: runs finished and queued', async () => {
+    it('says the same: finished and queued runs, their outputs as GET /api/v1/runs/{id} writes them', async () => {
       const ws = await t.workspace();
       const { key } = await t.key(ws.id);
       const lead = await t.api('POST', '/api/v1/leads', { key, body: { name: 'Ada Lovelace', email: 'ada@example.com', companyName: 'Analytical Engines' } });
       const call = await t.api('POST', `/api/v1/leads/${lead.json.id}/calls`, { key, body: { transcript: TRANSCRIPT } });
       const start = () => t.api('POST', '/api/v1/runs', { key, body: { leadId: lead.json.id, callId: call.json.id } });
-      const queued = await start();
-      assert.equal(queued.status, 202, queued.text);
+      const finished = await start();
+      assert.equal(finished.status, 202, finished.text);
       const worker = await t.startWorker();
-      await waitForRun(t, key, queued.json.id, (run) => run.status === 'AWAITING_APPROVAL');
+      await waitForRun(t, key, finished.json.id, (run) => run.status === 'AWAITING_APPROVAL');
       await worker.stop();
       assert.equal((await start()).status, 202);
 
@@ -66,9 +72,18 @@ describe('the schemas answers are serialized with', () => {
       assert.equal(list.status, 200, list.text);
       assert.deepEqual(list.json.data.map((run: { status: string }) => run.status), ['QUEUED', 'AWAITING_APPROVAL']);
       const schema = listOf(Run, 100);
-      const written = serializer(forSerializer(schema))(list.json);
-      assert.equal(written, serializer(schema)(list.json));
-      assert.equal(written, list.text, 'the route wrote them so');
+      assert.equal(serializer(forSerializer(schema))(list.json), list.text, 'the route wrote them so');
+      assert.deepEqual(JSON.parse(serializer(schema)(list.json)), list.json, "the document's schemas say the same");
+      const withoutOutputs = structuredClone(list.json);
+      for (const run of withoutOutputs.data) for (const step of run.steps) step.output = null;
+      assert.equal(serializer(forSerializer(schema))(withoutOutputs), serializer(schema)(withoutOutputs), 'to the byte, outputs apart');
+
+      const one = await t.api('GET', `/api/v1/runs/${finished.json.id}`, { key });
+      assert.deepEqual(list.json.data[1], one.json.data);
+      for (const step of one.json.data.steps) {
+        const output = JSON.stringify(step.output);
+        assert.ok(one.text.includes(output) && list.text.includes(output), `${step.node}'s output is written as stored, in both`);
+      }
     });
   });
 });
