@@ -1,5 +1,6 @@
 // The web UI: the React app built into web/dist (npm install builds it), served on the API's origin. Its pages are
-// client-side routes, so each of them answers with index.html; the hashed assets are cached for a year.
+// client-side routes, so each of them answers with index.html; the hashed assets are cached for a year, and sent
+// compressed (Brotli, else gzip, as the build wrote them beside each script and style sheet) to a browser that takes it.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -28,6 +29,7 @@ export default async function webApp(app: AppInstance): Promise<void> {
       prefix: '/',
       index: false,
       wildcard: false,
+      preCompressed: true,
       setHeaders: (res, file) => {
         res.header('cache-control', file.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
       },
