@@ -150,16 +150,17 @@ function compileValidator(schema: unknown, httpPart: string | undefined): TextVa
 const serializerFactory = SerializerSelector();
 let processSerializers: { context: string; compiled: Map<string, Serializer> } | null = null;
 const buildSerializer: SerializerFactory = (externalSchemas, options) => {
-  const compile = serializerFactory(externalSchemas && forSerializer(externalSchemas), options);
+  // Made when a route's serializer is first compiled: an app whose routes an earlier app compiled needs none.
+  const compile = once(() => serializerFactory(externalSchemas && forSerializer(externalSchemas), options));
   const context = JSON.stringify([externalSchemas ?? {}, options ?? {}]);
   if (processSerializers?.context !== context) processSerializers = { context, compiled: new Map() };
   const { compiled } = processSerializers;
   return (route) => {
-    if (typeof route.schema !== 'object' || route.schema === null) return compile(route);
+    if (typeof route.schema !== 'object' || route.schema === null) return compile()(route);
     const key = JSON.stringify(route.schema);
     let serialize = compiled.get(key);
     if (!serialize) {
-      const built = onFirstUse(() => compile({ ...route, schema: forSerializer(route.schema) }));
+      const built = onFirstUse(() => compile()({ ...route, schema: forSerializer(route.schema) }));
       compiled.set(key, (serialize = (data) => built()(data)));
     }
     return serialize;
