@@ -47,7 +47,7 @@ describe('a real serve under hostile websites and transcripts', () => {
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
 
-    dataDir = await tempDir('leadrun-freeze-');
+    dataDir = await tempDir('leadrun-freeze-', { migrated: true });
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
     env = {

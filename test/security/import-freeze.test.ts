@@ -29,7 +29,7 @@ describe('a real serve reading heavy lead imports', () => {
   let env: Record<string, string>;
 
   before(async () => {
-    dataDir = await tempDir('leadrun-import-freeze-');
+    dataDir = await tempDir('leadrun-import-freeze-', { migrated: true });
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
     env = { DATA_DIR: dataDir.path, PORT: String(port), PUBLIC_URL: baseUrl, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000' };
