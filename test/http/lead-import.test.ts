@@ -442,7 +442,9 @@ for (const kind of BACKENDS) {
         assert.match(after.json.detail, /^Row 3 has text after the quote that closes a quoted cell/);
       });
 
-      it('survives a 10 MiB cell, 100,000 columns, a row of 100,000 cells, and quotes everywhere', async () => {
+      // Reading these files is the pool's work, the same on either backend; what reaches the database is a row at most,
+      // as in the tests above. So on the first backend alone: on both it took about 7 s of CPU.
+      if (kind === BACKENDS[0]) it('survives a 10 MiB cell, 100,000 columns, a row of 100,000 cells, and quotes everywhere', async () => {
         const field = await survives('one 10 MiB cell', `name\n${'x'.repeat(10 * MiB - 10)}`, 200);
         assert.deepEqual(field.json.errors, [{ row: 2, field: 'name', message: 'must be at most 200 characters' }]);
         const columns = await survives('100,000 columns', `${Array.from({ length: 100_000 }, (_, i) => `c${i}`).join(',')}\n${'a,'.repeat(99_999)}a\n`, 400);
