@@ -8,7 +8,7 @@ import { BACKENDS, createTestDatabase } from '../helpers.ts';
 
 test('packages/client/src/schema.d.ts matches the served API document', async () => {
   // The app is built on a test database (a copy of the migrated template) rather than on a new embedded one.
-  const testDb = await createTestDatabase(BACKENDS[0]!);
+  const testDb = await createTestDatabase(BACKENDS[0] ?? 'pglite');
   const [expected, actual] = await Promise.all([
     generateClientTypes(testDb.database).finally(() => testDb.drop()), readFile(CLIENT_SCHEMA_FILE, 'utf8').catch(() => ''),
   ]);

@@ -8,7 +8,7 @@ import { BACKENDS, createTestDatabase } from '../helpers.ts';
 
 test('web/src/api/schema.d.ts matches the OpenAPI document of the app', async () => {
   // The app is built on a test database (a copy of the migrated template) rather than on a new embedded one.
-  const testDb = await createTestDatabase(BACKENDS[0]!);
+  const testDb = await createTestDatabase(BACKENDS[0] ?? 'pglite');
   const [expected, actual] = await Promise.all([
     generateApiTypes(testDb.database).finally(() => testDb.drop()), readFile(SCHEMA_FILE, 'utf8').catch(() => ''),
   ]);
