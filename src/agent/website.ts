@@ -4,12 +4,13 @@
 // `lookup` for them), host names inside the `lookup` hook after resolution, and the same again on every redirect,
 // which is followed by hand. A site problem never throws: it comes back as `{ ok: false, error }`.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest, STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import ipaddr from 'ipaddr.js';
+import { http } from '../node-http.ts';
 
 export const USER_AGENT = 'leadrun-research/0.1 (+https://github.com/leadrun)';
 export const DEFAULT_TIMEOUT_MS = 5_000;
@@ -170,7 +171,7 @@ function bareHost(url: URL): string {
 
 function send(url: URL, options: FetchPageOptions, signal: AbortSignal): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = url.protocol === 'https:' ? httpsRequest : http.request;
     const req = request(
       {
         protocol: url.protocol,
@@ -324,7 +325,7 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
       }
       if (status === null || status < 200 || status > 299) {
         response.destroy();
-        const text = status === null ? '' : ` ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd();
+        const text = status === null ? '' : ` ${status} ${http.STATUS_CODES[status] ?? ''}`.trimEnd();
         throw new PageError(`The site answered HTTP${text || ' without a status'}.`, status);
       }
 

@@ -1,9 +1,9 @@
 // The model engine: ANALYSIS, STRATEGY and WRITER through any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM,
 // LM Studio), with structured output described by the step schemas of outputs.ts and validated against them.
 // It makes exactly one request per call: retries, with backoff, belong to the worker.
-import { STATUS_CODES } from 'node:http';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7, type LanguageModelUsage } from 'ai';
+import { http } from '../../node-http.ts';
 import { ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../engine.ts';
 import { fitDraft } from '../grounding.ts';
 import { assertStepOutput } from '../output-check.ts';
@@ -157,7 +157,7 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
       const retryAfterMs = retryAfter(error.responseHeaders?.['retry-after']);
       const detail = detailOf(error.responseBody);
       const message = redact(
-        `the model endpoint answered ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}` +
+        `the model endpoint answered ${status}${http.STATUS_CODES[status] ? ` ${http.STATUS_CODES[status]}` : ''}` +
           (detail ? `: ${detail}` : '') +
           (retryAfterMs !== null ? ` (retry after ${seconds(retryAfterMs)})` : ''),
       );

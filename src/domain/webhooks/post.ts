@@ -1,8 +1,8 @@
 // One attempt to deliver a webhook: a POST to the checked address (the host name still in Host and in TLS), no
 // redirect followed, the whole attempt bounded by a deadline, and no more of the answer read than the excerpt kept.
-import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import { http } from '../../node-http.ts';
 import { resolveEndpointHost, WebhookUrlRefused } from './url.ts';
 
 /** The most of an answer's body that is read and kept for the delivery log. */
