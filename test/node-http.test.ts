@@ -6,8 +6,8 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { PROJECT_ROOT } from './cli/support.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const MODULES = ['src/agent/website.ts', 'src/agent/engines/model.ts', 'src/domain/webhooks/post.ts'];
 
 /** Whether a new Node.js process had loaded undici once it had imported `specifiers`. */
@@ -15,14 +15,14 @@ async function loadsUndici(specifiers: string[]): Promise<boolean> {
   const script = `${specifiers.map((s) => `await import(${JSON.stringify(s)});`).join('\n')}
 console.log(JSON.stringify(process.moduleLoadList.some((name) => name.includes('undici'))));`;
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '--eval', script], {
-    cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' },
+    cwd: PROJECT_ROOT, env: { ...process.env, NODE_OPTIONS: '' },
   });
   return JSON.parse(stdout) as boolean;
 }
 
 describe('node:http without its ES module', () => {
   it('leaves undici unloaded when the modules that send HTTP requests are imported', async () => {
-    assert.equal(await loadsUndici(MODULES.map((file) => pathToFileURL(path.join(ROOT, file)).href)), false);
+    assert.equal(await loadsUndici(MODULES.map((file) => pathToFileURL(path.join(PROJECT_ROOT, file)).href)), false);
   });
 
   it('would see it loaded by an import of node:http', async () => {
