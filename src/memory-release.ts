@@ -16,15 +16,23 @@ export interface MemoryRelease {
   stop(): void;
 }
 
-export function releaseMemoryWhenQuiet(intervalMs = 5_000, gc = globalThis.gc): MemoryRelease {
-  if (!gc) return { stop: () => {} };
+/** A function that gives the share of the event loop's time spent running code since it was last called. */
+export function loopUtilization(): () => number {
   let last: EventLoopUtilization = performance.eventLoopUtilization();
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const { utilization } = performance.eventLoopUtilization(now, last);
+    last = now;
+    return utilization;
+  };
+}
+
+export function releaseMemoryWhenQuiet(intervalMs = 5_000, gc = globalThis.gc, measure = loopUtilization()): MemoryRelease {
+  if (!gc) return { stop: () => {} };
   // Starting up counts as busy: what it allocated is handed back at the first quiet interval.
   let busySinceRelease = true;
   const timer = setInterval(() => {
-    const now = performance.eventLoopUtilization();
-    const utilization = performance.eventLoopUtilization(now, last).utilization;
-    last = now;
+    const utilization = measure();
     if (utilization >= BUSY) busySinceRelease = true;
     else if (utilization < QUIET && busySinceRelease) {
       busySinceRelease = false;
