@@ -1,6 +1,7 @@
 // The database factory: a real PostgreSQL through `pg` when DATABASE_URL is set, embedded PGlite otherwise.
 // Both speak the same SQL and share one set of migrations; the rest of the program sees only `Database`.
 import { mkdir } from 'node:fs/promises';
+import v8 from 'node:v8';
 import type { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
@@ -146,8 +147,19 @@ async function openPGlite(options: OpenOptions): Promise<Database> {
   return pgliteDatabase(await openPGliteInstance(options));
 }
 
+const WASM_TIERING_BUDGET = 2_000_000_000;
+
 /** PGlite with leadrun's settings and the extensions its migrations need, in memory or in `DATA_DIR/pgdata`. */
 export async function openPGliteInstance(options: OpenOptions): Promise<PGlite> {
+  // V8 runs PGlite's WebAssembly in baseline code first, and compiles a function again with its optimizing compiler
+  // once it has run enough: its tiering budget, about 13 MB of code executed by default. Parsing the statements of a
+  // start used that up in PostgreSQL's SQL parser, one function of 105 kB, and compiling it again took 2 s of CPU and
+  // 600 MB of memory in a thread of V8's: an embedded server's start and first answers cost 5.4-6.1 s of CPU instead of
+  // 2.4-2.7, peaking at 858 MB resident instead of 280, and a command on DATA_DIR waited for it before it could exit.
+  // At 150 times the default (77 times was not enough for a server's start) the start stays in baseline code, and what
+  // a busy server runs over and over still reaches the budget (docs/PERFORMANCE.md, change 23). A setting of the
+  // process's V8, taken when a module is compiled: before PGlite's is.
+  v8.setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
   // Loaded only for the embedded database: a server on PostgreSQL never holds it.
   const [{ PGlite }, { pg_trgm }, { unaccent }] = await Promise.all([
     import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm'), import('@electric-sql/pglite/contrib/unaccent'),

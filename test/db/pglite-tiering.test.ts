@@ -1,0 +1,39 @@
+// Opening the embedded database leaves PGlite's WebAssembly in V8's baseline code (src/db/database.ts): with V8's
+// default tiering budget, a start compiled PostgreSQL's largest functions again with the optimizing compiler, its SQL
+// parser (105 kB of code) for 2 s of CPU and 600 MB of memory. Checked in a new process, which prints each function V8
+// compiles, with which compiler and its size. Node's own WebAssembly (the type stripping of the .ts files the process
+// loads, when they are not in the compile cache) has small functions compiled so, 6.6 kB at most: left out by size.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT, tempDir } from '../cli/support.ts';
+
+/** Bytes of a function's WebAssembly: PostgreSQL's start runs several larger; the type stripping compiled none so. */
+const LARGE = 10_000;
+const module = (file: string) => JSON.stringify(pathToFileURL(path.join(PROJECT_ROOT, file)).href);
+
+describe('the embedded database at its start', () => {
+  it('opens, checks its migrations and answers with no large function compiled by the optimizing compiler', async (t) => {
+    // A DATA_DIR migrated already, as a server that has started before opens it.
+    const dataDir = await tempDir('leadrun-tiering-', { migrated: true });
+    t.after(() => dataDir.remove());
+    const script = `
+const { openPGliteInstance, pgliteDatabase } = await import(${module('src/db/database.ts')});
+const database = pgliteDatabase(await openPGliteInstance({ databaseUrl: null, dataDir: ${JSON.stringify(dataDir.path)} }));
+await database.migrate();
+await database.db.selectFrom('workspaces').selectAll().execute();
+await database.db.selectFrom('leads').select(({ fn }) => fn.countAll().as('n')).execute();
+await database.close();`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--trace-wasm-compilation-times', '--input-type=module', '--eval', script], {
+      cwd: PROJECT_ROOT, env: { ...process.env, NODE_OPTIONS: '' }, maxBuffer: 64 * 1024 * 1024,
+    });
+    const compiled = stdout.split('\n').filter((line) => line.startsWith('Compiled function '));
+    assert.ok(compiled.some((line) => line.includes(' using Liftoff,')), 'the trace shows the baseline compiler at work');
+    const size = (line: string) => Number(/ bodysize (\d+)/.exec(line)?.[1]);
+    assert.ok(compiled.some((line) => size(line) > LARGE), 'the start ran functions of PostgreSQL larger than 10 kB');
+    assert.deepEqual(compiled.filter((line) => line.includes(' using TurboFan,') && size(line) > LARGE), []);
+  });
+});
