@@ -2,7 +2,7 @@
 // with and without a running server holding it, and how `serve` takes, shares and gives back its DATA_DIR.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -600,6 +600,30 @@ describe('leadrun tells people what it is and how to use it', { concurrency: 2 }
     const result = await runLeadrun([], {}, { process: true });
     assert.equal(result.code, 1);
     assert.match(result.stdout, /^leadrun: .*\n\nUsage:\n(  leadrun .*\n)+/);
+  });
+});
+
+describe('a working directory deleted under the shell', () => {
+  it('fails with one line of leadrun, after the shell\'s own warning, and no stack trace', async () => {
+    const scratch = await tempDir();
+    const gone = path.join(scratch.path, 'gone');
+    try {
+      // The shell enters the directory and removes it, then runs leadrun there, as a terminal left in it would.
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        execFile('/bin/sh', ['-c', 'mkdir "$1" && cd "$1" && rmdir "$1" && exec "$2" --version', 'sh', gone, LEADRUN_BIN],
+          { env: cleanEnv({}) }, (error, stdout, stderr) => {
+            if (error && typeof (error as { code?: unknown }).code === 'string') return reject(error);
+            resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr });
+          });
+      });
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(result.stdout, '');
+      const lines = result.stderr.trimEnd().split('\n');
+      assert.equal(lines.at(-1), 'leadrun: the current directory no longer exists; cd to one that does and run the command again');
+      assert.ok(lines.slice(0, -1).every((line) => /getcwd/.test(line)), `only the shell's warning before it: ${result.stderr}`);
+    } finally {
+      await scratch.remove();
+    }
   });
 });
 
