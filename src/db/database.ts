@@ -1,7 +1,6 @@
 // The database factory: a real PostgreSQL through `pg` when DATABASE_URL is set, embedded PGlite otherwise.
 // Both speak the same SQL and share one set of migrations; the rest of the program sees only `Database`.
 import { mkdir } from 'node:fs/promises';
-import v8 from 'node:v8';
 import type { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
@@ -159,7 +158,7 @@ export async function openPGliteInstance(options: OpenOptions): Promise<PGlite> 
   // At 150 times the default (77 times was not enough for a server's start) the start stays in baseline code, and what
   // a busy server runs over and over still reaches the budget (docs/PERFORMANCE.md, change 23). A setting of the
   // process's V8, taken when a module is compiled: before PGlite's is.
-  v8.setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
+  process.getBuiltinModule('node:v8').setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
   // Loaded only for the embedded database: a server on PostgreSQL never holds it.
   const [{ PGlite }, { pg_trgm }, { unaccent }] = await Promise.all([
     import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm'), import('@electric-sql/pglite/contrib/unaccent'),
