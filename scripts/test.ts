@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, globSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { WASM_TIERING_FLAG } from '../src/db/wasm-tiering.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const node = process.execPath;
@@ -91,9 +92,10 @@ for (const [list, count] of [[starters, starterGroups], [others, Math.min(others
 mkdirSync(cacheDir, { recursive: true });
 let reports = 0;
 // The spec reporter for people, and scripts/test-durations.ts into a file of the job's own for the next grouping.
-// The test processes load TypeBox and Kysely as leadrun does (src/bundled-deps.ts).
+// The test processes load TypeBox and Kysely as leadrun does (src/bundled-deps.ts), and start with its setting of V8 for
+// PGlite (src/db/wasm-tiering.ts): the code Node compiles is kept for the servers and the tests alike.
 const testArgs = (isolation: 'none' | 'process', list: string[]) => [
-  '--import', './src/bundled-deps.ts', '--test', `--test-isolation=${isolation}`, '--test-timeout=180000',
+  WASM_TIERING_FLAG, '--import', './src/bundled-deps.ts', '--test', `--test-isolation=${isolation}`, '--test-timeout=180000',
   '--test-reporter=spec', '--test-reporter-destination=stdout',
   '--test-reporter=./scripts/test-durations.ts', `--test-reporter-destination=${path.join(cacheDir, `durations-${++reports}.tsv`)}`,
   ...list,

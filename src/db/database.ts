@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { ConnectionQueue, PGliteDialect } from './pglite-dialect.ts';
 import { PgListener } from './pg-listener.ts';
+import { WASM_TIERING_FLAG } from './wasm-tiering.ts';
 import { migrate, type MigrationSession } from './migrate.ts';
 import type { DB } from './schema.ts';
 
@@ -146,8 +147,6 @@ async function openPGlite(options: OpenOptions): Promise<Database> {
   return pgliteDatabase(await openPGliteInstance(options));
 }
 
-const WASM_TIERING_BUDGET = 2_000_000_000;
-
 /** PGlite with leadrun's settings and the extensions its migrations need, in memory or in `DATA_DIR/pgdata`. */
 export async function openPGliteInstance(options: OpenOptions): Promise<PGlite> {
   // V8 runs PGlite's WebAssembly in baseline code first, and compiles a function again with its optimizing compiler
@@ -156,9 +155,9 @@ export async function openPGliteInstance(options: OpenOptions): Promise<PGlite> 
   // 600 MB of memory in a thread of V8's: an embedded server's start and first answers cost 5.4-6.1 s of CPU instead of
   // 2.4-2.7, peaking at 858 MB resident instead of 280, and a command on DATA_DIR waited for it before it could exit.
   // At 150 times the default (77 times was not enough for a server's start) the start stays in baseline code, and what
-  // a busy server runs over and over still reaches the budget (docs/PERFORMANCE.md, change 23). A setting of the
-  // process's V8, taken when a module is compiled: before PGlite's is.
-  process.getBuiltinModule('node:v8').setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
+  // a busy server runs over and over still reaches the budget (docs/PERFORMANCE.md, change 23). bin/leadrun starts
+  // Node with it (./wasm-tiering.ts); set here too for a process started otherwise, before PGlite's module is compiled.
+  process.getBuiltinModule('node:v8').setFlagsFromString(WASM_TIERING_FLAG);
   // Loaded only for the embedded database: a server on PostgreSQL never holds it.
   const [{ PGlite }, { pg_trgm }, { unaccent }] = await Promise.all([
     import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm'), import('@electric-sql/pglite/contrib/unaccent'),

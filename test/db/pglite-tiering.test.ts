@@ -3,13 +3,16 @@
 // parser (105 kB of code) for 2 s of CPU and 600 MB of memory. Checked in a new process, which prints each function V8
 // compiles, with which compiler and its size. Node's own WebAssembly (the type stripping of the .ts files the process
 // loads, when they are not in the compile cache) has small functions compiled so, 6.6 kB at most: left out by size.
+// bin/leadrun starts Node with the setting, as `npm test` does (src/db/wasm-tiering.ts).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { PROJECT_ROOT, tempDir } from '../cli/support.ts';
+import { WASM_TIERING_FLAG } from '../../src/db/wasm-tiering.ts';
+import { LEADRUN_BIN, PROJECT_ROOT, tempDir } from '../cli/support.ts';
 
 /** Bytes of a function's WebAssembly: PostgreSQL's start runs several larger; the type stripping compiled none so. */
 const LARGE = 10_000;
@@ -35,5 +38,12 @@ await database.close();`;
     const size = (line: string) => Number(/ bodysize (\d+)/.exec(line)?.[1]);
     assert.ok(compiled.some((line) => size(line) > LARGE), 'the start ran functions of PostgreSQL larger than 10 kB');
     assert.deepEqual(compiled.filter((line) => line.includes(' using TurboFan,') && size(line) > LARGE), []);
+  });
+
+  it('is the setting bin/leadrun starts Node with, so that it never changes in the middle of a process', () => {
+    const script = readFileSync(LEADRUN_BIN, 'utf8');
+    const value = WASM_TIERING_FLAG.slice(WASM_TIERING_FLAG.indexOf('=') + 1);
+    assert.match(script, new RegExp(`^wasm="--wasm-tiering-budget=${value}"$`, 'm'));
+    assert.match(script, /^exec "\$node" .*\$wasm /m);
   });
 });
