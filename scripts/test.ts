@@ -61,7 +61,7 @@ const shared = files.filter((file) => !alone.includes(file));
 // Files that start processes (leadrun, Chromium, npm, Dovecot) are grouped apart from the others. A process's start
 // copies the page tables of the one that starts it: 1 ms of CPU from a test process of 70 MB, 19 ms from one of 1 GB,
 // which a process holding embedded databases soon is. Kept apart, the starting is done by small processes.
-const STARTS_PROCESSES = /from 'node:child_process'|import \{[^}]*\bchromium\b[^}]*\} from 'playwright-core'|\b(runLeadrun|spawnLeadrun|startLeadrun|leadrunJson|launchBrowser|launchChromium|startDovecot|runBench)\(/;
+const STARTS_PROCESSES = /from 'node:child_process'|import \{[^}]*\bchromium\b[^}]*\} from 'playwright-core'|\b(runLeadrun|spawnLeadrun|startLeadrun|leadrunJson|launchBrowser|launchChromium|startDovecot|runBench|runModuleScript)\(/;
 const starters = shared.filter((file) => STARTS_PROCESSES.test(readFileSync(path.join(root, file), 'utf8')));
 const others = shared.filter((file) => !starters.includes(file));
 

@@ -1,12 +1,8 @@
 // The modules that call node:http take it without building its ES module (src/node-http.ts), whose WebSocket getter
 // would load undici at every start of serve and worker. Checked in a new process, where nothing else loaded it first.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
-import { PROJECT_ROOT } from './cli/support.ts';
+import { projectModule, runModuleScript } from './support/node-eval.ts';
 
 const MODULES = ['src/agent/website.ts', 'src/agent/engines/model.ts', 'src/domain/webhooks/post.ts'];
 
@@ -14,15 +10,12 @@ const MODULES = ['src/agent/website.ts', 'src/agent/engines/model.ts', 'src/doma
 async function loadsUndici(specifiers: string[]): Promise<boolean> {
   const script = `${specifiers.map((s) => `await import(${JSON.stringify(s)});`).join('\n')}
 console.log(JSON.stringify(process.moduleLoadList.some((name) => name.includes('undici'))));`;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '--eval', script], {
-    cwd: PROJECT_ROOT, env: { ...process.env, NODE_OPTIONS: '' },
-  });
-  return JSON.parse(stdout) as boolean;
+  return JSON.parse(await runModuleScript(script)) as boolean;
 }
 
 describe('node:http without its ES module', () => {
   it('leaves undici unloaded when the modules that send HTTP requests are imported', async () => {
-    assert.equal(await loadsUndici(MODULES.map((file) => pathToFileURL(path.join(PROJECT_ROOT, file)).href)), false);
+    assert.equal(await loadsUndici(MODULES.map(projectModule)), false);
   });
 
   it('would see it loaded by an import of node:http', async () => {

@@ -2,15 +2,14 @@
 // the same exports and the same behaviour as the installed packages, in a leadrun process; and never a bundle of
 // another version than the one installed.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { BUNDLED_PACKAGES, bundledEntries, type BundleManifest } from '../../src/bundled-deps.ts';
 import { BACKENDS, createMigratedPostgresDatabase } from '../helpers.ts';
+import { runModuleScript } from '../support/node-eval.ts';
 import { PROJECT_ROOT, runLeadrun } from './support.ts';
 
 const nodeModules = pathToFileURL(path.join(PROJECT_ROOT, 'node_modules/'));
@@ -48,8 +47,7 @@ console.log(JSON.stringify(out));
 `;
 
 async function probe(manifest: BundleManifest, withBundles: boolean) {
-  const args = [...(withBundles ? ['--import', HOOK] : []), '--input-type=module', '--eval', probeScript(manifest)];
-  const { stdout } = await promisify(execFile)(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, NODE_OPTIONS: '' } });
+  const stdout = await runModuleScript(probeScript(manifest), withBundles ? ['--import', HOOK] : []);
   return JSON.parse(stdout) as { resolved: Record<string, string>; exports: Record<string, string[]>; typebox: boolean[]; kysely: string };
 }
 

@@ -5,18 +5,14 @@
 // loads, when they are not in the compile cache) has small functions compiled so, 6.6 kB at most: left out by size.
 // bin/leadrun starts Node with the setting, as `npm test` does (src/db/wasm-tiering.ts).
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { WASM_TIERING_FLAG } from '../../src/db/wasm-tiering.ts';
-import { LEADRUN_BIN, PROJECT_ROOT, tempDir } from '../cli/support.ts';
+import { LEADRUN_BIN, tempDir } from '../cli/support.ts';
+import { projectModule, runModuleScript } from '../support/node-eval.ts';
 
 /** Bytes of a function's WebAssembly: PostgreSQL's start runs several larger; the type stripping compiled none so. */
 const LARGE = 10_000;
-const module = (file: string) => JSON.stringify(pathToFileURL(path.join(PROJECT_ROOT, file)).href);
 
 describe('the embedded database at its start', () => {
   it('opens, checks its migrations and answers with no large function compiled by the optimizing compiler', async (t) => {
@@ -24,15 +20,13 @@ describe('the embedded database at its start', () => {
     const dataDir = await tempDir('leadrun-tiering-', { migrated: true });
     t.after(() => dataDir.remove());
     const script = `
-const { openPGliteInstance, pgliteDatabase } = await import(${module('src/db/database.ts')});
+const { openPGliteInstance, pgliteDatabase } = await import(${JSON.stringify(projectModule('src/db/database.ts'))});
 const database = pgliteDatabase(await openPGliteInstance({ databaseUrl: null, dataDir: ${JSON.stringify(dataDir.path)} }));
 await database.migrate();
 await database.db.selectFrom('workspaces').selectAll().execute();
 await database.db.selectFrom('leads').select(({ fn }) => fn.countAll().as('n')).execute();
 await database.close();`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--trace-wasm-compilation-times', '--input-type=module', '--eval', script], {
-      cwd: PROJECT_ROOT, env: { ...process.env, NODE_OPTIONS: '' }, maxBuffer: 64 * 1024 * 1024,
-    });
+    const stdout = await runModuleScript(script, ['--trace-wasm-compilation-times']);
     const compiled = stdout.split('\n').filter((line) => line.startsWith('Compiled function '));
     assert.ok(compiled.some((line) => line.includes(' using Liftoff,')), 'the trace shows the baseline compiler at work');
     const size = (line: string) => Number(/ bodysize (\d+)/.exec(line)?.[1]);
