@@ -17,7 +17,7 @@ export interface MemoryRelease {
 }
 
 /** A function that gives the share of the event loop's time spent running code since it was last called. */
-export function loopUtilization(): () => number {
+function loopUtilization(): () => number {
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   return () => {
     const now = performance.eventLoopUtilization();
