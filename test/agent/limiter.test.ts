@@ -88,6 +88,14 @@ for (const kind of BACKENDS) {
       assert.equal((await row(model)).limit_now, 5);
     });
 
+    it('puts the refused step off even when sharing the pause took longer than the pause', async () => {
+      const slot = await processesOf(2)().acquire();
+      const heardAt = time;
+      const released = slot.release({ rateLimitedForMs: 1_000 });
+      time += 5_000; // a loaded database answers after the Retry-After has run out
+      assert.deepEqual(await released, new Date(heardAt + 1_000), 'due at once, but put off: a 429 is not a failed attempt');
+    });
+
     it('stops waiting when the run is cancelled, and gives the slot to the next call', async () => {
       const worker = processesOf(1, 10_000)();
       const held = await worker.acquire();

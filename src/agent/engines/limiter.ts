@@ -40,7 +40,10 @@ const MAX_WAIT_MS = 20_000;
 export type CallOutcome = 'answered' | 'failed' | { rateLimitedForMs: number | null };
 
 export interface CallSlot {
-  /** Frees the slot. After a 429, resolves with the end of the endpoint's pause when it is paused, else null. */
+  /**
+   * Frees the slot. After a 429, resolves with the end of the endpoint's pause: the one its Retry-After set, even when
+   * already over, or one still running; else null.
+   */
   release(outcome: CallOutcome): Promise<Date | null>;
 }
 
@@ -250,7 +253,9 @@ export function createModelCallLimiter(options: ModelCallLimiterOptions): ModelC
       log.warn({ err: error }, 'could not share a 429 of the model endpoint');
     }
     log.info({ limit, pausedUntil: pausedUntil > at ? new Date(pausedUntil) : null }, 'the model endpoint answered 429');
-    return pausedUntil > now() ? new Date(pausedUntil) : null;
+    // A 429 with a Retry-After puts its step off even when sharing it took longer than the pause (a loaded database):
+    // due at once then, but not a failed attempt.
+    return until !== null || pausedUntil > now() ? new Date(pausedUntil) : null;
   }
 
   return {
