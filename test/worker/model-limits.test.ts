@@ -6,14 +6,45 @@
 // (insufficient_quota) fails the step at once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createModelCallLimiter, endpointKey } from '../../src/agent/engines/limiter.ts';
+import { createModelCallLimiter, endpointKey, type ModelCallLimiter } from '../../src/agent/engines/limiter.ts';
 import { createModelEngine } from '../../src/agent/engines/model.ts';
 import { systemClock } from '../../src/clock.ts';
 import type { JobRunner } from '../../src/jobs/runner.ts';
 import { BACKENDS, silentLogger, startTestApp, type TestApp } from '../helpers.ts';
 import { answer, COMPANY_PAGE } from '../support/model-answers.ts';
-import { rateLimited, startOpenAIServer, status, type OpenAIServer, type OpenAIServerOptions, type RecordedRequest } from '../support/openai-server.ts';
+import { rateLimited, startOpenAIServer, status, type OpenAIServer, type OpenAIServerOptions } from '../support/openai-server.ts';
 import { assertFinishedOnce, createProspect, eventually, runReaches, startRunViaApi, startWebsite, stepsOf, type Website } from './support.ts';
+
+/**
+ * What a worker's limiter did, as its engine saw it: when each call was given its slot, and when each 429 was heard,
+ * with the wait its Retry-After asked for. Kept in the test's process, on its one clock: when the provider's server
+ * saw a call says nothing sound of when the worker started it, on a machine that can hold either back for a second.
+ */
+interface Slots {
+  granted: number[];
+  heard429: Array<{ at: number; retryAfterMs: number | null }>;
+}
+
+const newSlots = (): Slots => ({ granted: [], heard429: [] });
+
+function recording(limiter: ModelCallLimiter, slots: Slots): ModelCallLimiter {
+  return {
+    async acquire(signal) {
+      const slot = await limiter.acquire(signal);
+      slots.granted.push(Date.now());
+      return {
+        release(outcome) {
+          if (typeof outcome === 'object') slots.heard429.push({ at: Date.now(), retryAfterMs: outcome.rateLimitedForMs });
+          return slot.release(outcome);
+        },
+      };
+    },
+  };
+}
+
+/** Slots given while a 429 held the endpoint: after it was heard, before its Retry-After ran out. */
+const grantedWhilePaused = (slots: Slots) =>
+  slots.heard429.flatMap((heard) => slots.granted.filter((at) => at > heard.at && at < heard.at + (heard.retryAfterMs ?? 0)));
 
 for (const kind of BACKENDS) {
   describe(`runs bound by the model provider (${kind})`, () => {
@@ -41,10 +72,12 @@ for (const kind of BACKENDS) {
       return llm;
     }
 
-    /** A worker as `leadrun worker` makes it: a limiter of its own on the shared database; the key tells workers apart. */
-    function startWorker(llm: OpenAIServer, max: number, apiKey = 'sk-test-worker-a', giveUpAfterMs?: number) {
-      const limiter = createModelCallLimiter({ db: t.database.db, clock: systemClock, baseUrl: llm.baseUrl, model: 'gpt-test', max, logger: silentLogger });
-      const engine = createModelEngine({ baseUrl: llm.baseUrl, apiKey, model: 'gpt-test', timeoutMs: 5_000, limiter });
+    /** A worker as `leadrun worker` makes it: a limiter of its own on the shared database; its slots kept in `slots`. */
+    function startWorker(llm: OpenAIServer, max: number, options: { giveUpAfterMs?: number; slots?: Slots } = {}) {
+      const { giveUpAfterMs, slots } = options;
+      const shared = createModelCallLimiter({ db: t.database.db, clock: systemClock, baseUrl: llm.baseUrl, model: 'gpt-test', max, logger: silentLogger });
+      const limiter = slots ? recording(shared, slots) : shared;
+      const engine = createModelEngine({ baseUrl: llm.baseUrl, apiKey: 'sk-test-worker', model: 'gpt-test', timeoutMs: 5_000, limiter });
       return t.startWorker({ engine, concurrency: max, allowPrivateHosts: true, ...(giveUpAfterMs !== undefined ? { giveUpAfterMs } : {}) });
     }
 
@@ -60,7 +93,7 @@ for (const kind of BACKENDS) {
         await eventually('every run to reach AWAITING_APPROVAL or FAILED', async () => {
           const rows = await t.database.db.selectFrom('runs').select('status').where('id', 'in', runIds).execute();
           return rows.every((r) => r.status === 'AWAITING_APPROVAL' || r.status === 'FAILED');
-        }, 30_000, 50);
+        }, 60_000, 50);
       } finally {
         for (const worker of workers) await worker.stop();
       }
@@ -80,9 +113,6 @@ for (const kind of BACKENDS) {
       return row.paused_until!.getTime();
     }
 
-    /** Requests that arrived between `from` and `to` (Date.now() values). */
-    const arrivedBetween = (requests: RecordedRequest[], from: number, to: number) => requests.filter((r) => r.at > from && r.at < to);
-
     it('has at most LLM_MAX_CONCURRENCY calls in flight, however many runs the worker holds', async () => {
       const llm = await endpoint({ delayMs: 200 });
       const runIds = await startRuns(6);
@@ -95,11 +125,11 @@ for (const kind of BACKENDS) {
       const llm = await endpoint({ delayMs: 100 });
       llm.reply(rateLimited(2));
       const runIds = await startRuns(4);
-      await settle(runIds, [await startWorker(llm, 4)]); // every step took one attempt
-      // From a second after the 429 was heard: a call let through before may arrive that late on a busy machine, but none
-      // is started until the 2 s are over.
-      const end = await pauseEnd(llm);
-      assert.deepEqual(arrivedBetween(llm.requests, end - 1_000, end), [], 'no call during the pause');
+      const slots = newSlots();
+      await settle(runIds, [await startWorker(llm, 4, { slots })]); // every step took one attempt
+      assert.deepEqual(slots.heard429.map((heard) => heard.retryAfterMs), [2_000]);
+      assert.deepEqual(grantedWhilePaused(slots), [], 'no call during the pause');
+      assert.equal(slots.granted.length, llm.requests.length, 'every call took a slot');
       const retried = await retries(runIds);
       assert.equal(retried.length, 1, 'one step put off, for the one 429');
       assert.match(retried[0]!.error!, /^waiting on the model provider, not counted as an attempt \(put off since .*\): .*429 Too Many Requests.*retry after 2 s/);
@@ -111,7 +141,7 @@ for (const kind of BACKENDS) {
       const llm = await endpoint({});
       llm.setDefault(rateLimited(1));
       const [runId] = await startRuns(1);
-      const worker = await startWorker(llm, 2, 'sk-test-worker-a', 1_500); // the limit: 1.5 s instead of an hour
+      const worker = await startWorker(llm, 2, { giveUpAfterMs: 1_500 }); // the limit: 1.5 s instead of an hour
       try {
         const run = await runReaches(t.database.db, runId!, 'FAILED', 20_000);
         assert.match(run.error!, /^ANALYSIS failed: the model endpoint has refused its calls for \d+ s \(since .*; the limit is 2 s, LLM_RATE_LIMIT_GIVE_UP_MINUTES\)\. Its last answer: .*429 Too Many Requests/);
@@ -172,28 +202,31 @@ for (const kind of BACKENDS) {
       // so some are refused (at three per half second, a loaded machine once spread them out enough that none were).
       const llm = await endpoint({ delayMs: 100, rateLimit: { requests: 1, windowMs: 1_000 } });
       const runIds = await startRuns(4);
-      await settle(runIds, [await startWorker(llm, 6)]);
+      const slots = newSlots();
+      await settle(runIds, [await startWorker(llm, 6, { slots })]);
       assert.ok(llm.refusedAt.length > 0, 'the provider refused some calls');
       assert.equal((await retries(runIds)).length, llm.refusedAt.length, 'one step put off per 429, none retried otherwise');
-      // Each 429 says 1 s. From half a second after it: a call started before it was heard may arrive that late.
-      for (const refusal of llm.refusedAt) {
-        assert.deepEqual(arrivedBetween(llm.requests, refusal + 500, refusal + 950), [], 'no call while the endpoint asked to wait');
-      }
+      assert.deepEqual(slots.heard429.map((heard) => heard.retryAfterMs), llm.refusedAt.map(() => 1_000), 'each 429 heard, saying 1 s');
+      assert.deepEqual(grantedWhilePaused(slots), [], 'no call started while the endpoint asked to wait');
+      assert.equal(slots.granted.length, llm.requests.length, 'every call took a slot');
     });
 
     it('shares a Retry-After between two worker processes', { skip: kind !== 'postgres' && 'two processes share a PostgreSQL database' }, async () => {
       const llm = await endpoint({ delayMs: 200 });
       llm.reply(rateLimited(3));
       const runIds = await startRuns(12);
-      await settle(runIds, [await startWorker(llm, 4, 'sk-test-worker-a'), await startWorker(llm, 4, 'sk-test-worker-b')]);
-      // The other process reads the pause within a second, and calls no more until it ends; half a second more for a
-      // call it started just before to arrive on a loaded machine.
+      const [a, b] = [newSlots(), newSlots()];
+      await settle(runIds, [await startWorker(llm, 4, { slots: a }), await startWorker(llm, 4, { slots: b })]);
+      const [heard, other] = a.heard429.length > 0 ? [a, b] : [b, a];
+      assert.deepEqual(heard.heard429.map((h) => h.retryAfterMs), [3_000]);
+      assert.deepEqual(other.heard429, []);
+      assert.deepEqual(grantedWhilePaused(heard), [], 'no call from the process that heard the 429 during the pause');
+      // The other process reads the pause within a second, and starts no call until it ends; half a second more for a
+      // loaded machine to finish reading it.
       const end = await pauseEnd(llm);
-      assert.deepEqual(arrivedBetween(llm.requests, end - 1_500, end), [], 'no call from either during the pause');
-      for (const worker of ['a', 'b']) {
-        const calls = llm.requests.filter((r) => r.headers.authorization === `Bearer sk-test-worker-${worker}` && r.at > end);
-        assert.ok(calls.length > 0, `worker ${worker} still had calls to make after the pause`);
-      }
+      assert.deepEqual(other.granted.filter((at) => at > end - 1_500 && at < end), [], 'nor from the other, once it had read it');
+      assert.ok(a.granted.some((at) => at > end) && b.granted.some((at) => at > end), 'both still had calls to make after the pause');
+      assert.equal(a.granted.length + b.granted.length, llm.requests.length, 'every call took a slot');
       assert.equal((await retries(runIds)).length, 1);
     });
   });
