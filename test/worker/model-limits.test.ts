@@ -72,7 +72,7 @@ for (const kind of BACKENDS) {
       return llm;
     }
 
-    /** A worker as `leadrun worker` makes it: a limiter of its own on the shared database; its slots kept in `slots`. */
+    /** A worker as `leadrun worker` makes it: a limiter of its own on the shared database (its slots kept in `slots`). */
     function startWorker(llm: OpenAIServer, max: number, options: { giveUpAfterMs?: number; slots?: Slots } = {}) {
       const { giveUpAfterMs, slots } = options;
       const shared = createModelCallLimiter({ db: t.database.db, clock: systemClock, baseUrl: llm.baseUrl, model: 'gpt-test', max, logger: silentLogger });
