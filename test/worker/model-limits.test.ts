@@ -199,7 +199,7 @@ for (const kind of BACKENDS) {
       assert.deepEqual(await retries([runId!]), [], 'not put off, not retried');
     });
 
-    it('still puts off a 429 whose body only looks like a quota error (a rate limit named otherwise, not JSON, 1 MiB, nested 10,000 deep)', async () => {
+    it('still puts off a 429 whose body only looks like a quota error (a rate limit named otherwise, not JSON, 1 MiB, nested 6,000 deep)', async () => {
       const llm = await endpoint({ delayMs: 50 });
       llm.reply(
         status(429, { body: { error: { message: 'insufficient_quota', type: 'requests', code: 'rate_limit_exceeded' } }, headers: { 'retry-after': '1' } }),
