@@ -2,7 +2,7 @@
 // with and without a running server holding it, and how `serve` takes, shares and gives back its DATA_DIR.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,7 +14,7 @@ import { verifyPassword } from '../../src/domain/passwords.ts';
 import { createSession, findSession } from '../../src/domain/sessions.ts';
 import { createMigratedPostgresDatabase, createPostgresDatabase } from '../helpers.ts';
 import {
-  assertCleanFailure, cleanEnv, freePort, LEADRUN_BIN, PROJECT_ROOT, leadrunJson, runLeadrun, spawnLeadrun, tempDir, waitForLine, waitForReady, workingDir, type LeadrunProcess,
+  assertCleanFailure, cleanEnv, freePort, LEADRUN_BIN, PROJECT_ROOT, leadrunJson, runCommand, runLeadrun, spawnLeadrun, tempDir, waitForLine, waitForReady, workingDir, type LeadrunProcess,
 } from './support.ts';
 
 const KEY_PATTERN = /^sk_[0-9A-Za-z]{38}$/;
@@ -609,13 +609,7 @@ describe('a working directory deleted under the shell', () => {
     const gone = path.join(scratch.path, 'gone');
     try {
       // The shell enters the directory and removes it, then runs leadrun there, as a terminal left in it would.
-      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-        execFile('/bin/sh', ['-c', 'mkdir "$1" && cd "$1" && rmdir "$1" && exec "$2" --version', 'sh', gone, LEADRUN_BIN],
-          { env: cleanEnv({}) }, (error, stdout, stderr) => {
-            if (error && typeof (error as { code?: unknown }).code === 'string') return reject(error);
-            resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr });
-          });
-      });
+      const result = await runCommand('/bin/sh', ['-c', 'mkdir "$1" && cd "$1" && rmdir "$1" && exec "$2" --version', 'sh', gone, LEADRUN_BIN], {});
       assert.equal(result.code, 1, result.stderr);
       assert.equal(result.stdout, '');
       const lines = result.stderr.trimEnd().split('\n');

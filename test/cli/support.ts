@@ -58,8 +58,13 @@ export function runLeadrun(args: string[], env: Record<string, string>, options:
 }
 
 function runLeadrunProcess(args: string[], env: Record<string, string>, options: RunOptions): Promise<Completed> {
+  return runCommand(LEADRUN_BIN, args, env, options);
+}
+
+/** Runs a program to its end as `runLeadrun` runs `bin/leadrun` in a process: `/bin/sh`, say, that runs it in turn. */
+export function runCommand(file: string, args: string[], env: Record<string, string>, options: RunOptions = {}): Promise<Completed> {
   return new Promise((resolve, reject) => {
-    const child = execFile(LEADRUN_BIN, args, {
+    const child = execFile(file, args, {
       env: cleanEnv(env), cwd: options.cwd ?? workingDir(), timeout: options.timeoutMs ?? 60_000, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024,
     }, (error, stdout, stderr) => {
       if (error && typeof (error as { code?: unknown }).code === 'string') return reject(error); // could not start it at all
