@@ -60,6 +60,8 @@ export interface Config {
   cpuThreads: number | null;
   /** How long one piece of CPU work over untrusted input may take before its thread is ended. */
   cpuBudgetMs: number;
+  /** How long a lead import may write, holding its transaction (on the embedded database, the one connection). */
+  importWriteMs: number;
 }
 
 export class ConfigError extends Error {
@@ -239,5 +241,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     stepRetryBaseMs: integer(env, 'STEP_RETRY_BASE_MS', 1000, 0, 600_000),
     cpuThreads: text(env, 'CPU_THREADS') === null ? null : integer(env, 'CPU_THREADS', 1, 1, 64),
     cpuBudgetMs: integer(env, 'CPU_BUDGET_MS', 10_000, 10, 600_000),
+    importWriteMs: integer(env, 'IMPORT_WRITE_SECONDS', 60, 1, 3600) * 1000,
   };
 }

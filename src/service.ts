@@ -7,6 +7,7 @@ import { createOfflineEngine } from './agent/engines/offline.ts';
 import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createCpuPool, defaultThreadCount } from './cpu/pool.ts';
+import { REFRESH_EVERY_MS, refreshStatisticsEvery } from './db/statistics.ts';
 import { issueSetupToken } from './domain/setup-tokens.ts';
 import { setupNeeded } from './domain/users.ts';
 import { buildApp, createDeps } from './http/app.ts';
@@ -103,6 +104,11 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
     }
   }
 
+  // The embedded database has no autovacuum to keep the planner's statistics (src/db/statistics.ts): this process,
+  // the only one that opens it, does.
+  const statistics = database.kind === 'pglite'
+    ? refreshStatisticsEvery(() => database.refreshStatistics(), REFRESH_EVERY_MS, (error) => logger.warn({ err: error }, 'could not analyze the database'))
+    : null;
   const memoryRelease = releaseMemoryWhenQuiet();
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -113,6 +119,7 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
     // Stop accepting requests and let those in flight finish; then hand runs and jobs back; then close the database.
     await app?.close();
     await runner?.stop();
+    await statistics?.stop();
     await cpu.close();
     await deps.lastUsed.flush();
     await telemetry.shutdown();

@@ -5,11 +5,12 @@ import type { PGlite } from '@electric-sql/pglite';
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
-import { ConnectionQueue, PGliteDialect } from './pglite-dialect.ts';
+import { ConnectionQueue, PGliteDialect, PLAN_EACH_TIME_MARK } from './pglite-dialect.ts';
 import { PgListener } from './pg-listener.ts';
 import { WASM_TIERING_FLAG } from './wasm-tiering.ts';
 import { migrate, type MigrationSession } from './migrate.ts';
 import type { DB } from './schema.ts';
+import { analyzeChangedTables } from './statistics.ts';
 
 export type DatabaseKind = 'postgres' | 'pglite';
 
@@ -20,6 +21,11 @@ export interface Database {
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   /** Applies pending migrations; safe when several processes start at once. */
   migrate(): Promise<string[]>;
+  /**
+   * Brings the planner's statistics up to date where enough rows changed (./statistics.ts): on PGlite, which has no
+   * autovacuum to do it; on PostgreSQL nothing, its autovacuum does. Returns the tables analyzed.
+   */
+  refreshStatistics(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -35,6 +41,14 @@ const PREPARE_MARK = '/* leadrun:prepare */';
  * prepared), and whose generic plan is as good as a custom one (it is always used). On PGlite it is a comment.
  */
 export const prepare = sql.raw(`${PREPARE_MARK} `);
+
+/**
+ * Put first in a statement whose best plan depends on how large its tables are at the time (sql`${planEachTime}…`),
+ * to have it planned at each execution. On PostgreSQL every statement not marked with `prepare` is; on PGlite, whose
+ * connection keeps every statement prepared (./pglite-dialect.ts), a statement so marked is not. A kept statement
+ * keeps the plan it was first given, until an ANALYZE of its tables (./statistics.ts) has it planned again.
+ */
+export const planEachTime = sql.raw(`${PLAN_EACH_TIME_MARK} `);
 
 /**
  * A value written into a statement's text as an SQL literal, for a value its plan depends on. leadrun's PostgreSQL
@@ -133,6 +147,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
         client.release();
       }
     },
+    refreshStatistics: async () => [],
     async close() {
       await listener.close();
       await db.destroy();
@@ -204,6 +219,7 @@ export function pgliteDatabase(pglite: PGlite): Database {
         query: async (text, params) => (await pglite.query<Record<string, unknown>>(text, params)).rows,
       }));
     },
+    refreshStatistics: () => analyzeChangedTables(db),
     async close() {
       await db.destroy();
       await queue.run(() => pglite.close());

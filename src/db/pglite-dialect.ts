@@ -24,6 +24,11 @@ interface Prepared {
 
 /** Statements worth keeping: what Kysely builds, after any leading comment (`prepare`, src/db/database.ts). */
 const PREPARABLE = /^\s*(?:\/\*[^*]*\*\/\s*)*(?:select|insert|update|delete|with)\b/i;
+/**
+ * The mark of a statement planned at each execution, as PostgreSQL plans every statement leadrun does not prepare:
+ * one whose best plan depends on how large its tables are now (`planEachTime`, src/db/database.ts).
+ */
+export const PLAN_EACH_TIME_MARK = '/* leadrun:plan-each-time */';
 /** Statements that let go of every prepared statement of the session. */
 const FORGETS_STATEMENTS = /^\s*(?:discard|deallocate)\b/i;
 /**
@@ -66,7 +71,7 @@ class PGliteConnection implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const params = query.parameters as unknown[];
     let result;
-    if (PREPARABLE.test(query.sql)) {
+    if (PREPARABLE.test(query.sql) && !query.sql.startsWith(PLAN_EACH_TIME_MARK)) {
       result = await this.#runPrepared(query.sql, params);
     } else if (params.length === 0) {
       // BEGIN, COMMIT, SET and the like: one call, and nothing to keep.

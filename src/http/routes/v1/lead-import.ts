@@ -26,7 +26,7 @@ function charsetOf(contentType: string | undefined): string | null {
 }
 
 export default async function leadImportRoutes(app: AppInstance): Promise<void> {
-  const { db, clock } = app.deps;
+  const { db, clock, database, config } = app.deps;
   const read = importReader(app.deps.cpu);
 
   app.removeContentTypeParser('application/json');
@@ -93,8 +93,11 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
     const file = importFile(format, body, map);
     const options = { dedupe: dedupe ?? null, dryRun };
     const rows = await readLeadImport(db, workspaceId, file, options, read);
+    // The embedded database's statistics brought up to date first (src/db/statistics.ts), so that the import's
+    // statements are planned for the tables as they are; a no-op on PostgreSQL, whose autovacuum does it.
+    await database.refreshStatistics();
     return mutate(app.deps, request, reply, async (trx) => {
-      const result = await writeLeadImport(trx, workspaceId, rows, options, clock);
+      const result = await writeLeadImport(trx, workspaceId, rows, options, clock, config.importWriteMs);
       return { status: 200, body: result, target: null, details: importAuditDetails(file, options, result) };
     });
   });
