@@ -29,7 +29,11 @@ describe('loadConfig', () => {
     const set = loadConfig({ CPU_THREADS: '3', CPU_BUDGET_MS: '2500' }, '/srv/leadrun');
     assert.equal(set.cpuThreads, 3);
     assert.equal(set.cpuBudgetMs, 2500);
-    for (const [variable, value] of [['CPU_THREADS', '0'], ['CPU_THREADS', 'many'], ['CPU_BUDGET_MS', '1.5'], ['CPU_BUDGET_MS', '5']]) {
+    assert.equal(defaults.importWriteMs, 60_000, 'a lead import writes for a minute at most');
+    assert.equal(loadConfig({ IMPORT_WRITE_SECONDS: '300' }, '/srv/leadrun').importWriteMs, 300_000);
+    for (const [variable, value] of [
+      ['CPU_THREADS', '0'], ['CPU_THREADS', 'many'], ['CPU_BUDGET_MS', '1.5'], ['CPU_BUDGET_MS', '5'], ['IMPORT_WRITE_SECONDS', '0'],
+    ]) {
       assert.throws(() => loadConfig({ [variable!]: value! }, '/srv/leadrun'), (error: unknown) =>
         error instanceof ConfigError && error.variable === variable && error.message.startsWith(`${variable} must be a whole number`));
     }

@@ -24,6 +24,9 @@ const STATISTICS_TARGET = 10;
 
 /** Analyzes each table of leadrun's whose rows changed enough since its last analysis; returns their names. */
 export async function analyzeChangedTables(db: Kysely<DB>): Promise<string[]> {
+  // A session hands its counts of changed rows over to the statistics when it goes idle, at most once a second; the
+  // embedded database's one session is asked to hand them over now, so that what was just written is counted.
+  await sql`SELECT pg_stat_force_next_flush()`.execute(db);
   const { rows } = await sql<{ table: string }>`
     SELECT s.relname AS table
     FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid

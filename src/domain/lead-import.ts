@@ -153,7 +153,7 @@ function batchPacer(budgetMs: number): BatchPacer {
   const started = performance.now();
   return async () => {
     await new Promise((resolve) => setImmediate(resolve));
-    if (performance.now() - started <= budgetMs) return;
+    if (performance.now() - started < budgetMs) return;
     const budget = budgetMs >= 1000 ? `${Math.round(budgetMs / 100) / 10} s` : `${budgetMs} ms`;
     throw new AppError('payload_too_large', `Writing the leads took longer than the ${budget} an import may take `
       + '(IMPORT_WRITE_SECONDS), and nothing was imported; split the file into smaller ones.');

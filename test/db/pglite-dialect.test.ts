@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { PGlite } from '@electric-sql/pglite';
 import { sql, type Kysely } from 'kysely';
-import { openPGliteInstance, pgliteDatabase, type Database } from '../../src/db/database.ts';
+import { openPGliteInstance, pgliteDatabase, planEachTime, type Database } from '../../src/db/database.ts';
 import { pgliteTemplate } from '../support/templates.ts';
 
 describe('the embedded database connection', () => {
@@ -72,6 +72,18 @@ describe('the embedded database connection', () => {
       `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE 'select "n" from "kinds"%'`,
     );
     assert.equal(plan.rows[0]!.custom_plans, 0, 'planned for any values, as on PostgreSQL');
+  });
+
+  it('keeps no statement marked to be planned at each execution', async () => {
+    await pglite.exec('CREATE TABLE growing (id int PRIMARY KEY, k int NOT NULL)');
+    const lookup = (k: number, marked: boolean) =>
+      sql<{ id: number }>`${marked ? planEachTime : sql``}SELECT id FROM growing WHERE k = ${k} AND id > 0`.execute(db);
+    await lookup(1, true);
+    await lookup(1, false);
+    await lookup(2, true);
+    const mine = (await prepared()).filter((s) => s.statement.includes('FROM growing'));
+    assert.equal(mine.length, 1, 'only the unmarked statement is kept');
+    assert.ok(!mine[0]!.statement.includes('plan-each-time'));
   });
 
   it('keeps at most 200 statements, the least recently used let go', async () => {

@@ -350,6 +350,28 @@ for (const kind of BACKENDS) {
         assert.equal((await leadsOf(t, over.id)).length, 0);
       });
 
+      it('stops an import that writes for longer than IMPORT_WRITE_SECONDS with 413, writing nothing', async () => {
+        const w = await fresh();
+        const rows = Array.from({ length: 600 }, (_, i) => `Person ${i},p${i}@example.com`).join('\n');
+        const { config } = t.deps;
+        const budget = config.importWriteMs;
+        // No time at all to write in: the import stops before its first batch, as it would before its hundredth.
+        config.importWriteMs = 0;
+        try {
+          for (const query of ['', '?dedupe=email']) {
+            const res = await csvOf(t, w.key, `name,email\n${rows}\n`, query);
+            assertProblem(res, 413, 'payload_too_large', query);
+            assert.match(res.json.detail, /^Writing the leads took longer than the 0 ms an import may take \(IMPORT_WRITE_SECONDS\), and nothing was imported/);
+          }
+        } finally {
+          config.importWriteMs = budget;
+        }
+        assert.equal((await leadsOf(t, w.id)).length, 0);
+        const res = await csvOf(t, w.key, `name,email\n${rows}\n`, '?dedupe=email');
+        assertOk(res);
+        assert.equal(res.json.created, 600);
+      });
+
       it('refuses a file over 10 MiB with 413, as CSV and as JSON, and a header of more than 1,000 columns with 400', async () => {
         const big = `name\n${'x'.repeat(10 * MiB)}`;
         const csv = await csvOf(t, key, big);
