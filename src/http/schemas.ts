@@ -411,7 +411,11 @@ export const WebhookEndpointWithSecret = Type.Object({
 }, { $id: 'WebhookEndpointWithSecret' });
 
 const WebhookUrl = Type.String({ minLength: 1, maxLength: URL_MAX, description: 'An http or https URL without user name or password, on a public address.' });
-const WebhookEvents = Type.Array(WebhookEventType, { maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true, description: 'Empty or left out: every type.' });
+const WebhookEvents = Type.Array(WebhookEventType, {
+  maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true,
+  description: 'Empty or left out: every type. Each type needs the read scope of its data (`lead.*`: leads:read; '
+    + '`run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403.',
+});
 
 export const WebhookEndpointCreate = Type.Object({
   url: WebhookUrl,
