@@ -141,8 +141,15 @@ export const LeadImportQuery = Type.Object({
 });
 
 export const LeadImportResult = Type.Object({
-  created: Int32({ minimum: 0, description: 'Rows that created a lead.' }),
-  updated: Int32({ minimum: 0, description: 'Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created.' }),
+  created: Int32({
+    minimum: 0,
+    description: 'Rows that created a lead. To a key without `leads:read`: every row written, created or updated.',
+  }),
+  updated: Int32({
+    minimum: 0,
+    description: 'Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created. '
+      + 'Always 0 to a key without `leads:read`: it would say which e-mails are leads already.',
+  }),
   skipped: Int32({ minimum: 0, description: 'Invalid rows, left out; `errors` says why.' }),
   errors: Type.Array(Type.Object({
     row: Int32({
