@@ -7,7 +7,7 @@ import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
 import { listAudit, writeAudit } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
-import { createKey, revokeKey } from '../domain/keys.ts';
+import { createKey, revokeKey, SCOPES } from '../domain/keys.ts';
 import { importAuditDetails, importFile, importReader, readLeadImport, writeLeadImport } from '../domain/lead-import.ts';
 import { isUuid } from '../domain/validation.ts';
 import { setPassword, setUpOrFindInstallation } from '../domain/users.ts';
@@ -163,7 +163,10 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
       await checkEndpointUrl(input.url, deps.allowPrivateHosts ?? false);
       const endpointDeps = { secrets: deps.secrets, clock, allowPrivateHosts: deps.allowPrivateHosts ?? false };
       return db.transaction().execute(async (trx) => {
-        const endpoint = await createEndpoint(trx, workspace.id, { url: input.url, events, description: input.description ?? null }, endpointDeps);
+        // The command line is an admin's: the endpoint may receive every event type, as one made in the UI.
+        const endpoint = await createEndpoint(
+          trx, workspace.id, { url: input.url, events, description: input.description ?? null }, endpointDeps, SCOPES,
+        );
         await writeAudit(trx, {
           workspaceId: workspace.id, source: 'cli', action: 'webhook.created', target: { type: 'webhook', id: endpoint.id }, outcome: 'success', occurredAt: clock.now(),
         });

@@ -354,6 +354,11 @@ export interface WebhookEndpointsTable {
   description: string | null;
   /** The event types it wants; empty for every type. */
   events: string[];
+  /**
+   * The read scopes (leads:read, runs:read) of whoever last set its url or events: it is sent only the event types
+   * these scopes read (EVENT_SCOPES in src/domain/webhooks/events.ts).
+   */
+  read_scopes: string[];
   /** SecretBox ciphertext of `whsec_…` (src/mail/secrets.ts). */
   secret: string;
   previous_secret: string | null;

@@ -122,6 +122,16 @@ export async function writeLeadImport(
   };
 }
 
+/**
+ * The answer for someone who may write leads but not read them (a key with leads:write and no leads:read). With
+ * `dedupe=email`, a row that updated a lead rather than created one would tell them that its e-mail was a lead's
+ * already, dry run or not: every row written is counted in `created`, and `updated` is 0, as an import without dedupe
+ * answers. `rows` stays created + updated + skipped; the audit entry keeps the true counts.
+ */
+export function withoutLeadReads(result: LeadImportResult): LeadImportResult {
+  return { ...result, created: result.created + result.updated, updated: 0 };
+}
+
 /** What an import's audit entry records: counts and choices, never a lead's data. */
 export function importAuditDetails(file: Pick<ImportFile, 'format'>, options: ImportOptions, result: LeadImportResult): AuditDetails {
   return {

@@ -141,8 +141,15 @@ export const LeadImportQuery = Type.Object({
 });
 
 export const LeadImportResult = Type.Object({
-  created: Int32({ minimum: 0, description: 'Rows that created a lead.' }),
-  updated: Int32({ minimum: 0, description: 'Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created.' }),
+  created: Int32({
+    minimum: 0,
+    description: 'Rows that created a lead. To a key without `leads:read`: every row written, created or updated.',
+  }),
+  updated: Int32({
+    minimum: 0,
+    description: 'Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created. '
+      + 'Always 0 to a key without `leads:read`: it would say which e-mails are leads already.',
+  }),
   skipped: Int32({ minimum: 0, description: 'Invalid rows, left out; `errors` says why.' }),
   errors: Type.Array(Type.Object({
     row: Int32({
@@ -411,7 +418,11 @@ export const WebhookEndpointWithSecret = Type.Object({
 }, { $id: 'WebhookEndpointWithSecret' });
 
 const WebhookUrl = Type.String({ minLength: 1, maxLength: URL_MAX, description: 'An http or https URL without user name or password, on a public address.' });
-const WebhookEvents = Type.Array(WebhookEventType, { maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true, description: 'Empty or left out: every type.' });
+const WebhookEvents = Type.Array(WebhookEventType, {
+  maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true,
+  description: 'Empty or left out: every type. Each type needs the read scope of its data (`lead.*`: leads:read; '
+    + '`run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403.',
+});
 
 export const WebhookEndpointCreate = Type.Object({
   url: WebhookUrl,

@@ -33,7 +33,7 @@ for (const kind of BACKENDS) {
       const call = await createCall(t, key, lead.id);
       run = await startRun(t, key, lead.id, call.id);
       webhookId = (await t.database.db.transaction().execute((trx) => createEndpoint(trx, A.id, { url: 'http://127.0.0.1:9/hook' },
-        { secrets: t.deps.secrets, clock: systemClock, allowPrivateHosts: true }))).id;
+        { secrets: t.deps.secrets, clock: systemClock, allowPrivateHosts: true }, ['leads:read', 'runs:read']))).id;
       const session = await createSession(t.database.db, A.adminUserId, systemClock, { ip: '127.0.0.1', userAgent: 'bad-input' });
       asAdmin = { cookie: `${SESSION_COOKIE}=${session.token}` };
     });

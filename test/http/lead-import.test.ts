@@ -544,6 +544,39 @@ for (const kind of BACKENDS) {
         assert.deepEqual((await leadsOf(t, w.id)).map((l) => l.name), ['Ada']);
       });
 
+      it('does not tell a key without leads:read which e-mails are leads: dedupe counts every row written as created',
+        async () => {
+        const w = await fresh();
+        const writeOnly = (await t.key(w.id, ['leads:write'], 'write only')).key;
+        await createLead(t, w.key, { name: 'Ada', email: 'ada@x.example' });
+        const probes = ['name,email\nProbe,ADA@x.example\n', 'name,email\nProbe,nobody@x.example\n'];
+        const answers = [];
+        for (const query of ['?dedupe=email&dryRun=true', '?dedupe=email']) {
+          for (const file of probes) {
+            const res = await csvOf(t, writeOnly, file, query);
+            assertOk(res, query);
+            answers.push(res.json);
+          }
+        }
+        // The e-mail of a lead and one of none: the same answer, dry run or not.
+        for (const answer of answers) {
+          assert.deepEqual([answer.created, answer.updated, answer.skipped, answer.rows], [1, 0, 0, 1]);
+        }
+        assert.deepEqual(answers[0], answers[1]);
+        assert.deepEqual(answers[2], answers[3]);
+        // What happened is as before (Ada updated, one lead created), and the audit entries keep the true counts.
+        assert.deepEqual((await leadsOf(t, w.id)).map((l) => [l.name, l.email]),
+          [['Probe', 'ADA@x.example'], ['Probe', 'nobody@x.example']]);
+        const entries = await db(t).selectFrom('audit_log').select('details').where('workspace_id', '=', w.id)
+          .where('action', '=', 'lead.imported').orderBy('occurred_at').orderBy('id').execute();
+        assert.deepEqual(entries.map((e: any) => [e.details.dryRun, e.details.created, e.details.updated]).sort(),
+          [[false, 0, 1], [false, 1, 0], [true, 0, 1], [true, 1, 0]]);
+        // A key that may read leads is told, as before.
+        const reader = (await t.key(w.id, ['leads:read', 'leads:write'], 'read and write')).key;
+        const told = await csvOf(t, reader, probes[0]!, '?dedupe=email&dryRun=true');
+        assert.deepEqual([told.json.created, told.json.updated], [0, 1]);
+      });
+
       it("takes a signed-in person's session with its CSRF token, audited as the UI's", async () => {
         const w = await fresh();
         const { token, session } = await createSession(db(t), w.adminUserId, systemClock, { ip: '127.0.0.1', userAgent: 'import test' });

@@ -54,6 +54,15 @@ function bodyFor(route: RouteEntry, a: Resources): unknown {
 type KeyState = 'active' | 'revoked' | 'unknown' | 'malformed';
 const SCOPE_SETS: ReadonlyArray<readonly Scope[]> = [...ALL_SCOPES.map((s) => [s]), ALL_SCOPES];
 
+/**
+ * The read scope a route's body asks for beyond the route's own, that `scopes` lack: an endpoint for every event type
+ * (the body below names none) receives leads and runs, so it needs leads:read and runs:read too (issue 38).
+ */
+const missingDataScope = (route: RouteEntry, scopes: readonly Scope[]): Scope | null => (
+  route.method === 'POST' && route.url === '/api/v1/webhooks'
+    ? (['leads:read', 'runs:read'] as const).find((s) => !scopes.includes(s)) ?? null
+    : null);
+
 for (const kind of BACKENDS) {
   describe(`authorization matrix (${kind})`, () => {
     let t: TestApp;
@@ -159,6 +168,9 @@ for (const kind of BACKENDS) {
               } else if (!(scopes as readonly string[]).includes(route.scope!)) {
                 assertProblem(res, 403, 'insufficient_scope', cell);
                 assert.equal(res.json.requiredScope, route.scope, cell);
+              } else if (missingDataScope(route, scopes)) {
+                assertProblem(res, 403, 'insufficient_scope', cell);
+                assert.equal(res.json.requiredScope, missingDataScope(route, scopes), cell);
               } else if (workspace === 'B' && aimsAtA(route)) {
                 assertProblem(res, 404, 'not_found', cell);
               } else {

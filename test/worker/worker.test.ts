@@ -156,7 +156,7 @@ for (const kind of BACKENDS) {
       const now = new Date();
       await db.insertInto('webhook_endpoints').values({
         id: crypto.randomUUID(), workspace_id: workspaceId, url: 'https://hooks.example/leadrun', secret: 'whsec_test', events: [], enabled: true,
-        created_at: now, updated_at: now,
+        read_scopes: ['leads:read', 'runs:read'], created_at: now, updated_at: now,
       }).execute();
       const stepEvents = () => db.selectFrom('webhook_events').select('type').where('run_id', '=', runId).where('type', '=', 'run.step_completed').execute();
 

@@ -9,7 +9,10 @@ import type { SecretBox } from '../../mail/secrets.ts';
 import { AppError, invalid, notFound } from '../errors.ts';
 import { pageOf, type Cursor } from '../pagination.ts';
 import { isUuid } from '../validation.ts';
-import { emitWebhookEvent, queueWebhookDelivery, WEBHOOK_TEST_EVENT } from './events.ts';
+import {
+  emitWebhookEvent, eventReadScope, queueWebhookDelivery, readScopesOf, WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT,
+  type WebhookEventType,
+} from './events.ts';
 import { newWebhookSecret, secretContext } from './signing.ts';
 import { parseEndpointUrl, resolveEndpointHost, WebhookUrlRefused } from './url.ts';
 
@@ -79,6 +82,26 @@ export async function checkEndpointUrl(url: string, allowPrivateHosts: boolean):
   }
 }
 
+/**
+ * Refuses (403, naming the scope) an endpoint its maker could not read the events of: each type it names needs the
+ * read scope of its data (leads:read for `lead.*`, runs:read for `run.*` and `draft.*`), and no `events`, which means
+ * every type, needs both. `scopes` are those of the key making or changing it; an admin (the UI, the command line)
+ * holds them all.
+ */
+export function assertMayReceive(events: readonly string[], scopes: readonly string[]): void {
+  const every = events.length === 0;
+  for (const type of every ? WEBHOOK_EVENT_TYPES : events) {
+    const scope = eventReadScope(type as WebhookEventType);
+    if (scopes.includes(scope)) continue;
+    const detail = every
+      ? 'An endpoint with no events receives every event type, which needs a key with the leads:read and runs:read '
+        + 'scopes; name the event types this key may read instead (lead.* with leads:read; run.* and draft.* with '
+        + 'runs:read).'
+      : `Receiving ${type} events needs a key with the ${scope} scope: they carry what ${scope} reads.`;
+    throw new AppError('insufficient_scope', detail, { extra: { requiredScope: scope } });
+  }
+}
+
 async function lockEndpoint(db: Kysely<DB>, workspaceId: string, id: string) {
   const row = isUuid(id)
     ? await db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst()
@@ -87,9 +110,15 @@ async function lockEndpoint(db: Kysely<DB>, workspaceId: string, id: string) {
   return row;
 }
 
+/**
+ * Makes an endpoint for someone holding `scopes`: refused (403) when it would receive what they cannot read, and
+ * stored with their read scopes, so that no event outside them is ever sent to it.
+ */
 export async function createEndpoint(
   trx: Kysely<DB>, workspaceId: string, input: { url: string; description?: string | null; events?: string[] }, deps: EndpointDeps,
+  scopes: readonly string[],
 ): Promise<WebhookEndpoint & { secret: string }> {
+  assertMayReceive(input.events ?? [], scopes);
   // Counted under the workspace's lock, so that endpoints made at once cannot pass the limit together.
   await trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().executeTakeFirst();
   const { count } = await trx.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('count'))
@@ -102,6 +131,7 @@ export async function createEndpoint(
   const now = deps.clock.now();
   const row = await trx.insertInto('webhook_endpoints').values({
     id, workspace_id: workspaceId, url: input.url, description: input.description?.trim() || null, events: [...new Set(input.events ?? [])],
+    read_scopes: readScopesOf(scopes),
     secret: deps.secrets().seal(secret, secretContext(id, 'secret')), previous_secret: null, previous_secret_expires_at: null,
     enabled: true, disabled_reason: null, disabled_at: null, failing_since: null, created_at: now, updated_at: now,
   }).returningAll().executeTakeFirstOrThrow();
@@ -120,19 +150,45 @@ export async function getEndpoint(db: Kysely<DB>, workspaceId: string, id: strin
   return row ? toEndpoint(row) : null;
 }
 
-/** Changes what is sent; enabling a disabled endpoint clears why it was disabled and its run of failures. */
+/**
+ * Changes what is sent; enabling a disabled endpoint clears why it was disabled and its run of failures. Setting its
+ * url or events is making it anew, for someone holding `scopes`: refused (403) when the events it will receive need
+ * a scope they lack (a key may not point an admin's endpoint elsewhere), and it then holds their read scopes. Its
+ * pending deliveries outside those are not sent.
+ */
 export async function updateEndpoint(
   trx: Kysely<DB>, workspaceId: string, id: string,
   input: { url?: string; description?: string | null; events?: string[]; enabled?: boolean }, clock: Clock,
+  scopes: readonly string[],
 ): Promise<WebhookEndpoint> {
+  const resubscribing = input.url !== undefined || input.events !== undefined;
+  const readScopes = readScopesOf(scopes);
+  const unreadable = WEBHOOK_EVENT_TYPES.filter((type) => !readScopes.includes(eventReadScope(type)));
+  // Locked before the endpoint, the order a delivery being recorded takes them in (see deleteEndpoint).
+  const withheld = resubscribing && unreadable.length > 0 && isUuid(id)
+    ? (await sql<{ id: string }>`SELECT d.id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+        WHERE d.endpoint_id = ${id} AND d.workspace_id = ${workspaceId} AND d.status = 'PENDING'
+          AND e.type = ANY(${sql.val(unreadable)}::text[])
+        ORDER BY d.id FOR UPDATE OF d`.execute(trx)).rows.map((r) => r.id)
+    : [];
   const current = await lockEndpoint(trx, workspaceId, id);
+  if (resubscribing) assertMayReceive(input.events ?? current.events, scopes);
   const now = clock.now();
+  if (withheld.length > 0) {
+    // A job that finds its delivery no longer PENDING stops without sending it.
+    await trx.updateTable('webhook_deliveries').set({
+      status: 'FAILED', next_attempt_at: null, updated_at: now,
+      last_error: 'Not sent: the endpoint was changed by a key that may not read these events '
+        + `(${readScopes.join(', ') || 'no read scope'}).`,
+    }).where('id', 'in', withheld).where('status', '=', 'PENDING').execute();
+  }
   const enabling = input.enabled === true && !current.enabled;
   const disabling = input.enabled === false && current.enabled;
   const row = await trx.updateTable('webhook_endpoints').set({
     ...(input.url !== undefined ? { url: input.url } : {}),
     ...(input.description !== undefined ? { description: input.description?.trim() || null } : {}),
     ...(input.events !== undefined ? { events: [...new Set(input.events)] } : {}),
+    ...(resubscribing ? { read_scopes: readScopes } : {}),
     ...(enabling ? { enabled: true, disabled_reason: null, disabled_at: null, failing_since: null } : {}),
     ...(disabling ? { enabled: false, disabled_reason: 'Disabled by an admin.', disabled_at: now } : {}),
     updated_at: now,
@@ -184,17 +240,29 @@ export async function sendTestEvent(trx: Kysely<DB>, workspaceId: string, id: st
   return (await getDelivery(trx, workspaceId, current.id, delivery.id))!;
 }
 
-/** Replays a delivery: the same event (same webhook-id) again, as a new delivery with its own log. */
+/**
+ * Replays a delivery: the same event (same webhook-id) again, as a new delivery with its own log. 409 when the
+ * endpoint no longer holds the event's read scope (its url or events were set since by a key without it).
+ */
 export async function replayDelivery(trx: Kysely<DB>, workspaceId: string, endpointId: string, deliveryId: string, clock: Clock): Promise<WebhookDelivery> {
   const endpoint = await lockEndpoint(trx, workspaceId, endpointId);
   if (!endpoint.enabled) throw new AppError('invalid_state', 'The endpoint is disabled: enable it before replaying a delivery.');
   const original = isUuid(deliveryId)
     ? await trx.selectFrom('webhook_deliveries as d').innerJoin('webhook_events as e', 'e.id', 'd.event_id')
-      .select(['d.event_id', 'e.run_id'])
+      .select(['d.event_id', 'e.run_id', 'e.type'])
       .where('d.workspace_id', '=', workspaceId).where('d.endpoint_id', '=', endpoint.id).where('d.id', '=', deliveryId)
       .executeTakeFirst()
     : undefined;
   if (!original) throw notFound('Delivery');
+  if (original.type !== WEBHOOK_TEST_EVENT) {
+    const scope = (WEBHOOK_EVENT_TYPES as readonly string[]).includes(original.type)
+      ? eventReadScope(original.type as WebhookEventType) : null;
+    if (scope === null || !endpoint.read_scopes.includes(scope)) {
+      throw new AppError('invalid_state', `This endpoint no longer receives ${original.type} events: it was last set `
+        + `up by a key without the ${scope ?? 'needed'} scope. Set its events again with a key that holds it to replay `
+        + 'this delivery.');
+    }
+  }
   const id = await queueWebhookDelivery(trx, workspaceId, original.event_id, endpoint.id, original.run_id, clock.now());
   return (await getDelivery(trx, workspaceId, endpoint.id, id))!;
 }

@@ -13,6 +13,23 @@ export const WEBHOOK_EVENT_TYPES = [
   'draft.sent', 'draft.delivery_failed', 'draft.replied',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** The read scopes an endpoint's data can come from: an endpoint holds some of them (`read_scopes`). */
+export const EVENT_READ_SCOPES = ['leads:read', 'runs:read'] as const;
+export type EventReadScope = (typeof EVENT_READ_SCOPES)[number];
+
+/**
+ * The scope that reads an event type's data: a `lead.*` event carries the lead, a `run.*` or `draft.*` one the run
+ * with its steps' outputs and its draft. An endpoint is sent a type only when it holds the type's scope.
+ */
+export function eventReadScope(type: WebhookEventType): EventReadScope {
+  return type.startsWith('lead.') ? 'leads:read' : 'runs:read';
+}
+
+/** The read scopes among `scopes`, in their usual order. */
+export function readScopesOf(scopes: readonly string[]): EventReadScope[] {
+  return EVENT_READ_SCOPES.filter((s) => scopes.includes(s));
+}
 /** Sent to one endpoint on request ("Send test event"); never to an endpoint by its `events`. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test';
 
@@ -37,13 +54,26 @@ export interface EmitOptions {
   endpointId?: string;
 }
 
-/** The enabled endpoints of the workspace that want `type`: the one look-up every change makes. */
+/**
+ * The enabled endpoints of the workspace that want `type` and hold its read scope: the one look-up every change
+ * makes. An endpoint that wants every type (no `events`) is sent only those its scopes read.
+ */
 async function subscribedEndpoints(trx: Kysely<DB>, workspaceId: string, type: string, endpointId?: string): Promise<string[]> {
   let query = trx.selectFrom('webhook_endpoints').select('id')
     .where('workspace_id', '=', workspaceId).where('enabled', '=', true);
-  query = endpointId
-    ? query.where('id', '=', endpointId)
-    : query.where((eb) => eb.or([sql<boolean>`cardinality(${eb.ref('events')}) = 0`, sql<boolean>`${type} = ANY(${eb.ref('events')})`]));
+  if (endpointId) {
+    query = query.where('id', '=', endpointId);
+  } else {
+    // A type of no known scope is sent to no one: a new type must be given its scope before it can be sent.
+    const known = (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
+    const scope = known ? eventReadScope(type as WebhookEventType) : null;
+    if (scope === null) return [];
+    query = query
+      .where((eb) => eb.or([
+        sql<boolean>`cardinality(${eb.ref('events')}) = 0`, sql<boolean>`${type} = ANY(${eb.ref('events')})`,
+      ]))
+      .where(sql<boolean>`${scope} = ANY(read_scopes)`);
+  }
   return (await query.execute()).map((r) => r.id);
 }
 

@@ -162,7 +162,7 @@ export type paths = {
         put?: never;
         /**
          * Import leads from a CSV or JSON file
-         * @description Up to 10 MiB and 50,000 rows of leads, as `text/csv` or as `application/json` `{"leads": […]}`, in UTF-8. Every row is checked as `POST /api/v1/leads` checks a lead; the valid rows are written in one transaction and the others reported by row and field, and skipped. A CSV file has a header row; its delimiter (comma, semicolon or tab) is found from it, and its columns are matched by their headers, forgivingly (case, spaces, `_` and `-` do not matter): `name` or `full name` (or `first name` and `last name`), `email` or `e-mail`, `company`, `website`, `status` (any case), `assignedToUserId`. Other columns are ignored, and listed in `columns`. `map` chooses the column of a field. An empty cell gives no value: with `dedupe=email` it leaves the lead's value as it is. A row of delimiters only (`;;;`, as spreadsheets save blank rows) is left out of the leads but counts towards the 50,000 rows; empty lines do not count.
+         * @description Up to 10 MiB and 50,000 rows of leads, as `text/csv` or as `application/json` `{"leads": […]}`, in UTF-8. Every row is checked as `POST /api/v1/leads` checks a lead; the valid rows are written in one transaction and the others reported by row and field, and skipped. A CSV file has a header row; its delimiter (comma, semicolon or tab) is found from it, and its columns are matched by their headers, forgivingly (case, spaces, `_` and `-` do not matter): `name` or `full name` (or `first name` and `last name`), `email` or `e-mail`, `company`, `website`, `status` (any case), `assignedToUserId`. Other columns are ignored, and listed in `columns`. `map` chooses the column of a field. An empty cell gives no value: with `dedupe=email` it leaves the lead's value as it is. A row of delimiters only (`;;;`, as spreadsheets save blank rows) is left out of the leads but counts towards the 50,000 rows; empty lines do not count. `leads:write` does not grant reading: to a key without `leads:read`, `created` counts every row written and `updated` is 0, with `dedupe=email` too, so that the answer does not say which e-mails are leads already.
          *
          *     Required scope: `leads:write`.
          */
@@ -414,7 +414,7 @@ export type paths = {
         put?: never;
         /**
          * Add a webhook endpoint
-         * @description Answers the endpoint with its signing `secret`, shown this once. The URL must be http or https, without a user name or password, and its host must resolve to a public address (unless the installation allows private hosts).
+         * @description Answers the endpoint with its signing `secret`, shown this once. The URL must be http or https, without a user name or password, and its host must resolve to a public address (unless the installation allows private hosts). An endpoint receives only what the key that set its `url` or `events` may read: `lead.*` events need leads:read, `run.*` and `draft.*` events runs:read, and no `events` (every type) both. A key without the scope of a type it names (or of every type) is refused with 403 `insufficient_scope` naming the scope. Endpoints made in the UI or with `leadrun webhook create` (an admin) may receive every type.
          *
          *     Required scope: `webhooks:write`.
          */
@@ -450,7 +450,7 @@ export type paths = {
         head?: never;
         /**
          * Change a webhook endpoint
-         * @description Changes only the fields sent. `enabled: true` enables a disabled endpoint again and clears its failures.
+         * @description Changes only the fields sent. `enabled: true` enables a disabled endpoint again and clears its failures. Changing `url` or `events` sets the endpoint up anew: An endpoint receives only what the key that set its `url` or `events` may read: `lead.*` events need leads:read, `run.*` and `draft.*` events runs:read, and no `events` (every type) both. A key without the scope of a type it names (or of every type) is refused with 403 `insufficient_scope` naming the scope. Endpoints made in the UI or with `leadrun webhook create` (an admin) may receive every type. So a key may not point an endpoint receiving what it cannot read elsewhere; its pending deliveries outside the key's scopes are not sent.
          *
          *     Required scope: `webhooks:write`.
          */
@@ -490,7 +490,7 @@ export type paths = {
         put?: never;
         /**
          * Replay a delivery
-         * @description Sends the delivery's event to the endpoint again, as a new delivery with the same `webhook-id`.
+         * @description Sends the delivery's event to the endpoint again, as a new delivery with the same `webhook-id`. Refused with 409 when the endpoint may no longer receive the event's type: its `url` or `events` were set since by a key without the type's read scope.
          *
          *     Required scope: `webhooks:write`.
          */
@@ -534,7 +534,7 @@ export type paths = {
         put?: never;
         /**
          * Send a test event
-         * @description A `webhook.test` event, to this endpoint alone; its delivery shows in the log.
+         * @description A `webhook.test` event, to this endpoint alone; its delivery shows in the log. It carries no lead or run, so it needs no read scope.
          *
          *     Required scope: `webhooks:write`.
          */
@@ -6956,7 +6956,7 @@ export interface operations {
                         }[] | null;
                         /**
                          * Format: int32
-                         * @description Rows that created a lead.
+                         * @description Rows that created a lead. To a key without `leads:read`: every row written, created or updated.
                          */
                         created: number;
                         /** @description True when nothing was written: the counts say what the import would do. */
@@ -6990,7 +6990,7 @@ export interface operations {
                         skipped: number;
                         /**
                          * Format: int32
-                         * @description Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created.
+                         * @description Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created. Always 0 to a key without `leads:read`: it would say which e-mails are leads already.
                          */
                         updated: number;
                     };
@@ -9347,7 +9347,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string | null;
-                    /** @description Empty or left out: every type. */
+                    /** @description Empty or left out: every type. Each type needs the read scope of its data (`lead.*`: leads:read; `run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403. */
                     events?: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied")[];
                     /** @description An http or https URL without user name or password, on a public address. */
                     url: string;
@@ -9783,7 +9783,7 @@ export interface operations {
                     description?: string | null;
                     /** @description false disables it; true enables it again and clears its failures. */
                     enabled?: boolean;
-                    /** @description Empty or left out: every type. */
+                    /** @description Empty or left out: every type. Each type needs the read scope of its data (`lead.*`: leads:read; `run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403. */
                     events?: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied")[];
                     /** @description An http or https URL without user name or password, on a public address. */
                     url?: string;

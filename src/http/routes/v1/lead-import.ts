@@ -9,7 +9,9 @@ import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { authProblems, LeadImportJson, LeadImportQuery, LeadImportResult, problem, writeProblems } from '../../schemas.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { importAuditDetails, importFile, importReader, readLeadImport, writeLeadImport } from '../../../domain/lead-import.ts';
+import {
+  importAuditDetails, importFile, importReader, readLeadImport, withoutLeadReads, writeLeadImport,
+} from '../../../domain/lead-import.ts';
 import { IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../../../domain/lead-import-format.ts';
 
 const MiB = 1024 * 1024;
@@ -66,7 +68,9 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
         + '`website`, `status` (any case), `assignedToUserId`. Other columns are ignored, and listed in `columns`. `map` chooses '
         + 'the column of a field. An empty cell gives no value: with `dedupe=email` it leaves the lead\'s value as it is. A row of '
         + `delimiters only (\`;;;\`, as spreadsheets save blank rows) is left out of the leads but counts towards the ${IMPORT_MAX_ROWS.toLocaleString('en')} `
-        + 'rows; empty lines do not count.',
+        + 'rows; empty lines do not count. `leads:write` does not grant reading: to a key without `leads:read`, '
+        + '`created` counts every row written and `updated` is 0, with `dedupe=email` too, so that the answer does not '
+        + 'say which e-mails are leads already.',
       tags: ['Leads'],
       querystring: LeadImportQuery,
       body: {
@@ -84,7 +88,7 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
       },
     },
   }, async (request, reply) => {
-    const { workspaceId } = principalOf(request);
+    const { workspaceId, scopes } = principalOf(request);
     const body: unknown = request.body;
     // Only a request with no body at all, and no Content-Type, comes this far without one.
     if (!Buffer.isBuffer(body)) throw new AppError('unsupported_media_type', `The request has no file. ${MEDIA_TYPES}`);
@@ -98,7 +102,9 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
     await database.refreshStatistics();
     return mutate(app.deps, request, reply, async (trx) => {
       const result = await writeLeadImport(trx, workspaceId, rows, options, clock, config.importWriteMs);
-      return { status: 200, body: result, target: null, details: importAuditDetails(file, options, result) };
+      // leads:write does not grant reading: created and updated together would say which e-mails are leads.
+      const body = scopes.includes('leads:read') ? result : withoutLeadReads(result);
+      return { status: 200, body, target: null, details: importAuditDetails(file, options, result) };
     });
   });
 }

@@ -19,6 +19,11 @@ import {
 const tags = ['Webhooks'];
 const DeliveryParams = Type.Object({ id: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the endpoint.' }), deliveryId: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the delivery.' }) });
 const stateProblem = { 409: problem('The endpoint is disabled, or the workspace has as many endpoints as it may.') };
+// What an endpoint receives is what its maker may read: said once, in the operations that set it.
+const READ_SCOPES_RULE = 'An endpoint receives only what the key that set its `url` or `events` may read: '
+  + '`lead.*` events need leads:read, `run.*` and `draft.*` events runs:read, and no `events` (every type) both. A '
+  + 'key without the scope of a type it names (or of every type) is refused with 403 `insufficient_scope` naming the '
+  + 'scope. Endpoints made in the UI or with `leadrun webhook create` (an admin) may receive every type.';
 
 /** A person in the web UI manages webhooks only as an admin; a key needs its scope alone. */
 function adminsOnly(request: FastifyRequest): void {
@@ -45,7 +50,8 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
       operationId: 'createWebhook',
       summary: 'Add a webhook endpoint',
       description: 'Answers the endpoint with its signing `secret`, shown this once. The URL must be http or https, without '
-        + 'a user name or password, and its host must resolve to a public address (unless the installation allows private hosts).',
+        + 'a user name or password, and its host must resolve to a public address (unless the installation allows '
+        + `private hosts). ${READ_SCOPES_RULE}`,
       tags,
       body: WebhookEndpointCreate,
       response: { 201: WebhookEndpointWithSecret, ...stateProblem, ...writeProblems, ...authProblems },
@@ -54,7 +60,8 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     // Resolved before the transaction: a slow DNS answer must not hold the workspace locked.
     await checkEndpointUrl(request.body.url, config.allowPrivateHosts);
     return mutate(app.deps, request, reply, async (trx) => {
-      const endpoint = await createEndpoint(trx, principalOf(request).workspaceId, request.body, endpointDeps);
+      const { workspaceId, scopes } = principalOf(request);
+      const endpoint = await createEndpoint(trx, workspaceId, request.body, endpointDeps, scopes);
       return { status: 201, body: endpoint, location: `/api/v1/webhooks/${endpoint.id}`, target: { type: 'webhook', id: endpoint.id } };
     });
   });
@@ -76,14 +83,18 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     schema: {
       operationId: 'updateWebhook',
       summary: 'Change a webhook endpoint',
-      description: 'Changes only the fields sent. `enabled: true` enables a disabled endpoint again and clears its failures.',
+      description: 'Changes only the fields sent. `enabled: true` enables a disabled endpoint again and clears its '
+        + `failures. Changing \`url\` or \`events\` sets the endpoint up anew: ${READ_SCOPES_RULE} So a key may not `
+        + 'point an endpoint receiving what it cannot read elsewhere; its pending deliveries outside the key\'s scopes '
+        + 'are not sent.',
       tags, params: IdParam, body: WebhookEndpointUpdate,
       response: { 200: dataOf(WebhookEndpoint), ...writeProblems, ...authProblems },
     },
   }, async (request, reply) => {
     if (request.body.url !== undefined) await checkEndpointUrl(request.body.url, config.allowPrivateHosts);
     return mutate(app.deps, request, reply, async (trx) => {
-      const endpoint = await updateEndpoint(trx, principalOf(request).workspaceId, request.params.id, request.body, clock);
+      const { workspaceId, scopes } = principalOf(request);
+      const endpoint = await updateEndpoint(trx, workspaceId, request.params.id, request.body, clock, scopes);
       return { status: 200, body: { data: endpoint }, target: { type: 'webhook', id: endpoint.id } };
     });
   });
@@ -129,7 +140,9 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     schema: {
       operationId: 'retryWebhookDelivery',
       summary: 'Replay a delivery',
-      description: 'Sends the delivery\'s event to the endpoint again, as a new delivery with the same `webhook-id`.',
+      description: 'Sends the delivery\'s event to the endpoint again, as a new delivery with the same `webhook-id`. '
+        + 'Refused with 409 when the endpoint may no longer receive the event\'s type: its `url` or `events` were set '
+        + 'since by a key without the type\'s read scope.',
       tags, params: DeliveryParams,
       response: { 202: dataOf(WebhookDelivery), ...stateProblem, ...writeProblems, ...authProblems },
     },
@@ -145,7 +158,8 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     schema: {
       operationId: 'sendWebhookTestEvent',
       summary: 'Send a test event',
-      description: 'A `webhook.test` event, to this endpoint alone; its delivery shows in the log.',
+      description: 'A `webhook.test` event, to this endpoint alone; its delivery shows in the log. It carries no lead '
+        + 'or run, so it needs no read scope.',
       tags, params: IdParam,
       response: { 202: dataOf(WebhookDelivery), ...stateProblem, ...writeProblems, ...authProblems },
     },
