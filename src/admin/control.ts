@@ -94,14 +94,15 @@ async function makePrivate(dataDir: string, dir: string): Promise<void> {
   const uid = process.getuid?.();
   const what = dir === dataDir ? 'it' : path.basename(dir);
   if (uid !== undefined && owner !== uid) {
-    throw new DataDirError(`DATA_DIR ${dataDir} cannot be made private: ${what} belongs to user ${owner}, not to user ${uid} who runs `
-      + 'leadrun; change its owner or set another DATA_DIR');
+    throw new DataDirError(`DATA_DIR ${dataDir} cannot be made private: ${what} belongs to user ${owner}, `
+      + `not to user ${uid} who runs leadrun; change its owner or set another DATA_DIR`);
   }
   try {
     await chmod(dir, 0o700);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
-    throw new DataDirError(`DATA_DIR ${dataDir} cannot be made private: ${what}: ${REASONS[code] ?? (error as Error).message}`);
+    const reason = REASONS[code] ?? (error as Error).message;
+    throw new DataDirError(`DATA_DIR ${dataDir} cannot be made private: ${what}: ${reason}`);
   }
 }
 

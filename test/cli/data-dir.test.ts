@@ -44,7 +44,7 @@ describe('DATA_DIR is private to the user who runs leadrun', { concurrency: 2 },
     }
   });
 
-  it('the folders bin/leadrun creates in a new DATA_DIR are for its user alone (umask 077)', { timeout: 120_000 }, async () => {
+  it('the folders bin/leadrun makes in a new DATA_DIR are private (umask 077)', { timeout: 120_000 }, async () => {
     const dataDir = path.join(scratch.path, 'fresh');
     const result = await runLeadrun(['migrate'], { DATA_DIR: dataDir }, { process: true, timeoutMs: 120_000 });
     assert.equal(result.code, 0, result.stderr);
@@ -62,8 +62,9 @@ describe('DATA_DIR is private to the user who runs leadrun', { concurrency: 2 },
       for (const args of [['serve'], ['workspace', 'list']]) {
         const result = await runLeadrun(args, { DATA_DIR: dataDir, PORT: '0' }, { timeoutMs: 20_000 });
         assert.equal(result.code, 1, result.stderr);
-        const line = assertCleanFailure(result, new RegExp(`^leadrun: DATA_DIR ${escape(dataDir)} cannot be made private: `
-          + `${which === 'DATA_DIR' ? 'it' : 'pgdata'} belongs to user 65534, not to user 0 who runs leadrun; change its owner`));
+        const what = which === 'DATA_DIR' ? 'it' : 'pgdata';
+        const line = assertCleanFailure(result, new RegExp(`^leadrun: DATA_DIR ${escape(dataDir)} cannot be made `
+          + `private: ${what} belongs to user 65534, not to user 0 who runs leadrun; change its owner`));
         assert.equal(result.stderr, `${line}\n`, 'exactly one line');
       }
     });
