@@ -10,7 +10,7 @@ import { AppError, invalid } from './errors.ts';
 import { endResetLinks } from './password-resets.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
 import { endUserSessions } from './sessions.ts';
-import { isEmail } from './validation.ts';
+import { isEmail, oneLineProblem } from './validation.ts';
 import { createWorkspace, listWorkspaces, type WorkspaceSummary } from './workspaces.ts';
 
 function normaliseEmail(email: string): string {
@@ -43,6 +43,9 @@ export async function addMember(
   checkPassword(input.password);
   const name = input.name.trim();
   if (!name) throw invalid('name', 'must not be empty');
+  // A name goes into the From header of the e-mails sent in this person's name: one line.
+  const nameProblem = oneLineProblem(name);
+  if (nameProblem) throw invalid('name', nameProblem);
   const row = {
     id: randomUUID(), workspace_id: workspaceId, email, name, role: input.role,
     password_hash: await hashPassword(input.password), created_at: clock.now(),
@@ -73,6 +76,9 @@ export async function setUpInstallation(
   checkPassword(input.password);
   const name = input.name.trim();
   if (!name) throw invalid('name', 'must not be empty');
+  // A name goes into the From header of the e-mails sent in this person's name: one line.
+  const nameProblem = oneLineProblem(name);
+  if (nameProblem) throw invalid('name', nameProblem);
   await lockSetup(db);
   if (!(await setupNeeded(db))) throw new AppError('invalid_state', 'This installation is already set up; sign in instead.');
   const workspace = await createWorkspace(db, { name: input.workspaceName, plan: 'free', adminEmail: email, adminName: name }, clock);

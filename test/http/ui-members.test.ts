@@ -503,6 +503,42 @@ for (const kind of BACKENDS) {
         assert.deepEqual([entry.userId, entry.target, entry.status], [mo.session.user.id, { type: 'user', id: mo.session.user.id }, 200]);
       });
 
+      it('refuses a name or sender name that is not one line of text (400 naming the field)', async () => {
+        await addMember(admin, 'Lou Park', 'lou@acme.test');
+        const lou = await signIn('lou@acme.test');
+        const oneLine = 'must be one line of text, without control characters or encoded words (=?...?=)';
+        for (const field of ['name', 'senderName']) {
+          const values = [
+            'Lou\r\nBcc: all@acme.test', 'Lou\nPark', 'Lou\u2028Park', 'Lou\u0085Park',
+            'Lou =?utf-8?b?Q0VP?=', '=?utf-8?q?Lou?=',
+          ];
+          for (const value of values) {
+            const res = await as(lou, 'PATCH', '/ui/api/profile', { [field]: value });
+            const context = `${field}: ${JSON.stringify(value)}`;
+            assertInvalid(res, [field], context);
+            assert.equal(res.json.errors.find((e: any) => e.field === field).message, oneLine, context);
+          }
+        }
+        const profile = (await as(lou, 'GET', '/ui/api/profile')).json;
+        assert.deepEqual([profile.name, profile.senderName], ['Lou Park', null]);
+        // A question mark and an equals sign are text like any other when they do not make an encoded word.
+        const fine = await as(lou, 'PATCH', '/ui/api/profile', { name: 'Lou =? Park', senderName: 'Lou (Sales?=yes)' });
+        assert.equal(fine.status, 200, fine.text);
+        // Nor may an admin give a new member such a name.
+        for (const name of ['Kim\u2028Ito', 'Kim =?utf-8?b?Q0VP?=']) {
+          const body = { name, email: 'kim@acme.test', role: 'MEMBER', password: PASSWORD };
+          assertInvalid(await as(admin, 'POST', '/ui/api/members', body), ['name'], JSON.stringify(name));
+        }
+        // Nor a workspace's name, which is in the subject of the e-mail that sends a reset link.
+        const deps = { db: t.database.db, clock, migrate: () => t.database.migrate() };
+        for (const name of ['Acme\u2028Bank', 'Acme =?utf-8?b?QmFuaw==?=']) {
+          await assert.rejects(runAdminCommand(deps, { command: 'workspace.create', name }), (error: any) => {
+            assert.deepEqual(error.errors, [{ field: 'name', message: oneLine }]);
+            return true;
+          });
+        }
+      });
+
       it('changes your password with your current one: other sessions end, this browser gets a new session', async () => {
         const laptop = await signIn('mo@acme.test');
         const phone = await signIn('mo@acme.test');
