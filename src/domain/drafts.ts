@@ -12,7 +12,7 @@ import { invalid, notFound } from './errors.ts';
 import { lockRun, type Decider } from './run-decisions.ts';
 import { recordEvent } from './run-events.ts';
 import { getRun, type Run } from './runs.ts';
-import { isUuid } from './validation.ts';
+import { isUuid, oneLineProblem } from './validation.ts';
 
 export const DRAFT_ORIGINS = ['generated', 'regenerated', 'edited'] as const satisfies readonly DraftOrigin[];
 export const DRAFT_STATUSES = ['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'] as const satisfies readonly DraftStatus[];
@@ -120,6 +120,8 @@ function applyEdit(current: DraftText, input: DraftEditInput): { next: DraftText
     to: input.to === undefined ? current.to : input.to,
   };
   if (!next.subject) throw invalid('subject', 'must not be blank');
+  const subjectProblem = input.subject === undefined ? null : oneLineProblem(next.subject);
+  if (subjectProblem) throw invalid('subject', subjectProblem);
   if (!next.body) throw invalid('body', 'must not be blank');
   const changed = (['subject', 'body', 'to'] as const).filter((field) => next[field] !== current[field]);
   return { next, changed };

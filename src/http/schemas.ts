@@ -11,6 +11,7 @@ import { DESCRIPTION_MAX as WEBHOOK_DESCRIPTION_MAX } from '../domain/webhooks/e
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import { URL_MAX } from '../domain/webhooks/url.ts';
 import { ERROR_CODES } from '../domain/errors.ts';
+import { ONE_LINE_PATTERN } from '../domain/validation.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 // Every string and array of the document states its bound, answers included, so that a client can size what it
@@ -303,10 +304,11 @@ export const DraftVersion = Type.Object({
 
 /** PATCH /api/v1/runs/{id}/draft: the fields to change; the others are copied from the version being edited. */
 export const DraftEdit = Type.Object({
-  // Linear patterns only (DESIGN §10): no control characters in a subject line, none but tab and line breaks in a body.
-  // A subject or body of white space alone is refused by the domain.
+  // Linear patterns only (DESIGN §10): one line of text in a subject (the domain refuses encoded words too), no control
+  // characters but tab and line breaks in a body. A subject or body of white space alone is refused by the domain.
   subject: Type.Optional(Type.String({
-    minLength: 1, maxLength: SUBJECT_MAX, pattern: '^[^\\x00-\\x1f\\x7f]*$', description: `The subject line: 1 to ${SUBJECT_MAX} characters, one line.`,
+    minLength: 1, maxLength: SUBJECT_MAX, pattern: ONE_LINE_PATTERN,
+    description: `The subject line: 1 to ${SUBJECT_MAX} characters, one line, without encoded words (=?...?=).`,
   })),
   body: Type.Optional(Type.String({
     minLength: 1, maxLength: BODY_MAX, pattern: '^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$',

@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import type { DB, MailSettingsTable } from '../db/schema.ts';
 import type { AuditDetails } from '../domain/audit.ts';
 import { AppError, type FieldError } from '../domain/errors.ts';
+import { oneLineProblem } from '../domain/validation.ts';
 import { MailHostRefused, resolveMailHost } from './guard.ts';
 import type { SecretBox } from './secrets.ts';
 import { getMailSettingsView, saveMailSettings, type MailSettingsInput, type MailSettingsView } from './settings.ts';
@@ -20,9 +21,6 @@ export const MAIL_PASSWORD_MAX = 1024;
 
 // A DNS name (labels of letters, digits, hyphens and underscores, an optional final dot) or an IPv4 address.
 const HOST_NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
-// Line breaks and other control characters: in a name that goes into a header they would start a header of their own.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** What is wrong with a host as typed, or null: the host alone, as the client dials it. */
 export function hostNameProblem(host: string): string | null {
@@ -40,8 +38,10 @@ const normalHost = (host: string) => host.replace(/^\[(.*)\]$/, '$1');
 /** Refuses a change that breaks a rule its schema cannot state, naming every field at fault. */
 export function checkMailSettingsInput(input: MailSettingsInput, current: Selectable<MailSettingsTable> | undefined): void {
   const errors: FieldError[] = [];
+  // The sender's name goes into the From header, the user into the SMTP conversation: one line each.
   const text = (field: string, value: string | null | undefined) => {
-    if (value && CONTROL.test(value)) errors.push({ field, message: 'must be one line of text, without control characters' });
+    const problem = value ? oneLineProblem(value) : null;
+    if (problem) errors.push({ field, message: problem });
   };
   text('fromName', input.fromName);
   if (input.smtp) {

@@ -162,6 +162,11 @@ for (const kind of BACKENDS) {
         [{ subject: '   ' }, ['subject']],
         [{ subject: 'x'.repeat(81) }, ['subject']],
         [{ subject: 'Hello\r\nBcc: everyone@example.com' }, ['subject']],
+        // What some mail programs read as a line break, and an encoded word that would show as other text.
+        [{ subject: 'Hello\u2028Bcc: everyone@example.com' }, ['subject']],
+        [{ subject: 'Hello\u0085there' }, ['subject']],
+        [{ subject: 'Re: =?utf-8?b?WW91ciBpbnZvaWNlIGlzIHBhaWQ=?=' }, ['subject']],
+        [{ subject: '=?ISO-8859-1?Q?Andr=E9?=' }, ['subject']],
         [{ body: '' }, ['body']],
         [{ body: ' \n\t ' }, ['body']],
         [{ body: 'x'.repeat(20 * 1024) }, ['body']],

@@ -148,6 +148,7 @@ for (const kind of BACKENDS) {
         [{ fromAddress: `${'a'.repeat(250)}@acme.test` }, ['fromAddress']],
         [{ fromName: 'x'.repeat(101) }, ['fromName']],
         [{ fromName: 'Acme\r\nBcc: victim@example.com' }, ['fromName']],
+        [{ fromName: 'Acme =?utf-8?b?WW91ciBiYW5r?=' }, ['fromName']],
         [{ imap: imapOf({ draftsFolder: 'D'.repeat(201) }) }, ['imap.draftsFolder']],
         [{ imap: imapOf({ user: null }) }, ['imap.user']],
         [{ smtp: smtpOf({ user: null }) }, ['smtp.user']],

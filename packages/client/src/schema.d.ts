@@ -4237,7 +4237,7 @@ export interface operations {
                 "application/json": {
                     /** @description The plain-text body: 1 to 5000 characters; line breaks and tabs are the only control characters allowed. */
                     body?: string;
-                    /** @description The subject line: 1 to 80 characters, one line. */
+                    /** @description The subject line: 1 to 80 characters, one line, without encoded words (=?...?=). */
                     subject?: string;
                     to?: string | null;
                 };

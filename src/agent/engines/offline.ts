@@ -5,6 +5,7 @@ import { detached, type Engine, type EngineResult, type RunContext } from '../en
 import type { AnalysisOutput, Fact, KeyFacts, StrategyOutput, WriterOutput } from '../outputs.ts';
 import { factWeight, isPromise, promisesIn, readFacts } from './call-facts.ts';
 import { trimEndOf } from '../text.ts';
+import { toOneLine } from '../../domain/validation.ts';
 
 type AnalyseContext = Parameters<Engine['analyse']>[0];
 type StrategiseContext = Parameters<Engine['strategise']>[0];
@@ -1121,7 +1122,8 @@ function composeAt(ctx: WriteContext, style: Style, lean: number): WriterOutput 
   const body = [greeting, ...paragraphs, signOff(ctx, style)].join('\n\n').slice(0, 5000);
   let subject = subjectLine(company, concern, style, variant === 0 && (style.angle || style.focus) ? 1 : variant);
   if (omitFrom([text(subject)], style.omissions).length === 0) subject = `Following up with ${company}`.slice(0, 80);
-  return { engine: 'offline', subject, body };
+  // The company's name is the lead's, as anyone typed or imported it; the subject goes into a header: one line.
+  return { engine: 'offline', subject: toOneLine(subject) || 'Following up', body };
 }
 
 function render(blocks: Block[]): string {
