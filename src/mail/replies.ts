@@ -192,7 +192,8 @@ export async function scheduleReplyChecks(trx: Kysely<DB>, workspaceId: string, 
 
 /** When the workspace's mail settings were last saved, as a number to compare; null without settings. */
 async function settingsSavedAt(db: Kysely<DB>, workspaceId: string): Promise<number | null> {
-  const row = await db.selectFrom('mail_settings').select('updated_at').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const row = await db.selectFrom('mail_settings').select('updated_at')
+    .where('workspace_id', '=', workspaceId).executeTakeFirst();
   return row ? new Date(row.updated_at).getTime() : null;
 }
 

@@ -101,8 +101,8 @@ const hostKey = (host: string) => host.replace(/^\[(.*)\]$/, '$1').replace(/\.$/
  * same. The one rule for every path that would send a stored password; a change of any of them drops the password.
  */
 export function passwordAppliesTo(saved: PasswordBinding, target: PasswordBinding): boolean {
-  return hostKey(saved.host) === hostKey(target.host) && saved.port === target.port && saved.security === target.security
-    && (saved.user || null) === (target.user || null);
+  return hostKey(saved.host) === hostKey(target.host) && saved.port === target.port
+    && saved.security === target.security && (saved.user || null) === (target.user || null);
 }
 
 /**
@@ -110,8 +110,10 @@ export function passwordAppliesTo(saved: PasswordBinding, target: PasswordBindin
  * only in the row and field it was stored in, and only while the row names the server, user and security it was saved
  * for. A row changed behind the application's back (by hand, or by a path that forgot the rule) then cannot send it.
  */
-const passwordContext = (workspaceId: string, field: PasswordField, binding: PasswordBinding) =>
-  `mail_settings:${workspaceId}:${field}:${JSON.stringify([hostKey(binding.host), binding.port, binding.security, binding.user || null])}`;
+const passwordContext = (workspaceId: string, field: PasswordField, binding: PasswordBinding) => {
+  const boundTo = [hostKey(binding.host), binding.port, binding.security, binding.user || null];
+  return `mail_settings:${workspaceId}:${field}:${JSON.stringify(boundTo)}`;
+};
 
 /**
  * The context of passwords sealed before they were bound to their server: they open for the row as it stands. Saving
@@ -149,7 +151,9 @@ export class MailSettingsUnreadable extends AppError {
   }
 }
 
-function openPassword(box: SecretBox, sealed: string, workspaceId: string, field: PasswordField, binding: PasswordBinding): string {
+function openPassword(
+  box: SecretBox, sealed: string, workspaceId: string, field: PasswordField, binding: PasswordBinding,
+): string {
   for (const context of [passwordContext(workspaceId, field, binding), unboundPasswordContext(workspaceId, field)]) {
     try {
       return box.open(sealed, context);
@@ -197,7 +201,8 @@ export async function loadMailTransport(
   if (row?.smtp_host && row.smtp_port && row.smtp_security) {
     smtp = {
       host: row.smtp_host, port: row.smtp_port, security: row.smtp_security, user: row.smtp_user,
-      password: row.smtp_password === null ? null : openPassword(box, row.smtp_password, workspaceId, 'smtp_password', bindingOf(row, 'smtp')!),
+      password: row.smtp_password === null
+        ? null : openPassword(box, row.smtp_password, workspaceId, 'smtp_password', bindingOf(row, 'smtp')!),
     };
     smtpSource = 'workspace';
   } else if (config.smtpUrl) {
@@ -267,7 +272,8 @@ export async function saveMailSettings(
     const binding = bindingOfChange(current, part, change);
     if (change.password === undefined) return keptPassword(current, part, binding);
     if (change.password === null || change.password === '') return null;
-    return (typeof box === 'function' ? box() : box).seal(change.password, passwordContext(workspaceId, `${part}_password`, binding));
+    const context = passwordContext(workspaceId, `${part}_password`, binding);
+    return (typeof box === 'function' ? box() : box).seal(change.password, context);
   };
   const row: Selectable<MailSettingsTable> = {
     workspace_id: workspaceId,

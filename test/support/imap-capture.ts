@@ -18,7 +18,8 @@ export interface CapturingImapServer {
 export async function startCapturingImapServer(): Promise<CapturingImapServer> {
   const lines: string[] = [];
   const refuse = (socket: Socket, tag: string) => {
-    void (state.onSignIn ?? (async () => {}))().finally(() => socket.write(`${tag} NO [AUTHENTICATIONFAILED] refused\r\n`));
+    const answer = () => socket.write(`${tag} NO [AUTHENTICATIONFAILED] refused\r\n`);
+    void (state.onSignIn ?? (async () => {}))().finally(answer);
   };
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
@@ -74,7 +75,8 @@ export async function startCapturingImapServer(): Promise<CapturingImapServer> {
     lines,
     onSignIn: null,
     heard(secret, user = '') {
-      const forms = [secret, Buffer.from(secret).toString('base64'), Buffer.from(`\0${user}\0${secret}`).toString('base64')];
+      const base64 = (text: string) => Buffer.from(text).toString('base64');
+      const forms = [secret, base64(secret), base64(`\0${user}\0${secret}`)];
       return lines.some((line) => forms.some((form) => line.includes(form)));
     },
     close: () => new Promise<void>((resolve) => {

@@ -73,7 +73,8 @@ export default async function mailCheckRoutes(app: AppInstance): Promise<void> {
     // refused the user name or password, which reads as if the saved password were wrong; the admin is asked for it
     // instead, by the field to fill, as saving these values would (it drops the saved password).
     if (saved?.password && tried.user) {
-      throw invalid('password', 'is required: the saved password is sent only to the host, port, user and security it was saved with');
+      throw invalid('password',
+        'is required: the saved password is sent only to the host, port, user and security it was saved with');
     }
     return { ...tried, password: null };
   }
@@ -83,8 +84,9 @@ export default async function mailCheckRoutes(app: AppInstance): Promise<void> {
     schema: {
       summary: 'Check an SMTP connection without sending',
       description: 'Connects, secures and authenticates with the settings given (not saved yet) or, without a body, the saved '
-        + 'ones. A password left out is the stored one only when host, port, user and security are those it was saved with; '
-        + 'otherwise, with a user, the answer is 400 naming `password`. Answers 200 either way: `ok`, or `error`.',
+        + 'ones. A password left out is the stored one only when host, port, user and security are those it was '
+        + 'saved with; otherwise, with a user, the answer is 400 naming `password`. Answers 200 either way: `ok`, or '
+        + '`error`.',
       tags,
       body: Type.Optional(SmtpCandidate),
       response: { 200: CheckResult, ...writeProblems, ...authProblems },

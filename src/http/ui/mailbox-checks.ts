@@ -17,7 +17,8 @@ export const ImapCheck = Type.Object({
   user: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
   password: Type.Optional(Type.String({
     minLength: 1, maxLength: 1000,
-    description: 'Left out: the saved password, when host, port, user and security are those it was saved with; else 400.',
+    description: 'Left out: the saved password, when host, port, user and security are those it was saved with; '
+      + 'else 400.',
   })),
   draftsFolder: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 }, {
@@ -38,9 +39,9 @@ export default async function mailboxCheckRoutes(app: AppInstance): Promise<void
     schema: {
       summary: 'Check an IMAP connection',
       description: 'Signs in to the IMAP server and looks for the Drafts folder (by name, or the folder marked \\Drafts). '
-        + 'Answers 200 with `ok`, or with `error` saying why not; 400 naming `password` when none is given and no saved one '
-        + 'applies (it is sent only to the host, port, user and security it was saved with). Mail servers on private '
-        + 'networks are refused unless ALLOW_PRIVATE_HOSTS=true.',
+        + 'Answers 200 with `ok`, or with `error` saying why not; 400 naming `password` when none is given and no '
+        + 'saved one applies (it is sent only to the host, port, user and security it was saved with). Mail servers '
+        + 'on private networks are refused unless ALLOW_PRIVATE_HOSTS=true.',
       tags: ['Web UI'],
       body: ImapCheck,
       response: { 200: MailboxCheckResult, ...writeProblems, ...authProblems },
@@ -66,7 +67,8 @@ export default async function mailboxCheckRoutes(app: AppInstance): Promise<void
           ? 'is required: the saved password is sent only to the host, port, user and security it was saved with'
           : 'is required: no password is saved for this workspace');
       }
-      settings = { ...tried, password, draftsFolder: body.draftsFolder ?? saved?.draftsFolder ?? DEFAULT_DRAFTS_FOLDER };
+      const draftsFolder = body.draftsFolder ?? saved?.draftsFolder ?? DEFAULT_DRAFTS_FOLDER;
+      settings = { ...tried, password, draftsFolder };
     }
     const result = settings
       ? await verifyImap(settings, { allowPrivateHosts: config.allowPrivateHosts })
