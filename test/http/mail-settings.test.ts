@@ -255,6 +255,19 @@ for (const kind of BACKENDS) {
       assert.equal((await put({ smtp: same })).json.smtp.passwordSet, true);
     });
 
+    it('opens a password sealed before it was bound to its server for its row; a change of port drops it', async () => {
+      const workspaceId = admin.session.workspace.id;
+      assert.equal((await put({ smtp: smtpOf() })).status, 200);
+      const unbound = t.deps.secrets().seal('sealed last year', `mail_settings:${workspaceId}:smtp_password`);
+      await t.database.db.updateTable('mail_settings').set({ smtp_password: unbound })
+        .where('workspace_id', '=', workspaceId).execute();
+      const open = () => loadMailTransport(t.database.db, workspaceId, t.deps.secrets(), t.deps.config);
+      assert.equal((await open()).smtp?.password, 'sealed last year');
+      const { password: _p, ...moved } = smtpOf({ port: 2525 });
+      assert.equal((await put({ smtp: moved })).json.smtp.passwordSet, false);
+      assert.equal((await open()).smtp?.password, null);
+    });
+
     it('binds a stored password to its workspace: copied into another workspace it does not open, and saving it again mends it', async () => {
       const a = admin.session.workspace.id;
       await put({ smtp: smtpOf(), imap: imapOf() });
