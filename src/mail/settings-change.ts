@@ -11,7 +11,9 @@ import { AppError, type FieldError } from '../domain/errors.ts';
 import { oneLineProblem } from '../domain/validation.ts';
 import { MailHostRefused, resolveMailHost } from './guard.ts';
 import type { SecretBox } from './secrets.ts';
-import { getMailSettingsView, saveMailSettings, type MailSettingsInput, type MailSettingsView } from './settings.ts';
+import {
+  bindingOfChange, getMailSettingsView, keptPassword, saveMailSettings, type MailSettingsInput, type MailSettingsView,
+} from './settings.ts';
 
 export const HOST_MAX = 253;
 export const FROM_NAME_MAX = 100;
@@ -57,10 +59,19 @@ export function checkMailSettingsInput(input: MailSettingsInput, current: Select
     text('imap.user', input.imap.user);
     text('imap.draftsFolder', input.imap.draftsFolder);
     // IMAP always signs in: a mailbox is someone's. Without a user and password the settings could not be used.
-    const user = input.imap.user !== undefined ? input.imap.user || null : current?.imap_user ?? null;
-    const password = input.imap.password !== undefined ? input.imap.password || null : current?.imap_password ?? null;
-    if (!user) errors.push({ field: 'imap.user', message: 'is required: IMAP signs in to a mailbox' });
-    if (!password) errors.push({ field: 'imap.password', message: 'is required: IMAP signs in to a mailbox' });
+    const binding = bindingOfChange(current, 'imap', input.imap);
+    const kept = keptPassword(current, 'imap', binding);
+    const password = input.imap.password !== undefined ? input.imap.password || null : kept;
+    if (!binding.user) errors.push({ field: 'imap.user', message: 'is required: IMAP signs in to a mailbox' });
+    if (!password) {
+      // The saved password is bound to the server it was saved for: a change of server asks for it again.
+      errors.push({
+        field: 'imap.password',
+        message: current?.imap_password && input.imap.password === undefined
+          ? 'is required again: the saved password is sent only to the host, port, user and security it was saved with'
+          : 'is required: IMAP signs in to a mailbox',
+      });
+    }
   }
   if (errors.length > 0) {
     throw new AppError('invalid_request', `The request is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, { errors });

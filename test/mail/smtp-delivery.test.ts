@@ -183,6 +183,22 @@ for (const kind of BACKENDS) {
       assert.equal(smtp.received.length, 1);
     });
 
+    it('a row whose server was changed behind the settings page does not send its password: 409, no AUTH', async () => {
+      const saved = await server({ users: { rep: 'correct horse' } });
+      const other = await server({ users: { rep: 'another' } });
+      const f = await fixture(t);
+      await configure(f, { smtp: smtpOf(saved, { user: 'rep', password: 'correct horse' }) });
+      const run = await awaitingApproval(f);
+      // As the settings page before issue 38 left it: another port, the password of the first kept.
+      await t.database.db.updateTable('mail_settings').set({ smtp_port: other.port })
+        .where('workspace_id', '=', f.workspaceId).execute();
+      const refused = await approve(f, run.id, { deliver: 'send' });
+      assertProblem(refused, 409, 'invalid_state');
+      assert.match(refused.json.detail, /Save the password again in Settings \/ E-mail/);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.deepEqual([saved.auths, other.auths], [[], []]);
+    });
+
     for (const security of ['starttls', 'tls'] as const) {
       it(`${security.toUpperCase()} with a self-signed certificate the transport is told to trust`, async () => {
         const smtp = await server({ security, certificate, users: { rep: 'secret' } });
