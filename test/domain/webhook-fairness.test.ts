@@ -1,0 +1,107 @@
+// Webhook deliveries are fair between workspaces and endpoints (issue 38), on both backends: an endpoint that never
+// answers, with hundreds of deliveries queued before anyone else's, must not hold up another workspace's endpoint.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { systemClock } from '../../src/clock.ts';
+import { webhookHandler } from '../../src/domain/webhooks/deliver.ts';
+import { emitWebhookEvent } from '../../src/domain/webhooks/events.ts';
+import { JobRunner } from '../../src/jobs/runner.ts';
+import { BACKENDS, silentLogger, startTestApp, type TestApp } from '../helpers.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+
+/** A server on loopback that accepts every connection and never reads or answers a byte. */
+async function startSilentServer(): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    connections: () => accepted,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const HANGING_DELIVERIES = 300;
+
+for (const kind of BACKENDS) {
+  describe(`webhook fairness (${kind})`, () => {
+    let t: TestApp;
+    let silent: Awaited<ReturnType<typeof startSilentServer>>;
+    let receiver: WebhookReceiver;
+    let runner: JobRunner | null = null;
+
+    before(async () => {
+      t = await startTestApp(kind, { config: { allowPrivateHosts: true } });
+      silent = await startSilentServer();
+      receiver = await startWebhookReceiver();
+    });
+    after(async () => {
+      await runner?.stop();
+      await silent?.close();
+      await receiver?.close();
+      await t?.close();
+    });
+
+    async function endpointOf(workspaceId: string, url: string): Promise<string> {
+      const { key } = await t.key(workspaceId, ['webhooks:read', 'webhooks:write']);
+      const made = await t.api('POST', '/api/v1/webhooks', { key, body: { url, events: ['lead.updated'] } });
+      assert.equal(made.status, 201, made.text);
+      return made.json.id;
+    }
+
+    it("delivers a workspace's event within seconds while another's endpoint hangs with hundreds queued", async (ctx) => {
+      const a = await t.workspace('pro');
+      const b = await t.workspace('pro');
+      const hanging = await endpointOf(a.id, silent.url);
+      const healthy = await endpointOf(b.id, receiver.url);
+      // A's deliveries are all queued first, so that a first-in-first-out queue would put B's behind every one of them.
+      await t.database.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < HANGING_DELIVERIES; i++) {
+          await emitWebhookEvent(trx, a.id, 'lead.updated', { id: `a-${i}` }, { at: new Date() });
+        }
+      });
+      await t.database.db.transaction().execute((trx) =>
+        emitWebhookEvent(trx, b.id, 'lead.updated', { id: 'b-0' }, { at: new Date() }));
+
+      // A hung attempt is given up after 1 s, a tenth of the real 10 s: before the fix B waited out 300 of them, 4 at a
+      // time (about 75 s); now it must arrive while A's endpoint still hangs.
+      const started = performance.now();
+      runner = new JobRunner({
+        database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu,
+        logger: silentLogger, handlers: [webhookHandler({ leaseMs: 10_000, retryDelaysMs: [60_000], timeoutMs: 1_000 })],
+        pollMs: 30, drainMs: 200,
+      });
+      await runner.start();
+      const got = await receiver.next((r) => r.json?.data?.id === 'b-0', 5_000);
+      const tookMs = Math.round(performance.now() - started);
+      ctx.diagnostic(`B's event took ${tookMs} ms with ${HANGING_DELIVERIES} deliveries to a hanging endpoint ahead of it`);
+      assert.equal(got.json.type, 'lead.updated');
+      assert.ok(silent.connections() > 0, 'the hanging endpoint was tried too');
+      await runner.stop();
+      runner = null;
+
+      // Nothing of A's was lost or sent twice: every delivery is still there, none attempted more than once.
+      const rows = await t.database.db.selectFrom('webhook_deliveries').select(['status', 'attempts'])
+        .where('endpoint_id', '=', hanging).execute();
+      assert.equal(rows.length, HANGING_DELIVERIES);
+      assert.ok(rows.every((r) => r.attempts <= 1 && r.status === 'PENDING'), JSON.stringify(rows.filter((r) => r.attempts > 1)));
+      const live = await t.database.db.selectFrom('jobs').select('id')
+        .where('kind', '=', 'webhook.deliver').where('workspace_id', '=', a.id).where('status', 'in', ['QUEUED', 'RUNNING']).execute();
+      assert.equal(live.length, HANGING_DELIVERIES);
+      const delivered = await t.database.db.selectFrom('webhook_deliveries').select(['status'])
+        .where('endpoint_id', '=', healthy).execute();
+      assert.deepEqual(delivered.map((r) => r.status), ['SUCCEEDED']);
+    });
+  });
+}
