@@ -1,6 +1,6 @@
 // The fair claim of webhook deliveries (src/domain/webhooks/claim.ts) on both backends, with a manual clock: lanes are
-// taken in turn by workspace, then endpoint; an endpoint never has more than its cap in flight; one put off is skipped
-// until its time; a disabled one is not capped; a lease that ran out frees its place; a job without a lane is still
+// taken in turn by workspace, then endpoint; an endpoint never has more than its cap in flight; a workspace no more
+// than its share of a runner; one put off is skipped until its time; a disabled one is not capped; a lease that ran out frees its place; a job without a lane is still
 // taken; claims at once never take a job twice; a claim among thousands of pending deliveries stays quick.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -59,18 +59,20 @@ for (const kind of BACKENDS) {
       });
     }
     /** A claim a millisecond after the last: endpoints are served in the order of when they were last served. */
-    const claim = (owner = 'runner-1') => {
+    const claim = (owner = 'runner-1', workspacePerRunner = 100) => {
       clock.advance(1);
-      return claimWebhookDelivery(db(), owner, clock.now(), LEASE_MS);
+      return claimWebhookDelivery(db(), owner, clock.now(), LEASE_MS, { endpoint: 2, workspacePerRunner });
     };
     /** The endpoint of a claimed job, from its lane. */
     async function laneOf(job: ClaimedJob): Promise<string | null> {
       const row = await db().selectFrom('jobs').select('lane').where('id', '=', job.id).executeTakeFirstOrThrow();
       return row.lane;
     }
-    async function claimAll(): Promise<string[]> {
+    async function claimAll(owner?: string, workspacePerRunner?: number): Promise<string[]> {
       const lanes: string[] = [];
-      for (let job = await claim(); job; job = await claim()) lanes.push(String(await laneOf(job)));
+      for (let job = await claim(owner, workspacePerRunner); job; job = await claim(owner, workspacePerRunner)) {
+        lanes.push(String(await laneOf(job)));
+      }
       return lanes;
     }
 
@@ -106,6 +108,24 @@ for (const kind of BACKENDS) {
       assert.equal(again.length, 6, JSON.stringify(again));
     });
 
+    it("leaves a runner's last slot to other workspaces: one takes at most its share of a runner", async () => {
+      const a = await workspace();
+      const b = await workspace();
+      const ofA = [await endpoint(a), await endpoint(a), await endpoint(a)];
+      const b1 = await endpoint(b);
+      for (const e of ofA) await queue(a, e, 5);
+      await queue(b, b1, 5);
+
+      // A runner of four slots: A's three endpoints get one each, B's endpoint its two, then A is at its share.
+      const first = await claimAll('runner-1', 3);
+      assert.equal(first.filter((l) => ofA.includes(l)).length, 3, JSON.stringify(first));
+      assert.equal(first.filter((l) => l === b1).length, 2);
+      assert.equal(first.length, 5);
+      // Another runner's share is its own: A's endpoints each take a second delivery there, up to their cap.
+      const second = await claimAll('runner-2', 3);
+      assert.deepEqual([...second].sort(), [...ofA].sort());
+    });
+
     it('skips an endpoint put off for timing out until its time, and does not cap a disabled one', async () => {
       const a = await workspace();
       const slow = await endpoint(a);
@@ -129,7 +149,8 @@ for (const kind of BACKENDS) {
       await db().transaction().execute(async (trx) => {
         for (const name of ['Ada', 'Grace']) {
           await trx.insertInto('leads').values({
-            id: randomUUID(), workspace_id: a, name, email: null, company_name: null, company_website: null, status: 'DISCOVERY',
+            id: randomUUID(), workspace_id: a, name, email: null, company_name: null, company_website: null,
+            status: 'DISCOVERY',
             assigned_to_user_id: null, created_at: clock.now(), updated_at: clock.now(),
           }).execute();
         }

@@ -1,5 +1,6 @@
 // Webhook deliveries are fair between workspaces and endpoints (issue 38), on both backends: an endpoint that never
-// answers, with hundreds of deliveries queued before anyone else's, must not hold up another workspace's endpoint.
+// answers, with hundreds of deliveries queued before anyone else's, must not hold up another workspace's endpoint;
+// nor may a workspace whose many hanging endpoints could fill every slot of a runner.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -13,11 +14,22 @@ import { eventually } from '../worker/support.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /** A server on loopback that accepts every connection and never reads or answers a byte. */
-async function startSilentServer(): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+interface SilentServer {
+  url: string;
+  /** Connections accepted so far. */
+  connections: () => number;
+  /** Resolves once `count` connections have been accepted. */
+  reached: (count: number) => Promise<void>;
+  close: () => Promise<void>;
+}
+
+async function startSilentServer(): Promise<SilentServer> {
   const sockets = new Set<net.Socket>();
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
   let accepted = 0;
   const server = net.createServer((socket) => {
     accepted++;
+    for (const waiter of waiters.filter((w) => w.count <= accepted)) waiter.resolve();
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});
@@ -26,6 +38,9 @@ async function startSilentServer(): Promise<{ url: string; connections: () => nu
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     connections: () => accepted,
+    reached: (count) => (accepted >= count
+      ? Promise.resolve()
+      : new Promise((resolve) => waiters.push({ count, resolve }))),
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -38,7 +53,7 @@ const HANGING_DELIVERIES = 300;
 for (const kind of BACKENDS) {
   describe(`webhook fairness (${kind})`, () => {
     let t: TestApp;
-    let silent: Awaited<ReturnType<typeof startSilentServer>>;
+    let silent: SilentServer;
     let receiver: WebhookReceiver;
     let runner: JobRunner | null = null;
 
@@ -54,6 +69,7 @@ for (const kind of BACKENDS) {
       await t?.close();
     });
 
+    const workspace = () => t.workspace('pro');
     async function endpointOf(workspaceId: string, url: string): Promise<string> {
       const { key } = await t.key(workspaceId, ['webhooks:read', 'webhooks:write']);
       const made = await t.api('POST', '/api/v1/webhooks', { key, body: { url, events: ['lead.updated'] } });
@@ -114,6 +130,36 @@ for (const kind of BACKENDS) {
       const delivered = await t.database.db.selectFrom('webhook_deliveries').select(['status'])
         .where('endpoint_id', '=', healthy).execute();
       assert.deepEqual(delivered.map((r) => r.status), ['SUCCEEDED']);
+    });
+
+    it("leaves a slot for another workspace while one's endpoints hang in every other slot", async (ctx) => {
+      const a = await workspace();
+      const b = await workspace();
+      for (let i = 0; i < 6; i++) await endpointOf(a.id, silent.url);
+      await endpointOf(b.id, receiver.url);
+      await t.database.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 60; i++) {
+          await emitWebhookEvent(trx, a.id, 'lead.updated', { id: `a2-${i}` }, { at: new Date() });
+        }
+      });
+      // The real 10 s timeout: a slot that A's endpoints took stays taken for the rest of the test.
+      runner = new JobRunner({
+        database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu,
+        logger: silentLogger, handlers: [webhookHandler({ leaseMs: 30_000, concurrency: 4 })], pollMs: 30, drainMs: 200,
+      });
+      const before = silent.connections();
+      await runner.start();
+      // A has six endpoints with deliveries due; it takes three of the four slots, and no more.
+      await silent.reached(before + 3);
+      const started = performance.now();
+      await t.database.db.transaction().execute((trx) =>
+        emitWebhookEvent(trx, b.id, 'lead.updated', { id: 'b2-0' }, { at: new Date() }));
+      await receiver.next((r) => r.json?.data?.id === 'b2-0', 3_000);
+      const tookMs = Math.round(performance.now() - started);
+      ctx.diagnostic(`B's event took ${tookMs} ms while A's endpoints hung in 3 of 4 slots`);
+      assert.equal(silent.connections() - before, 3);
+      await runner.stop();
+      runner = null;
     });
   });
 }

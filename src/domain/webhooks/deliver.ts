@@ -12,7 +12,7 @@ import type { DB } from '../../db/schema.ts';
 import { traceUrlOf } from '../../http/run-render.ts';
 import { JOBS_CHANNEL } from '../../jobs/queue.ts';
 import { PermanentJobError, type ClaimedJob, type JobContext, type JobHandler } from '../../jobs/types.ts';
-import { claimWebhookDelivery, ENDPOINT_CONCURRENCY } from './claim.ts';
+import { claimWebhookDelivery, ENDPOINT_CONCURRENCY, type ClaimLimits } from './claim.ts';
 import { WEBHOOK_DELIVER, WEBHOOK_JOB_MAX_ATTEMPTS, type WebhookDeliverPayload } from './events.ts';
 import { postWebhook, type PostResult } from './post.ts';
 import { secretContext, signatureHeader } from './signing.ts';
@@ -114,15 +114,26 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const leaseMs = Math.max(options.leaseMs ?? 30_000, timeoutMs * 2);
-  const cap = options.endpointConcurrency ?? ENDPOINT_CONCURRENCY;
+  const concurrency = options.concurrency ?? 4;
+  // A workspace may take all of the runner's slots but one, which is left for the other workspaces' deliveries.
+  const limits: ClaimLimits = {
+    endpoint: options.endpointConcurrency ?? ENDPOINT_CONCURRENCY, workspacePerRunner: Math.max(1, concurrency - 1),
+  };
   const putOff = { firstMs: options.putOffFirstMs ?? PUT_OFF_FIRST_MS, maxMs: PUT_OFF_MAX_MS };
+  // The runner's slots claim one at a time, so that each claim sees the jobs the ones before it took and a
+  // workspace's share of the runner is counted exactly. A claim takes milliseconds; a delivery up to the timeout.
+  let claiming: Promise<unknown> = Promise.resolve();
   return {
     kind: WEBHOOK_DELIVER,
     maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS,
-    concurrency: options.concurrency ?? 4,
+    concurrency,
     leaseMs,
     backoffMs: (attempt) => 5_000 * attempt,
-    claim: (db, _kind, owner, now, lease) => claimWebhookDelivery(db, owner, now, lease, cap),
+    claim: (db, _kind, owner, now, lease) => {
+      const claimed = claiming.then(() => claimWebhookDelivery(db, owner, now, lease, limits));
+      claiming = claimed.catch(() => {});
+      return claimed;
+    },
 
     async run(job, ctx) {
       const { deliveryId } = payloadOf(job);
