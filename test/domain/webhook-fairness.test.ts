@@ -1,11 +1,12 @@
 // Webhook deliveries are fair between workspaces and endpoints (issue 38), on both backends: an endpoint that never
 // answers, with hundreds of deliveries queued before anyone else's, must not hold up another workspace's endpoint;
-// nor may a workspace whose many hanging endpoints could fill every slot of a runner.
+// nor may a workspace whose many hanging endpoints could fill every slot of a runner. An endpoint that times out is
+// put off, longer each time in a row, until it answers.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { systemClock } from '../../src/clock.ts';
+import { ManualClock, systemClock } from '../../src/clock.ts';
 import { webhookHandler } from '../../src/domain/webhooks/deliver.ts';
 import { emitWebhookEvent } from '../../src/domain/webhooks/events.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
@@ -160,6 +161,45 @@ for (const kind of BACKENDS) {
       assert.equal(silent.connections() - before, 3);
       await runner.stop();
       runner = null;
+    });
+
+    it('puts off an endpoint after each time-out, twice as long each time in a row, until a success', async () => {
+      const clock = new ManualClock(new Date(Date.now() + 60_000));
+      const flaky = await startWebhookReceiver();
+      try {
+        flaky.answer = () => 'hang';
+        const a = await workspace();
+        const id = await endpointOf(a.id, flaky.url);
+        const state = () => t.database.db.selectFrom('webhook_endpoints').select(['timeouts', 'put_off_until'])
+          .where('id', '=', id).executeTakeFirstOrThrow();
+        const timeoutsReach = (count: number) => eventually(`${count} timeouts`, async () => {
+          const row = await state();
+          return row.timeouts === count ? row : undefined;
+        });
+        await t.database.db.transaction().execute((trx) =>
+          emitWebhookEvent(trx, a.id, 'lead.updated', { id: 'flaky-0' }, { at: clock.now() }));
+        runner = new JobRunner({
+          database: t.database, clock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu,
+          logger: silentLogger, pollMs: 30, drainMs: 200,
+          handlers: [webhookHandler({ leaseMs: 10_000, retryDelaysMs: [50, 50], timeoutMs: 300 })],
+        });
+        await runner.start();
+
+        const first = await timeoutsReach(1);
+        assert.equal(first.put_off_until?.getTime(), clock.now().getTime() + 5_000);
+        clock.advance(5_000);
+        const second = await timeoutsReach(2);
+        assert.equal(second.put_off_until?.getTime(), clock.now().getTime() + 10_000);
+        flaky.answer = () => ({ status: 204 });
+        clock.advance(10_000);
+        const cleared = await timeoutsReach(0);
+        assert.equal(cleared.put_off_until, null);
+        assert.equal(flaky.received.length, 3);
+        await runner.stop();
+        runner = null;
+      } finally {
+        await flaky.close();
+      }
     });
   });
 }
