@@ -136,31 +136,37 @@ for (const kind of BACKENDS) {
     it("leaves a slot for another workspace while one's endpoints hang in every other slot", async (ctx) => {
       const a = await workspace();
       const b = await workspace();
-      for (let i = 0; i < 6; i++) await endpointOf(a.id, silent.url);
-      await endpointOf(b.id, receiver.url);
-      await t.database.db.transaction().execute(async (trx) => {
-        for (let i = 0; i < 60; i++) {
-          await emitWebhookEvent(trx, a.id, 'lead.updated', { id: `a2-${i}` }, { at: new Date() });
-        }
-      });
-      // The real 10 s timeout: a slot that A's endpoints took stays taken for the rest of the test.
-      runner = new JobRunner({
-        database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu,
-        logger: silentLogger, handlers: [webhookHandler({ leaseMs: 30_000, concurrency: 4 })], pollMs: 30, drainMs: 200,
-      });
-      const before = silent.connections();
-      await runner.start();
-      // A has six endpoints with deliveries due; it takes three of the four slots, and no more.
-      await silent.reached(before + 3);
-      const started = performance.now();
-      await t.database.db.transaction().execute((trx) =>
-        emitWebhookEvent(trx, b.id, 'lead.updated', { id: 'b2-0' }, { at: new Date() }));
-      await receiver.next((r) => r.json?.data?.id === 'b2-0', 3_000);
-      const tookMs = Math.round(performance.now() - started);
-      ctx.diagnostic(`B's event took ${tookMs} ms while A's endpoints hung in 3 of 4 slots`);
-      assert.equal(silent.connections() - before, 3);
-      await runner.stop();
-      runner = null;
+      // A server of its own, so that only these endpoints' connections are counted.
+      const many = await startSilentServer();
+      try {
+        for (let i = 0; i < 6; i++) await endpointOf(a.id, many.url);
+        await endpointOf(b.id, receiver.url);
+        await t.database.db.transaction().execute(async (trx) => {
+          for (let i = 0; i < 60; i++) {
+            await emitWebhookEvent(trx, a.id, 'lead.updated', { id: `a2-${i}` }, { at: new Date() });
+          }
+        });
+        // The real 10 s timeout: a slot that A's endpoints took stays taken for the rest of the test.
+        runner = new JobRunner({
+          database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu,
+          logger: silentLogger, pollMs: 30, drainMs: 200,
+          handlers: [webhookHandler({ leaseMs: 30_000, concurrency: 4 })],
+        });
+        await runner.start();
+        // A has six endpoints with deliveries due; it takes three of the four slots, and no more.
+        await many.reached(3);
+        const started = performance.now();
+        await t.database.db.transaction().execute((trx) =>
+          emitWebhookEvent(trx, b.id, 'lead.updated', { id: 'b2-0' }, { at: new Date() }));
+        await receiver.next((r) => r.json?.data?.id === 'b2-0', 3_000);
+        const tookMs = Math.round(performance.now() - started);
+        ctx.diagnostic(`B's event took ${tookMs} ms while A's endpoints hung in 3 of 4 slots`);
+        assert.equal(many.connections(), 3);
+        await runner.stop();
+        runner = null;
+      } finally {
+        await many.close();
+      }
     });
 
     it('puts off an endpoint after each time-out, twice as long each time in a row, until a success', async () => {
