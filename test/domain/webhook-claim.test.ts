@@ -1,7 +1,8 @@
 // The fair claim of webhook deliveries (src/domain/webhooks/claim.ts) on both backends, with a manual clock: lanes are
-// taken in turn by workspace, then endpoint; an endpoint never has more than its cap in flight; a workspace no more
-// than its share of a runner; one put off is skipped until its time; a disabled one is not capped; a lease that ran out frees its place; a job without a lane is still
-// taken; claims at once never take a job twice; a claim among thousands of pending deliveries stays quick.
+// taken in turn by workspace, then endpoint; an endpoint never has more than its cap in flight, nor a workspace more
+// than its share of a runner; one put off is skipped until its time; a disabled one is not capped; a lease that ran
+// out frees its place; an import's jobs carry their lanes; a job without a lane is still taken; claims at once never
+// take a job twice; a claim among thousands of pending deliveries stays quick.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
