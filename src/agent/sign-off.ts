@@ -35,7 +35,13 @@ export function signOff(sender: Sender, options: SignOffOptions = {}): string {
  * What signOff writes, line by line. A signature that opens with a closing of its own ("Cheers,\nGrace") brings the
  * closing: it replaces the writer's, and the rest of the signature is the signature.
  */
-function partsOf(sender: Sender, options: SignOffOptions): { closing: string; name: string | null; signature: string | null } {
+interface SignOffParts {
+  closing: string;
+  name: string | null;
+  signature: string | null;
+}
+
+function partsOf(sender: Sender, options: SignOffOptions): SignOffParts {
   let closing = options.closing?.replace(/\s+/g, ' ').trim() || DEFAULT_CLOSING;
   let signature = tidySignature(sender.signature);
   const [first, ...rest] = signature?.split('\n') ?? [];
@@ -99,9 +105,8 @@ export function signedBody(body: string, sender: Sender): string {
   const text = restoreSeparator(body.replace(/\r\n?/g, '\n').replace(/\s+$/, ''));
   const signature = tidySignature(sender.signature);
   const signed = partsOf(sender, {}).signature;
-  if (!signature || comparable(text).endsWith(comparable(signature)) || (signed && comparable(text).endsWith(comparable(signatureBlock(signed))))) {
-    return text;
-  }
+  const ends = (tail: string) => comparable(text).endsWith(comparable(tail));
+  if (!signature || ends(signature) || (signed && ends(signatureBlock(signed)))) return text;
   const lines = text.split('\n');
   const found = closingLine(lines);
   const name = sender.name?.replace(/\s+/g, ' ').trim().toLocaleLowerCase();
@@ -130,7 +135,7 @@ export function restoreSeparator(body: string): string {
 /** Line endings and trailing spaces aside, so that an edit's \r\n or a stripped space does not hide a signature. */
 const comparable = (text: string) => text.replace(/\r\n?/g, '\n').replace(/[ \t]+$/gm, '').trim();
 
-/** The last closing line among the last few ("Best regards," or "Best, Grace"), not the first line, with its closing. */
+/** The last closing line among the last few ("Best regards," or "Best, Grace"), never the first, with its closing. */
 function closingLine(lines: string[]): { index: number; closing: string } | null {
   for (let i = lines.length - 1; i > 0 && i >= lines.length - SIGN_OFF_LINES; i--) {
     const line = lines[i]!.trim();
@@ -143,8 +148,9 @@ function closingLine(lines: string[]): { index: number; closing: string } | null
 /** How far from the end a writer's own sign-off may start: a closing, a name and a signature of a few lines. */
 const SIGN_OFF_LINES = 8;
 
-const CLOSINGS = String.raw`(best( regards| wishes)?|kind(est)? regards|warm(est)? regards|regards|many thanks|thanks( again| so much)?|`
-  + String.raw`thank you|cheers|sincerely|yours( sincerely| truly)?|all the best|talk soon|speak soon)`;
+const CLOSINGS = String.raw`(best( regards| wishes)?|kind(est)? regards|warm(est)? regards|regards|many thanks|`
+  + String.raw`thanks( again| so much)?|thank you|cheers|sincerely|yours( sincerely| truly)?|all the best|`
+  + String.raw`talk soon|speak soon)`;
 /** A line that is a closing and nothing more: "Best regards," "Thanks!" "Cheers". */
 const CLOSING_ALONE = new RegExp(String.raw`^${CLOSINGS}[ \t]*[,.!]?$`, 'i');
 /** A closing and a short name on one line: "Best, Grace" (not "Thanks, Ada, for your time."). */

@@ -42,7 +42,8 @@ async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Pr
  * regeneration rejects nothing: the version is replaced, with the feedback that asked for it).
  */
 async function decideDraft(
-  trx: Kysely<DB>, runId: string, status: 'APPROVED' | 'REJECTED' | 'SUPERSEDED', by: Decider, now: Date, feedback: string | null,
+  trx: Kysely<DB>, runId: string, status: 'APPROVED' | 'REJECTED' | 'SUPERSEDED', by: Decider, now: Date,
+  feedback: string | null,
 ) {
   await trx.updateTable('email_drafts')
     .set({ status, decided_at: now, decided_by_key_id: by.keyId, decided_by_user_id: by.userId, feedback })

@@ -49,7 +49,8 @@ async function loadDelivery(db: Kysely<DB>, deliveryId: string): Promise<Deliver
   return db.selectFrom('email_deliveries as e')
     .innerJoin('email_drafts as d', 'd.id', 'e.draft_id')
     .innerJoin('runs as r', 'r.id', 'e.run_id')
-    .leftJoin('leads as l', (join) => join.onRef('l.id', '=', 'r.lead_id').onRef('l.workspace_id', '=', 'r.workspace_id'))
+    .leftJoin('leads as l', (join) => join.onRef('l.id', '=', 'r.lead_id')
+      .onRef('l.workspace_id', '=', 'r.workspace_id'))
     .select([
       'e.id', 'e.workspace_id', 'e.run_id', 'e.draft_id', 'e.method', 'e.status', 'e.message_id', 'e.sender_user_id',
       'd.subject', 'd.body', 'd.to_address', 'r.lead_id', 'l.name as lead_name',

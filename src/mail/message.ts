@@ -58,7 +58,8 @@ export async function composeMessage(message: OutgoingMessage): Promise<Buffer> 
   composer ??= makeComposer();
   const info = await (await composer).sendMail({
     from: { name: message.from.name ?? '', address: message.from.address },
-    to: typeof message.to === 'string' ? message.to : { name: displayName(message.to.name), address: message.to.address },
+    to: typeof message.to === 'string' ? message.to
+      : { name: displayName(message.to.name), address: message.to.address },
     ...(message.replyTo ? { replyTo: message.replyTo } : {}),
     subject: message.subject,
     text: messageText(message.body, message.signature, message.from.name),

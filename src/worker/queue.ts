@@ -3,7 +3,7 @@
 // was cancelled) can never overwrite what happened since. Each write records its event in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { EngineName, RunContext, TokenUsage } from '../agent/engine.ts';
+import type { EngineName, PreviousDraft, RunContext, TokenUsage } from '../agent/engine.ts';
 import type { StepNode } from '../agent/outputs.ts';
 import type { DB, RunStatus, StepStatus } from '../db/schema.ts';
 import { prepare } from '../db/database.ts';
@@ -150,7 +150,7 @@ interface LoadRow {
   found_lead: string | null; lead_name: string; email: string | null; company_name: string | null; company_website: string | null;
   found_call: string | null; title: string | null; transcript: string; occurred_at: Date | null;
   sender: { name: string | null; signature: string | null } | null; from_name: string | null;
-  previous_draft: { version: number; subject: string; body: string; origin: 'generated' | 'regenerated' | 'edited' } | null; steps: StoredStep[] | null; hooked: boolean;
+  previous_draft: Required<PreviousDraft> | null; steps: StoredStep[] | null; hooked: boolean;
 }
 
 /**

@@ -202,7 +202,8 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
       const result = await step<WriterOutput>('WRITER', writerPrompt, writerPrompt.render(ctx), ctx);
       // Signed as every engine signs (src/agent/sign-off.ts), whatever closing the model wrote.
       const sender = ctx.sender ?? { name: ctx.senderName, signature: null };
-      return { ...result, output: { ...result.output, body: withSignOff(result.output.body, sender).slice(0, BODY_MAX) } };
+      const body = withSignOff(result.output.body, sender).slice(0, BODY_MAX);
+      return { ...result, output: { ...result.output, body } };
     },
   };
 }

@@ -208,7 +208,8 @@ function EventLog({ events, run }: { events: RunEvent[]; run: Run }) {
               <td className="nowrap">{RUN_EVENT_LABEL[event.type] ?? event.type.replace('step.', 'Step ')}</td>
               <td>
                 {event.node && event.node in STEP_LABEL ? STEP_LABEL[event.node as StepNode] : '—'}
-                {(event.node === 'WRITER' || event.type === 'draft.edited') && <span className="muted"> v{versions.get(event.id)}</span>}
+                {(event.node === 'WRITER' || event.type === 'draft.edited')
+                  && <span className="muted"> v{versions.get(event.id)}</span>}
                 {event.attempt ? <span className="muted"> #{event.attempt}</span> : null}
               </td>
               <td className="small cell-wide">{eventDetail(event)}</td>

@@ -110,7 +110,8 @@ function SenderFormFields(saved: { senderName: string | null; signature: string 
   // The ending as the drafts and the e-mails sent have it: the one sign-off (src/agent/sign-off.ts).
   const signed = signOff({ name: shownName, signature: tidy || null });
   const separator = signed.indexOf(`\n${SIGNATURE_SEPARATOR}\n`);
-  const ending = separator < 0 ? { closing: signed, signature: '' } : { closing: signed.slice(0, separator), signature: signed.slice(separator) };
+  const ending = separator < 0 ? { closing: signed, signature: '' }
+    : { closing: signed.slice(0, separator), signature: signed.slice(separator) };
   return (
     <form ref={formRef} onSubmit={onSubmit} noValidate className="form" aria-label="Your sender name and signature">
       {errors.form && <Alert tone="error">{errors.form}</Alert>}
