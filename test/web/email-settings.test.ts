@@ -158,7 +158,8 @@ describe('Settings / E-mail in the web UI', { skip: browserUnavailable() ?? fals
     await form.getByLabel('Sender name').fill('Maya at Acme');
     await form.getByLabel('Signature').fill('Maya Brooks\nHead of Sales, Acme   \n+1 555 0100\n\n');
     const preview = page.getByTestId('signature-preview');
-    assert.match(await preview.innerText(), /Best regards,\nMaya at Acme\n\nMaya Brooks\nHead of Sales, Acme\n\+1 555 0100$/);
+    // The one sign-off (src/agent/sign-off.ts): the signature opens with the name, so the name is not written above it.
+    assert.match(await preview.innerText(), /Best regards,\n-- \nMaya Brooks\nHead of Sales, Acme\n\+1 555 0100$/);
     await form.getByText('3 / 20 lines', { exact: false }).waitFor();
     await form.getByRole('button', { name: 'Save sender name and signature' }).click();
     await page.getByText('Your sender name and signature were saved.').waitFor();

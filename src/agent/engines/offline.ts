@@ -3,6 +3,7 @@
 import type { CpuPool } from '../../cpu/pool.ts';
 import { detached, type Engine, type EngineResult, type RunContext } from '../engine.ts';
 import type { AnalysisOutput, Fact, KeyFacts, StrategyOutput, WriterOutput } from '../outputs.ts';
+import { signOff as standardSignOff } from '../sign-off.ts';
 import { factWeight, isPromise, promisesIn, readFacts } from './call-facts.ts';
 import { trimEndOf } from '../text.ts';
 import { toOneLine } from '../../domain/validation.ts';
@@ -1205,16 +1206,10 @@ function mentionOf(request: string, body: string, spoken: Utterance[], ctx: Writ
   return fact ? [factSentence(fact, formal, false)] : [];
 }
 
-/** The closing and who signs: the sender's signature verbatim, else a closing and their name. */
+/** The closing and who signs, as every engine signs (src/agent/sign-off.ts); the style picks the closing word. */
 function signOff(ctx: WriteContext, style: Style): string {
   const closing = style.formal ? 'Kind regards,' : style.casual ? 'Cheers,' : 'Best regards,';
-  const signature = ctx.sender?.signature?.replace(/\r\n?/g, '\n').trim();
-  if (signature) {
-    // A signature that brings its own closing ("Best, Jonas") needs no second one.
-    return /^(best|kind|warm|many thanks|thanks|regards|cheers|sincerely|all the best|yours)\b/i.test(signature) ? signature : `${closing}\n${signature}`;
-  }
-  const name = (ctx.sender?.name ?? ctx.senderName)?.trim();
-  return name ? `${closing}\n${name}` : closing;
+  return standardSignOff(ctx.sender ?? { name: ctx.senderName, signature: null }, { closing });
 }
 
 function ensureStop(text: string): string {
