@@ -13,7 +13,10 @@ import { traceUrlOf } from '../../http/run-render.ts';
 import { JOBS_CHANNEL } from '../../jobs/queue.ts';
 import { PermanentJobError, type ClaimedJob, type JobContext, type JobHandler } from '../../jobs/types.ts';
 import { claimWebhookDelivery, ENDPOINT_CONCURRENCY, type ClaimLimits } from './claim.ts';
-import { WEBHOOK_DELIVER, WEBHOOK_JOB_MAX_ATTEMPTS, type WebhookDeliverPayload } from './events.ts';
+import {
+  eventReadScope, WEBHOOK_DELIVER, WEBHOOK_EVENT_TYPES, WEBHOOK_JOB_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDeliverPayload,
+  type WebhookEventType,
+} from './events.ts';
 import { postWebhook, type PostResult } from './post.ts';
 import { secretContext, signatureHeader } from './signing.ts';
 
@@ -56,9 +59,24 @@ interface DeliveryRow {
   payload: unknown;
   url: string;
   enabled: boolean;
+  read_scopes: string[];
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
+}
+
+/**
+ * Why a delivery may not be sent now, or null: its endpoint was disabled, or it may no longer read the event's data
+ * (changed since the delivery was queued by a key without that read scope). Checked at every attempt, so that an
+ * attempt already under way when the endpoint changed is not retried to its new address.
+ */
+function refusalOf(delivery: DeliveryRow): string | null {
+  if (!delivery.enabled) return 'The endpoint is disabled.';
+  if (delivery.type === WEBHOOK_TEST_EVENT) return null;
+  const known = (WEBHOOK_EVENT_TYPES as readonly string[]).includes(delivery.type);
+  const scope = known ? eventReadScope(delivery.type as WebhookEventType) : null;
+  if (scope && delivery.read_scopes.includes(scope)) return null;
+  return `Not sent: the endpoint may no longer receive ${delivery.type} events (they need ${scope ?? 'a read scope'}).`;
 }
 
 async function loadDelivery(db: Kysely<DB>, id: string): Promise<DeliveryRow | undefined> {
@@ -67,7 +85,7 @@ async function loadDelivery(db: Kysely<DB>, id: string): Promise<DeliveryRow | u
     .innerJoin('webhook_endpoints as p', 'p.id', 'd.endpoint_id')
     .select([
       'd.id', 'd.workspace_id', 'd.endpoint_id', 'd.event_id', 'd.run_id', 'd.status', 'd.attempts', 'd.created_at',
-      'e.type', 'e.payload', 'p.url', 'p.enabled', 'p.secret', 'p.previous_secret', 'p.previous_secret_expires_at',
+      'e.type', 'e.payload', 'p.url', 'p.enabled', 'p.read_scopes', 'p.secret', 'p.previous_secret', 'p.previous_secret_expires_at',
     ])
     .where('d.id', '=', id)
     .executeTakeFirst() as Promise<DeliveryRow | undefined>;
@@ -141,11 +159,12 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
       // Erased with its lead or endpoint, or finished by an attempt whose runner died after committing.
       if (!delivery || delivery.status !== 'PENDING') return;
       const now = ctx.clock.now();
-      if (!delivery.enabled) {
+      const refusal = refusalOf(delivery);
+      if (refusal) {
         await ctx.db.transaction().execute(async (trx) => {
           if (!(await ctx.finish(trx))) return;
           await trx.updateTable('webhook_deliveries')
-            .set({ status: 'FAILED', next_attempt_at: null, last_error: 'The endpoint is disabled.', updated_at: now })
+            .set({ status: 'FAILED', next_attempt_at: null, last_error: refusal, updated_at: now })
             .where('id', '=', delivery.id).where('status', '=', 'PENDING').execute();
         });
         return;
