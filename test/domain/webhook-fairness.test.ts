@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock, systemClock } from '../../src/clock.ts';
 import { webhookHandler } from '../../src/domain/webhooks/deliver.ts';
-import { emitWebhookEvent } from '../../src/domain/webhooks/events.ts';
+import { emitWebhookEvent, WEBHOOK_DELIVER } from '../../src/domain/webhooks/events.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { BACKENDS, silentLogger, startTestApp, type TestApp } from '../helpers.ts';
 import { eventually } from '../worker/support.ts';
@@ -178,9 +178,14 @@ for (const kind of BACKENDS) {
         const id = await endpointOf(a.id, flaky.url);
         const state = () => t.database.db.selectFrom('webhook_endpoints').select(['timeouts', 'put_off_until'])
           .where('id', '=', id).executeTakeFirstOrThrow();
+        // The endpoint's count is written with the attempt; the delivery's job is handed back with its next time just
+        // after, from the clock as it then reads: the clock moves on only once the job is back in the queue.
         const timeoutsReach = (count: number) => eventually(`${count} timeouts`, async () => {
           const row = await state();
-          return row.timeouts === count ? row : undefined;
+          if (row.timeouts !== count) return undefined;
+          const running = await t.database.db.selectFrom('jobs').select('id')
+            .where('kind', '=', WEBHOOK_DELIVER).where('status', '=', 'RUNNING').execute();
+          return running.length === 0 ? row : undefined;
         });
         await t.database.db.transaction().execute((trx) =>
           emitWebhookEvent(trx, a.id, 'lead.updated', { id: 'flaky-0' }, { at: clock.now() }));
