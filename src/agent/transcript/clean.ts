@@ -17,6 +17,11 @@ const AUXILIARY = new Set([
 ]);
 /** Question words ask only when a verb follows: "how do you…" asks, "when it failed…" does not. */
 const QUESTION_WORD = new Set(['what', 'how', 'why', 'when', 'where', 'who', 'which']);
+/** Days and months, written with a capital; "may" and "march" are left, being verbs as often. */
+const CALENDAR = new Set([
+  'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'january', 'february', 'april',
+  'june', 'july', 'august', 'september', 'october', 'november', 'december',
+]);
 /** Words in parentheses that mark a sound, not speech: "(inaudible)", "(laughs)", "(crosstalk 00:12)". */
 const MARKER = new RegExp(
   String.raw`^(?:inaudible|crosstalk|cross-talk|laugh|silence|pause|unintelligible|indiscernible|cough|music|noise`
@@ -39,7 +44,7 @@ export function cleanText(raw: string, names: ReadonlySet<string> = new Set()): 
   if (words.length === 0) return '';
   if (!/\p{Lu}/u.test(text)) capitalise(words, names);
   words[0] = upperFirst(words[0]!);
-  return finish(words).join(' ');
+  return finish(words, !/[.!?]/.test(text)).join(' ');
 }
 
 /**
@@ -113,19 +118,32 @@ function core(word: string): string {
 const ENDS_SENTENCE = /[.!?…]["'”’)]?$/;
 const TRAILING_PUNCTUATION = /[,.;:!?…]+$/;
 
-/** Drops timestamps, fillers, "you know" at a start, and stutters ("the the", "can you can you", "w- we"). */
+/** Drops timestamps, fillers, "you know" at a start, and stutters ("the the", "we, we", "can you can you", "w- we"). */
 function dropNoise(tokens: string[]): string[] {
   const out: string[] = [];
   const folded: string[] = [];
+  // A dropped word that started a sentence with a capital hands the capital on: "Um, so" → "So".
+  let capitalNext = false;
   const push = (word: string) => {
-    out.push(word);
+    out.push(capitalNext ? upperFirst(word) : word);
     folded.push(core(word));
+    capitalNext = false;
   };
-  /** A dropped word's full stop or question mark stays, on the word before it. */
-  const keepEnd = (word: string) => {
-    const end = word.length <= 40 ? TRAILING_PUNCTUATION.exec(word)?.[0] : undefined;
+  const drop = (token: string, atStart: boolean) => {
+    if (atStart && /^\p{Lu}/u.test(token)) capitalNext = true;
+    // A dropped word's full stop or question mark stays, on the word before it.
+    const end = token.length <= 40 ? /[.!?…]+$/.exec(token)?.[0] : undefined;
     if (end && out.length > 0 && !TRAILING_PUNCTUATION.test(out.at(-1)!.slice(-3))) out[out.length - 1] += end;
+    // "about, uh, nine" reads "about nine": the filler's commas go with it.
+    else if (token.endsWith(',') && out.at(-1)?.endsWith(',')) out[out.length - 1] = out.at(-1)!.slice(0, -1);
   };
+  /** The word before, said again: it stays as first written, with the punctuation the repeat had. */
+  const repeat = (token: string) => {
+    const previous = out.at(-1)!.replace(/,$/, '');
+    const end = token.length <= 40 ? TRAILING_PUNCTUATION.exec(token)?.[0] ?? '' : '';
+    out[out.length - 1] = previous + end;
+  };
+  const plain = (w: string | undefined) => w !== undefined && (isWordChar(w.at(-1) ?? '') || w.endsWith(','));
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     const word = core(token);
@@ -134,37 +152,41 @@ function dropNoise(tokens: string[]): string[] {
     const nextWord = i + 1 < tokens.length ? core(tokens[i + 1]!) : '';
     if (word === '') {
       // Punctuation alone ("," after a dropped marker) goes onto the word before; a dash alone starts nothing.
-      if (out.length > 0 && token.length <= 10 && /^[,.;:!?…]+$/.test(token)) keepEnd(token);
-      else if (out.length > 0 && token.length <= 10 && !/^[-–—]+$/.test(token)) push(token);
-      else if (out.length > 0 && /^[-–—]+$/.test(token)) push('—');
+      const dash = token.length <= 10 && /^[-–—]+$/.test(token);
+      if (out.length > 0 && token.length <= 10 && /^[,.;:!?…]+$/.test(token)) {
+        if (!TRAILING_PUNCTUATION.test(out.at(-1)!.slice(-3))) out[out.length - 1] += token;
+      } else if (out.length > 0) push(dash ? '—' : token);
       continue;
     }
     const clock = token.length <= 20 ? clockAt(token.replace(/^[[(]/, ''), 0) : null;
     if (clock && clock.colons === 2) continue;
     if (FILLERS.has(word)) {
-      keepEnd(token);
+      drop(token, atStart);
       continue;
     }
     const pair = `${word} ${nextWord}`;
     if ((pair === 'you know' || pair === 'i mean') && (atStart || (afterComma && tokens[i + 1]!.endsWith(',')))) {
+      drop(token, atStart);
+      drop(tokens[i + 1]!, false);
       i++;
       continue;
     }
-    if (word === 'like' && atStart && token.endsWith(',')) continue;
-    const previous = out.at(-1);
-    const bare = (w: string | undefined) => w !== undefined && isWordChar(w.at(-1) ?? '');
-    if (previous !== undefined && word === folded.at(-1) && !DOUBLED.has(word) && bare(previous)) {
-      out[out.length - 1] = token;
-      folded[folded.length - 1] = word;
+    if (word === 'like' && atStart && token.endsWith(',')) {
+      drop(token, atStart);
       continue;
     }
-    if (out.length >= 2 && word === folded.at(-2) && nextWord === folded.at(-1) && bare(out.at(-2)) && bare(previous)) {
-      out[out.length - 1] = tokens[i + 1]!;
+    const previous = out.at(-1);
+    if (previous !== undefined && word === folded.at(-1) && !DOUBLED.has(word) && plain(previous)) {
+      repeat(token);
+      continue;
+    }
+    if (out.length >= 2 && word === folded.at(-2) && nextWord === folded.at(-1) && plain(out.at(-2)) && plain(previous)) {
+      repeat(tokens[i + 1]!);
       i++;
       continue;
     }
     // "w- we", "I- I think": a word broken off and said again.
-    if (token.length <= 5 && token.endsWith('-') && word && nextWord.startsWith(word)) continue;
+    if (token.length <= 5 && token.endsWith('-') && nextWord.startsWith(word)) continue;
     push(token);
   }
   return out;
@@ -182,14 +204,18 @@ function capitalise(words: string[], names: ReadonlySet<string>): void {
   for (let i = 0; i < words.length; i++) {
     const word = core(words[i]!);
     const sentenceStart = i > 0 && ENDS_SENTENCE.test(words[i - 1]!.slice(-3));
-    if (word === 'i' || /^i['’](m|ve|ll|d)$/.test(word) || names.has(word) || sentenceStart) {
+    if (word === 'i' || /^i['’](m|ve|ll|d)$/.test(word) || names.has(word) || CALENDAR.has(word) || sentenceStart) {
       words[i] = upperFirst(words[i]!);
     }
   }
 }
 
-/** Ends the text with a full stop, or a question mark when it starts as a question; a trailing comma or dash goes. */
-function finish(words: string[]): string[] {
+/**
+ * Ends the text with a full stop, or a question mark when it is a question; a trailing comma or dash goes. `bare`:
+ * speech recognition gave no punctuation at all, so a question may also be asked at the end ("…so how many vans are
+ * there"), which its last words tell.
+ */
+function finish(words: string[], bare: boolean): string[] {
   let last = words.at(-1)!;
   if (ENDS_SENTENCE.test(last.slice(-3))) return words;
   if (/^[-–—]+$/.test(last) && words.length > 1) {
@@ -197,9 +223,19 @@ function finish(words: string[]): string[] {
     last = words.at(-1)!;
   }
   last = last.length <= 40 ? last.replace(/[,;:\-–—]+$/, '') : last;
-  const first = core(words[0]!).replace('’', '\'');
-  const second = words.length > 1 ? core(words[1]!).replace('’', '\'') : '';
-  const question = AUXILIARY.has(first) || (QUESTION_WORD.has(first) && AUXILIARY.has(second));
-  words[words.length - 1] = `${last}${question ? '?' : '.'}`;
+  words[words.length - 1] = `${last}${asks(words, bare) ? '?' : '.'}`;
   return words;
+}
+
+const SUBJECTS = new Set(['you', 'we', 'it', 'they', 'i', 'he', 'she', 'that', 'this', 'there', 'your', 'the']);
+const HOW_MUCH = new Set(['many', 'much', 'long', 'often', 'soon', 'big']);
+
+function asks(words: string[], bare: boolean): boolean {
+  const at = (i: number) => (i < words.length ? core(words[i]!).replace('’', '\'') : '');
+  const questionAt = (i: number) => AUXILIARY.has(at(i)) && (i === 0 || SUBJECTS.has(at(i + 1)))
+    || (QUESTION_WORD.has(at(i)) && (AUXILIARY.has(at(i + 1)) || HOW_MUCH.has(at(i + 1))));
+  if (questionAt(0)) return true;
+  if (!bare) return false;
+  for (let i = Math.max(1, words.length - 12); i < words.length; i++) if (questionAt(i)) return true;
+  return false;
 }

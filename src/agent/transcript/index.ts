@@ -6,7 +6,7 @@ import { detectFormat } from './detect.ts';
 import { readCues } from './formats/cues.ts';
 import { readLabelled, readPlain } from './formats/labelled.ts';
 import { readOtter } from './formats/otter.ts';
-import { fold, labelKind } from './labels.ts';
+import { fold, labelKind, personName } from './labels.ts';
 import { splitLines } from './lines.ts';
 import { assignRoles, type SpeakerFacts } from './roles.ts';
 import type { People, Speaker, Transcript, TranscriptFormat, Turn, Utterance } from './types.ts';
@@ -47,7 +47,7 @@ export function readTranscript(text: string, people: People): Transcript {
       at = facts.length;
       index.set(key, at);
       const named = labelKind(turn.label) === 'name';
-      facts.push({ label: turn.label, name: named ? turn.label : null, company: turn.company, opening: '' });
+      facts.push({ label: turn.label, name: named ? personName(turn.label) : null, company: turn.company, opening: '' });
       openings.push([]);
     }
     if (facts[at]!.company === null) facts[at]!.company = turn.company;

@@ -58,6 +58,14 @@ export function looksLikeName(label: string): boolean {
   return words.every((word) => PARTICLES.has(word) || /^[\p{Lu}\p{Lt}\p{N}]/u.test(word));
 }
 
+/** The name a label writes: Teams's "Becker, Tom" is "Tom Becker". */
+export function personName(label: string): string {
+  const parts = label.split(',');
+  if (parts.length !== 2) return label;
+  const [last, first] = [parts[0]!.trim(), parts[1]!.trim()];
+  return first && last ? `${first} ${last}` : label;
+}
+
 /** Whether a label is a speaker's: a side, a number or a name, and not a line of notes. */
 export function isSpeakerLabel(label: string): boolean {
   const kind = labelKind(label);

@@ -45,8 +45,12 @@ function readCueText(turns: Turns, line: number, text: string): void {
     readVoices(turns, line, text);
     return;
   }
-  const head = speakerHead(text);
-  if (head && isSpeakerLabel(head.label)) turns.say(line, head.label, head.company, text.slice(head.textStart).trim());
+  // "<i>Ada: text</i>": a style tag may come before the speaker's name.
+  const start = leadingTagsEnd(text);
+  const head = speakerHead(text.slice(start));
+  if (head && isSpeakerLabel(head.label)) {
+    turns.say(line, head.label, head.company, text.slice(start + head.textStart).trim());
+  }
   // A cue without a speaker is the last one's still speaking: exports name the speaker when it changes.
   else turns.add(line, text);
 }
@@ -81,6 +85,17 @@ function readVoices(turns: Turns, line: number, text: string): void {
     at = gt + 1;
   }
   say(turns, line, speaker, company, text.slice(from));
+}
+
+/** Where the style tags a cue's text starts with end ("<i><b>Ada:…" → 6); each tag is at most HEAD_MAX long. */
+function leadingTagsEnd(text: string): number {
+  let at = 0;
+  while (text[at] === '<' && at < HEAD_MAX) {
+    const close = text.indexOf('>', at);
+    if (close < 0 || close - at > HEAD_MAX) break;
+    at = close + 1;
+  }
+  return at;
 }
 
 function say(turns: Turns, line: number, speaker: string | null, company: string | null, text: string): void {
