@@ -17,6 +17,11 @@ const AUXILIARY = new Set([
 ]);
 /** Question words ask only when a verb follows: "how do you…" asks, "when it failed…" does not. */
 const QUESTION_WORD = new Set(['what', 'how', 'why', 'when', 'where', 'who', 'which']);
+/** Words that start a clause: a comma before them belongs to the sentence, not to a filler dropped before them. */
+const CLAUSE_START = new Set([
+  'i', 'we', 'you', 'they', 'he', 'she', 'it', 'it\'s', 'that\'s', 'there\'s', 'we\'re', 'i\'m', 'and', 'but', 'so',
+  'because', 'which', 'who', 'when', 'if', 'then',
+]);
 /** Days and months, written with a capital; "may" and "march" are left, being verbs as often. */
 const CALENDAR = new Set([
   'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'january', 'february', 'april',
@@ -129,13 +134,16 @@ function dropNoise(tokens: string[]): string[] {
     folded.push(core(word));
     capitalNext = false;
   };
-  const drop = (token: string, atStart: boolean) => {
+  const drop = (token: string, atStart: boolean, next: string) => {
     if (atStart && /^\p{Lu}/u.test(token)) capitalNext = true;
     // A dropped word's full stop or question mark stays, on the word before it.
     const end = token.length <= 40 ? /[.!?…]+$/.exec(token)?.[0] : undefined;
     if (end && out.length > 0 && !TRAILING_PUNCTUATION.test(out.at(-1)!.slice(-3))) out[out.length - 1] += end;
-    // "about, uh, nine" reads "about nine": the filler's commas go with it.
-    else if (token.endsWith(',') && out.at(-1)?.endsWith(',')) out[out.length - 1] = out.at(-1)!.slice(0, -1);
+    // "about, uh, nine" reads "about nine": the commas were the filler's. Before a new clause ("e-mail, um, it's")
+    // the comma was the sentence's, and stays.
+    else if (token.endsWith(',') && out.at(-1)?.endsWith(',') && !CLAUSE_START.has(next)) {
+      out[out.length - 1] = out.at(-1)!.slice(0, -1);
+    }
   };
   /** The word before, said again: it stays as first written, with the punctuation the repeat had. */
   const repeat = (token: string) => {
@@ -161,18 +169,18 @@ function dropNoise(tokens: string[]): string[] {
     const clock = token.length <= 20 ? clockAt(token.replace(/^[[(]/, ''), 0) : null;
     if (clock && clock.colons === 2) continue;
     if (FILLERS.has(word)) {
-      drop(token, atStart);
+      drop(token, atStart, nextWord);
       continue;
     }
     const pair = `${word} ${nextWord}`;
     if ((pair === 'you know' || pair === 'i mean') && (atStart || (afterComma && tokens[i + 1]!.endsWith(',')))) {
-      drop(token, atStart);
-      drop(tokens[i + 1]!, false);
+      drop(token, atStart, '');
+      drop(tokens[i + 1]!, false, i + 2 < tokens.length ? core(tokens[i + 2]!) : '');
       i++;
       continue;
     }
     if (word === 'like' && atStart && token.endsWith(',')) {
-      drop(token, atStart);
+      drop(token, atStart, nextWord);
       continue;
     }
     const previous = out.at(-1);
@@ -180,7 +188,8 @@ function dropNoise(tokens: string[]): string[] {
       repeat(token);
       continue;
     }
-    if (out.length >= 2 && word === folded.at(-2) && nextWord === folded.at(-1) && plain(out.at(-2)) && plain(previous)) {
+    const pairAgain = out.length >= 2 && word === folded.at(-2) && nextWord === folded.at(-1);
+    if (pairAgain && plain(out.at(-2)) && plain(previous)) {
       repeat(tokens[i + 1]!);
       i++;
       continue;

@@ -41,13 +41,14 @@ export function readTranscript(text: string, people: People): Transcript {
   const openings: string[][] = [];
   for (const turn of turns) {
     if (turn.label === null) continue;
-    const key = fold(turn.label);
+    const key = turn.key!;
     let at = index.get(key);
     if (at === undefined) {
       at = facts.length;
       index.set(key, at);
       const named = labelKind(turn.label) === 'name';
-      facts.push({ label: turn.label, name: named ? personName(turn.label) : null, company: turn.company, opening: '' });
+      const name = named ? personName(turn.label) : null;
+      facts.push({ label: turn.label, name, company: turn.company, opening: '' });
       openings.push([]);
     }
     if (facts[at]!.company === null) facts[at]!.company = turn.company;
@@ -67,7 +68,7 @@ export function readTranscript(text: string, people: People): Transcript {
   for (const turn of turns) {
     const cleaned = cleanText(turn.pieces.join(' '), names);
     if (!cleaned) continue;
-    const speaker = turn.label === null ? undefined : speakers[index.get(fold(turn.label))!];
+    const speaker = turn.label === null ? undefined : speakers[index.get(turn.key!)!];
     utterances.push({
       line: turn.line,
       speaker: speaker?.label ?? null,

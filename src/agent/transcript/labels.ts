@@ -32,6 +32,8 @@ export type LabelKind = 'rep' | 'buyer' | 'numbered' | 'note' | 'meta' | 'name';
 
 /** Lower case, accents off, runs of spaces as one: how two spellings of a name are compared. */
 export function fold(text: string): string {
+  // Most labels are plain ASCII with single spaces, which need no normalising.
+  if (!/[^\x21-\x7e ]| {2}/.test(text)) return text.toLowerCase().trim();
   return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
 }
 

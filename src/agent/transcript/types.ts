@@ -54,6 +54,8 @@ export interface People {
 export interface Turn {
   line: number;
   label: string | null;
+  /** The label folded (labels.ts): one speaker's turns have the same key however the label was spelled. */
+  key: string | null;
   company: string | null;
   pieces: string[];
 }

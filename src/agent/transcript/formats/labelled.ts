@@ -12,6 +12,16 @@ export function readLabelled(lines: Line[], header: boolean): Turn[] {
   const seen = new Map<string, number>();
   for (const head of heads) if (head) seen.set(head.label, (seen.get(head.label) ?? 0) + 1);
 
+  // What each distinct label is, worked out once: a transcript repeats a few labels many times.
+  const kinds = new Map<string, { kind: ReturnType<typeof labelKind>; speaking: boolean }>();
+  const kindOf = (label: string) => {
+    let known = kinds.get(label);
+    if (!known) {
+      known = { kind: labelKind(label), speaking: isSpeakerLabel(label) || seen.get(label)! >= 2 };
+      kinds.set(label, known);
+    }
+    return known;
+  };
   const turns = new Turns();
   let dropping = false;
   for (const [i, { number, text }] of lines.entries()) {
@@ -21,7 +31,7 @@ export function readLabelled(lines: Line[], header: boolean): Turn[] {
     }
     if (isClockOnly(text)) continue;
     const head = heads[i];
-    const kind = head ? labelKind(head.label) : null;
+    const { kind, speaking } = head ? kindOf(head.label) : { kind: null, speaking: false };
     if (head && kind === 'meta') {
       // "Attendees: …", "Date: …": facts about the meeting, which nobody said, and the lines that list them.
       turns.end();
@@ -30,7 +40,7 @@ export function readLabelled(lines: Line[], header: boolean): Turn[] {
       turns.start(number, null, null);
       turns.add(number, text.slice(head.textStart).trim());
       dropping = false;
-    } else if (head && (isSpeakerLabel(head.label) || seen.get(head.label)! >= 2)) {
+    } else if (head && speaking) {
       turns.start(number, head.label, head.company);
       turns.add(number, text.slice(head.textStart).trim());
       dropping = false;

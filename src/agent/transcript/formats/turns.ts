@@ -10,18 +10,17 @@ export const TURN_MAX = 32_768;
 
 export class Turns {
   readonly list: Turn[] = [];
-  private current: (Turn & { key: string | null; size: number }) | null = null;
+  private current: (Turn & { size: number }) | null = null;
 
   /** Starts a new turn, even when the same speaker had the last one (a new head in a labelled transcript). */
   start(line: number, label: string | null, company: string | null): void {
-    this.current = { line, label, company, pieces: [], key: label === null ? null : fold(label), size: 0 };
+    this.current = { line, label, company, pieces: [], key: this.keyOf(label), size: 0 };
     this.list.push(this.current);
   }
 
   /** Adds text to the turn of `label`: the current one if that speaker has it, else a new one. */
   say(line: number, label: string | null, company: string | null, text: string): void {
-    const key = label === null ? null : fold(label);
-    if (!this.current || key !== this.current.key) this.start(line, label, company);
+    if (!this.current || this.keyOf(label) !== this.current.key) this.start(line, label, company);
     this.add(line, text);
   }
 
@@ -34,6 +33,12 @@ export class Turns {
     if (turn.size + text.length > TURN_MAX) return;
     turn.pieces.push(text);
     turn.size += text.length + 1;
+  }
+
+  /** Folding is the costly part of a short turn: the current speaker's label, spelled the same, is not folded again. */
+  private keyOf(label: string | null): string | null {
+    if (label === null) return null;
+    return label === this.current?.label ? this.current.key : fold(label);
   }
 
   get speaker(): string | null {
