@@ -22,7 +22,7 @@ function assertClean(transcript: Transcript): void {
   for (const { text } of transcript.utterances) {
     assert.doesNotMatch(text, /-->|WEBVTT|\d{1,2}:\d{2}:\d{2}|<\/?[a-z]|&amp;|\[|\]|\*\*/i, text);
     assert.doesNotMatch(text, /\b(?:um+|uh+|uhm|erm|inaudible|crosstalk)\b/i, text);
-    assert.doesNotMatch(text, /\b(\w+),? \1\b/i, `no stutter in: ${text}`);
+    assert.doesNotMatch(text, /\b(\w+),? \1(?![\w'’])/i, `no stutter in: ${text}`);
     assert.ok(!labels.some((label) => text.toLowerCase().startsWith(`${label}:`)), text);
     assert.match(text, /^[\p{Lu}\p{N}"'“]/u, `sentence case: ${text}`);
     assert.match(text, /[.!?…]["'”)]?$/, `punctuated: ${text}`);
@@ -293,7 +293,8 @@ describe('detectFormat', () => {
 });
 
 describe('the sample calls of shared/drafts', () => {
-  const dir = path.resolve(import.meta.dirname, '../../../shared/drafts/calls');
+  // Beside the project, as scripts/test.ts finds the conformance suite; SHARED_DIR names another place (a worktree's).
+  const dir = path.resolve(import.meta.dirname, '../..', process.env.SHARED_DIR ?? '../shared', 'drafts/calls');
   const present = existsSync(dir);
   const EXPECTED: Record<string, TranscriptFormat> = {
     '02': 'webvtt', '03': 'otter', '04': 'speaker-n', '05': 'rep-prospect', '07': 'srt', '10': 'timestamped',
@@ -322,7 +323,8 @@ describe('the sample calls of shared/drafts', () => {
         assert.equal(u.role, u.speaker === rep.label ? 'rep' : 'buyer', `${name}: ${u.text}`);
         // The utterance starts on its line: its last word of the first few is there (fillers may go before it).
         const word = u.text.split(' ').slice(0, 3).at(-1)!.replace(/[^\p{L}\p{N}]/gu, '').toLowerCase();
-        assert.ok(original[u.line - 1]!.toLowerCase().includes(word), `${name}:${u.line} has "${word}"`);
+        const there = original[u.line - 1]!.replace(/[^\p{L}\p{N}]/gu, '').toLowerCase();
+        assert.ok(there.includes(word), `${name}:${u.line} has "${word}"`);
       }
       assertClean(t);
     }
