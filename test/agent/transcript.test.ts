@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
+import { testCpu } from '../support/cpu.ts';
 import {
   detectFormat, readTranscript, type People, type Transcript, type TranscriptFormat,
 } from '../../src/agent/transcript/index.ts';
@@ -204,6 +205,14 @@ describe('readTranscript, format by format', () => {
     assert.deepEqual(said(t).map(([line, speaker, role]) => [line, speaker, role]),
       [[1, null, 'unknown'], [4, null, 'unknown']]);
     assert.match(t.utterances[0]!.text, /a quarter and set up every laptop/);
+  });
+});
+
+describe('in the CPU pool', () => {
+  it('reads a transcript in a pool thread as on the event loop', async () => {
+    const text = fixture('teams.vtt');
+    const people = who('Tom Becker', 'Priya Nair');
+    assert.deepEqual(await testCpu().run('readTranscript', { text, people }), readTranscript(text, people));
   });
 });
 
