@@ -15,7 +15,10 @@ const NUMBERED = new RegExp(String.raw`^(?:(?:speaker|spk|participant|person|voi
 const NOTE_LABELS = new Set([
   'note', 'notes', 'summary', 'next step', 'next steps', 'action item', 'action items', 'agenda', 'follow up',
   'follow-up', 'followup', 'follow ups', 'pain points', 'pain point', 'objections', 'todo', 'to do', 'decision',
-  'decisions', 'keywords', 'key points', 'highlights', 'outline', 'takeaways',
+  'decisions', 'keywords', 'key points', 'highlights', 'outline', 'takeaways', 'budget', 'timeline', 'pricing',
+  'price', 'competitors', 'competition', 'decision maker', 'pain', 'goals', 'challenges', 'requirements', 'concerns',
+  'questions', 'risks', 'context', 'background', 'status', 'outcome', 'result', 'owner', 'stakeholders', 'needs',
+  'use case', 'current tools', 'current stack', 'tools', 'stack', 'timing', 'authority', 'need', 'champion',
 ]);
 /** Labels of a header's facts about the meeting, which nobody said. */
 const META_LABELS = new Set([

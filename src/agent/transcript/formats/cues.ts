@@ -19,6 +19,8 @@ export function readCues(lines: Line[], webvtt: boolean): Turn[] {
     }
     if (skipping) continue;
     if (timingOf(text)) {
+      // Cues nobody is named in (plain subtitles) are each their own utterance, not one run of the whole file.
+      if (turns.hasTurn && turns.speaker === null) turns.end();
       inCue = true;
       first = false;
       continue;

@@ -24,7 +24,8 @@ export function readLabelled(lines: Line[], header: boolean): Turn[] {
   };
   const turns = new Turns();
   let dropping = false;
-  for (const [i, { number, text }] of lines.entries()) {
+  for (let i = 0; i < lines.length; i++) {
+    const { number, text } = lines[i]!;
     if (!text) {
       dropping = false;
       continue;
