@@ -9,9 +9,9 @@ export const DETECT_CHARS = 8192;
 export const DETECT_LINES = 64;
 
 export function detectFormat(text: string): TranscriptFormat {
-  const lines = splitLines(text.slice(0, DETECT_CHARS)).slice(0, DETECT_LINES).filter((line) => line.text !== '');
+  const lines = splitLines(text.slice(0, DETECT_CHARS)).slice(0, DETECT_LINES).filter((line) => line !== '');
   if (lines.length === 0) return 'plain';
-  if (/^WEBVTT(?:$|[\s-])/.test(lines[0]!.text)) return 'webvtt';
+  if (/^WEBVTT(?:$|[\s-])/.test(lines[0]!)) return 'webvtt';
 
   let dotTimings = 0;
   let commaTimings = 0;
@@ -19,7 +19,7 @@ export function detectFormat(text: string): TranscriptFormat {
   let clockLines = 0;
   let attendees = false;
   const heads: Array<{ label: string; stamped: boolean }> = [];
-  for (const [i, { text: line }] of lines.entries()) {
+  for (const [i, line] of lines.entries()) {
     const timing = timingOf(line);
     if (timing === 'dot') dotTimings++;
     else if (timing === 'comma') commaTimings++;
@@ -29,7 +29,7 @@ export function detectFormat(text: string): TranscriptFormat {
       continue;
     }
     // An Otter head is followed by its text, not by another head or a blank.
-    const next = lines[i + 1]?.text;
+    const next = lines[i + 1];
     if (otterHead(line) && next !== undefined && !otterHead(next)) otterHeads++;
     const head = speakerHead(line);
     if (!head) continue;

@@ -1,17 +1,18 @@
 // WebVTT (Zoom, Teams) and SRT: numbered or named cues, a timing line, and the cue's text, in which the speaker is
 // a voice tag (`<v Name>`, Teams) or a "Name:" head (Zoom, most SRT exports).
 import { isSpeakerLabel } from '../labels.ts';
-import { HEAD_MAX, labelOf, speakerHead, timingOf, type Line } from '../lines.ts';
+import { HEAD_MAX, labelOf, speakerHead, timingOf, type Lines } from '../lines.ts';
 import type { Turn } from '../types.ts';
 import { Turns } from './turns.ts';
 
-export function readCues(lines: Line[], webvtt: boolean): Turn[] {
+export function readCues(lines: Lines, webvtt: boolean): Turn[] {
   const turns = new Turns();
   let inCue = false;
   let skipping = false;
   let first = true;
   for (let i = 0; i < lines.length; i++) {
-    const { number, text } = lines[i]!;
+    const number = i + 1;
+    const text = lines[i]!;
     if (!text) {
       inCue = false;
       skipping = false;
@@ -34,7 +35,7 @@ export function readCues(lines: Line[], webvtt: boolean): Turn[] {
         continue;
       }
       // A cue number (SRT, Zoom) or a Teams cue id ("6b1a…/12-0") stands on the line before the timing.
-      if (/^\d+$/.test(text) || (lines[i + 1] && timingOf(lines[i + 1]!.text))) continue;
+      if (/^\d+$/.test(text) || (lines[i + 1] && timingOf(lines[i + 1]!))) continue;
     }
     readCueText(turns, number, text);
   }

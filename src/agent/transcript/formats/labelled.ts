@@ -1,13 +1,13 @@
 // Transcripts whose every turn starts with its speaker: "Name: text", "REP:", "Speaker 1:", "[00:03:12] Name
 // (Company): text", and Google Meet's export (a header, "00:05:00" marks on their own lines, then "Name: text").
 import { isSpeakerLabel, labelKind } from '../labels.ts';
-import { isClockOnly, speakerHead, type Line } from '../lines.ts';
+import { isClockOnly, speakerHead, type Lines } from '../lines.ts';
 import type { Turn } from '../types.ts';
 import { Turns } from './turns.ts';
 
 /** `header`: lines before the first speaker are a header to skip (Meet), not notes to keep. */
-export function readLabelled(lines: Line[], header: boolean): Turn[] {
-  const heads = lines.map(({ text }) => (text ? speakerHead(text) : null));
+export function readLabelled(lines: Lines, header: boolean): Turn[] {
+  const heads = lines.map((text) => (text ? speakerHead(text) : null));
   // A label that heads two lines is a speaker's even when not written as a name ("ada: …" from a lower-case export).
   const seen = new Map<string, number>();
   for (const head of heads) if (head) seen.set(head.label, (seen.get(head.label) ?? 0) + 1);
@@ -25,7 +25,8 @@ export function readLabelled(lines: Line[], header: boolean): Turn[] {
   const turns = new Turns();
   let dropping = false;
   for (let i = 0; i < lines.length; i++) {
-    const { number, text } = lines[i]!;
+    const number = i + 1;
+    const text = lines[i]!;
     if (!text) {
       dropping = false;
       continue;
@@ -53,11 +54,12 @@ export function readLabelled(lines: Line[], header: boolean): Turn[] {
 }
 
 /** Text with no speakers: each paragraph (lines up to a blank one) is one utterance of nobody in particular. */
-export function readPlain(lines: Line[]): Turn[] {
+export function readPlain(lines: Lines): Turn[] {
   const turns = new Turns();
-  for (const { number, text } of lines) {
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i]!;
     if (!text) turns.end();
-    else if (!isClockOnly(text)) turns.add(number, text);
+    else if (!isClockOnly(text)) turns.add(i + 1, text);
   }
   return turns.list;
 }

@@ -1,11 +1,13 @@
 // Otter and Fireflies exports: the speaker and a time on one line ("Marcus Feld  0:42"), the text on the lines below.
-import { isClockOnly, otterHead, type Line } from '../lines.ts';
+import { isClockOnly, otterHead, type Lines } from '../lines.ts';
 import type { Turn } from '../types.ts';
 import { Turns } from './turns.ts';
 
-export function readOtter(lines: Line[]): Turn[] {
+export function readOtter(lines: Lines): Turn[] {
   const turns = new Turns();
-  for (const { number, text } of lines) {
+  for (let i = 0; i < lines.length; i++) {
+    const number = i + 1;
+    const text = lines[i]!;
     if (!text || isClockOnly(text)) continue;
     const head = otterHead(text);
     if (head) turns.start(number, head.label, head.company);
