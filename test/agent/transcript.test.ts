@@ -202,7 +202,10 @@ describe('readTranscript, format by format', () => {
   it('subtitles that name nobody: each cue is its own utterance, of nobody', () => {
     const t = readTranscript('WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nHello there.\n\n'
       + '00:00:02.500 --> 00:00:04.000\n<i>We lost two days</i> last month.\n', who('Ada Lee', 'Bob Ray'));
-    assert.deepEqual(said(t), [[4, null, 'unknown', 'Hello there.'], [7, null, 'unknown', 'We lost two days last month.']]);
+    assert.deepEqual(said(t), [
+      [4, null, 'unknown', 'Hello there.'],
+      [7, null, 'unknown', 'We lost two days last month.'],
+    ]);
   });
 
   it('call notes with "Budget:" and "Timeline:" heads are notes, not speakers', () => {
