@@ -12,6 +12,7 @@ import { assignRoles, type SpeakerFacts } from './roles.ts';
 import type { People, Speaker, Transcript, TranscriptFormat, Turn, Utterance } from './types.ts';
 
 export { detectFormat } from './detect.ts';
+export { TRANSCRIPT_FORMATS } from './types.ts';
 export type { People, Speaker, SpeakerRole, Transcript, TranscriptFormat, Utterance } from './types.ts';
 
 /** How the UI and the API's description name each format. */
