@@ -7,6 +7,7 @@
 // starts, as is the compiling of the import's validators.
 import type { RunContext } from '../agent/engine.ts';
 import type { Draft } from '../agent/grounding.ts';
+import type { People } from '../agent/transcript/types.ts';
 import type { TaskEnvelope } from './pool.ts';
 
 const offline = async () => (await import('../agent/engines/offline.ts')).offlineRules;
@@ -18,6 +19,11 @@ const LOADERS = {
   analyse: async () => (await offline()).analyse,
   strategise: async () => (await offline()).strategise,
   write: async () => (await offline()).write,
+  /** A call's transcript read into utterances and sides (src/agent/transcript/), for any engine's steps. */
+  readTranscript: async () => {
+    const { readTranscript } = await import('../agent/transcript/index.ts');
+    return ({ text, people }: { text: string; people: People }) => readTranscript(text, people);
+  },
   /** WRITER's grounding guard, for every engine's draft. */
   checkGrounding: async () => {
     const { checkGrounding } = await import('../agent/grounding.ts');

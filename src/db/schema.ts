@@ -82,6 +82,8 @@ export interface CallsTable {
   occurred_at: Date | null;
   duration_seconds: number | null;
   transcript: string;
+  /** Null for a call made before the column: its format is detected when it is read. */
+  format: Generated<string | null>;
   created_at: Date;
 }
 

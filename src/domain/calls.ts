@@ -1,6 +1,8 @@
 // Calls: conversations held with a lead, whose transcripts the agent analyses.
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
+import { detectFormat } from '../agent/transcript/detect.ts';
+import type { TranscriptFormat } from '../agent/transcript/types.ts';
 import type { Clock } from '../clock.ts';
 import type { CallsTable, DB } from '../db/schema.ts';
 import { invalid, notFound } from './errors.ts';
@@ -15,6 +17,8 @@ export interface Call {
   occurredAt: Date | null;
   durationSeconds: number | null;
   transcript: string;
+  /** How the transcript is laid out (src/agent/transcript/detect.ts). */
+  format: TranscriptFormat;
   createdAt: Date;
 }
 
@@ -33,6 +37,8 @@ export function toCall(row: Selectable<CallsTable>): Call {
     occurredAt: row.occurred_at,
     durationSeconds: row.duration_seconds,
     transcript: row.transcript,
+    // A call made before formats were stored is detected now: detection reads a bounded prefix, so this is cheap.
+    format: (row.format as TranscriptFormat | null) ?? detectFormat(row.transcript),
     createdAt: row.created_at,
   };
 }
@@ -63,6 +69,8 @@ export async function createCall(db: Kysely<DB>, workspaceId: string, leadId: st
     occurred_at: occurredAt,
     duration_seconds: input.durationSeconds ?? null,
     transcript: input.transcript,
+    // Detection reads at most the transcript's first 8 KB: it is O(1), so it may run here on the request path.
+    format: detectFormat(input.transcript),
     created_at: clock.now(),
   }).returningAll().executeTakeFirstOrThrow();
   return toCall(row);

@@ -11,6 +11,7 @@ import { DESCRIPTION_MAX as WEBHOOK_DESCRIPTION_MAX } from '../domain/webhooks/e
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import { URL_MAX } from '../domain/webhooks/url.ts';
 import { ERROR_CODES } from '../domain/errors.ts';
+import { TRANSCRIPT_FORMATS } from '../agent/transcript/types.ts';
 import { ONE_LINE_PATTERN } from '../domain/validation.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -179,6 +180,13 @@ export const Call = Type.Object({
   occurredAt: Nullable(Timestamp('When the call took place.')),
   durationSeconds: Nullable(Int32({ minimum: 0, maximum: 86_400 })),
   transcript: Type.String({ maxLength: TRANSCRIPT_MAX }),
+  format: Type.Enum(TRANSCRIPT_FORMATS, {
+    description: 'How the transcript is laid out, detected from its start when the call is added: `labelled` (`Name: '
+      + 'text`), `rep-prospect` (`REP:`/`PROSPECT:` and other labels for a side), `speaker-n` (`Speaker 1:`), `webvtt` '
+      + '(WebVTT from Zoom or Teams), `srt` (SRT subtitles), `otter` (Otter or Fireflies: name and time on one line, the '
+      + 'text below), `timestamped` (`[00:03:12] Name (Company): text`), `meet` (a Google Meet export), `plain` (no '
+      + 'speakers). More values may be added.',
+  }),
   createdAt: Timestamp(),
 }, { $id: 'Call' });
 

@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { BACKENDS, startTestApp, TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
-import { assertInvalid, assertProblem, CALL_FIELDS, countRows, createCall, createLead, ISO_MS, UUID } from './support.ts';
+import {
+  assertInvalid, assertProblem, CALL_FIELDS, countRows, createCall, createLead, db, ISO_MS, UUID,
+} from './support.ts';
 
 for (const kind of BACKENDS) {
   describe(kind, () => {
@@ -63,6 +65,43 @@ for (const kind of BACKENDS) {
       const call = await createCall(t, key, lead.id, { transcript, durationSeconds: 0 });
       assert.equal(call.transcript.length, 200_000);
       assert.equal(call.durationSeconds, 0);
+    });
+
+    describe('format', () => {
+      const vtt = 'WEBVTT\n\n1\n00:00:01.200 --> 00:00:04.000\n<v Jonas Meyer>Hi Ada, thanks for joining.</v>\n\n'
+        + '2\n00:00:04.500 --> 00:00:09.000\n<v Ada Lovelace>Happy to. Reporting takes four days.</v>\n';
+      const srt = '1\n00:00:01,200 --> 00:00:04,000\nJonas: Hi Ada.\n\n2\n00:00:04,500 --> 00:00:09,000\nAda: Hello.\n';
+
+      it("stores and serves the transcript's detected format, on create and in the list", async () => {
+        const formatted = await createLead(t, key, { name: 'Formatted' });
+        const made: Array<[string, string]> = [[TRANSCRIPT, 'rep-prospect'], [vtt, 'webvtt'], [srt, 'srt'],
+          ['Speaker 1: hi this is jonas\nSpeaker 2: hey jonas', 'speaker-n'], ['We talked about reporting.', 'plain']];
+        for (const [transcript, format] of made) {
+          clock.advance(1000);
+          const call = await createCall(t, key, formatted.id, { transcript });
+          assert.equal(call.format, format, transcript.slice(0, 40));
+        }
+        const stored = await db(t).selectFrom('calls').select(['transcript', 'format'])
+          .where('lead_id', '=', formatted.id).orderBy('created_at').execute();
+        assert.deepEqual(stored.map((row) => row.format), made.map(([, format]) => format));
+        const listed = (await t.api('GET', `/api/v1/leads/${formatted.id}/calls`, { key })).json.data;
+        assert.deepEqual(listed.map((c: any) => c.format), made.map(([, format]) => format).reverse());
+      });
+
+      it('detects the format of a call stored before formats were (a null column) when it is read', async () => {
+        const older = await createLead(t, key, { name: 'Older' });
+        const call = await createCall(t, key, older.id, { transcript: vtt });
+        await db(t).updateTable('calls').set({ format: null }).where('id', '=', call.id).execute();
+        const listed = (await t.api('GET', `/api/v1/leads/${older.id}/calls`, { key })).json.data;
+        assert.equal(listed[0].format, 'webvtt');
+      });
+
+      it('detects a 200,000-character transcript from its start only, on the request path', async () => {
+        const long = await createLead(t, key, { name: 'Long' });
+        const transcript = `${vtt}\n${'<v '.repeat(66_000)}`.slice(0, 200_000);
+        const call = await createCall(t, key, long.id, { transcript });
+        assert.equal(call.format, 'webvtt');
+      });
     });
 
     const invalid: Array<[string, unknown, string[]]> = [

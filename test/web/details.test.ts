@@ -1,8 +1,8 @@
 // The small things of the web UI, each where it could go wrong: opening it signed out logs no failed request;
-// an over-long transcript keeps its character counter in view; an unreadable website is reported in one
-// sentence; "Regenerate" says feedback is optional and works without it; the trace names each draft version;
-// the regeneration is audited as run.regenerated; "Pipeline time" leaves out the wait for review; /docs is
-// leadrun's own page.
+// an over-long transcript keeps its character counter in view; a call shows its transcript's format; an unreadable
+// website is reported in one sentence; "Regenerate" says feedback is optional and works without it; the trace names
+// each draft version; the regeneration is audited as run.regenerated; "Pipeline time" leaves out the wait for
+// review; /docs is leadrun's own page.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -86,6 +86,18 @@ describe('details of the web UI', { skip: browserUnavailable() ?? false }, () =>
     await dialog.getByText('10 / 200,000 characters', { exact: true }).waitFor();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'detached' });
+  });
+
+  it("shows each call's transcript format on the lead page", async () => {
+    const lead = await client.ok('POST', '/api/v1/leads', { name: 'Marcus Feld' });
+    const vtt = 'WEBVTT\n\n1\n00:00:01.200 --> 00:00:04.000\n<v Jonas Meyer>Hi Marcus.</v>\n\n'
+      + '2\n00:00:04.500 --> 00:00:09.000\n<v Marcus Feld>Hello Jonas.</v>\n';
+    await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { title: 'Zoom call', transcript: vtt });
+    await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { title: 'Notes', transcript: 'Marcus wants a demo.' });
+    await page.goto(`${server.url}/leads/${lead.id}`);
+    const calls = page.locator('.call');
+    await calls.filter({ hasText: 'Zoom call' }).getByText('WebVTT (Zoom/Teams)', { exact: true }).waitFor();
+    await calls.filter({ hasText: 'Notes' }).getByText('Plain text', { exact: true }).waitFor();
   });
 
   it('reports a website that cannot be read in one sentence, never with ".."', async () => {

@@ -878,6 +878,11 @@ export type components = {
             createdAt: string;
             durationSeconds: number | null;
             /**
+             * @description How the transcript is laid out, detected from its start when the call is added: `labelled` (`Name: text`), `rep-prospect` (`REP:`/`PROSPECT:` and other labels for a side), `speaker-n` (`Speaker 1:`), `webvtt` (WebVTT from Zoom or Teams), `srt` (SRT subtitles), `otter` (Otter or Fireflies: name and time on one line, the text below), `timestamped` (`[00:03:12] Name (Company): text`), `meet` (a Google Meet export), `plain` (no speakers). More values may be added.
+             * @enum {unknown}
+             */
+            format: "labelled" | "rep-prospect" | "speaker-n" | "webvtt" | "srt" | "otter" | "timestamped" | "meet" | "plain";
+            /**
              * Format: uuid
              * @description Identifier of the call.
              */
@@ -2258,6 +2263,11 @@ export interface operations {
                          */
                         createdAt: string;
                         durationSeconds: number | null;
+                        /**
+                         * @description How the transcript is laid out, detected from its start when the call is added: `labelled` (`Name: text`), `rep-prospect` (`REP:`/`PROSPECT:` and other labels for a side), `speaker-n` (`Speaker 1:`), `webvtt` (WebVTT from Zoom or Teams), `srt` (SRT subtitles), `otter` (Otter or Fireflies: name and time on one line, the text below), `timestamped` (`[00:03:12] Name (Company): text`), `meet` (a Google Meet export), `plain` (no speakers). More values may be added.
+                         * @enum {unknown}
+                         */
+                        format: "labelled" | "rep-prospect" | "speaker-n" | "webvtt" | "srt" | "otter" | "timestamped" | "meet" | "plain";
                         /**
                          * Format: uuid
                          * @description Identifier of the call.

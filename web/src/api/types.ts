@@ -7,6 +7,7 @@ type Schemas = components['schemas'];
 export type Lead = Schemas['Lead'];
 export type LeadStatus = Lead['status'];
 export type Call = Schemas['Call'];
+export type TranscriptFormat = Call['format'];
 export type Run = Schemas['Run'];
 export type RunStatus = Run['status'];
 export type Step = Run['steps'][number];

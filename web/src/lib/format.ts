@@ -1,5 +1,5 @@
 // Dates, numbers and labels as a person reads them.
-import type { LeadStatus, RunStatus, StepNode, StepStatus } from '../api/types';
+import type { LeadStatus, RunStatus, StepNode, StepStatus, TranscriptFormat } from '../api/types';
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
@@ -118,6 +118,19 @@ export const STEP_STATUS_LABEL: Record<StepStatus, string> = {
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${formatNumber(count)} ${count === 1 ? one : many}`;
 }
+
+/** A call's transcript format as a rep knows it: by the tool that wrote it, or by its labels. */
+export const TRANSCRIPT_FORMAT_LABEL: Record<TranscriptFormat, string> = {
+  labelled: 'Name: text',
+  'rep-prospect': 'REP/PROSPECT',
+  'speaker-n': 'Speaker 1, 2…',
+  webvtt: 'WebVTT (Zoom/Teams)',
+  srt: 'SRT subtitles',
+  otter: 'Otter/Fireflies',
+  timestamped: 'Timestamped lines',
+  meet: 'Google Meet',
+  plain: 'Plain text',
+};
 
 /** A call as a person names it: its title, or the day it took place. */
 export function callTitle(call: { title: string | null; occurredAt: string | null; createdAt: string }): string {

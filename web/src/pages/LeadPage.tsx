@@ -6,7 +6,9 @@ import { LEAD_STATUSES, type Call, type LeadStatus } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
 import { Alert, Badge, Button, Card, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
-import { callTitle, formatDate, formatDateTime, hostOf, LEAD_STATUS_LABEL, plural } from '../lib/format';
+import {
+  callTitle, formatDate, formatDateTime, hostOf, LEAD_STATUS_LABEL, plural, TRANSCRIPT_FORMAT_LABEL,
+} from '../lib/format';
 import { ownerName, useMembers } from '../lib/members';
 import { Link, useRouter } from '../lib/router';
 import { useSignedIn } from '../lib/session';
@@ -140,6 +142,9 @@ export function LeadPage({ id }: { id: string }) {
                         {call.occurredAt ? formatDateTime(call.occurredAt) : <>Added <RelativeTime iso={call.createdAt} /></>}
                         {minutes(call.durationSeconds) && <> · {minutes(call.durationSeconds)}</>}
                         {' · '}{plural(call.transcript.split('\n').filter((l) => l.trim()).length, 'line')}
+                        {' · '}<span className="call-format" title="The transcript's format, as detected">
+                          {TRANSCRIPT_FORMAT_LABEL[call.format] ?? call.format}
+                        </span>
                       </p>
                     </div>
                     <div className="call-actions">
