@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BACKENDS, createMigratedPostgresDatabase } from '../helpers.ts';
 import { freePort, leadrunJson, spawnLeadrun, tempDir, waitForReady, type LeadrunProcess } from '../cli/support.ts';
+import { importWhileProbing } from './probing.ts';
 
 const ROWS = 50_000;
 
@@ -45,36 +46,11 @@ for (const kind of BACKENDS) {
       await cleanUp?.();
     });
 
-    /** The longest the server's event loop was held up since the last call: prom-client resets it at each scrape. */
-    async function loopDelayMaxMs(): Promise<number> {
-      const text = await (await fetch(`${baseUrl}/metrics`)).text();
-      const line = /^leadrun_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text);
-      assert.ok(line, 'the event loop delay is among the metrics');
-      return Number(line[1]) * 1000;
-    }
-
-    /** Imports `body`, probing /healthz every 50 ms meanwhile. */
+    /** Imports `body` while probing /healthz; it must be taken. */
     async function importProbed(key: string, body: string, query: string) {
-      await loopDelayMaxMs(); // measured from here
-      let importing = true;
-      const began = performance.now();
-      const answer = fetch(`${baseUrl}/api/v1/leads/import${query}`, {
-        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body,
-      }).then(async (res) => ({ status: res.status, json: await res.json() as any })).finally(() => { importing = false; });
-      let slowestProbe = 0;
-      let probes = 0;
-      while (importing) {
-        const probe = performance.now();
-        const res = await fetch(`${baseUrl}/healthz`);
-        await res.arrayBuffer();
-        assert.equal(res.status, 200);
-        slowestProbe = Math.max(slowestProbe, performance.now() - probe);
-        probes += 1;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      const { status, json } = await answer;
-      assert.equal(status, 200, JSON.stringify(json).slice(0, 300));
-      return { json, ms: performance.now() - began, slowestProbe, probes, loopMax: await loopDelayMaxMs() };
+      const run = await importWhileProbing(baseUrl, key, body, query);
+      assert.equal(run.status, 200, run.text.slice(0, 300));
+      return { ...run, json: JSON.parse(run.text) };
     }
 
     it('takes about as long as the first import, its event loop answering between batches', async (t) => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { readImportFile } from '../../src/domain/lead-import-file.ts';
 import { freePort, leadrunJson, spawnLeadrun, tempDir, waitForReady, type LeadrunProcess } from '../cli/support.ts';
+import { importWhileProbing } from './probing.ts';
 
 const MiB = 1024 * 1024;
 
@@ -42,14 +43,6 @@ describe('a real serve reading heavy lead imports', () => {
     await dataDir?.remove();
   });
 
-  /** The longest the server's event loop was held up since the last call: prom-client resets it at each scrape. */
-  async function loopDelayMaxMs(): Promise<number> {
-    const text = await (await fetch(`${baseUrl}/metrics`)).text();
-    const line = /^leadrun_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text);
-    assert.ok(line, 'the event loop delay is among the metrics');
-    return Number(line[1]) * 1000;
-  }
-
   it('answers /healthz every 50 ms within bounds while the pool reads each file', async (t) => {
     const workspace = await leadrunJson(['workspace', 'create', '--name', 'Import freeze', '--plan', 'pro', '--json'], env);
     const { key } = await leadrunJson(['key', 'create', '--workspace', workspace.id, '--name', 'import', '--scopes', 'leads:write', '--json'], env);
@@ -64,27 +57,7 @@ describe('a real serve reading heavy lead imports', () => {
     let slowestOfAll = 0;
     let longestInline = 0;
     for (const [name, file] of Object.entries(FILES)) {
-      await loopDelayMaxMs(); // measured from here
-      let importing = true;
-      const began = performance.now();
-      const answer = fetch(`${baseUrl}/api/v1/leads/import${file.query}`, {
-        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body: file.body,
-      }).then(async (res) => ({ status: res.status, text: await res.text() })).finally(() => { importing = false; });
-      let slowest = 0;
-      let probes = 0;
-      while (importing) {
-        // Every probe sent during the import counts, the one still waiting when the import answers included.
-        const probe = performance.now();
-        const res = await fetch(`${baseUrl}/healthz`);
-        await res.arrayBuffer();
-        assert.equal(res.status, 200);
-        slowest = Math.max(slowest, performance.now() - probe);
-        probes += 1;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      const { status, text } = await answer;
-      const ms = performance.now() - began;
-      const loopMax = await loopDelayMaxMs();
+      const { status, text, ms, slowestProbe: slowest, probes, loopMax } = await importWhileProbing(baseUrl, key, file.body, file.query);
       server.assertAlive();
       assert.equal(status, file.status, `${name}: ${text.slice(0, 300)}`);
       // What the same file costs an event loop that reads it itself (this one, the test's).
