@@ -1,8 +1,10 @@
-// The grounding guard of the WRITER step, the same for every engine (DESIGN §3): every specific claim a draft
-// makes (a number, an amount, a year, a proper noun or a product name) must come from what the run already knows.
+// The grounding guard of the WRITER step, the same for every engine (DESIGN §3, §12): every specific claim a draft
+// makes (a number, an amount, a year, a proper noun or a product name) must come from what the run already knows,
+// and so must every qualitative claim about the buyer or what was said ("I know the timing is tight", claims.ts).
 // A draft that claims more is written once more with feedback naming the claims; if it still does, it is kept and
 // flagged for the salesperson who reviews it.
 import { ModelCallDeferred, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from './engine.ts';
+import { claimBacking, claimsIn, claimSupported, CLAIMS_CHECKED_MAX, type ClaimBacking, type ClaimKind } from './claims.ts';
 import type { WriterOutput } from './outputs.ts';
 import { trimEndOf } from './text.ts';
 
@@ -13,7 +15,10 @@ export interface Draft {
 
 export interface GroundingReport {
   grounded: boolean;
-  /** One entry per sentence with unsupported terms: `“300” in “Your 300-person team …”`. */
+  /**
+   * One entry per sentence with unsupported terms, `“300” in “Your 300-person team …”`, and one per unsupported
+   * qualitative claim, `“I know the timing is tight.”: a claim about the buyer that nothing they said backs`.
+   */
   unsupported: string[];
 }
 
@@ -226,14 +231,33 @@ function unsupportedTerms(sentence: Sentence, sources: Sources): string[] {
 export function checkGrounding(draft: Draft, ctx: RunContext): GroundingReport {
   const sources = collectSources(ctx);
   const unsupported = new Set<string>();
+  // Built when the draft first makes a qualitative claim: most sentences make none.
+  let backing: ClaimBacking | undefined;
+  let claims = 0;
   for (const sentence of sentencesOf(draft)) {
-    const terms = unsupportedTerms(sentence, sources);
-    if (terms.length === 0) continue;
     const quoted = sentence.text.length > 200 ? `${sentence.text.slice(0, 199)}…` : sentence.text;
-    unsupported.add(`${terms.map((t) => `“${t}”`).join(', ')} in “${quoted}”`);
+    const terms = unsupportedTerms(sentence, sources);
+    // A sentence already flagged for its terms is written again anyway: one entry says so.
+    if (terms.length > 0) {
+      unsupported.add(`${terms.map((t) => `“${t}”`).join(', ')} in “${quoted}”`);
+      continue;
+    }
+    if (claims >= CLAIMS_CHECKED_MAX) continue;
+    for (const claim of claimsIn(sentence.text)) {
+      claims++;
+      backing ??= claimBacking(ctx);
+      if (claimSupported(claim.text, claim.kind, backing)) continue;
+      unsupported.add(`“${quoted}”: ${CLAIM_WITHOUT_BACKING[claim.kind]}`);
+      break;
+    }
   }
   return { grounded: unsupported.size === 0, unsupported: [...unsupported] };
 }
+
+const CLAIM_WITHOUT_BACKING: Record<ClaimKind, string> = {
+  buyer: 'a claim about the buyer that nothing they said backs',
+  said: 'a claim about what was said or agreed that the call does not back',
+};
 
 // ===============================================================================================================
 // The draft's bounds
@@ -299,9 +323,11 @@ function addUsage(a: TokenUsage | null, b: TokenUsage | null): TokenUsage | null
 /** The feedback for the second draft: the claims to drop, then the reviewer's own feedback, which still applies. */
 export function groundingFeedback(unsupported: string[], reviewerFeedback: string | null | undefined): string {
   const lines = [
-    'The previous draft made claims about the company that neither the research nor the call supports:',
+    'The previous draft made claims that neither the research nor the call supports:',
     ...unsupported.map((entry) => `- ${entry}`),
-    'Write the e-mail again without these claims: state only what the research facts, the website summary or the analysis say.',
+    'Write the e-mail again without these claims: state only what the research facts, the website summary or the analysis say, '
+      + 'and say nothing of the buyer’s feelings, priorities, timing or situation, or of what was said or agreed, '
+      + 'that the buyer did not say on the call.',
   ];
   const reviewer = reviewerFeedback?.trim();
   if (reviewer) lines.push('', 'The reviewer’s feedback on the earlier draft still applies:', reviewer);
