@@ -35,7 +35,8 @@ function normalise(text: string): string {
   return text.normalize('NFC').replace(/[’‘`´]/g, "'").replace(/[\u00a0\u202f\u2009]/g, ' ');
 }
 
-function wordsOf(text: string): string[] {
+/** The words of a text in lower case, apostrophes made straight: "Kestrel's", "300-person", "you're". */
+export function wordsOf(text: string): string[] {
   return (normalise(text).toLowerCase().match(WORD) ?? []);
 }
 
@@ -139,8 +140,8 @@ for (const [table, state] of [[STATES, true], [RELATED, false]] as const) {
   }
 }
 
-/** What a word is matched by: its stem and its synonym groups. */
-function keysOf(word: string): string[] {
+/** What a word is matched by: its stem and its synonym groups ("tight" → "tight", "@urgent"). */
+export function keysOf(word: string): string[] {
   const key = stem(word);
   return [key, ...(GROUPS.get(key) ?? [])];
 }
@@ -166,6 +167,11 @@ const STOP = new Set([
   'call', 'chat', 'conversation', 'thanks', 'thank', 'great', 'good', 'nice', 'hi', 'hello', 'dear', 'clearly',
   'definitely', 'certainly', 'obviously', 'already', 'right', 'currently', 'today', 'earlier',
 ]);
+
+/** Whether a word carries no content of its own. */
+export function isStopWord(word: string): boolean {
+  return STOP.has(word);
+}
 
 // ===============================================================================================================
 // Finding the claims in a draft

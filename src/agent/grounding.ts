@@ -5,6 +5,7 @@
 // flagged for the salesperson who reviews it.
 import { ModelCallDeferred, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from './engine.ts';
 import { claimBacking, claimsIn, claimSupported, CLAIMS_CHECKED_MAX, type ClaimBacking, type ClaimKind } from './claims.ts';
+import { CHECK_NAMES, checksFeedback, type DraftChecks } from './draft-checks.ts';
 import type { WriterOutput } from './outputs.ts';
 import { trimEndOf } from './text.ts';
 
@@ -320,20 +321,6 @@ function addUsage(a: TokenUsage | null, b: TokenUsage | null): TokenUsage | null
   return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, totalTokens: a.totalTokens + b.totalTokens };
 }
 
-/** The feedback for the second draft: the claims to drop, then the reviewer's own feedback, which still applies. */
-export function groundingFeedback(unsupported: string[], reviewerFeedback: string | null | undefined): string {
-  const lines = [
-    'The previous draft made claims that neither the research nor the call supports:',
-    ...unsupported.map((entry) => `- ${entry}`),
-    'Write the e-mail again without these claims: state only what the research facts, the website summary or the analysis say, '
-      + 'and say nothing of the buyer’s feelings, priorities, timing or situation, or of what was said or agreed, '
-      + 'that the buyer did not say on the call.',
-  ];
-  const reviewer = reviewerFeedback?.trim();
-  if (reviewer) lines.push('', 'The reviewer’s feedback on the earlier draft still applies:', reviewer);
-  return lines.join('\n');
-}
-
 /** A failure of the second call still owes the tokens of the first. */
 function withUsage(error: unknown, usage: TokenUsage | null): unknown {
   if (!usage) return error;
@@ -345,31 +332,53 @@ function withUsage(error: unknown, usage: TokenUsage | null): unknown {
   return error;
 }
 
-/** How a draft is checked: checkGrounding, run where the caller wants it (the pipeline runs it in the CPU pool). */
-export type GroundingCheck = (draft: Draft, ctx: RunContext) => Promise<GroundingReport>;
+/** How a draft is checked: checkDraft, run where the caller wants it (the pipeline runs it in the CPU pool). */
+export type DraftCheck = (draft: Draft, ctx: RunContext) => Promise<DraftChecks>;
 
 /**
- * Runs the engine's WRITER and the grounding guard: an ungrounded draft is written once more with feedback naming
- * its unsupported claims; a second draft that still has some is kept and flagged. Usage is the sum of both calls.
+ * Whether a draft that failed its checks is written again. A model's draft is, for any failed check: the failures,
+ * named, are instructions it can follow. The offline writer's rules hold its drafts to the checks as they write
+ * them and read no such instructions, so only an unsupported claim, as always, has its draft written again.
  */
-export async function writeGroundedDraft(engine: Engine, ctx: WriteContext, check: GroundingCheck): Promise<EngineResult<WriterOutput>> {
+function mendable(engine: Engine, checks: DraftChecks): boolean {
+  return engine.name === 'model' ? !checks.passed : !checks.grounding.grounded;
+}
+
+/** The checks as WRITER's output records them. */
+function recorded(checks: DraftChecks, rewritten: boolean): Pick<WriterOutput, 'grounding' | 'checks'> {
+  const { grounding } = checks;
+  return {
+    grounding: { grounded: grounding.grounded, rewritten, unsupported: grounding.unsupported },
+    checks: { passed: checks.passed, failed: checks.failed },
+  };
+}
+
+/**
+ * Runs the engine's WRITER and the checks of the draft (draft-checks.ts, the grounding guard among them): a draft
+ * that fails them is written once more with feedback naming the failures; a second draft that still fails is kept
+ * with its failed checks named, for the reviewer. Usage is the sum of both calls.
+ */
+export async function writeGroundedDraft(engine: Engine, ctx: WriteContext, check: DraftCheck): Promise<EngineResult<WriterOutput>> {
   const first = await engine.write(ctx);
   const firstDraft = fitDraft(first.output, first.usage);
-  const firstCheck = await check(firstDraft, ctx);
-  const flagged = (check: GroundingReport, rewritten: boolean) => ({ grounded: check.grounded, rewritten, unsupported: check.unsupported });
-  if (firstCheck.grounded) return { ...first, output: { ...first.output, ...firstDraft, grounding: flagged(firstCheck, false) } };
+  const firstChecks = await check(firstDraft, ctx);
+  if (!mendable(engine, firstChecks)) return { ...first, output: { ...first.output, ...firstDraft, ...recorded(firstChecks, false) } };
 
   // With the budget spent, the first draft goes to the reviewer flagged rather than failing the run.
   const tokensLeft = ctx.tokensLeft === undefined ? undefined : ctx.tokensLeft - (first.usage?.totalTokens ?? 0);
   if (tokensLeft !== undefined && tokensLeft <= 0) {
-    return { ...first, output: { ...first.output, ...firstDraft, grounding: flagged(firstCheck, false) } };
+    return { ...first, output: { ...first.output, ...firstDraft, ...recorded(firstChecks, false) } };
   }
 
+  // The offline writer is told only of its unsupported claims: the rest it is not asked to mend.
+  const failures = engine.name === 'model'
+    ? firstChecks
+    : { ...firstChecks, failed: firstChecks.failed.filter((entry) => entry.startsWith(`${CHECK_NAMES.ungrounded}: `)) };
   let second: EngineResult<WriterOutput>;
   try {
     second = await engine.write({
       ...ctx,
-      feedback: groundingFeedback(firstCheck.unsupported, ctx.feedback),
+      feedback: checksFeedback(failures, ctx.feedback, ctx),
       ...(tokensLeft === undefined ? {} : { tokensLeft }),
     });
   } catch (error) {
@@ -378,9 +387,9 @@ export async function writeGroundedDraft(engine: Engine, ctx: WriteContext, chec
   const usage = addUsage(first.usage, second.usage);
   const secondDraft = fitDraft(second.output, usage);
   // Checked against the run's own context: the feedback naming the claims is no source for them.
-  const secondCheck = await check(secondDraft, ctx);
+  const secondChecks = await check(secondDraft, ctx);
   return {
-    output: { ...second.output, ...secondDraft, grounding: flagged(secondCheck, true) },
+    output: { ...second.output, ...secondDraft, ...recorded(secondChecks, true) },
     model: second.model ?? first.model,
     promptVersion: second.promptVersion,
     usage,

@@ -426,9 +426,11 @@ function scriptedWriter(answers: Array<Draft | Error>): Engine & { calls: WriteC
 
 const deps = (engine: Engine): PipelineDeps => ({ engine, cpu: testCpu(), allowPrivateHosts: false });
 
+/** A draft that passes every check: grounded, short, in its own words, and with the rep's promise of a pilot plan. */
 const GROUNDED: Draft = {
   subject: 'Kestrel Logistics: 15 hours a week on call notes',
-  body: 'Hi Ada,\n\nYou said your reps spend about 15 hours a week copying call notes into Salesforce.\n\nWould a two-week pilot with the Leeds team work for you?\n\nBest,\nGrace Hopper',
+  body: 'Hi Ada,\n\nYour reps lose about 15 hours a week to call notes in Salesforce.\n\n'
+    + 'As promised, I will put together a pilot plan by Friday. Would a two-week pilot with the Leeds team work for you?\n\nBest,\nGrace Hopper',
 };
 const INVENTED: Draft = { ...GROUNDED, body: GROUNDED.body.replace('Would a', 'Your Berlin office could join too. Would a') };
 
@@ -438,7 +440,9 @@ describe('the WRITER step with the grounding guard', () => {
     const engine = scriptedWriter([GROUNDED]);
     const result = await WRITER.run(ctx, deps(engine));
     assert.equal(engine.calls.length, 1);
-    assert.deepEqual(result.output, { engine: 'model', ...GROUNDED, grounding: { grounded: true, rewritten: false, unsupported: [] } });
+    assert.deepEqual(result.output, {
+      engine: 'model', ...GROUNDED, grounding: { grounded: true, rewritten: false, unsupported: [] }, checks: { passed: true, failed: [] },
+    });
     assert.deepEqual(result.usage, { inputTokens: 1000, outputTokens: 200, totalTokens: 1200 });
     assertStepOutput('WRITER', result.output);
   });
@@ -451,7 +455,9 @@ describe('the WRITER step with the grounding guard', () => {
     const feedback = engine.calls[1]!.feedback ?? '';
     assert.match(feedback, /“Berlin” in “Your Berlin office could join too\.”/);
     assert.match(feedback, /Please keep it short\./);
-    assert.deepEqual(result.output, { engine: 'model', ...GROUNDED, grounding: { grounded: true, rewritten: true, unsupported: [] } });
+    assert.deepEqual(result.output, {
+      engine: 'model', ...GROUNDED, grounding: { grounded: true, rewritten: true, unsupported: [] }, checks: { passed: true, failed: [] },
+    });
     assert.deepEqual(result.usage, { inputTokens: 2000, outputTokens: 400, totalTokens: 2400 });
     assert.equal(result.model, 'test-model');
     assert.equal(result.promptVersion, 'writer-v1');
