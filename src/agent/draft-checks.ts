@@ -63,7 +63,11 @@ export function checkDraft(draft: Draft, ctx: RunContext): DraftChecks {
 const FEEDBACK_READ_MAX = 4000;
 /** "under 100 words", "at most 80 words", "100 words max", "a 120-word limit". */
 const WORD_LIMIT = [
-  /\b(?:under|at most|no more than|max(?:imum)?(?: of)?|within|fewer than|less than|up to|below|limit(?: it)? to|keep it to|cap(?: it)? at)\s+(?:about\s+|around\s+)?(\d{1,4})\s*words?\b/i,
+  new RegExp(
+    String.raw`\b(?:under|at most|no more than|max(?:imum)?(?: of)?|within|fewer than|less than|up to|below` +
+      String.raw`|limit(?: it)? to|keep it to|cap(?: it)? at)\s+(?:about\s+|around\s+)?(\d{1,4})\s*words?\b`,
+    'i',
+  ),
   /\b(\d{1,4})[- ]?words?\s+(?:max(?:imum)?|or less|or fewer|limit|at most|tops)\b/i,
   /\ban?\s+(\d{1,4})[- ]word\s+(?:limit|cap|maximum|e-?mail|note|version)\b/i,
 ];
@@ -86,8 +90,12 @@ export function wordLimitOf(ctx: RunContext): number {
 }
 
 const GREETING = /^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|greetings)\b/i;
-const CLOSING =
-  /^(?:best|best regards|best wishes|kind regards|warm regards|warmest regards|regards|many thanks|thanks|thank you|cheers|sincerely|yours sincerely|yours truly|yours|all the best|talk soon|speak soon|warmly|with thanks|thanks again|thanks so much)[,.!]?$/i;
+const CLOSING = new RegExp(
+  String.raw`^(?:best|best regards|best wishes|kind regards|warm regards|warmest regards|regards|many thanks|thanks` +
+    String.raw`|thank you|cheers|sincerely|yours sincerely|yours truly|yours|all the best|talk soon|speak soon|warmly` +
+    String.raw`|with thanks|thanks again|thanks so much)[,.!]?$`,
+  'i',
+);
 
 /** The body without its greeting line and its signature: the words a reader reads as the e-mail. */
 export function bodyText(body: string): string {
@@ -117,7 +125,9 @@ function wordLimitFailures(body: string, ctx: RunContext): string[] {
   const limit = wordLimitOf(ctx);
   const words = bodyWordCount(body);
   if (words <= limit) return [];
-  return [`${CHECK_NAMES.wordLimit}: the body has ${words} words; at most ${limit} (greeting and signature not counted)`];
+  return [
+    `${CHECK_NAMES.wordLimit}: the body has ${words} words; at most ${limit} (greeting and signature not counted)`,
+  ];
 }
 
 // ===============================================================================================================
@@ -125,14 +135,15 @@ function wordLimitFailures(body: string, ctx: RunContext): string[] {
 
 /** Verbs and particles of a promise that a draft may put another way: "put together", "send over", "loop in". */
 const PROMISE_WORDS = new Set([
-  "i'll", 'will', 'send', 'sending', 'share', 'sharing', 'put', 'together', 'follow', 'following', 'give', 'take', 'set',
-  'pull', 'go', 'come', 'check', 'look', 'loop', 'reach', 'circle', 'over', 'across', 'back', 'along', 'sure', 'let',
-  'have', 'get', 'make', 'do', 'provide', 'prepare', 'draft', 'write', 'email', 'e-mail', 'forward', 'arrange', 'book',
-  'schedule', 'organise', 'organize', 'also', 'then', 'some', 'couple', 'quick', 'quickly',
+  "i'll", 'will', 'send', 'sending', 'share', 'sharing', 'put', 'together', 'follow', 'following', 'give', 'take',
+  'set', 'pull', 'go', 'come', 'check', 'look', 'loop', 'reach', 'circle', 'over', 'across', 'back', 'along', 'sure',
+  'let', 'have', 'get', 'make', 'do', 'provide', 'prepare', 'draft', 'write', 'email', 'e-mail', 'forward', 'arrange',
+  'book', 'schedule', 'organise', 'organize', 'also', 'then', 'some', 'couple', 'quick', 'quickly',
 ]);
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 const MONTHS = [
-  'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
+  'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november',
+  'december',
 ];
 /** Words that date a promise; "today" is left out: a draft written the next day rightly says it was done. */
 const DATE_WORDS = new Set([...WEEKDAYS, ...MONTHS, 'tomorrow', 'week', 'month', 'quarter', 'eod', 'eow']);
@@ -165,7 +176,7 @@ function missingCommitments(draft: Draft, ctx: RunContext): string[] {
     const found = content.filter(has).length;
     const enough = content.length === 0 || found >= Math.ceil(content.length * 0.6);
     if (enough && dates.every((date) => present.has(stem(date)))) continue;
-    failed.push(`${CHECK_NAMES.commitment}: “${commitment.length > 200 ? `${commitment.slice(0, 199)}…` : commitment}”`);
+    failed.push(`${CHECK_NAMES.commitment}: “${shortened(commitment)}”`);
   }
   return failed;
 }
@@ -174,12 +185,17 @@ function missingCommitments(draft: Draft, ctx: RunContext): string[] {
 // Leaks of the transcript's form
 
 /** Labels a transcript tool writes whatever the call: "Speaker 1", "REP", "PROSPECT". */
-const GENERIC_LABEL = /^(?:speaker\s?\d{1,3}|rep|prospect|customer|client|interviewer|host|guest|agent|me|them|unknown)$/i;
+const GENERIC_LABEL =
+  /^(?:speaker\s?\d{1,3}|rep|prospect|customer|client|interviewer|host|guest|agent|me|them|unknown)$/i;
 /** "Ada:" or "[00:01:15] Ada (Kestrel):" at a line's start: the label, as written. */
 const LABEL_AT_START = /^\s*(?:\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s*)?([\p{L}][\p{L}\p{N} .'’()-]{0,40}?)\s*:(?:\s|$)/u;
 const TIMESTAMP = /-->|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,3})?\b|\[\d{1,2}:\d{2}\]/;
-const MARKER =
-  /[[(](?:inaudible|crosstalk|cross-talk|laughter|laughs|laughing|music|silence|unintelligible|indiscernible|pause|background noise|overlapping|noise|applause|coughs?|coughing|static|unclear|no audio|blank_audio)[^\])\n]{0,30}[\])]|<v[\s.][^>\n]{0,60}>|<\/v>|^WEBVTT\b/im;
+const MARKER = new RegExp(
+  String.raw`[[(](?:inaudible|crosstalk|cross-talk|laughter|laughs|laughing|music|silence|unintelligible` +
+    String.raw`|indiscernible|pause|background noise|overlapping|noise|applause|coughs?|coughing|static|unclear` +
+    String.raw`|no audio|blank_audio)[^\])\n]{0,30}[\])]|<v[\s.][^>\n]{0,60}>|<\/v>|^WEBVTT\b`,
+  'im',
+);
 const FILLER = /(?<![\p{L}\p{N}'-])(?:u+m+|u+h+|e+r+m+|uhm+|mm-?hmm|uh-huh)(?![\p{L}\p{N}'-])/iu;
 
 function leaks(draft: Draft, transcript: string): string[] {
@@ -192,7 +208,9 @@ function leaks(draft: Draft, transcript: string): string[] {
     if (found.size >= NAMED_MAX) break;
     const line = raw.length > 2000 ? raw.slice(0, 2000) : raw;
     const label = LABEL_AT_START.exec(line)?.[1]?.trim();
-    if (label && (labels.has(label.toLowerCase()) || GENERIC_LABEL.test(label))) found.add(`the speaker label “${label}:”`);
+    if (label && (labels.has(label.toLowerCase()) || GENERIC_LABEL.test(label))) {
+      found.add(`the speaker label “${label}:”`);
+    }
     const time = TIMESTAMP.exec(line);
     if (time) found.add(`the timestamp “${time[0]}”`);
     const marker = MARKER.exec(line);
@@ -258,11 +276,15 @@ function copiedRuns(draft: Draft, transcript: string): string[] {
     }
     if (runStart >= 0) runs.push(kept.slice(runStart, runEnd).join(' '));
   }
-  return runs.slice(0, NAMED_MAX).map((run) => `${CHECK_NAMES.copied}: “${run.length > 200 ? `${run.slice(0, 199)}…` : run}”`);
+  return runs.slice(0, NAMED_MAX).map((run) => `${CHECK_NAMES.copied}: “${shortened(run)}”`);
 }
 
 function normalise(text: string): string {
   return text.normalize('NFC').replace(/[’‘`´]/g, "'");
+}
+
+function shortened(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
 }
 
 // ===============================================================================================================
@@ -272,7 +294,9 @@ function normalise(text: string): string {
  * The feedback for the draft written again: each failure as an instruction, then the reviewer's own feedback, which
  * still applies. Ungrounded claims are listed as the grounding guard always listed them.
  */
-export function checksFeedback(checks: DraftChecks, reviewerFeedback: string | null | undefined, ctx: RunContext): string {
+export function checksFeedback(
+  checks: DraftChecks, reviewerFeedback: string | null | undefined, ctx: RunContext,
+): string {
   const lines: string[] = ['The previous draft failed these checks; write the e-mail again so that it passes them:'];
   const of = (name: string) => checks.failed.filter((entry) => entry.startsWith(`${name}: `));
   const words = of(CHECK_NAMES.wordLimit);
@@ -287,10 +311,14 @@ export function checksFeedback(checks: DraftChecks, reviewerFeedback: string | n
   }
   const leaked = of(CHECK_NAMES.leak);
   if (leaked.length > 0) {
-    lines.push(`- ${leaked.join('; ')}. No speaker labels, timestamps, transcript markup or fillers: write plain prose.`);
+    lines.push(
+      `- ${leaked.join('; ')}. No speaker labels, timestamps, transcript markup or fillers: write plain prose.`,
+    );
   }
   for (const entry of of(CHECK_NAMES.copied)) {
-    lines.push(`- ${entry}. Say it in your own words: no run of ${COPIED_RUN_WORDS} or more words from the transcript.`);
+    lines.push(
+      `- ${entry}. Say it in your own words: no run of ${COPIED_RUN_WORDS} or more words from the transcript.`,
+    );
   }
   const unsupported = checks.grounding.unsupported;
   if (unsupported.length > 0) {
