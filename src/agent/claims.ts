@@ -357,6 +357,8 @@ const TIMESTAMP = String.raw`(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?[\
 const SPEAKER_HEAD = new RegExp(
   String.raw`^\s*${TIMESTAMP}?(?:\*\*)?([A-Za-z][\w.'’ ()-]{0,40}?)(?:\*\*)?\s*${TIMESTAMP}?:(?=\s)`,
 );
+/** An Otter or Fireflies speaker line: "Ada Lovelace  0:42", the text on the next line. */
+const OTTER_HEAD = /^\s*([A-Za-z][\w.'’ -]{0,40}?)\s+\(?\d{1,2}:\d{2}(?::\d{2})?\)?\s*$/;
 /** A WebVTT voice tag: "<v Ada Lovelace>…". */
 const VOICE_TAG = /^\s*<v(?:\.[\w.-]{1,40})?\s+([^>]{1,60})>/;
 const REP_LABELS =
@@ -376,16 +378,23 @@ export interface CallLine {
 export function callLines(transcript: string): CallLine[] {
   const lines: CallLine[] = [];
   let number = 0;
+  // An Otter or Fireflies export names the speaker on a line of its own, with the time; the text follows.
+  let speaking: string | null = null;
   for (const raw of transcript.split('\n')) {
     number++;
     const line = raw.length > 2000 ? raw.slice(0, 2000) : raw;
     if (!line.trim()) continue;
+    const header = OTTER_HEAD.exec(line);
+    if (header && header[1]!.trim().split(/\s+/).length <= 4) {
+      speaking = header[1]!.trim();
+      continue;
+    }
     const head = SPEAKER_HEAD.exec(line) ?? VOICE_TAG.exec(line);
     const label = head?.[1]?.trim() ?? null;
     if (head && label && label.split(/\s+/).length <= 4) {
       lines.push({ line: number, label, text: raw.slice(head[0].length).replace(/<\/v>/g, '').trim() });
     } else {
-      lines.push({ line: number, label: null, text: raw.trim() });
+      lines.push({ line: number, label: speaking, text: raw.trim() });
     }
   }
   return lines;

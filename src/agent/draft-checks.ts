@@ -185,34 +185,72 @@ function missingCommitments(draft: Draft, ctx: RunContext): string[] {
 // Leaks of the transcript's form
 
 /** Labels a transcript tool writes whatever the call: "Speaker 1", "REP", "PROSPECT". */
-const GENERIC_LABEL =
-  /^(?:speaker\s?\d{1,3}|rep|prospect|customer|client|interviewer|host|guest|agent|me|them|unknown)$/i;
-/** "Ada:" or "[00:01:15] Ada (Kestrel):" at a line's start: the label, as written. */
-const LABEL_AT_START = /^\s*(?:\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s*)?([\p{L}][\p{L}\p{N} .'’()-]{0,40}?)\s*:(?:\s|$)/u;
+const GENERIC_LABEL = new RegExp(
+  String.raw`^(?:speaker\s?\d{1,3}|spk\s?\d{1,3}|participant\s?\d{1,3}|rep|prospect|customer|client|interviewer|host` +
+    String.raw`|guest|agent|unknown)$`,
+  'i',
+);
+/** A generic label anywhere: "Speaker 2" in any case, "REP" or "PROSPECT" as a transcript writes them. */
+const GENERIC_ANYWHERE = /\b(?:[Ss]peaker\s?\d{1,3}|SPEAKER\s?\d{1,3}|REP|PROSPECT|CUSTOMER|INTERVIEWER)\b/;
 const TIMESTAMP = /-->|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,3})?\b|\[\d{1,2}:\d{2}\]/;
 const MARKER = new RegExp(
   String.raw`[[(](?:inaudible|crosstalk|cross-talk|laughter|laughs|laughing|music|silence|unintelligible` +
     String.raw`|indiscernible|pause|background noise|overlapping|noise|applause|coughs?|coughing|static|unclear` +
-    String.raw`|no audio|blank_audio)[^\])\n]{0,30}[\])]|<v[\s.][^>\n]{0,60}>|<\/v>|^WEBVTT\b`,
-  'im',
+    String.raw`|no audio|blank_audio)[^\])\n]{0,30}[\])]|<\/?v(?:[\s.][^>\n]{0,60})?>|\bWEBVTT\b` +
+    String.raw`|\b(?:inaudible|crosstalk)\b`,
+  'i',
 );
-const FILLER = /(?<![\p{L}\p{N}'-])(?:u+m+|u+h+|e+r+m+|uhm+|mm-?hmm|uh-huh)(?![\p{L}\p{N}'-])/iu;
+const FILLER = /(?<![\p{L}\p{N}'-])(?:u+m+|u+h+|u+h+m+|e+r+m+|mm-?hmm|uh-huh)(?![\p{L}\p{N}'-])/iu;
 
-function leaks(draft: Draft, transcript: string): string[] {
+/** The transcript's speaker labels in lower case, each also without what follows it in brackets: "ada (kestrel)". */
+function labelsOf(transcript: string): Set<string> {
   const labels = new Set<string>();
   for (const line of callLines(transcript)) {
-    if (line.label !== null && labels.size < 1000) labels.add(line.label.toLowerCase());
+    if (line.label === null || labels.size >= 1000) continue;
+    const label = line.label.toLowerCase();
+    labels.add(label);
+    labels.add(label.replace(/\s*\(.*\)\s*$/, ''));
   }
+  labels.delete('');
+  return labels;
+}
+
+/**
+ * The label that ends `before` ("… Ada", "Ada Lovelace (Kestrel)"), if it is one of the transcript's or a generic one:
+ * the last one to four words before a colon or an Otter time, looked up; a bounded look back, at each colon once.
+ */
+function labelBefore(before: string, labels: Set<string>): string | null {
+  const tail = before.slice(-80).replace(/\s*\([^()\n]{0,60}\)\s*$/, '').replace(/\s+$/, '');
+  const words = tail.match(/[\p{L}\p{N}.'’-]+/gu) ?? [];
+  for (let count = 1; count <= 4 && count <= words.length; count++) {
+    const candidate = words.slice(-count).join(' ');
+    const start = tail.length - candidate.length;
+    // The words must stand together at the end, and begin a word.
+    if (tail.slice(start) !== candidate || (start > 0 && /[\p{L}\p{N}]/u.test(tail.charAt(start - 1)))) continue;
+    if (labels.has(candidate.toLowerCase()) || GENERIC_LABEL.test(candidate)) return candidate;
+  }
+  return null;
+}
+
+function leaks(draft: Draft, transcript: string): string[] {
+  const labels = labelsOf(transcript);
   const found = new Set<string>();
-  for (const raw of `${draft.subject}\n${draft.body}`.split('\n')) {
-    if (found.size >= NAMED_MAX) break;
-    const line = raw.length > 2000 ? raw.slice(0, 2000) : raw;
-    const label = LABEL_AT_START.exec(line)?.[1]?.trim();
-    if (label && (labels.has(label.toLowerCase()) || GENERIC_LABEL.test(label))) {
-      found.add(`the speaker label “${label}:”`);
+  const lines = `${draft.subject}\n${draft.body}`.split('\n');
+  // The greeting line ("Dear Ada:") names the reader, not a speaker.
+  const greeting = lines.findIndex((line, i) => i > 0 && line.trim() !== '');
+  for (let i = 0; i < lines.length && found.size < NAMED_MAX; i++) {
+    const line = lines[i]!.length > 2000 ? lines[i]!.slice(0, 2000) : lines[i]!;
+    if (!(i === greeting && GREETING.test(line.trim()))) {
+      for (const colon of line.matchAll(/\s?\(?\d{1,2}:\d{2}|:/g)) {
+        const label = labelBefore(line.slice(0, colon.index), labels);
+        if (label) found.add(`the speaker label “${label}:”`);
+        if (found.size >= NAMED_MAX) break;
+      }
     }
+    const generic = GENERIC_ANYWHERE.exec(line);
+    if (generic && !found.has(`the speaker label “${generic[0]}:”`)) found.add(`the speaker label “${generic[0]}”`);
     const time = TIMESTAMP.exec(line);
-    if (time) found.add(`the timestamp “${time[0]}”`);
+    if (time) found.add(`the timestamp “${time[0].trim()}”`);
     const marker = MARKER.exec(line);
     if (marker) found.add(`the transcript markup “${marker[0]}”`);
     const filler = FILLER.exec(line);

@@ -104,6 +104,14 @@ describe('checkDraft', () => {
     ]);
     const fine = withBody(CLEAN.body.replace('Would a two-week pilot work for you?', 'Next steps: could we speak at 14:30, umbrella or not?'));
     assert.deepEqual(checkDraft(fine, context()).failed, []);
+    assert.deepEqual(checkDraft({ ...CLEAN, body: `Dear Ada:\n\n${CLEAN.body.slice('Hi Ada,\n\n'.length)}` }, context()).failed, []);
+    // Anywhere in a line: a label with its company, and an Otter export's name and time.
+    const otter = 'Ada Lovelace  0:04\nWe copy notes by hand.\n\nGrace Hopper  0:09\nI see.';
+    const inline = withBody(CLEAN.body.replace('Would a two-week pilot work for you?', 'Then Ada Lovelace (Kestrel): yes. And Grace Hopper 0:09 agreed.'));
+    assert.deepEqual(checkDraft(inline, context({ call: { id: 'c', title: null, occurredAt: null, transcript: otter } })).failed.filter((f) => f.startsWith('leak')), [
+      'leak: the speaker label “Ada Lovelace:”',
+      'leak: the speaker label “Grace Hopper:”',
+    ]);
   });
 
   it('names a run of 8 words pasted from the transcript, pronouns swapped or not, and not a run of 7', () => {
