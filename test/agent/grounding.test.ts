@@ -286,14 +286,19 @@ const COURTESY = [
 
 describe('checkGrounding: qualitative claims', () => {
   const contextOf = (transcript: string) => offlineContext({ transcript });
-  const draft = (sentence: string): Draft => ({ subject: 'Following up: Kestrel Logistics', body: `Hi Ada,\n\n${sentence}\n\nBest,\nGrace Hopper` });
+  const draft = (sentence: string): Draft => ({
+    subject: 'Following up: Kestrel Logistics', body: `Hi Ada,\n\n${sentence}\n\nBest,\nGrace Hopper`,
+  });
 
-  it('catches an invented “I know the timing is tight”, and passes it when the buyer spoke of a hard deadline', async () => {
+  it('catches an invented “I know the timing is tight”, passes it when the buyer spoke of a deadline', async () => {
     const invented = draft('Thanks for the call. I know the timing is tight, so I will keep this short.');
     const report = checkGrounding(invented, await offlineContext());
     assert.deepEqual(report, {
       grounded: false,
-      unsupported: ['“I know the timing is tight, so I will keep this short.”: a claim about the buyer that nothing they said backs'],
+      unsupported: [
+        '“I know the timing is tight, so I will keep this short.”: '
+          + 'a claim about the buyer that nothing they said backs',
+      ],
     });
     const deadline = `${DISCOVERY_CALL}\n[00:02:30] Ada: And we're up against a hard deadline in March.`;
     assert.deepEqual(checkGrounding(invented, await contextOf(deadline)), { grounded: true, unsupported: [] });
@@ -306,18 +311,19 @@ describe('checkGrounding: qualitative claims', () => {
     }
   });
 
-  it('flags each claim about the buyer or about what was said against a call that never says it, not where the buyer says it', async () => {
+  it('flags each claim about the buyer or what was said on a call that never says it, not where it does', async () => {
     const [bland, telling] = [await contextOf(BLAND_CALL), await contextOf(TELLING_CALL)];
     for (const sentence of QUALITATIVE_CLAIMS) {
       const report = checkGrounding(draft(sentence), bland);
       assert.equal(report.unsupported.length, 1, `${sentence}: ${report.unsupported.join(' | ')}`);
-      assert.match(report.unsupported[0]!, /^“.+”: a claim about (the buyer that nothing they said backs|what was said or agreed that the call does not back)$/);
+      const why = /: a claim about (the buyer that nothing they said|what was said or agreed that the call does not)/;
+      assert.match(report.unsupported[0]!, why);
       assert.ok(report.unsupported[0]!.includes(sentence.replace(/’/g, "'")), report.unsupported[0]);
       assert.deepEqual(checkGrounding(draft(sentence), telling), { grounded: true, unsupported: [] }, sentence);
     }
   });
 
-  it('passes courtesy, questions, conditions and what we will do beside an invented claim, against any call', async () => {
+  it('passes courtesy, questions, conditions and what we will do beside an invented claim, on any call', async () => {
     for (const transcript of [BLAND_CALL, DISCOVERY_CALL, '']) {
       const ctx = await contextOf(transcript);
       const report = checkGrounding(draft([...COURTESY, 'You were excited about the pilot.'].join(' ')), ctx);
@@ -334,22 +340,26 @@ describe('checkGrounding: qualitative claims', () => {
     assert.equal(checkGrounding(claim, ctx).grounded, false);
     const analysis = { ...ctx.analysis, objections: [...ctx.analysis.objections, 'We have a hard deadline in March.'] };
     assert.equal(checkGrounding(claim, { ...ctx, analysis }).grounded, true, 'the analysis');
-    const facts = [...ctx.research.facts, { text: 'Our busiest season starts in March, with tight delivery deadlines.', source: 'https://kestrel.example/' }];
-    assert.equal(checkGrounding(claim, { ...ctx, research: { ...ctx.research, facts } }).grounded, true, 'the research');
-    assert.equal(checkGrounding(claim, { ...ctx, feedback: 'Say that I know the timing is tight.' }).grounded, true, 'the feedback');
+    const season = { text: 'Our busy season starts in March, with tight deadlines.', source: 'https://kestrel.example' };
+    const research = { ...ctx.research, facts: [...ctx.research.facts, season] };
+    assert.equal(checkGrounding(claim, { ...ctx, research }).grounded, true, 'the research');
+    const feedback = 'Say that I know the timing is tight.';
+    assert.equal(checkGrounding(claim, { ...ctx, feedback }).grounded, true, 'the feedback');
   });
 
   it('checks a claim on its own in a sentence that strings several together', async () => {
     const ctx = await contextOf(TELLING_CALL);
-    const report = checkGrounding(draft('You mentioned the budget is approved; your team is stretched, but the board is impatient.'), ctx);
+    const strung = 'You mentioned the budget is approved; your team is stretched, but the board is impatient.';
+    const report = checkGrounding(draft(strung), ctx);
     assert.equal(report.grounded, true, report.unsupported.join(' | '));
-    const invented = checkGrounding(draft('You mentioned the budget is approved; I know your CFO is excited about it.'), ctx);
+    const invented = checkGrounding(draft('You mentioned the budget is approved; I know your CFO is excited.'), ctx);
     assert.equal(invented.grounded, false);
   });
 
   it('reads a megabyte of claims against a megabyte of call in time that grows linearly', () => {
     const base = baseContext();
-    const claims = 'I know the timing is tight and your team is stretched. You mentioned the budget is approved. You were excited. ';
+    const claims =
+      'I know the timing is tight and your team is stretched. You mentioned the budget is approved. You were excited. ';
     const line = 'Ada: our team is busy and the deadline is tight, and the budget is approved for it\n';
     const run = (size: number) => {
       const ctx = { ...base, call: { ...base.call, transcript: line.repeat(Math.ceil(size / line.length)) } };
@@ -363,17 +373,21 @@ describe('checkGrounding: qualitative claims', () => {
       const shortMs = cpuPerCall(() => run(128 * 1024));
       ratios.push(cpuPerCall(() => run(512 * 1024)) / shortMs);
     }
-    assert.ok(ratios.some((r) => r < 8), `time(4n) / time(n) in each turn: ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
+    assert.ok(ratios.some((r) => r < 8), `time(4n) / time(n): ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
   });
 
   it('is checked on a hostile draft against a call full of words that look like claims, within a bound', () => {
     const base = baseContext();
-    const transcript = Array.from({ length: 20_000 }, (_, i) => `Speaker${i % 7}: tight busy keen priority approved worried ${i}`).join('\n');
-    const body = 'Your team is stretched; you mentioned it; as we agreed; I know it is urgent for you; you love it. '.repeat(12_000);
-    const { value, ms } = timedCpu(() => checkGrounding({ subject: 'Hello', body }, { ...base, call: { ...base.call, transcript } }));
+    const transcript = Array.from({ length: 20_000 }, (_, i) => `Speaker${i % 7}: tight busy keen approved ${i}`)
+      .join('\n');
+    const body = 'Your team is stretched; you mentioned it; as we agreed; I know it is urgent for you; you love it. '
+      .repeat(12_000);
+    const ctx = { ...base, call: { ...base.call, transcript } };
+    const { value, ms } = timedCpu(() => checkGrounding({ subject: 'Hello', body }, ctx));
     assert.ok(ms < 60_000, `${Math.round(ms)} ms`);
     assert.equal(value.grounded, false);
-    assert.ok(value.unsupported.some((entry) => entry.endsWith('a claim about the buyer that nothing they said backs')), value.unsupported[0]);
+    const flagged = value.unsupported.some((e) => e.endsWith(': a claim about the buyer that nothing they said backs'));
+    assert.ok(flagged, value.unsupported[0]);
   });
 });
 
@@ -430,7 +444,8 @@ const deps = (engine: Engine): PipelineDeps => ({ engine, cpu: testCpu(), allowP
 const GROUNDED: Draft = {
   subject: 'Kestrel Logistics: 15 hours a week on call notes',
   body: 'Hi Ada,\n\nYour reps lose about 15 hours a week to call notes in Salesforce.\n\n'
-    + 'As promised, I will put together a pilot plan by Friday. Would a two-week pilot with the Leeds team work for you?\n\nBest,\nGrace Hopper',
+    + 'As promised, I will put together a pilot plan by Friday. '
+    + 'Would a two-week pilot with the Leeds team work for you?\n\nBest,\nGrace Hopper',
 };
 const INVENTED: Draft = { ...GROUNDED, body: GROUNDED.body.replace('Would a', 'Your Berlin office could join too. Would a') };
 
@@ -441,7 +456,8 @@ describe('the WRITER step with the grounding guard', () => {
     const result = await WRITER.run(ctx, deps(engine));
     assert.equal(engine.calls.length, 1);
     assert.deepEqual(result.output, {
-      engine: 'model', ...GROUNDED, grounding: { grounded: true, rewritten: false, unsupported: [] }, checks: { passed: true, failed: [] },
+      engine: 'model', ...GROUNDED,
+      grounding: { grounded: true, rewritten: false, unsupported: [] }, checks: { passed: true, failed: [] },
     });
     assert.deepEqual(result.usage, { inputTokens: 1000, outputTokens: 200, totalTokens: 1200 });
     assertStepOutput('WRITER', result.output);
@@ -456,7 +472,8 @@ describe('the WRITER step with the grounding guard', () => {
     assert.match(feedback, /“Berlin” in “Your Berlin office could join too\.”/);
     assert.match(feedback, /Please keep it short\./);
     assert.deepEqual(result.output, {
-      engine: 'model', ...GROUNDED, grounding: { grounded: true, rewritten: true, unsupported: [] }, checks: { passed: true, failed: [] },
+      engine: 'model', ...GROUNDED,
+      grounding: { grounded: true, rewritten: true, unsupported: [] }, checks: { passed: true, failed: [] },
     });
     assert.deepEqual(result.usage, { inputTokens: 2000, outputTokens: 400, totalTokens: 2400 });
     assert.equal(result.model, 'test-model');
@@ -470,7 +487,8 @@ describe('the WRITER step with the grounding guard', () => {
     const engine = scriptedWriter([tight, GROUNDED]);
     const result = await WRITER.run(ctx, deps(engine));
     assert.equal(engine.calls.length, 2);
-    assert.match(engine.calls[1]!.feedback ?? '', /- “I know the timing is tight\.”: a claim about the buyer that nothing they said backs/);
+    const claim = '- “I know the timing is tight.”: a claim about the buyer that nothing they said backs';
+    assert.ok((engine.calls[1]!.feedback ?? '').includes(claim), engine.calls[1]!.feedback ?? '');
     assert.equal((result.output as WriterOutput).body, GROUNDED.body);
     assert.deepEqual((result.output as WriterOutput).grounding, { grounded: true, rewritten: true, unsupported: [] });
   });
