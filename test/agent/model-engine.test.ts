@@ -304,6 +304,18 @@ describe('model engine: the brief of the draft', () => {
     assert.match(system, /End with the agreed next step as the call to action: who does what, by when/);
   });
 
+  it('looks up a bounded number of quotes in a long transcript, however many a model’s analysis lists', async () => {
+    server.reply(chat(GOOD));
+    const base = briefed();
+    const transcript = `${'Ada: we ship pallets every day across the region\n'.repeat(4000)}Ada: the last line says something new`;
+    const painPoints = Array.from({ length: 20_000 }, (_, i) => `We ship pallets every day across the region, ${i}`);
+    await engine().write({ ...base, call: { ...base.call, transcript }, analysis: { ...base.analysis, painPoints } });
+    const user = messageText(server.requests[0]!, 'user');
+    assert.match(user, /- We ship pallets every day across the region, 0 \(line 1\)\n/);
+    assert.equal(user.split(' (line ').length - 1, 48, 'the first 48 quotes are looked up, no more');
+    assert.match(user, /- We ship pallets every day across the region, 19999\n/);
+  });
+
   it('asks a “not now” call for a short, gracious note, and for a next step when none was agreed', async () => {
     server.reply(chat(GOOD), chat(GOOD));
     const base = briefed();

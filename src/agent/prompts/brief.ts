@@ -26,7 +26,13 @@ export interface LineFinder {
   lineOf(quote: string): number | null;
 }
 
-/** Reads the transcript once; each look-up is one search of it, and a brief makes a few dozen. */
+/**
+ * How many quotes are looked up in one brief. The brief is made on the event loop, and a model's ANALYSIS may list any
+ * number of quotes: each look-up is one search of the transcript, so their number is bounded, not the answer's.
+ */
+const LOOKUPS_MAX = 48;
+
+/** Reads the transcript once; each look-up is one search of it, and at most LOOKUPS_MAX are made. */
 export function lineFinder(transcript: string): LineFinder {
   const lines = callLines(transcript);
   const starts: number[] = [];
@@ -45,10 +51,13 @@ export function lineFinder(transcript: string): LineFinder {
     }
     return lines[low]!.line;
   };
+  let lookups = 0;
   return {
     lineOf(quote) {
+      if (lookups >= LOOKUPS_MAX || lines.length === 0) return null;
+      lookups++;
       const words = plain(quote.slice(0, 600)).split(' ').filter(Boolean);
-      if (words.length < 3 || lines.length === 0) return null;
+      if (words.length < 3) return null;
       for (const needle of [words.slice(0, 6).join(' '), words.slice(-6).join(' ')]) {
         const offset = text.indexOf(needle);
         if (offset >= 0) return at(offset);
