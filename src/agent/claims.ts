@@ -14,8 +14,13 @@ export type ClaimKind = 'buyer' | 'said';
 
 export interface QualitativeClaim {
   kind: ClaimKind;
-  /** The sentence as written in the draft. */
+  /** The clause as written in the draft. */
   text: string;
+  /**
+   * What the claim asserts, compared with what backs it: the clause from its subject or from what follows "I know"
+   * ("you're busy" in "I'll keep this short since I know you're busy"), in lower case.
+   */
+  content: string;
 }
 
 /** A sentence longer than this is no e-mail's: only its start is read for a claim. */
@@ -100,7 +105,8 @@ const STATES: Record<string, string[]> = {
   ],
   worried: [
     'worried', 'worry', 'worries', 'concern', 'concerned', 'concerns', 'nervous', 'anxious', 'hesitant', 'unsure',
-    'wary', 'sceptical', 'skeptical', 'cautious', 'risk', 'risky', 'afraid', 'fear', 'doubt', 'doubts',
+    'wary', 'sceptical', 'skeptical', 'cautious', 'risk', 'risky', 'afraid', 'fear', 'doubt', 'doubts', 'hesitation',
+    'objection', 'objections',
   ],
   ready: ['ready', 'decided', 'convinced'],
   growing: ['growing', 'growth', 'scaling', 'expanding', 'expansion', 'hiring'],
@@ -116,6 +122,7 @@ const RELATED: Record<string, string[]> = {
   keen: ['interest', 'open', 'love'],
   priority: ['top', 'focus', 'focused'],
   approved: ['secured', 'sign', 'signoff'],
+  worried: ['question', 'questions', 'issue', 'issues'],
   time: [
     'timing', 'timeline', 'timelines', 'time', 'schedule', 'deadline', 'deadlines', 'window', 'date', 'dates', 'when',
   ],
@@ -203,6 +210,7 @@ const KNOWING = new RegExp(
     String.raw`|can tell|can see|hear)\b` +
     String.raw`|\bi'm aware\b`,
 );
+const KNOWING_HOW = /\b(?:know|understand|appreciate|realise|realize) (?:just |all too well |only too well )?how\b/;
 /** What the buyer said, asked or felt on the call, reported: "you mentioned", "as you said", "you asked for". */
 const BUYER_SAID = new RegExp(
   String.raw`\b(?:you|your (?:team|colleagues?|boss|manager|cfo|ceo|cto|coo|cio))` +
@@ -232,26 +240,30 @@ const OBJECT_AFTER = new Set([
   'sends', 'saves', 'save', 'spare', 'spares', 'free', 'frees', 'by', 'than', 'like',
 ]);
 
-function subjectOf(words: string[], at: number): 'ours' | 'buyer' | 'pointer' | null {
+/** Who a state word is about, found among the words before it, and where that word is. */
+function subjectOf(words: string[], at: number): { kind: 'ours' | 'buyer' | 'pointer'; at: number } | null {
   for (let i = at - 1; i >= 0 && i >= at - SUBJECT_WINDOW; i--) {
     const word = words[i]!.replace(/'s$/, '');
     // "I know cost is a concern": the one who knows is not the one the state is about.
     if ((word === 'i' || word === 'we') && KNOWING_VERBS.has(words[i + 1] ?? '')) return null;
-    if (OURS.has(word)) return 'ours';
+    if (OURS.has(word)) return { kind: 'ours', at: i };
     if ((word === 'you' || word === 'them') && i > 0 && OBJECT_AFTER.has(words[i - 1]!)) continue;
-    if (BUYER.has(word)) return hypothetical(words, i) ? null : 'buyer';
+    if (BUYER.has(word)) return hypothetical(words, i) ? null : { kind: 'buyer', at: i };
     if (BUYER_NOUNS.has(word)) {
       const before = words[i - 1];
-      if (before !== undefined && OURS.has(before)) return 'ours';
-      return hypothetical(words, i) ? null : 'buyer';
+      if (before !== undefined && OURS.has(before)) return { kind: 'ours', at: i - 1 };
+      // "your team", "the timing": what is asserted starts with the word that owns the noun.
+      if (hypothetical(words, i)) return null;
+      return { kind: 'buyer', at: before !== undefined && BUYER.has(before) ? i - 1 : i };
     }
-    if (POINTERS.has(word)) return 'pointer';
+    if (POINTERS.has(word)) return { kind: 'pointer', at: i };
   }
   return null;
 }
 
+/** Whether a wish, a question or a condition comes before the subject in its clause: "hope the rest of your week". */
 function hypothetical(words: string[], at: number): boolean {
-  for (let i = at - 1; i >= 0 && i >= at - 3; i--) if (HYPOTHETICAL.has(words[i]!)) return true;
+  for (let i = at - 1; i >= 0 && i >= at - SUBJECT_WINDOW; i--) if (HYPOTHETICAL.has(words[i]!)) return true;
   return false;
 }
 
@@ -272,7 +284,7 @@ function forWhom(words: string[], at: number): 'ours' | 'buyer' | null {
  */
 export function claimKind(sentence: string): ClaimKind | null {
   const text = normalise(sentence.length > CLAIM_READ_MAX ? sentence.slice(0, CLAIM_READ_MAX) : sentence).toLowerCase();
-  return clauseKind(text);
+  return clauseClaim(text)?.kind ?? null;
 }
 
 /**
@@ -283,8 +295,9 @@ export function claimsIn(sentence: string): QualitativeClaim[] {
   const text = sentence.length > CLAIM_READ_MAX ? sentence.slice(0, CLAIM_READ_MAX) : sentence;
   const claims: QualitativeClaim[] = [];
   for (const clause of text.split(CLAUSE_BREAK)) {
-    const kind = clause.trim() ? clauseKind(normalise(clause).toLowerCase()) : null;
-    if (kind !== null) claims.push({ kind, text: clause.trim() });
+    const lower = normalise(clause).toLowerCase();
+    const claim = clause.trim() ? clauseClaim(lower) : null;
+    if (claim !== null) claims.push({ kind: claim.kind, text: clause.trim(), content: lower.slice(claim.from) });
   }
   return claims;
 }
@@ -292,21 +305,29 @@ export function claimsIn(sentence: string): QualitativeClaim[] {
 /** Where a sentence's clauses part: a semicolon, a colon, a dash, a bracket, ", and" or ", but". */
 const CLAUSE_BREAK = /[;:()\[\]]|\s[—–-]\s|,\s(?=(?:and|but)\s)/;
 
-function clauseKind(text: string): ClaimKind | null {
+/** The kind of claim a clause (normalised, in lower case) makes, and where what it asserts starts in it. */
+function clauseClaim(text: string): { kind: ClaimKind; from: number } | null {
   if (/\?["')\]]?\s*$/.test(text)) return null;
-  if (BOTH_SAID.test(text)) return 'said';
-  if (BUYER_SAID.test(text)) return 'buyer';
-  const knowing = KNOWING.test(text);
-  const words = text.match(WORD) ?? [];
+  if (BOTH_SAID.test(text)) return { kind: 'said', from: 0 };
+  const said = BUYER_SAID.exec(text);
+  if (said) return { kind: 'buyer', from: said.index };
+  // "We know how hard it is to switch tools" says what is true of anyone, not what is true of this buyer.
+  const known = KNOWING_HOW.test(text) ? null : KNOWING.exec(text);
+  const knowing = known !== null;
+  const after = known ? known.index + known[0].length : 0;
+  const matches = [...text.matchAll(WORD)];
+  const words = matches.map((match) => match[0]);
   for (let i = 0; i < words.length; i++) {
     if (!STATE_STEMS.has(stem(words[i]!))) continue;
     const subject = subjectOf(words, i);
-    if (subject === 'buyer') return 'buyer';
-    if (subject === 'pointer') {
+    if (subject !== null && subject.kind === 'buyer') return { kind: 'buyer', from: matches[subject.at]!.index };
+    if (subject !== null && subject.kind === 'pointer') {
       const whom = forWhom(words, i);
-      if (whom === 'buyer' || (whom === null && knowing)) return 'buyer';
+      if (whom === 'buyer' || (whom === null && knowing)) {
+        return { kind: 'buyer', from: knowing ? after : matches[subject.at]!.index };
+      }
     } else if (subject === null && knowing) {
-      return 'buyer';
+      return { kind: 'buyer', from: after };
     }
   }
   return null;

@@ -247,7 +247,7 @@ export function checkGrounding(draft: Draft, ctx: RunContext): GroundingReport {
     for (const claim of claimsIn(sentence.text)) {
       claims++;
       backing ??= claimBacking(ctx);
-      if (claimSupported(claim.text, claim.kind, backing)) continue;
+      if (claimSupported(claim.content, claim.kind, backing)) continue;
       unsupported.add(`“${quoted}”: ${CLAIM_WITHOUT_BACKING[claim.kind]}`);
       break;
     }

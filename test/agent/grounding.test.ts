@@ -244,6 +244,7 @@ const TELLING_CALL = [
   'Ada: Could you also send two customer references?',
   'Ada: I’m frustrated, the routing tool we have keeps crashing.',
   'Ada: We’re ready to move ahead once the board sees the plan.',
+  'Ada: Security is a big question for our IT team.',
   'Grace: I’ll send the security documentation today and a pilot plan by Friday.',
   'Ada: Great, so we agreed on a two-week pilot starting in February.',
 ].join('\n');
@@ -264,6 +265,8 @@ const QUALITATIVE_CLAIMS = [
   'I know cost is a concern for you.',
   'You’re frustrated with the routing tool you have.',
   'You sounded ready to move ahead.',
+  'I’ll keep this short since I know you’re busy.',
+  'Your concerns about security make sense.',
 ];
 
 /** Sentences of courtesy and of what we will do: no claim about the buyer, whatever the call says. */
@@ -282,6 +285,8 @@ const COURTESY = [
   'I’d be happy to walk your team through it.',
   'Is the timing tight on your side?',
   'If budget is a concern, a pilot keeps the first step small.',
+  'Hope the rest of your week is less hectic.',
+  'We know how hard it is to switch tools mid-quarter.',
 ];
 
 describe('checkGrounding: qualitative claims', () => {
