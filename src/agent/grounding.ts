@@ -1,8 +1,11 @@
-// The grounding guard of the WRITER step, the same for every engine (DESIGN §3): every specific claim a draft
-// makes (a number, an amount, a year, a proper noun or a product name) must come from what the run already knows.
+// The grounding guard of the WRITER step, the same for every engine (DESIGN §3, §12): every specific claim a draft
+// makes (a number, an amount, a year, a proper noun or a product name) must come from what the run already knows,
+// and so must every qualitative claim about the buyer or what was said ("I know the timing is tight", claims.ts).
 // A draft that claims more is written once more with feedback naming the claims; if it still does, it is kept and
 // flagged for the salesperson who reviews it.
 import { ModelCallDeferred, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from './engine.ts';
+import { claimBacking, claimsIn, claimSupported, CLAIMS_CHECKED_MAX, type ClaimBacking, type ClaimKind } from './claims.ts';
+import { CHECK_NAMES, checksFeedback, type DraftChecks } from './draft-checks.ts';
 import type { WriterOutput } from './outputs.ts';
 import { trimEndOf } from './text.ts';
 import { toOneLine } from '../domain/validation.ts';
@@ -14,7 +17,10 @@ export interface Draft {
 
 export interface GroundingReport {
   grounded: boolean;
-  /** One entry per sentence with unsupported terms: `“300” in “Your 300-person team …”`. */
+  /**
+   * One entry per sentence with unsupported terms, `“300” in “Your 300-person team …”`, and one per unsupported
+   * qualitative claim, `“I know the timing is tight.”: a claim about the buyer that nothing they said backs`.
+   */
   unsupported: string[];
 }
 
@@ -227,14 +233,33 @@ function unsupportedTerms(sentence: Sentence, sources: Sources): string[] {
 export function checkGrounding(draft: Draft, ctx: RunContext): GroundingReport {
   const sources = collectSources(ctx);
   const unsupported = new Set<string>();
+  // Built when the draft first makes a qualitative claim: most sentences make none.
+  let backing: ClaimBacking | undefined;
+  let claims = 0;
   for (const sentence of sentencesOf(draft)) {
-    const terms = unsupportedTerms(sentence, sources);
-    if (terms.length === 0) continue;
     const quoted = sentence.text.length > 200 ? `${sentence.text.slice(0, 199)}…` : sentence.text;
-    unsupported.add(`${terms.map((t) => `“${t}”`).join(', ')} in “${quoted}”`);
+    const terms = unsupportedTerms(sentence, sources);
+    // A sentence already flagged for its terms is written again anyway: one entry says so.
+    if (terms.length > 0) {
+      unsupported.add(`${terms.map((t) => `“${t}”`).join(', ')} in “${quoted}”`);
+      continue;
+    }
+    if (claims >= CLAIMS_CHECKED_MAX) continue;
+    for (const claim of claimsIn(sentence.text)) {
+      claims++;
+      backing ??= claimBacking(ctx);
+      if (claimSupported(claim.content, claim.kind, backing)) continue;
+      unsupported.add(`“${quoted}”: ${CLAIM_WITHOUT_BACKING[claim.kind]}`);
+      break;
+    }
   }
   return { grounded: unsupported.size === 0, unsupported: [...unsupported] };
 }
+
+const CLAIM_WITHOUT_BACKING: Record<ClaimKind, string> = {
+  buyer: 'a claim about the buyer that nothing they said backs',
+  said: 'a claim about what was said or agreed that the call does not back',
+};
 
 // ===============================================================================================================
 // The draft's bounds
@@ -298,18 +323,6 @@ function addUsage(a: TokenUsage | null, b: TokenUsage | null): TokenUsage | null
   return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, totalTokens: a.totalTokens + b.totalTokens };
 }
 
-/** The feedback for the second draft: the claims to drop, then the reviewer's own feedback, which still applies. */
-export function groundingFeedback(unsupported: string[], reviewerFeedback: string | null | undefined): string {
-  const lines = [
-    'The previous draft made claims about the company that neither the research nor the call supports:',
-    ...unsupported.map((entry) => `- ${entry}`),
-    'Write the e-mail again without these claims: state only what the research facts, the website summary or the analysis say.',
-  ];
-  const reviewer = reviewerFeedback?.trim();
-  if (reviewer) lines.push('', 'The reviewer’s feedback on the earlier draft still applies:', reviewer);
-  return lines.join('\n');
-}
-
 /** A failure of the second call still owes the tokens of the first. */
 function withUsage(error: unknown, usage: TokenUsage | null): unknown {
   if (!usage) return error;
@@ -321,31 +334,53 @@ function withUsage(error: unknown, usage: TokenUsage | null): unknown {
   return error;
 }
 
-/** How a draft is checked: checkGrounding, run where the caller wants it (the pipeline runs it in the CPU pool). */
-export type GroundingCheck = (draft: Draft, ctx: RunContext) => Promise<GroundingReport>;
+/** How a draft is checked: checkDraft, run where the caller wants it (the pipeline runs it in the CPU pool). */
+export type DraftCheck = (draft: Draft, ctx: RunContext) => Promise<DraftChecks>;
 
 /**
- * Runs the engine's WRITER and the grounding guard: an ungrounded draft is written once more with feedback naming
- * its unsupported claims; a second draft that still has some is kept and flagged. Usage is the sum of both calls.
+ * Whether a draft that failed its checks is written again. A model's draft is, for any failed check: the failures,
+ * named, are instructions it can follow. The offline writer's rules hold its drafts to the checks as they write
+ * them and read no such instructions, so only an unsupported claim, as always, has its draft written again.
  */
-export async function writeGroundedDraft(engine: Engine, ctx: WriteContext, check: GroundingCheck): Promise<EngineResult<WriterOutput>> {
+function mendable(engine: Engine, checks: DraftChecks): boolean {
+  return engine.name === 'model' ? !checks.passed : !checks.grounding.grounded;
+}
+
+/** The checks as WRITER's output records them. */
+function recorded(checks: DraftChecks, rewritten: boolean): Pick<WriterOutput, 'grounding' | 'checks'> {
+  const { grounding } = checks;
+  return {
+    grounding: { grounded: grounding.grounded, rewritten, unsupported: grounding.unsupported },
+    checks: { passed: checks.passed, failed: checks.failed },
+  };
+}
+
+/**
+ * Runs the engine's WRITER and the checks of the draft (draft-checks.ts, the grounding guard among them): a draft
+ * that fails them is written once more with feedback naming the failures; a second draft that still fails is kept
+ * with its failed checks named, for the reviewer. Usage is the sum of both calls.
+ */
+export async function writeGroundedDraft(engine: Engine, ctx: WriteContext, check: DraftCheck): Promise<EngineResult<WriterOutput>> {
   const first = await engine.write(ctx);
   const firstDraft = fitDraft(first.output, first.usage);
-  const firstCheck = await check(firstDraft, ctx);
-  const flagged = (check: GroundingReport, rewritten: boolean) => ({ grounded: check.grounded, rewritten, unsupported: check.unsupported });
-  if (firstCheck.grounded) return { ...first, output: { ...first.output, ...firstDraft, grounding: flagged(firstCheck, false) } };
+  const firstChecks = await check(firstDraft, ctx);
+  if (!mendable(engine, firstChecks)) return { ...first, output: { ...first.output, ...firstDraft, ...recorded(firstChecks, false) } };
 
   // With the budget spent, the first draft goes to the reviewer flagged rather than failing the run.
   const tokensLeft = ctx.tokensLeft === undefined ? undefined : ctx.tokensLeft - (first.usage?.totalTokens ?? 0);
   if (tokensLeft !== undefined && tokensLeft <= 0) {
-    return { ...first, output: { ...first.output, ...firstDraft, grounding: flagged(firstCheck, false) } };
+    return { ...first, output: { ...first.output, ...firstDraft, ...recorded(firstChecks, false) } };
   }
 
+  // The offline writer is told only of its unsupported claims: the rest it is not asked to mend.
+  const failures = engine.name === 'model'
+    ? firstChecks
+    : { ...firstChecks, failed: firstChecks.failed.filter((entry) => entry.startsWith(`${CHECK_NAMES.ungrounded}: `)) };
   let second: EngineResult<WriterOutput>;
   try {
     second = await engine.write({
       ...ctx,
-      feedback: groundingFeedback(firstCheck.unsupported, ctx.feedback),
+      feedback: checksFeedback(failures, ctx.feedback, ctx),
       ...(tokensLeft === undefined ? {} : { tokensLeft }),
     });
   } catch (error) {
@@ -354,9 +389,9 @@ export async function writeGroundedDraft(engine: Engine, ctx: WriteContext, chec
   const usage = addUsage(first.usage, second.usage);
   const secondDraft = fitDraft(second.output, usage);
   // Checked against the run's own context: the feedback naming the claims is no source for them.
-  const secondCheck = await check(secondDraft, ctx);
+  const secondChecks = await check(secondDraft, ctx);
   return {
-    output: { ...second.output, ...secondDraft, grounding: flagged(secondCheck, true) },
+    output: { ...second.output, ...secondDraft, ...recorded(secondChecks, true) },
     model: second.model ?? first.model,
     promptVersion: second.promptVersion,
     usage,

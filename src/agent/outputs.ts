@@ -86,10 +86,28 @@ export const WriterOutput = Type.Object({
     Type.Object(
       {
         grounded: Type.Boolean({ description: 'Whether every specific claim in the draft is backed by RESEARCH, ANALYSIS, STRATEGY or the call.' }),
-        rewritten: Type.Boolean({ description: 'Whether the first draft made unsupported claims and was written again.' }),
+        rewritten: Type.Boolean({ description: 'Whether the first draft made unsupported claims, or failed another check, and was written again.' }),
         unsupported: Type.Array(Type.String(), { description: 'The claims still unsupported in the kept draft, each with its sentence.' }),
       },
       { description: 'The grounding check of the draft (DESIGN §3).' },
+    ),
+  ),
+  // Optional, like grounding, and so that outputs stored before the checks were made still validate.
+  checks: Type.Optional(
+    Type.Object(
+      {
+        passed: Type.Boolean({ description: 'Whether the kept draft passed every check.' }),
+        failed: Type.Array(Type.String(), {
+          description:
+            'The checks the kept draft failed, each named first: `word limit: …`, `commitment missing: …`, `leak: …`, '
+            + '`copied from the transcript: …`, `ungrounded: …`.',
+        }),
+      },
+      {
+        description:
+          'The checks of the draft (DESIGN §12): its length, the rep’s commitments, transcript leaks, text copied from the '
+          + 'transcript and grounding. A model’s draft that fails them is written once more; a second failure is kept, named.',
+      },
     ),
   ),
 });

@@ -13,7 +13,7 @@ export const RESEARCH_VERSION = 'research-1';
 
 export interface PipelineDeps {
   engine: Engine;
-  /** Where the CPU work over untrusted input runs: page reading and the grounding check (DESIGN §10). */
+  /** Where the CPU work over untrusted input runs: page reading and the draft's checks (DESIGN §10). */
   cpu: CpuPool;
   allowPrivateHosts: boolean;
   /** Replaces the website fetch (tests). */
@@ -55,11 +55,12 @@ export const PIPELINE: readonly PipelineStep[] = [
   },
   {
     node: 'WRITER',
-    // Any engine's draft goes through the grounding guard: written once more if it claims what the run never found.
+    // Any engine's draft is checked (draft-checks.ts): written once more if it claims what the run never found, or,
+    // from a model, if it fails any check.
     run: (ctx, deps) => writeGroundedDraft(
       deps.engine,
       { ...ctx, research: need(ctx.research, 'RESEARCH'), analysis: need(ctx.analysis, 'ANALYSIS'), strategy: need(ctx.strategy, 'STRATEGY') },
-      (draft, checked) => deps.cpu.run('checkGrounding', { draft, ctx: detached(checked) }, { signal: checked.signal }),
+      (draft, checked) => deps.cpu.run('checkDraft', { draft, ctx: detached(checked) }, { signal: checked.signal }),
     // The guard's tidy-up strips trailing spaces, the one of the signature's `-- ` line too (src/agent/sign-off.ts).
     ).then((result) => ({ ...result, output: { ...result.output, body: restoreSeparator(result.output.body) } })),
     remember: () => {},

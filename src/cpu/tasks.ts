@@ -29,6 +29,11 @@ const LOADERS = {
     const { checkGrounding } = await import('../agent/grounding.ts');
     return ({ draft, ctx }: { draft: Draft; ctx: RunContext }) => checkGrounding(draft, ctx);
   },
+  /** WRITER's checks of a draft (the grounding guard among them), for every engine's draft. */
+  checkDraft: async () => {
+    const { checkDraft } = await import('../agent/draft-checks.ts');
+    return ({ draft, ctx }: { draft: Draft; ctx: RunContext }) => checkDraft(draft, ctx);
+  },
   /** A lead import's file: parsed, and every row validated. */
   readLeadImport: async () => {
     const { prepareImportReading, readImportFile } = await import('../domain/lead-import-file.ts');

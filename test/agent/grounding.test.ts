@@ -7,6 +7,7 @@ import { assertStepOutput } from '../../src/agent/output-check.ts';
 import type { AnalysisOutput, Fact, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/agent/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../../src/agent/pipeline.ts';
 import { testCpu, testOfflineEngine } from '../support/cpu.ts';
+import { cpuPerCall, timedCpu } from '../support/thread-cpu.ts';
 
 const offlineEngine = testOfflineEngine();
 
@@ -214,6 +215,187 @@ describe('checkGrounding: supported claims', () => {
   });
 });
 
+// ===============================================================================================================
+// Qualitative claims: what a draft says of the buyer's state, feelings, priorities, timing or of what was said
+
+/** A call on the same subject that says nothing of the buyer's timing, workload, feelings or priorities. */
+const BLAND_CALL = [
+  'Grace: Thanks for making the time, Ada. I imagine the deadline is tight and your team is stretched.',
+  'Ada: We plan routes for 40 drivers in Excel today.',
+  'Ada: Our dispatchers re-type each route into the routing system.',
+  'Ada: The team handles about 300 deliveries a day across the region.',
+  'Ada: Could you send me the security documentation?',
+  'Grace: I’ll send the security documentation today.',
+  'Ada: Thanks, speak soon.',
+].join('\n');
+
+/** A call where the buyer says each of the things the claims below assert. */
+const TELLING_CALL = [
+  'Grace: Thanks for making the time, Ada.',
+  'Ada: We’re up against a hard deadline in March for the new routing system.',
+  'Ada: My team is completely swamped, we’re short two dispatchers.',
+  'Ada: Fixing the dispatch errors is our top priority this quarter.',
+  'Ada: The budget is approved already, the board signed off last week.',
+  'Ada: I’m really keen on the pilot idea, it sounds exciting.',
+  'Ada: Honestly, I’m worried about the integration with our ERP.',
+  'Ada: The manual re-keying is a nightmare for the dispatchers.',
+  'Ada: We’re hiring fast, we’re growing into two new regions.',
+  'Ada: Cost is a real concern for us after last year.',
+  'Ada: Could you also send two customer references?',
+  'Ada: I’m frustrated, the routing tool we have keeps crashing.',
+  'Ada: We’re ready to move ahead once the board sees the plan.',
+  'Ada: Security is a big question for our IT team.',
+  'Grace: I’ll send the security documentation today and a pilot plan by Friday.',
+  'Ada: Great, so we agreed on a two-week pilot starting in February.',
+].join('\n');
+
+/** Claims about the buyer or about what was said, each backed by one line of TELLING_CALL and by none of BLAND_CALL. */
+const QUALITATIVE_CLAIMS = [
+  'I know the timing is tight.',
+  'I know you’re under a lot of pressure right now.',
+  'Your team is stretched.',
+  'I know this is a priority for you.',
+  'You mentioned the budget is approved.',
+  'You were excited about the pilot.',
+  'I know the integration with your ERP worries you.',
+  'Your dispatchers find the manual re-keying a nightmare.',
+  'Your company is growing fast.',
+  'You asked for two customer references.',
+  'As we agreed, the pilot starts in February.',
+  'I know cost is a concern for you.',
+  'You’re frustrated with the routing tool you have.',
+  'You sounded ready to move ahead.',
+  'I’ll keep this short since I know you’re busy.',
+  'Your concerns about security make sense.',
+];
+
+/** Sentences of courtesy and of what we will do: no claim about the buyer, whatever the call says. */
+const COURTESY = [
+  'It was good to speak with you.',
+  'Happy to help.',
+  'Thanks for your time today.',
+  'I hope you’re well.',
+  'Looking forward to hearing from you.',
+  'I’m excited to show you what the pilot could do.',
+  'Let me know if you’re interested.',
+  'Would a two-week pilot work for you?',
+  'I’ll send it over quickly.',
+  'Great to meet you and the team.',
+  'Feel free to reach out with any questions.',
+  'I’d be happy to walk your team through it.',
+  'Is the timing tight on your side?',
+  'If budget is a concern, a pilot keeps the first step small.',
+  'Hope the rest of your week is less hectic.',
+  'We know how hard it is to switch tools mid-quarter.',
+];
+
+describe('checkGrounding: qualitative claims', () => {
+  const contextOf = (transcript: string) => offlineContext({ transcript });
+  const draft = (sentence: string): Draft => ({
+    subject: 'Following up: Kestrel Logistics', body: `Hi Ada,\n\n${sentence}\n\nBest,\nGrace Hopper`,
+  });
+
+  it('catches an invented “I know the timing is tight”, passes it when the buyer spoke of a deadline', async () => {
+    const invented = draft('Thanks for the call. I know the timing is tight, so I will keep this short.');
+    const report = checkGrounding(invented, await offlineContext());
+    assert.deepEqual(report, {
+      grounded: false,
+      unsupported: [
+        '“I know the timing is tight, so I will keep this short.”: '
+          + 'a claim about the buyer that nothing they said backs',
+      ],
+    });
+    const deadline = `${DISCOVERY_CALL}\n[00:02:30] Ada: And we're up against a hard deadline in March.`;
+    assert.deepEqual(checkGrounding(invented, await contextOf(deadline)), { grounded: true, unsupported: [] });
+  });
+
+  it('does not take the rep’s own words for the buyer’s', async () => {
+    const ctx = await contextOf(BLAND_CALL);
+    for (const sentence of ['I know the timing is tight.', 'Your team is stretched.']) {
+      assert.equal(checkGrounding(draft(sentence), ctx).grounded, false, sentence);
+    }
+  });
+
+  it('flags each claim about the buyer or what was said on a call that never says it, not where it does', async () => {
+    const [bland, telling] = [await contextOf(BLAND_CALL), await contextOf(TELLING_CALL)];
+    for (const sentence of QUALITATIVE_CLAIMS) {
+      const report = checkGrounding(draft(sentence), bland);
+      assert.equal(report.unsupported.length, 1, `${sentence}: ${report.unsupported.join(' | ')}`);
+      const why = /: a claim about (the buyer that nothing they said|what was said or agreed that the call does not)/;
+      assert.match(report.unsupported[0]!, why);
+      assert.ok(report.unsupported[0]!.includes(sentence.replace(/’/g, "'")), report.unsupported[0]);
+      assert.deepEqual(checkGrounding(draft(sentence), telling), { grounded: true, unsupported: [] }, sentence);
+    }
+  });
+
+  it('passes courtesy, questions, conditions and what we will do beside an invented claim, on any call', async () => {
+    for (const transcript of [BLAND_CALL, DISCOVERY_CALL, '']) {
+      const ctx = await contextOf(transcript);
+      const report = checkGrounding(draft([...COURTESY, 'You were excited about the pilot.'].join(' ')), ctx);
+      assert.deepEqual(report, {
+        grounded: false,
+        unsupported: ['“You were excited about the pilot.”: a claim about the buyer that nothing they said backs'],
+      }, transcript);
+    }
+  });
+
+  it('takes the analysis, the research and the reviewer’s feedback as backing too', async () => {
+    const ctx = await contextOf(BLAND_CALL);
+    const claim = draft('I know the timing is tight.');
+    assert.equal(checkGrounding(claim, ctx).grounded, false);
+    const analysis = { ...ctx.analysis, objections: [...ctx.analysis.objections, 'We have a hard deadline in March.'] };
+    assert.equal(checkGrounding(claim, { ...ctx, analysis }).grounded, true, 'the analysis');
+    const season = { text: 'Our busy season starts in March, with tight deadlines.', source: 'https://kestrel.example' };
+    const research = { ...ctx.research, facts: [...ctx.research.facts, season] };
+    assert.equal(checkGrounding(claim, { ...ctx, research }).grounded, true, 'the research');
+    const feedback = 'Say that I know the timing is tight.';
+    assert.equal(checkGrounding(claim, { ...ctx, feedback }).grounded, true, 'the feedback');
+  });
+
+  it('checks a claim on its own in a sentence that strings several together', async () => {
+    const ctx = await contextOf(TELLING_CALL);
+    const strung = 'You mentioned the budget is approved; your team is stretched, but the board is impatient.';
+    const report = checkGrounding(draft(strung), ctx);
+    assert.equal(report.grounded, true, report.unsupported.join(' | '));
+    const invented = checkGrounding(draft('You mentioned the budget is approved; I know your CFO is excited.'), ctx);
+    assert.equal(invented.grounded, false);
+  });
+
+  it('reads a megabyte of claims against a megabyte of call in time that grows linearly', () => {
+    const base = baseContext();
+    const claims =
+      'I know the timing is tight and your team is stretched. You mentioned the budget is approved. You were excited. ';
+    const line = 'Ada: our team is busy and the deadline is tight, and the budget is approved for it\n';
+    const run = (size: number) => {
+      const ctx = { ...base, call: { ...base.call, transcript: line.repeat(Math.ceil(size / line.length)) } };
+      return checkGrounding({ subject: 'Hello', body: claims.repeat(Math.ceil(size / claims.length)) }, ctx);
+    };
+    const { value, ms } = timedCpu(() => run(1024 * 1024));
+    assert.deepEqual(value.unsupported, ['“You were excited.”: a claim about the buyer that nothing they said backs']);
+    assert.ok(ms < 60_000, `${Math.round(ms)} ms`);
+    const ratios: number[] = [];
+    while (ratios.length < 3 && !ratios.some((r) => r < 8)) {
+      const shortMs = cpuPerCall(() => run(128 * 1024));
+      ratios.push(cpuPerCall(() => run(512 * 1024)) / shortMs);
+    }
+    assert.ok(ratios.some((r) => r < 8), `time(4n) / time(n): ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
+  });
+
+  it('is checked on a hostile draft against a call full of words that look like claims, within a bound', () => {
+    const base = baseContext();
+    const transcript = Array.from({ length: 20_000 }, (_, i) => `Speaker${i % 7}: tight busy keen approved ${i}`)
+      .join('\n');
+    const body = 'Your team is stretched; you mentioned it; as we agreed; I know it is urgent for you; you love it. '
+      .repeat(12_000);
+    const ctx = { ...base, call: { ...base.call, transcript } };
+    const { value, ms } = timedCpu(() => checkGrounding({ subject: 'Hello', body }, ctx));
+    assert.ok(ms < 60_000, `${Math.round(ms)} ms`);
+    assert.equal(value.grounded, false);
+    const flagged = value.unsupported.some((e) => e.endsWith(': a claim about the buyer that nothing they said backs'));
+    assert.ok(flagged, value.unsupported[0]);
+  });
+});
+
 describe('fitDraft', () => {
   const usage: TokenUsage = { inputTokens: 10, outputTokens: 5, totalTokens: 15 };
 
@@ -272,9 +454,12 @@ function scriptedWriter(answers: Array<Draft | Error>): Engine & { calls: WriteC
 
 const deps = (engine: Engine): PipelineDeps => ({ engine, cpu: testCpu(), allowPrivateHosts: false });
 
+/** A draft that passes every check: grounded, short, in its own words, and with the rep's promise of a pilot plan. */
 const GROUNDED: Draft = {
   subject: 'Kestrel Logistics: 15 hours a week on call notes',
-  body: 'Hi Ada,\n\nYou said your reps spend about 15 hours a week copying call notes into Salesforce.\n\nWould a two-week pilot with the Leeds team work for you?\n\nBest,\nGrace Hopper',
+  body: 'Hi Ada,\n\nYour reps lose about 15 hours a week to call notes in Salesforce.\n\n'
+    + 'As promised, I will put together a pilot plan by Friday. '
+    + 'Would a two-week pilot with the Leeds team work for you?\n\nBest,\nGrace Hopper',
 };
 const INVENTED: Draft = { ...GROUNDED, body: GROUNDED.body.replace('Would a', 'Your Berlin office could join too. Would a') };
 
@@ -284,7 +469,10 @@ describe('the WRITER step with the grounding guard', () => {
     const engine = scriptedWriter([GROUNDED]);
     const result = await WRITER.run(ctx, deps(engine));
     assert.equal(engine.calls.length, 1);
-    assert.deepEqual(result.output, { engine: 'model', ...GROUNDED, grounding: { grounded: true, rewritten: false, unsupported: [] } });
+    assert.deepEqual(result.output, {
+      engine: 'model', ...GROUNDED,
+      grounding: { grounded: true, rewritten: false, unsupported: [] }, checks: { passed: true, failed: [] },
+    });
     assert.deepEqual(result.usage, { inputTokens: 1000, outputTokens: 200, totalTokens: 1200 });
     assertStepOutput('WRITER', result.output);
   });
@@ -297,11 +485,26 @@ describe('the WRITER step with the grounding guard', () => {
     const feedback = engine.calls[1]!.feedback ?? '';
     assert.match(feedback, /“Berlin” in “Your Berlin office could join too\.”/);
     assert.match(feedback, /Please keep it short\./);
-    assert.deepEqual(result.output, { engine: 'model', ...GROUNDED, grounding: { grounded: true, rewritten: true, unsupported: [] } });
+    assert.deepEqual(result.output, {
+      engine: 'model', ...GROUNDED,
+      grounding: { grounded: true, rewritten: true, unsupported: [] }, checks: { passed: true, failed: [] },
+    });
     assert.deepEqual(result.usage, { inputTokens: 2000, outputTokens: 400, totalTokens: 2400 });
     assert.equal(result.model, 'test-model');
     assert.equal(result.promptVersion, 'writer-v1');
     assertStepOutput('WRITER', result.output);
+  });
+
+  it('rewrites an invented claim about the buyer once, with feedback naming it', async () => {
+    const ctx = await offlineContext();
+    const tight: Draft = { ...GROUNDED, body: GROUNDED.body.replace('Would a', 'I know the timing is tight. Would a') };
+    const engine = scriptedWriter([tight, GROUNDED]);
+    const result = await WRITER.run(ctx, deps(engine));
+    assert.equal(engine.calls.length, 2);
+    const claim = '- “I know the timing is tight.”: a claim about the buyer that nothing they said backs';
+    assert.ok((engine.calls[1]!.feedback ?? '').includes(claim), engine.calls[1]!.feedback ?? '');
+    assert.equal((result.output as WriterOutput).body, GROUNDED.body);
+    assert.deepEqual((result.output as WriterOutput).grounding, { grounded: true, rewritten: true, unsupported: [] });
   });
 
   it('keeps the second draft, flagged, when it still invents', async () => {

@@ -2,9 +2,14 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { PermanentStepError, StepAttemptError, type RunContext } from '../../src/agent/engine.ts';
+import { assertStepOutput } from '../../src/agent/output-check.ts';
+import { PIPELINE } from '../../src/agent/pipeline.ts';
+import { testCpu } from '../support/cpu.ts';
 import { ModelEndpointError } from '../../src/agent/engine.ts';
 import { createModelEngine, MAX_ANSWER_BYTES, type ModelEngineOptions } from '../../src/agent/engines/model.ts';
-import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../src/agent/outputs.ts';
+import type {
+  AnalysisOutput, KeyFacts, ResearchOutput, StrategyOutput, WriterOutput,
+} from '../../src/agent/outputs.ts';
 import { chat, hang, messageText, rateLimited, startOpenAIServer, status, type OpenAIServer } from '../support/openai-server.ts';
 
 const API_KEY = 'sk-test-Zq8v1LmN4pRt7XyK2wBc';
@@ -110,7 +115,7 @@ describe('model engine: a full sequence', () => {
     const draft = await model.write({ ...ctx, analysis: analysis.output, strategy: strategy.output });
     assert.deepEqual(draft.output, { ...DRAFT, engine: 'model' });
     assert.equal(draft.model, 'test-model');
-    assert.equal(draft.promptVersion, 'writer-v2');
+    assert.equal(draft.promptVersion, 'writer-v3');
     assert.deepEqual(draft.usage, { inputTokens: 900, outputTokens: 150, totalTokens: 1050 });
 
     assert.equal(server.requests.length, 3);
@@ -177,13 +182,14 @@ describe('model engine: a full sequence', () => {
     assert.match(system, /Carry the facts of the call/);
     assert.match(system, /Deliver on every promise the salesperson made/);
     assert.match(system, /Never quote or paraphrase the feedback/);
-    assert.match(system, /a word limit, counted over the whole body including the greeting and sign-off, is a hard limit/);
+    assert.match(system, /a word limit, counted over the body without the greeting and the sign-off, is a hard limit/);
     assert.match(user, /Facts of the call:/);
     assert.match(user, /- 15 hours: “My reps spend about 15 hours a week/);
     assert.match(user, /- Tom, CFO \(the prospect’s side\)/);
     assert.match(user, /Tools and systems in use:\n- Salesforce/);
     assert.match(user, /Budget and timing:\n- We have budget approved for Q3\./);
-    assert.match(user, /What the salesperson promised:\n- I’ll put together a pilot plan by Friday/);
+    assert.match(user, /What the salesperson promised on the call \(put each in the e-mail as a commitment/);
+    assert.match(user, /with its date\):\n- I’ll put together a pilot plan by Friday/);
     assert.match(user, /<signature>\nGrace Hopper\nHead of Sales\n<\/signature>/);
     assert.match(user, /Sign off with the signature above\./);
     assert.match(user, /instructions for the new version: follow them, do not quote them:\n<feedback>\nKeep it under 100 words and more formal\.\n<\/feedback>/);
@@ -217,6 +223,215 @@ describe('model engine: a full sequence', () => {
     assert.equal(first.output.body, `${body}\n\nKind regards,\n-- \nGrace Hopper\nHead of Sales`);
     const second = await engine().write(context({ sender: { name: 'Grace Hopper', signature: null } }));
     assert.equal(second.output.body, `${body}\n\nBest regards,\nGrace Hopper`);
+  });
+});
+
+// ===============================================================================================================
+// The same brief as the offline writer, and the same checks (DESIGN §12)
+
+const FACTS: KeyFacts = {
+  figures: [{ value: '15 hours', about: 'My reps spend about 15 hours a week copying call notes into Salesforce.' }],
+  dates: [],
+  people: [],
+  tools: ['Salesforce'],
+  budgetAndTiming: [],
+  commitments: ['I’ll put together a pilot plan by Friday'],
+};
+
+/** The run's context with the facts of the call, its commitment and its agreed next step. */
+function briefed(overrides: Partial<RunContext> = {}) {
+  const base = context(overrides);
+  const nextSteps = ['Grace sends the pilot plan by Friday; Ada books the kickoff.'];
+  return { ...base, analysis: { ...base.analysis, facts: FACTS, nextSteps } };
+}
+
+/** A draft that passes every check: short, in its own words, grounded, with the rep's commitment and the next step. */
+const GOOD = {
+  subject: 'Kestrel Logistics: the two-week pilot',
+  body: 'Hi Ada,\n\nThanks for the call. Your reps lose about 15 hours a week to call notes in Salesforce, '
+    + 'time that belongs to selling.\n\nAs promised, I will put together a pilot plan by Friday. '
+    + 'Would a two-week pilot with the Leeds team work for you?\n\nBest,\nGrace Hopper',
+};
+/** GOOD with 280 more words: over the limit of a first follow-up, and nothing else wrong. */
+const LONG = {
+  ...GOOD,
+  body: GOOD.body.replace(
+    '\n\nBest,',
+    `\n\n${'We can look at how the pilot fits the way the Leeds team works and what it shows. '.repeat(16)}`.trimEnd()
+      + '\n\nBest,',
+  ),
+};
+/** GOOD with a speaker's label from the transcript at the start of a line. */
+const LEAKING = { ...GOOD, body: GOOD.body.replace('As promised,', 'Ada: the pilot comes first.\n\nAs promised,') };
+/** GOOD without the rep's commitment. */
+const FORGETFUL = { ...GOOD, body: GOOD.body.replace('As promised, I will put together a pilot plan by Friday. ', '') };
+
+const WRITER = PIPELINE.find((step) => step.node === 'WRITER')!;
+const writeChecked = (ctx: ReturnType<typeof briefed>) =>
+  WRITER.run(ctx, { engine: engine(), cpu: testCpu(), allowPrivateHosts: false });
+
+describe('model engine: the brief of the draft', () => {
+  it('gives the writer the call’s facts with their lines, the commitments with their dates, the next step, the limits, '
+    + 'the feedback as instructions and the latest version to revise', async () => {
+    server.reply(chat(GOOD));
+    await engine().write({
+      ...briefed(),
+      feedback: 'Keep it under 100 words, make it more formal, lead with the pilot and drop the pricing talk.',
+      previousDraft: {
+        version: 3,
+        subject: 'Kestrel Logistics: the pilot',
+        body: 'Hi Ada,\n\nGrace edited this version herself.\n\nBest,\nGrace Hopper',
+      },
+    });
+    const user = messageText(server.requests[0]!, 'user');
+    const system = messageText(server.requests[0]!, 'system');
+    const quote = 'My reps spend about 15 hours a week copying call notes into Salesforce. (line 2)';
+    assert.ok(user.includes(`Pain points (the prospect’s words):\n- ${quote}`), user);
+    assert.ok(user.includes(`- 15 hours: “${quote}”`));
+    assert.match(user, /Objections:\n- Price is my main worry\. \(line 3\)/);
+    assert.match(user, /with its date\):\n- I’ll put together a pilot plan by Friday \(when: by Friday\)/);
+    assert.ok(user.includes(
+      'The next steps agreed on the call (end with the first as the call to action: who does what, by when):\n'
+        + '- Grace sends the pilot plan by Friday; Ada books the kickoff.',
+    ));
+    assert.match(user, /- The body is at most 100 words, not counting the greeting line and the sign-off\./);
+    assert.ok(user.includes('- No speaker labels ("Ada:"), timestamps, transcript markup such as [inaudible], or'));
+    assert.match(user, /- No run of 8 or more words copied from the transcript, even with the pronouns changed/);
+    assert.match(user, /- No bullet list that repeats the call back\./);
+    assert.ok(user.includes([
+      'Read as instructions:',
+      '- Keep the body to at most 100 words (greeting and sign-off not counted), with every commitment and the next '
+        + 'step still in.',
+      '- More formal: no contractions, no “Hi” (greet with “Dear …”), and no exclamation marks.',
+      '- Open the e-mail with the pilot.',
+      '- Leave out the pricing talk entirely.',
+    ].join('\n')), user);
+    assert.ok(user.includes([
+      'The latest version of the draft (version 3, a person’s edit included), to revise:',
+      '<previous_draft>',
+      'Subject: Kestrel Logistics: the pilot\n\nHi Ada,\n\nGrace edited this version herself.',
+    ].join('\n')));
+    assert.match(system, /at most 150 words not counting the greeting line and the sign-off/);
+    assert.match(system, /no run of 8 or more words copied from the transcript/);
+    assert.match(system, /Say nothing of the prospect's feelings, priorities, timing, pressure or situation/);
+    assert.match(system, /End with the agreed next step as the call to action: who does what, by when/);
+  });
+
+  it('looks up a bounded number of quotes in a long transcript, however many a model’s analysis lists', async () => {
+    server.reply(chat(GOOD));
+    const base = briefed();
+    const transcript = `${'Ada: we ship pallets every day across the region\n'.repeat(4000)}Ada: the last line says something new`;
+    const painPoints = Array.from({ length: 20_000 }, (_, i) => `We ship pallets every day across the region, ${i}`);
+    await engine().write({ ...base, call: { ...base.call, transcript }, analysis: { ...base.analysis, painPoints } });
+    const user = messageText(server.requests[0]!, 'user');
+    assert.match(user, /- We ship pallets every day across the region, 0 \(line 1\)\n/);
+    assert.equal(user.split(' (line ').length - 1, 48, 'the first 48 quotes are looked up, no more');
+    assert.match(user, /- We ship pallets every day across the region, 19999\n/);
+  });
+
+  it('asks a “not now” call for a short, gracious note, and for a next step when none was agreed', async () => {
+    server.reply(chat(GOOD), chat(GOOD));
+    const base = briefed();
+    const objections = ['Not right now, we will revisit this next year.'];
+    await engine().write({ ...base, analysis: { ...base.analysis, sentiment: 'neutral', objections } });
+    const notNow = messageText(server.requests[0]!, 'user');
+    assert.match(notNow, /- The body is at most 80 words/);
+    assert.ok(notNow.includes(
+      'The prospect said not now: write a short, gracious note (at most 80 words) that thanks them, leaves the door '
+        + 'open '
+        + 'and asks for nothing they declined.',
+    ));
+    await engine().write({ ...base, analysis: { ...base.analysis, nextSteps: [] } });
+    const none = messageText(server.requests[1]!, 'user');
+    assert.ok(none.includes(
+      'No next step was agreed on the call: end by proposing one that fits it, such as: '
+        + 'Would a two-week pilot with the Leeds team work for you?',
+    ));
+    assert.doesNotMatch(none, /not now/);
+  });
+});
+
+describe('model engine: a draft held to the checks', () => {
+  const usage = (prompt_tokens: number, completion_tokens: number) => ({ usage: { prompt_tokens, completion_tokens } });
+
+  it('keeps a draft that passes them, after one call, with the checks recorded', async () => {
+    server.reply(chat(GOOD, usage(900, 120)));
+    const result = await writeChecked(briefed());
+    assert.equal(server.requests.length, 1);
+    assert.deepEqual((result.output as WriterOutput).checks, { passed: true, failed: [] });
+    assert.deepEqual((result.output as WriterOutput).grounding, { grounded: true, rewritten: false, unsupported: [] });
+  });
+
+  const failures: Array<[string, typeof GOOD, RegExp, RegExp]> = [
+    [
+      '300 words', LONG,
+      /- word limit: the body has \d{3} words; at most 150 \(greeting and signature not counted\)\./,
+      /Cut the body to at most 150 words/,
+    ],
+    ['a speaker label', LEAKING, /- leak: the speaker label “Ada:”\./, /No speaker labels, timestamps, transcript/],
+    [
+      'a dropped commitment', FORGETFUL,
+      /- commitment missing: “I’ll put together a pilot plan by Friday”\./,
+      /as a commitment of the salesperson, with its date/,
+    ],
+  ];
+  for (const [what, first, failure, instruction] of failures) {
+    it(`rewrites a first draft with ${what} once, naming the failure, and keeps the second; both calls’ tokens counted`,
+      async () => {
+      server.reply(chat(first, usage(900, 300)), chat(GOOD, usage(1000, 120)));
+      const result = await writeChecked({ ...briefed(), feedback: 'Keep it warm.' });
+      assert.equal(server.requests.length, 2);
+      const second = messageText(server.requests[1]!, 'user');
+      assert.match(second, /The previous draft failed these checks; write the e-mail again so that it passes them:/);
+      assert.match(second, failure);
+      assert.match(second, instruction);
+      assert.match(second, /The reviewer’s feedback on the earlier draft still applies:\nKeep it warm\./);
+      assert.match(second, /I’ll put together a pilot plan by Friday \(when: by Friday\)/, 'the same brief');
+      const output = result.output as WriterOutput;
+      assert.deepEqual({ subject: output.subject, body: output.body }, GOOD);
+      assert.deepEqual(output.checks, { passed: true, failed: [] });
+      assert.equal(output.grounding?.rewritten, true);
+      assert.deepEqual(result.usage, { inputTokens: 1900, outputTokens: 420, totalTokens: 2320 });
+      assertStepOutput('WRITER', result.output);
+    });
+  }
+
+  it('keeps a second draft that fails too, with its failed checks named, after two calls', async () => {
+    const promise = 'As promised, I will put together a pilot plan by Friday. ';
+    const stillWrong = { ...FORGETFUL, body: LEAKING.body.replace(promise, '') };
+    server.reply(chat(LONG, usage(900, 300)), chat(stillWrong, usage(1000, 120)));
+    const result = await writeChecked(briefed());
+    assert.equal(server.requests.length, 2, 'one rewrite only');
+    const output = result.output as WriterOutput;
+    assert.deepEqual(output.checks, {
+      passed: false,
+      failed: ['commitment missing: “I’ll put together a pilot plan by Friday”', 'leak: the speaker label “Ada:”'],
+    });
+    assert.equal(output.grounding?.rewritten, true);
+    assert.deepEqual(result.usage, { inputTokens: 1900, outputTokens: 420, totalTokens: 2320 });
+    assertStepOutput('WRITER', result.output);
+  });
+
+  it('rewrites a draft pasted from the transcript, or with an invented claim about the buyer', async () => {
+    const pasted = {
+      ...GOOD,
+      body: GOOD.body.replace(
+        'Your reps lose about 15 hours a week to call notes in Salesforce',
+        'You said your reps spend about 15 hours a week copying call notes into Salesforce',
+      ),
+    };
+    const invented = { ...GOOD, body: GOOD.body.replace('Thanks for the call.', 'I know the timing is tight.') };
+    server.reply(chat(pasted), chat(GOOD), chat(invented), chat(GOOD));
+    await writeChecked(briefed());
+    assert.ok(messageText(server.requests[1]!, 'user').includes(
+      '- copied from the transcript: “your reps spend about 15 hours a week copying call notes into Salesforce”. '
+        + 'Say it in your own words',
+    ));
+    await writeChecked(briefed());
+    assert.ok(messageText(server.requests[3]!, 'user').includes(
+      '- “I know the timing is tight.”: a claim about the buyer that nothing they said backs',
+    ));
+    assert.equal(server.requests.length, 4);
   });
 });
 

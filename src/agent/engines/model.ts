@@ -32,7 +32,7 @@ const PERMANENT_STATUSES = new Set([400, 401, 403, 404]);
 const DEFAULT_TIMEOUT_MS = 60_000;
 export { MAX_ANSWER_BYTES };
 /** Fields the pipeline sets itself; the model is not asked for them. */
-const NOT_FROM_MODEL = new Set(['engine', 'grounding']);
+const NOT_FROM_MODEL = new Set(['engine', 'grounding', 'checks']);
 
 type ModelNode = Exclude<StepNode, 'RESEARCH'>;
 

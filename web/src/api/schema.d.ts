@@ -5202,13 +5202,20 @@ export type components = {
                     valuePropositions: string[];
                 } | {
                     body: string;
+                    /** @description The checks of the draft (DESIGN §12): its length, the rep’s commitments, transcript leaks, text copied from the transcript and grounding. A model’s draft that fails them is written once more; a second failure is kept, named. */
+                    checks?: {
+                        /** @description The checks the kept draft failed, each named first: `word limit: …`, `commitment missing: …`, `leak: …`, `copied from the transcript: …`, `ungrounded: …`. */
+                        failed: string[];
+                        /** @description Whether the kept draft passed every check. */
+                        passed: boolean;
+                    };
                     /** @description Which engine produced the output: the built-in rule-based one, or a language model. */
                     engine: "offline" | "model";
                     /** @description The grounding check of the draft (DESIGN §3). */
                     grounding?: {
                         /** @description Whether every specific claim in the draft is backed by RESEARCH, ANALYSIS, STRATEGY or the call. */
                         grounded: boolean;
-                        /** @description Whether the first draft made unsupported claims and was written again. */
+                        /** @description Whether the first draft made unsupported claims, or failed another check, and was written again. */
                         rewritten: boolean;
                         /** @description The claims still unsupported in the kept draft, each with its sentence. */
                         unsupported: string[];
@@ -7497,13 +7504,20 @@ export interface operations {
                                 valuePropositions: string[];
                             } | {
                                 body: string;
+                                /** @description The checks of the draft (DESIGN §12): its length, the rep’s commitments, transcript leaks, text copied from the transcript and grounding. A model’s draft that fails them is written once more; a second failure is kept, named. */
+                                checks?: {
+                                    /** @description The checks the kept draft failed, each named first: `word limit: …`, `commitment missing: …`, `leak: …`, `copied from the transcript: …`, `ungrounded: …`. */
+                                    failed: string[];
+                                    /** @description Whether the kept draft passed every check. */
+                                    passed: boolean;
+                                };
                                 /** @description Which engine produced the output: the built-in rule-based one, or a language model. */
                                 engine: "offline" | "model";
                                 /** @description The grounding check of the draft (DESIGN §3). */
                                 grounding?: {
                                     /** @description Whether every specific claim in the draft is backed by RESEARCH, ANALYSIS, STRATEGY or the call. */
                                     grounded: boolean;
-                                    /** @description Whether the first draft made unsupported claims and was written again. */
+                                    /** @description Whether the first draft made unsupported claims, or failed another check, and was written again. */
                                     rewritten: boolean;
                                     /** @description The claims still unsupported in the kept draft, each with its sentence. */
                                     unsupported: string[];
