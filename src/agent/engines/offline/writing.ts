@@ -1,0 +1,262 @@
+// WRITER: the follow-up a good rep sends. It opens on the call, names the one or two things that matter most to
+// this buyer (their pain with its figure, in our words), restates every commitment with its date, and ends on the
+// agreed next step; a "not now" call gets a short note that asks for nothing. Within the word limit, always.
+import type { RunContext } from '../../engine.ts';
+import type { WriterOutput } from '../../outputs.ts';
+import { inOurWords, SaidIndex } from './copying.ts';
+import { type CallFacts, type Commitment, CONDITION, MONTHS, type NextStep, readCallFacts } from './facts.ts';
+
+const DEADLINE_CLAUSE = new RegExp(String.raw`\b(?:until|by|before|start|go-live|go live|opening|live|launch\w*|deadline)\b.{0,40}\b(?:${MONTHS}|Q[1-4])\b|\b(?:${MONTHS})\s\d{1,2}\b`, 'i');
+import { bodyWords, keywords, omissionTerms, readFeedback, type Style } from './feedback.ts';
+
+export type WriteContext = RunContext & { analysis: NonNullable<RunContext['analysis']>; strategy: NonNullable<RunContext['strategy']> };
+
+/** A sentence of the e-mail with what it is, so that a word limit drops the least needed first. */
+interface Part {
+  kind: 'open' | 'pain' | 'deadline' | 'condition' | 'commitment' | 'next' | 'mention' | 'close';
+  text: string;
+  /** A shorter form, used when the limit is tight. */
+  short?: string;
+  /** Lower goes last; commitments and the next step are never dropped for length. */
+  priority: number;
+  paragraph: number;
+}
+
+const DEFAULT_LIMIT = 125;
+const NOT_NOW_LIMIT = 80;
+
+export function firstNameOf(name: string): string | null {
+  const words = name.trim().split(/\s+/).filter((w) => !/^(dr|mr|mrs|ms|mx|prof)\.?$/i.test(w));
+  const first = words[0];
+  return first && /^[\p{L}][\p{L}'’-]*$/u.test(first) ? first : null;
+}
+
+/** "Our no-show rate is about 18 percent across the sites" → "your no-show rate is about 18 percent across the sites". */
+export function secondPerson(clause: string): string {
+  return clause
+    .replace(/\b(?:I|we)['’]re\b/gi, 'you’re')
+    .replace(/\bI['’]m\b/g, 'you’re')
+    .replace(/\b(?:I|we)['’]ve\b/gi, 'you’ve')
+    .replace(/\b(?:I|we)['’]ll\b/gi, 'you’ll')
+    .replace(/\b(?:I|we)['’]d\b/gi, 'you’d')
+    .replace(/\bI am\b/g, 'you are')
+    .replace(/\bI was\b/g, 'you were')
+    .replace(/\b(?:I|we|We)\b/g, 'you')
+    .replace(/\b(?:my|our|My|Our)\b/g, 'your')
+    .replace(/\b(?:me|us)\b/g, 'you')
+    .replace(/\bourselves\b/g, 'yourselves');
+}
+
+const LEADING = /^(?:(?:yeah|yes|so|and|but|well|okay|ok|honestly|look|right|sure|also|plus|quick context|the (?:big )?(?:problem|thing|issue) is(?: that)?|the real test is|that['’]s|it['’]s|timing matters because)\b[,:]?\s+)+/i;
+
+/** The part of a buyer's sentence that carries its point, cut to a clause and put in the second person. */
+export function restate(sentence: string, anchor: string | RegExp | null): string {
+  const text = sentence.replace(/[.!?]+$/, '');
+  let clauses = text.split(/,\s(?:and|but|so)\s|;\s|\s(?:but|because|so)\s|,\s(?=(?:and|but)\b)|\sand\s(?=(?:we|I|it|our|my|that|they)\b)|\.\s/i);
+  // Speech without punctuation: a new subject starts a new clause.
+  clauses = clauses.flatMap((c) => (c.split(' ').length > 12 ? c.split(/\s(?=(?:we['’]re|we|I['’]m|I|and)\s)/) : [c]));
+  const has = (c: string) => (anchor === null ? false : typeof anchor === 'string' ? c.includes(anchor) : anchor.test(c));
+  let clause = clauses.find(has) ?? clauses[0] ?? text;
+  clause = clause.replace(LEADING, '').replace(/\blike\s(?=\d|one|two|three|four|five|six|seven|eight|nine|ten)/gi, '').replace(/\ba good\s/gi, '').trim();
+  const words = clause.split(/\s+/);
+  if (words.length > 16) {
+    const at = Math.max(0, words.findIndex((w) => has(w)));
+    clause = words.slice(Math.max(0, at - 6), Math.max(0, at - 6) + 14).join(' ');
+  }
+  return secondPerson(clause).replace(/[,;:\s]+$/, '');
+}
+
+const COMMON_START = /^(?:You|Your|You’re|You’ve|You’ll|The|A|An|Every|Each|It|It's|It’s|That|This|There|About|Around|Roughly|One|Some|Most|All|If|When|Once|Nothing|No|Go-live|Within|By|Before|Today)\b/;
+const lowerFirst = (t: string): string => (COMMON_START.test(t) ? t.charAt(0).toLowerCase() + t.slice(1) : t);
+const upperFirst = (t: string): string => t.charAt(0).toUpperCase() + t.slice(1);
+
+/** "send you X, Jonas, and Y, Erik" → "send X for Jonas, and Y for Erik"; appositives after the object dropped. */
+function commitmentText(c: Commitment, stakeholders: string[]): string {
+  let what = c.what;
+  for (const name of stakeholders) what = what.replace(new RegExp(String.raw`,\s${name}(?=,|$)`), ` for ${name}`);
+  what = what
+    .replace(/^send you\s/i, 'send over ')
+    .replace(/^(introduce you to [A-Z][\w&.-]*(?:\s[A-Z][\w&.-]*){0,3}),\s(?:a|an|the)\s.*$/, '$1')
+    .replace(/,\s(?:they|which|who)\s[^,]*,\s/i, ', ');
+  what = what.replace(/[,;:\s]+$/, '');
+  const when = c.when;
+  if (!when) return `I’ll ${what}`;
+  return /^(by|within|before|first thing|today|tomorrow|this)\b/i.test(when) ? `${upperFirst(when)}, I’ll ${what}` : `I’ll ${what} ${when}`;
+}
+
+function onWhen(when: string): string {
+  return /^(?:\d|the\s|noon)/i.test(when) && !/^\d{1,2}\s(?:of\s)?[A-Z]/.test(when) ? `at ${when}` : `on ${when}`;
+}
+
+function nextStepText(step: NextStep, formal: boolean): string {
+  const who = step.who.length > 0 ? ` with ${step.who.join(' and ')}` : '';
+  const when = step.when ? ` ${onWhen(step.when)}` : '';
+  if (step.what === 'visit') return `${formal ? 'I look forward to seeing you' : 'See you'}${when} for the visit${who}.`;
+  return `${formal ? 'I look forward to' : 'Looking forward to'} the ${step.what}${when}${who}.`;
+}
+
+function proposal(facts: CallFacts): string {
+  const said = facts.sentences.map((s) => s.text).join(' ').slice(0, 20_000);
+  if (/\b(pilot|trial|proof of concept)\b/i.test(said)) return 'Would a short call next week to scope a pilot suit you? Send me a time that works and I’ll set it up.';
+  return 'Would a 20-minute call next week to agree next steps suit you? Send me a time that works and I’ll set it up.';
+}
+
+/** The closing, the sender's name once, then "-- " and the signature when one is set: one place, swapped for src/agent/sign-off.ts at merge. */
+function signature(ctx: RunContext, style: Style): string {
+  const closing = style.formal ? 'Kind regards,' : style.casual ? 'Cheers,' : 'Best,';
+  const name = (ctx.sender?.name ?? ctx.senderName)?.trim();
+  const sig = ctx.sender?.signature?.replace(/\r\n?/g, '\n').trim();
+  return [closing, name, sig ? `-- \n${sig}` : null].filter(Boolean).join('\n');
+}
+
+function companyOf(ctx: RunContext): string {
+  return ctx.lead.companyName?.trim() || 'your team';
+}
+
+/** The parts of the draft in their order, before any word limit. */
+function partsOf(ctx: WriteContext, facts: CallFacts, style: Style): Part[] {
+  const parts: Part[] = [];
+  const v = style.variant % 3;
+  const others = facts.stakeholders.filter((n) => facts.sentences.some((s) => s.role === 'buyer' && s.speaker?.startsWith(n))).slice(0, 2);
+  if (facts.notNow) {
+    parts.push({ kind: 'open', text: v === 1 ? 'I appreciated the straight answer on our call.' : 'Thanks for being straight with me on the call.', priority: 0, paragraph: 0 });
+    const context = facts.deadlines[0] ?? facts.pains[0];
+    if (context) parts.push({ kind: 'deadline', text: `Understood: ${lowerFirst(restate(context.text, DEADLINE_CLAUSE))}, and that comes first.`, priority: 3, paragraph: 0 });
+  } else {
+    const opening = v === 1 ? 'Good to speak with you' : v === 2 ? 'Thanks again for the call' : 'Thanks for the time on the call';
+    parts.push({ kind: 'open', text: `${opening}${others.length ? `, and to ${others.join(' and ')} for joining` : ''}.`, short: `${opening}.`, priority: 0, paragraph: 0 });
+    const pains = (v === 2 ? [...facts.pains.slice(1), facts.pains[0]] : facts.pains).filter((p) => p !== undefined).slice(0, 2);
+    const said = pains.map((p) => restate(p.text, p.figure));
+    if (said.length === 2) {
+      parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'Two things stood out'}: ${lowerFirst(said[0]!)}, and ${lowerFirst(said[1]!)}.`, short: `${upperFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
+    } else if (said.length === 1) {
+      parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'The point that stood out'}: ${lowerFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
+    }
+    const deadline = facts.deadlines[0];
+    if (deadline) parts.push({ kind: 'deadline', text: `And the timing matters: ${lowerFirst(restate(deadline.text, DEADLINE_CLAUSE))}.`, priority: 3, paragraph: 1 });
+    const condition = facts.conditions
+      .filter((c) => !pains.some((p) => p.text === c.text))
+      .map((c) => restate(c.text, CONDITION))
+      .find((c) => !/^(?:send|show|copy|loop|he|she|they|it|if|fine|okay)\b/i.test(c) && c.split(' ').length >= 4);
+    if (condition) parts.push({ kind: 'condition', text: `Noted, too: ${lowerFirst(condition)}.`, priority: 5, paragraph: 1 });
+  }
+  const commitments = facts.commitments.filter((c) => c.who === 'rep');
+  commitments.forEach((c, i) => {
+    const text = commitmentText(c, facts.stakeholders);
+    parts.push({ kind: 'commitment', text: `${i === 0 ? 'As promised: ' : ''}${i === 0 ? lowerFirst(text).replace(/^i’ll/, 'I’ll') : text}.`, priority: 1, paragraph: 2 });
+  });
+  if (facts.notNow) parts.push({ kind: 'close', text: 'No need to reply in the meantime.', priority: 4, paragraph: 3 });
+  else parts.push({ kind: 'next', text: facts.nextStep ? nextStepText(facts.nextStep, style.formal) : proposal(facts), priority: 1, paragraph: 3 });
+  return parts;
+}
+
+/** Sentences the reviewer asked for: "mention HIPAA" says what the call said about it, in our words. */
+function mentionPart(request: string, facts: CallFacts, current: string): Part | null {
+  const keys = keywords(request);
+  if (keys.length === 0) return null;
+  if (keys.every((k) => current.toLowerCase().includes(k))) return null;
+  const hits = facts.sentences.filter((s) => keys.some((k) => s.text.toLowerCase().includes(k)));
+  const hit = hits.find((s) => !s.text.endsWith('?')) ?? hits[0];
+  if (!hit) return null;
+  const answer = hit.text.endsWith('?') ? facts.sentences.slice(hit.index + 1, hit.index + 3).find((s) => !s.text.endsWith('?')) : hit;
+  const topic = request.replace(/^(?:the|our|their|your)\s+/i, '').trim();
+  if (!answer) return { kind: 'mention', text: `On ${topic}: happy to go through it whenever suits you.`, priority: 1, paragraph: 1 };
+  const clause = answer.role === 'rep' ? answer.text.replace(/[.!?]+$/, '') : restate(answer.text, null);
+  const about = new RegExp(keys.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i').test(clause);
+  return { kind: 'mention', text: about ? `On ${topic}, too: ${lowerFirst(clause)}.` : `On ${topic}: ${lowerFirst(clause)}.`, priority: 1, paragraph: 1 };
+}
+
+const FORMAL: Array<[RegExp, string]> = [
+  [/\bI[’']ll\b/g, 'I will'], [/\bI[’']m\b/g, 'I am'], [/\bI[’']d\b/g, 'I would'], [/\bI[’']ve\b/g, 'I have'], [/\byou[’']re\b/gi, 'you are'],
+  [/\byou[’']ve\b/gi, 'you have'], [/\byou[’']ll\b/gi, 'you will'], [/\byou[’']d\b/gi, 'you would'], [/\bwe[’']re\b/gi, 'we are'], [/\bwe[’']ll\b/gi, 'we will'],
+  [/\bwe[’']d\b/gi, 'we would'], [/\bit[’']s\b/gi, 'it is'], [/\bthat[’']s\b/gi, 'that is'], [/\bthere[’']s\b/gi, 'there is'], [/\blet[’']s\b/gi, 'let us'],
+  [/\bdon[’']t\b/gi, 'do not'], [/\bdoesn[’']t\b/gi, 'does not'], [/\bwon[’']t\b/gi, 'will not'], [/\bcan[’']t\b/gi, 'cannot'], [/\bisn[’']t\b/gi, 'is not'],
+  [/\baren[’']t\b/gi, 'are not'], [/\bdidn[’']t\b/gi, 'did not'], [/\bwouldn[’']t\b/gi, 'would not'], [/\bhaven[’']t\b/gi, 'have not'], [/\bwasn[’']t\b/gi, 'was not'],
+  [/\bthey[’']re\b/gi, 'they are'], [/\bhe[’']s\b/gi, 'he is'], [/\bshe[’']s\b/gi, 'she is'], [/\bwhat[’']s\b/gi, 'what is'], [/!/g, '.'],
+];
+
+function formalise(text: string): string {
+  return FORMAL.reduce((t, [pattern, full]) => t.replace(pattern, (found) => (/^[A-Z]/.test(found) ? upperFirst(full) : full)), text)
+    .replace(/^Thanks for/, 'Thank you for').replace(/^Thanks again for/, 'Thank you again for').replace(/^Good to speak/, 'It was good to speak');
+}
+
+function render(parts: Part[], useShort: boolean): string {
+  const paragraphs = new Map<number, string[]>();
+  for (const p of parts) {
+    const list = paragraphs.get(p.paragraph) ?? [];
+    list.push(useShort && p.short ? p.short : p.text);
+    paragraphs.set(p.paragraph, list);
+  }
+  return [...paragraphs.keys()].sort((a, b) => a - b).map((k) => paragraphs.get(k)!.join(' ')).join('\n\n');
+}
+
+function subjectOf(ctx: WriteContext, facts: CallFacts, style: Style): string {
+  const company = companyOf(ctx);
+  const step = facts.nextStep;
+  const subject = facts.notNow
+    ? `${company}: for when the timing is right`
+    : step?.when
+      ? `${upperFirst(step.what)} ${onWhen(step.when)}, and what I’m sending`
+      : `Following up on our call, ${company}`;
+  const done = style.formal ? formalise(subject) : subject;
+  return done.length <= 80 ? done : `${done.slice(0, 79).trimEnd()}…`;
+}
+
+export function writeDraft(ctx: WriteContext): WriterOutput {
+  const facts = readCallFacts(ctx.call.transcript, ctx.lead.name, ctx.senderName, ctx.lead.companyName);
+  const style = readFeedback(ctx.feedback, ctx.previousDraft);
+  const said = new SaidIndex(facts.sentences.map((s) => s.text));
+  const protectedWord = (w: string): boolean => /\d/.test(w) || /^[A-Z]/.test(w) && w !== 'The' && w !== 'A' && w !== 'Our' && w !== 'Your' && w !== 'And';
+
+  let parts = partsOf(ctx, facts, style);
+  for (const omission of style.omissions) {
+    const terms = omissionTerms(omission);
+    parts = parts.flatMap((p) => {
+      if (!terms.some((t) => t.test(p.text))) return [p];
+      if (p.kind !== 'commitment') return [];
+      // A commitment loses only the item the reviewer dropped: "X and the pricing" keeps X.
+      const kept = p.text.replace(/[.]$/, '').split(/,?\s(?:and|plus)\s|,\s/).filter((item) => !terms.some((t) => t.test(item)));
+      return kept.length > 0 && /I’ll/.test(kept.join(' ')) ? [{ ...p, text: `${kept.join(', and ')}.` }] : [];
+    });
+  }
+  for (const mention of style.mentions) {
+    const part = mentionPart(mention, facts, render(parts, false));
+    if (part) parts.splice(Math.min(2, parts.length), 0, part);
+  }
+  if (style.lead) {
+    const keys = keywords(style.lead);
+    const score = (p: Part) => keys.filter((k) => p.text.toLowerCase().includes(k)).length;
+    const best = parts.filter((p) => p.kind !== 'open').sort((a, b) => score(b) - score(a))[0];
+    const led = best && score(best) > 0 ? best : mentionPart(style.lead, facts, '');
+    if (led) {
+      parts = parts.filter((p) => p !== best && p.kind !== 'open');
+      parts.unshift({ ...led, text: led.text.replace(/^As promised: /, 'First, as promised: '), paragraph: -1, priority: 0 });
+    }
+  }
+  const reported = (p: Part) => p.kind === 'pain' || p.kind === 'deadline' || p.kind === 'condition';
+  parts = parts.map((p) => ({ ...p, text: inOurWords(p.text, said, protectedWord, reported(p)), short: p.short && inOurWords(p.short, said, protectedWord, reported(p)) }));
+  if (style.formal) parts = parts.map((p) => ({ ...p, text: formalise(p.text), short: p.short && formalise(p.short) }));
+
+  const limit = Math.min(style.wordLimit ?? Infinity, facts.notNow ? NOT_NOW_LIMIT : DEFAULT_LIMIT);
+  const first = firstNameOf(ctx.lead.name);
+  const greeting = style.formal ? `Dear ${ctx.lead.name.trim() || 'Sir or Madam'},` : `${style.casual ? 'Hey' : 'Hi'} ${first ?? 'there'},`;
+  const sign = signature(ctx, style);
+  const compose = (ps: Part[], useShort: boolean) => `${greeting}\n\n${render(ps, useShort)}\n\n${sign}`;
+  let body = compose(parts, false);
+  // Over the limit: the shorter forms, then the least needed parts, never a commitment or the next step.
+  for (let level = 0; bodyWords(body) > limit && level < 8; level++) {
+    if (level === 0) body = compose(parts, true);
+    else {
+      const droppable = parts.filter((p) => p.priority >= 2).sort((a, b) => b.priority - a.priority)[0];
+      if (!droppable) break;
+      parts = parts.filter((p) => p !== droppable);
+      body = compose(parts, true);
+    }
+  }
+  if (bodyWords(body) > limit) {
+    parts = parts.map((p) => (p.kind === 'next' && facts.nextStep ? { ...p, text: p.text.replace(/^Looking forward to /, '').replace(/^I look forward to /, '').replace(/^./, (c) => c.toUpperCase()) } : p));
+    parts = parts.filter((p) => p.kind !== 'open' || bodyWords(compose(parts, true)) - bodyWords(p.text) <= limit ? true : false);
+    body = compose(parts, true);
+  }
+  return { engine: 'offline', subject: subjectOf(ctx, facts, style), body: body.slice(0, 5000) };
+}
