@@ -2,7 +2,6 @@
 // pronouns swapped (DESIGN §12). Words are compared folded (pronouns alike, "is"/"are" alike, contractions split),
 // and a run that is too long is broken by a small edit: a synonym, a dropped filler word, "the" for "our"; what the
 // buyer said may also be told in the past tense, as reported speech is.
-import nlp from 'compromise';
 
 const PRONOUNS = new Set(['i', 'me', 'my', 'mine', 'myself', 'you', 'your', 'yours', 'yourself', 'yourselves', 'we', 'us', 'our', 'ours', 'ourselves', 'they', 'them', 'their', 'theirs', 'themselves']);
 const CONTRACTIONS: Record<string, string[]> = {
@@ -53,7 +52,14 @@ export class SaidIndex {
 const SWAPS: Record<string, string> = {
   about: 'around', around: 'about', roughly: 'about', every: 'each', each: 'every', and: 'plus', our: 'the', your: 'the', my: 'the',
   their: 'the', big: 'large', large: 'big', whole: 'entire', start: 'begin', across: 'over', send: 'share', review: 'go through',
-  show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts', takes: 'eats up', handles: 'deals with', get: 'have', problem: 'issue', issue: 'problem', losing: 'losing out on',
+  two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12',
+  twenty: '20', thirty: '30', forty: '40', fifty: '50', second: '2nd', third: '3rd', fourth: '4th', fifth: '5th',
+  with: 'including', based: 'built', show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts', takes: 'eats up', handles: 'deals with', get: 'have', problem: 'issue', issue: 'problem', losing: 'losing out on',
+};
+const PAST: Record<string, string> = {
+  is: 'was', are: 'were', has: 'had', have: 'had', wants: 'wanted', needs: 'needed', takes: 'took', spends: 'spent', handles: 'handled',
+  does: 'did', gets: 'got', goes: 'went', runs: 'ran', keeps: 'kept', loses: 'lost', costs: 'cost', make: 'made', makes: 'made', returns: 'returned',
+  "you're": 'you were', 'you’re': 'you were', "it's": 'it was', 'it’s': 'it was', "that's": 'that was', 'that’s': 'that was',
 };
 const DROPPABLE = new Set(['really', 'actually', 'just', 'still', 'also', 'very', 'quite', 'even', 'alone', 'pretty', 'basically', 'honestly', 'literally', 'totally', 'like', 'currently', 'probably', 'full', 'good', 'short', 'all', 'so']);
 
@@ -62,12 +68,12 @@ const DROPPABLE = new Set(['really', 'actually', 'just', 'still', 'also', 'very'
  * words in `keep` (names, figures, dates) are never the ones edited. Bounded: at most a few edits per run.
  */
 export function inOurWords(text: string, said: SaidIndex, keep: (word: string) => boolean = () => false, reported = false): string {
-  let out = text;
+  let out = text.replace(/’/g, "'");
   let backshifted = !reported;
   for (let attempt = 0; attempt < 12; attempt++) {
     const run = said.copiedRun(out);
     if (!run) return out;
-    const matches = [...out.replace(/’/g, "'").matchAll(WORD)];
+    const matches = [...out.matchAll(WORD)];
     const middle = Math.floor((run.from + run.to) / 2);
     const order = [...Array(run.to - run.from + 1).keys()].map((k) => run.from + k).sort((a, b) => Math.abs(a - middle) - Math.abs(b - middle));
     let edited = false;
@@ -92,11 +98,15 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
     if (!edited && !backshifted) {
       // Reported speech: "your auditor wants" → "your auditor wanted". Bounded: one sentence of our own, once.
       backshifted = true;
-      const past = nlp(out.slice(0, 600)).verbs().toPastTense().all().text();
-      if (past && past !== out) {
-        out = past;
-        continue;
+      let shifted = false;
+      for (const m of [...out.matchAll(WORD)].slice(run.from, run.to + 1)) {
+        const past = PAST[m[0].toLowerCase()];
+        if (!past) continue;
+        out = `${out.slice(0, m.index)}${past}${out.slice(m.index + m[0].length)}`;
+        shifted = true;
+        break;
       }
+      if (shifted) continue;
     }
     if (!edited) {
       // Nothing small breaks it: the text ends inside the run, at a word it may keep.

@@ -60,7 +60,8 @@ export function restate(sentence: string, anchor: string | RegExp | null): strin
   clause = clause.replace(LEADING, '').replace(/\blike\s(?=\d|one|two|three|four|five|six|seven|eight|nine|ten)/gi, '').replace(/\ba good\s/gi, '').trim();
   const words = clause.split(/\s+/);
   if (words.length > 16) {
-    const at = Math.max(0, words.findIndex((w) => has(w)));
+    const first = typeof anchor === 'string' ? anchor.split(' ')[0]! : null;
+    const at = Math.max(0, words.findIndex((w) => (first ? w.startsWith(first) : has(w))));
     clause = words.slice(Math.max(0, at - 6), Math.max(0, at - 6) + 14).join(' ');
   }
   return secondPerson(clause).replace(/[,;:\s]+$/, '');
@@ -78,10 +79,14 @@ function commitmentText(c: Commitment, stakeholders: string[]): string {
     .replace(/^send you\s/i, 'send over ')
     .replace(/^(introduce you to [A-Z][\w&.-]*(?:\s[A-Z][\w&.-]*){0,3}),\s(?:a|an|the)\s.*$/, '$1')
     .replace(/,\s(?:they|which|who)\s[^,]*,\s/i, ', ');
-  what = what.replace(/[,;:\s]+$/, '');
+  what = what
+    .replace(/[,;:\s]+$/, '')
+    .replace(/^put together\b/i, 'prepare')
+    .replace(/^introduce you to\b/i, 'connect you with')
+    .replace(/^send the invite\b/i, 'send a calendar invite')
+    .replace(/^call you\b/i, 'give you a call');
   const when = c.when;
-  if (!when) return `I’ll ${what}`;
-  return /^(by|within|before|first thing|today|tomorrow|this)\b/i.test(when) ? `${upperFirst(when)}, I’ll ${what}` : `I’ll ${what} ${when}`;
+  return when ? `${upperFirst(when)}, I’ll ${what}` : `I’ll ${what}`;
 }
 
 function onWhen(when: string): string {
@@ -114,29 +119,29 @@ function companyOf(ctx: RunContext): string {
 }
 
 /** The parts of the draft in their order, before any word limit. */
-function partsOf(ctx: WriteContext, facts: CallFacts, style: Style): Part[] {
+function partsOf(ctx: WriteContext, facts: CallFacts, style: Style, ours: (text: string) => string): Part[] {
   const parts: Part[] = [];
   const v = style.variant % 3;
   const others = facts.stakeholders.filter((n) => facts.sentences.some((s) => s.role === 'buyer' && s.speaker?.startsWith(n))).slice(0, 2);
   if (facts.notNow) {
     parts.push({ kind: 'open', text: v === 1 ? 'I appreciated the straight answer on our call.' : 'Thanks for being straight with me on the call.', priority: 0, paragraph: 0 });
     const context = facts.deadlines[0] ?? facts.pains[0];
-    if (context) parts.push({ kind: 'deadline', text: `Understood: ${lowerFirst(restate(context.text, DEADLINE_CLAUSE))}, and that comes first.`, priority: 3, paragraph: 0 });
+    if (context) parts.push({ kind: 'deadline', text: `Understood: ${lowerFirst(ours(restate(context.text, DEADLINE_CLAUSE)))}, and that comes first.`, priority: 3, paragraph: 0 });
   } else {
     const opening = v === 1 ? 'Good to speak with you' : v === 2 ? 'Thanks again for the call' : 'Thanks for the time on the call';
     parts.push({ kind: 'open', text: `${opening}${others.length ? `, and to ${others.join(' and ')} for joining` : ''}.`, short: `${opening}.`, priority: 0, paragraph: 0 });
     const pains = (v === 2 ? [...facts.pains.slice(1), facts.pains[0]] : facts.pains).filter((p) => p !== undefined).slice(0, 2);
-    const said = pains.map((p) => restate(p.text, p.figure));
+    const said = pains.map((p) => ours(restate(p.text, p.figure)));
     if (said.length === 2) {
       parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'Two things stood out'}: ${lowerFirst(said[0]!)}, and ${lowerFirst(said[1]!)}.`, short: `${upperFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     } else if (said.length === 1) {
       parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'The point that stood out'}: ${lowerFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     }
     const deadline = facts.deadlines[0];
-    if (deadline) parts.push({ kind: 'deadline', text: `And the timing matters: ${lowerFirst(restate(deadline.text, DEADLINE_CLAUSE))}.`, priority: 3, paragraph: 1 });
+    if (deadline) parts.push({ kind: 'deadline', text: `And the timing matters: ${lowerFirst(ours(restate(deadline.text, DEADLINE_CLAUSE)))}.`, priority: 3, paragraph: 1 });
     const condition = facts.conditions
       .filter((c) => !pains.some((p) => p.text === c.text))
-      .map((c) => restate(c.text, CONDITION))
+      .map((c) => ours(restate(c.text, CONDITION)))
       .find((c) => !/^(?:send|show|copy|loop|he|she|they|it|if|fine|okay)\b/i.test(c) && c.split(' ').length >= 4);
     if (condition) parts.push({ kind: 'condition', text: `Noted, too: ${lowerFirst(condition)}.`, priority: 5, paragraph: 1 });
   }
@@ -208,7 +213,8 @@ export function writeDraft(ctx: WriteContext): WriterOutput {
   const said = new SaidIndex(facts.sentences.map((s) => s.text));
   const protectedWord = (w: string): boolean => /\d/.test(w) || /^[A-Z]/.test(w) && w !== 'The' && w !== 'A' && w !== 'Our' && w !== 'Your' && w !== 'And';
 
-  let parts = partsOf(ctx, facts, style);
+  const ours = (text: string) => inOurWords(text, said, protectedWord, true);
+  let parts = partsOf(ctx, facts, style, ours);
   for (const omission of style.omissions) {
     const terms = omissionTerms(omission);
     parts = parts.flatMap((p) => {
@@ -233,8 +239,7 @@ export function writeDraft(ctx: WriteContext): WriterOutput {
       parts.unshift({ ...led, text: led.text.replace(/^As promised: /, 'First, as promised: '), paragraph: -1, priority: 0 });
     }
   }
-  const reported = (p: Part) => p.kind === 'pain' || p.kind === 'deadline' || p.kind === 'condition';
-  parts = parts.map((p) => ({ ...p, text: inOurWords(p.text, said, protectedWord, reported(p)), short: p.short && inOurWords(p.short, said, protectedWord, reported(p)) }));
+  parts = parts.map((p) => ({ ...p, text: inOurWords(p.text, said, protectedWord), short: p.short && inOurWords(p.short, said, protectedWord) }));
   if (style.formal) parts = parts.map((p) => ({ ...p, text: formalise(p.text), short: p.short && formalise(p.short) }));
 
   const limit = Math.min(style.wordLimit ?? Infinity, facts.notNow ? NOT_NOW_LIMIT : DEFAULT_LIMIT);
