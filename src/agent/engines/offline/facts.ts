@@ -132,7 +132,8 @@ export function promisesIn(sentence: string): Array<{ what: string; when: string
     const end = ACTION_END.exec(action);
     if (end) action = action.slice(0, end.index);
     action = action.replace(/\s+/g, ' ').replace(/\s+([,.])/g, '$1').replace(/[.!?,;\s]+$/, '').replace(/\s(?:and|then|so|plus)$/i, '').replace(/[.!?,;\s]+$/, '').trim();
-    if (ACTION_VERB.test(action) && action.split(' ').length >= 2) found.push({ what: action, when });
+    const vague = /^\w+(?:\s(?:over|across|through))?\s(?:it|that|this|them|those|something|things?|everything|anything)\b/i.test(action);
+    if (ACTION_VERB.test(action) && !vague && action.split(' ').length >= 2) found.push({ what: action, when });
     if (!next) break;
   }
   return found;

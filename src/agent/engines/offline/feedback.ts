@@ -56,12 +56,15 @@ export function readFeedback(feedback: string | null | undefined, previous: Prev
   if (/\b(formal|professional|polite|less casual)\b/i.test(text) && !/\b(less|not so|too) formal\b/i.test(text)) [style.formal, style.casual] = [true, false];
   if (/\b(casual|informal|friendl\w*|warmer|relaxed|less formal|too formal|not so formal|chatty)\b/i.test(text)) [style.casual, style.formal] = [true, false];
   const limit = WORD_LIMIT.exec(text);
+  let asked = false;
   if (limit && (limit[2] || /\bwords?\b/.test(text))) {
     const n = Number(limit[2] ?? limit[3]);
     const under = limit[1] !== undefined && /^(under|below|fewer|less)/i.test(limit[1]);
     style.wordLimit = Math.max(20, under ? n - 1 : n);
+    asked = true;
   } else if (/\b(short\w*|brief\w*|concise|too long|cut it down|trim|tighter|fewer words)\b/i.test(text)) {
     style.wordLimit = before !== null ? Math.floor(before * 0.8) : 80;
+    asked = true;
   } else if (before !== null && !/\b(longer|more detail|expand|elaborate)\b/i.test(text)) {
     // The latest version's length is kept: "more formal" after "under 90 words" stays under 90.
     style.wordLimit = before + 5;
@@ -79,7 +82,7 @@ export function readFeedback(feedback: string | null | undefined, previous: Prev
     const what = m[1]!.trim().replace(/\s+(too|as well|please)$/i, '');
     if (what && !/^(more|less|some|a bit|details?|it|that|this)\b/i.test(what)) style.mentions.push(what.slice(0, 200));
   }
-  const understood = style.formal || style.casual || style.wordLimit !== null && !before || style.lead || style.variant || style.mentions.length || style.omissions.length;
+  const understood = style.formal || style.casual || asked || style.lead || style.variant || style.mentions.length || style.omissions.length;
   if (!understood) style.variant = previous ? (previous.version % 3) || 1 : 1;
   return style;
 }

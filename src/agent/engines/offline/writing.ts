@@ -203,13 +203,26 @@ function subjectOf(ctx: WriteContext, facts: CallFacts, style: Style): string {
     : step?.when
       ? `${upperFirst(step.what)} ${onWhen(step.when)}, and what I’m sending`
       : `Following up on our call, ${company}`;
-  const done = style.formal ? formalise(subject) : subject;
+  const variant = style.variant % 3;
+  const varied = variant === 1 ? `Notes from our call, ${company}` : variant === 2 ? `Next steps with ${company}` : subject;
+  const done = style.formal ? formalise(facts.notNow ? subject : varied) : facts.notNow ? subject : varied;
   return done.length <= 80 ? done : `${done.slice(0, 79).trimEnd()}…`;
 }
 
 export function writeDraft(ctx: WriteContext): WriterOutput {
   const facts = readCallFacts(ctx.call.transcript, ctx.lead.name, ctx.senderName, ctx.lead.companyName);
   const style = readFeedback(ctx.feedback, ctx.previousDraft);
+  const draft = compose(ctx, facts, style);
+  // A request that changed nothing, or a version the same as the one it replaces, still deserves a new draft.
+  const unchanged = ctx.previousDraft ? ctx.previousDraft.body : ctx.feedback?.trim() ? compose(ctx, facts, readFeedback(null, null)).body : null;
+  for (let i = 1; i < 3 && unchanged !== null && draft.body === unchanged; i++) {
+    const next = compose(ctx, facts, { ...style, variant: style.variant + i });
+    if (next.body !== unchanged) return next;
+  }
+  return draft;
+}
+
+function compose(ctx: WriteContext, facts: CallFacts, style: Style): WriterOutput {
   const said = new SaidIndex(facts.sentences.map((s) => s.text));
   const protectedWord = (w: string): boolean => /\d/.test(w) || /^[A-Z]/.test(w) && w !== 'The' && w !== 'A' && w !== 'Our' && w !== 'Your' && w !== 'And';
 
@@ -236,7 +249,7 @@ export function writeDraft(ctx: WriteContext): WriterOutput {
     const led = best && score(best) > 0 ? best : mentionPart(style.lead, facts, '');
     if (led) {
       parts = parts.filter((p) => p !== best && p.kind !== 'open');
-      parts.unshift({ ...led, text: led.text.replace(/^As promised: /, 'First, as promised: '), paragraph: -1, priority: 0 });
+      parts.unshift({ ...led, text: upperFirst(led.text.replace(/^As promised: /, 'First, as promised: ').replace(/^And the timing matters: /, 'On timing: ').replace(/^Noted, too: /, '')), paragraph: -1, priority: 0 });
     }
   }
   parts = parts.map((p) => ({ ...p, text: inOurWords(p.text, said, protectedWord), short: p.short && inOurWords(p.short, said, protectedWord) }));
