@@ -90,7 +90,7 @@ function commitmentText(c: Commitment, stakeholders: string[]): string {
 }
 
 function onWhen(when: string): string {
-  return /^(?:\d|the\s|noon)/i.test(when) && !/^\d{1,2}\s(?:of\s)?[A-Z]/.test(when) ? `at ${when}` : `on ${when}`;
+  return /^(?:\d|noon)/i.test(when) && !/^\d{1,2}\s(?:of\s)?[A-Z]/.test(when) ? `at ${when}` : `on ${when}`;
 }
 
 function nextStepText(step: NextStep, formal: boolean): string {
