@@ -78,7 +78,7 @@ describe('offline writer: the rules of DESIGN §12', () => {
     const { draft } = run(SCHOOL_SPEAKERS, 'Janet Moss', 'Hillside Academy');
     assert.match(draft.body, /data protection summary/);
     assert.match(draft.body, /by Thursday/i);
-    assert.match(draft.body, /the 9th at 4 ?pm/);
+    assert.match(draft.body, /the 9th at 4 ?pm/i);
   });
 
   it('a "not now" call gets a short note that asks for nothing', () => {
