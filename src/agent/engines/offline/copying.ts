@@ -52,8 +52,6 @@ export class SaidIndex {
 const SWAPS: Record<string, string> = {
   about: 'around', around: 'about', roughly: 'about', every: 'each', each: 'every', and: 'plus', our: 'the', your: 'the', my: 'the',
   their: 'the', big: 'large', large: 'big', whole: 'entire', start: 'begin', across: 'over', send: 'share', review: 'go through',
-  two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12',
-  twenty: '20', thirty: '30', forty: '40', fifty: '50', second: '2nd', third: '3rd', fourth: '4th', fifth: '5th',
   with: 'including', based: 'built', show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts', takes: 'eats up', handles: 'deals with', get: 'have', problem: 'issue', issue: 'problem', losing: 'losing out on',
 };
 const PAST: Record<string, string> = {

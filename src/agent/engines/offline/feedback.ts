@@ -35,8 +35,18 @@ export function wordCount(text: string): number {
   return count;
 }
 
+/**
+ * The grounding guard's note (src/agent/grounding.ts, groundingFeedback) names claims, not a reviewer's wishes: only the
+ * reviewer's feedback quoted at its end is read as a request.
+ */
+function reviewerPart(feedback: string): string {
+  if (!/^The previous draft made claims\b/.test(feedback)) return feedback;
+  const at = feedback.indexOf('still applies:');
+  return at >= 0 ? feedback.slice(at + 'still applies:'.length).trim() : '';
+}
+
 export function readFeedback(feedback: string | null | undefined, previous: PreviousDraft | null | undefined): Style {
-  const text = (feedback ?? '').trim().slice(0, FEEDBACK_READ_MAX);
+  const text = reviewerPart((feedback ?? '').trim().slice(0, FEEDBACK_READ_MAX));
   const firstLine = previous?.body.split('\n')[0] ?? '';
   const style: Style = {
     formal: /^(dear|good (morning|afternoon))\b/i.test(firstLine),
