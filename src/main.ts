@@ -3,6 +3,12 @@
 // succeeded ends when its work has.
 import { runProgram } from './program.ts';
 
+// What leadrun creates is for this user alone: the embedded database's folders and most of its files, DATA_DIR's
+// key, socket and holder file. (PGlite sets some files' modes itself, 0666; DATA_DIR at 0700 is what closes those
+// off: src/admin/control.ts.) Nothing leadrun writes is meant for others: output a shell redirects is the shell's
+// file. Set for the whole process, once, before any thread starts.
+process.umask(0o077);
+
 const code = await runProgram(process.argv.slice(2), {
   env: process.env, cwd: currentDirectory(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr,
 }, { ownProcess: true });

@@ -168,7 +168,10 @@ async function run(argv: string[], terminal: Terminal, ownProcess: boolean): Pro
       await (await import('./service.ts')).runService(config, logger, { http: invocation.http, worker: invocation.worker }, claim);
     } else {
       const command: AdminCommand = invocation.kind === 'password'
-        ? { command: 'user.password', email: invocation.email, password: await readNewPassword(invocation.email, { input: terminal.stdin, output: terminal.stderr }) }
+        ? {
+          command: 'user.password', email: invocation.email, workspace: invocation.workspace,
+          password: await readNewPassword(invocation.email, { input: terminal.stdin, output: terminal.stderr }),
+        }
         : invocation.command;
       if (ownProcess && !config.databaseUrl) compileWasmForShortUse(command);
       await runAdmin(terminal, config, logger, command, invocation);

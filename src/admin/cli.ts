@@ -22,7 +22,7 @@ Usage:
   leadrun audit list --workspace ID|NAME [--limit N] [--json]
   leadrun leads import FILE --workspace ID|NAME [--dedupe email] [--dry-run] [--map FIELD:COLUMN] [--json]
   leadrun webhook create --workspace ID|NAME --url URL [--events a,b] [--json]
-  leadrun user password --email E    set a user's web UI password (asked for on a terminal)
+  leadrun user password --email E [--workspace ID|NAME]  set a user's web UI password (asked for on a terminal)
 
 Scopes: leads:read, leads:write, runs:read, runs:write, webhooks:read, webhooks:write.
 Configuration comes from the environment; see README.md.
@@ -35,7 +35,7 @@ export class UsageError extends Error {}
 type Request =
   | { kind: 'service'; http: boolean; worker: boolean }
   | { kind: 'admin'; command: AdminCommand }
-  | { kind: 'password'; email: string };
+  | { kind: 'password'; email: string; workspace: string | null };
 
 export type Invocation = Request & { spec: CommandSpec; json: boolean };
 
@@ -279,12 +279,19 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     words: 'user password',
-    usage: 'leadrun user password --email E [--json]',
+    usage: 'leadrun user password --email E [--workspace ID|NAME] [--json]',
     about: "Sets a user's web UI password and signs them out everywhere. On a terminal it asks for the password\n"
       + 'twice, without showing it; otherwise it reads the first line of standard input. It is never taken\n'
       + 'from the command line, where others can read it.',
-    options: [{ flag: '--email E', meaning: 'the e-mail of the user (required)' }, JSON_OPTION],
-    build: (args) => ({ kind: 'password', email: email(args, 'email') }),
+    options: [
+      { flag: '--email E', meaning: 'the e-mail of the user (required)' },
+      { flag: '--workspace ID|NAME', meaning: "the user's workspace, when the address is someone's in more than one" },
+      JSON_OPTION,
+    ],
+    build: (args) => {
+      const workspace = typeof args.values.workspace === 'string' ? text(args, 'workspace') : null;
+      return { kind: 'password', email: email(args, 'email'), workspace };
+    },
     human: (r) => `Set the password of ${printable(r.email)}; they can sign in to the web UI now.`,
   },
 ];

@@ -25,7 +25,7 @@ export type AdminCommand =
   | { command: 'key.create'; workspace: string; name: string; scopes: string[] }
   | { command: 'key.revoke'; keyId: string }
   | { command: 'audit.list'; workspace: string; limit: number }
-  | { command: 'user.password'; email: string; password: string }
+  | { command: 'user.password'; email: string; password: string; workspace?: string | null }
   | {
     command: 'leads.import';
     workspace: string;
@@ -53,7 +53,9 @@ export interface AdminDeps {
 
 /**
  * A new workspace's admin e-mail that is someone's already: refused before anything is made, in words that say
- * whose it is and what to do instead (an e-mail names one person in the whole installation).
+ * whose it is and what to do instead. Whoever runs the CLI sees every workspace, so this tells them nothing new;
+ * it keeps `leadrun user password --email E`, which the answer suggests, enough to give that admin a password
+ * (an address in several workspaces needs --workspace too).
  */
 async function refuseTakenEmail(db: Kysely<DB>, adminEmail: string): Promise<void> {
   const email = adminEmail.trim().toLowerCase();
@@ -126,8 +128,10 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
 
     case 'user.password':
       return db.transaction().execute(async (trx) => {
-        const user = await setPassword(trx, input.email, input.password, clock);
-        if (!user) throw new AppError('not_found', `There is no user with the e-mail ${input.email}.`);
+        const named = input.workspace ? (await resolveWorkspace(trx, input.workspace)).id : null;
+        const user = await setPassword(trx, input.email, input.password, clock, named);
+        const where = input.workspace ? ` in ${input.workspace}` : '';
+        if (!user) throw new AppError('not_found', `There is no user with the e-mail ${input.email}${where}.`);
         const { workspace_id: workspaceId } = await trx.selectFrom('users').select('workspace_id').where('id', '=', user.id).executeTakeFirstOrThrow();
         await writeAudit(trx, {
           workspaceId, source: 'cli', action: 'user.password_set', target: { type: 'user', id: user.id }, outcome: 'success', occurredAt: clock.now(),

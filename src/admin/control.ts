@@ -56,7 +56,10 @@ async function makeDir(dir: string): Promise<void> {
   }
 }
 
-/** Creates DATA_DIR if need be and checks that it can be written, so that a bad one fails at once and says why. */
+/**
+ * Creates DATA_DIR if need be, checks that it can be written and makes it private, so that a bad one fails at once
+ * and says why.
+ */
 export async function prepareDataDir(dataDir: string): Promise<void> {
   try {
     await makeDir(path.resolve(dataDir));
@@ -68,6 +71,38 @@ export async function prepareDataDir(dataDir: string): Promise<void> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
     throw new DataDirError(`DATA_DIR ${dataDir} cannot be used: ${REASONS[code] ?? (error as Error).message}`);
+  }
+  await makePrivate(dataDir, dataDir);
+  await makePrivate(dataDir, path.join(dataDir, 'pgdata'));
+}
+
+/**
+ * Mode 0700 on DATA_DIR and on its pgdata, whatever they had: mkdir's mode applies only to a folder it creates,
+ * and a DATA_DIR made by hand or by an older leadrun kept 0755. PGlite writes the files inside pgdata 0644 (every
+ * lead, transcript and password hash); a folder only its owner can enter is what closes them off, so the files
+ * themselves are left as they are. A folder owned by someone else is refused rather than changed: its owner could
+ * open it again at any time, so it can never be private to this process.
+ */
+async function makePrivate(dataDir: string, dir: string): Promise<void> {
+  let owner: number;
+  try {
+    owner = (await stat(dir)).uid;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && dir !== dataDir) return; // pgdata before the first start
+    throw new DataDirError(`DATA_DIR ${dataDir} cannot be made private: ${(error as Error).message}`);
+  }
+  const uid = process.getuid?.();
+  const what = dir === dataDir ? 'it' : path.basename(dir);
+  if (uid !== undefined && owner !== uid) {
+    throw new DataDirError(`DATA_DIR ${dataDir} cannot be made private: ${what} belongs to user ${owner}, `
+      + `not to user ${uid} who runs leadrun; change its owner or set another DATA_DIR`);
+  }
+  try {
+    await chmod(dir, 0o700);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    const reason = REASONS[code] ?? (error as Error).message;
+    throw new DataDirError(`DATA_DIR ${dataDir} cannot be made private: ${what}: ${reason}`);
   }
 }
 

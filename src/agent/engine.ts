@@ -22,10 +22,16 @@ export interface Sender {
   signature: string | null;
 }
 
+/**
+ * The latest version of the draft as the reviewer last saw it, which a regeneration builds on: a person's edit when
+ * they edited it (`origin: 'edited'`), numbered as the version list numbers it (so after an edit of v1 it is v2).
+ */
 export interface PreviousDraft {
   version: number;
   subject: string;
   body: string;
+  /** How the version was made: by WRITER (`generated`, `regenerated`) or by a person's edit (`edited`), to keep. */
+  origin?: 'generated' | 'regenerated' | 'edited';
 }
 
 /** Everything a step may read: the lead, the call, and the outputs of the steps before it. */
@@ -37,7 +43,7 @@ export interface RunContext {
   senderName: string | null;
   /** Who signs the e-mail: the person who started the run, else the workspace's admin, else its mail sender name. */
   sender?: Sender;
-  /** The draft this WRITER run replaces, when a reviewer asked for another version. */
+  /** The version this WRITER run replaces, when a reviewer asked for another: the latest, a person's edit included. */
   previousDraft?: PreviousDraft | null;
   research?: ResearchOutput;
   analysis?: AnalysisOutput;

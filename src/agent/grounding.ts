@@ -5,6 +5,7 @@
 import { ModelCallDeferred, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from './engine.ts';
 import type { WriterOutput } from './outputs.ts';
 import { trimEndOf } from './text.ts';
+import { toOneLine } from '../domain/validation.ts';
 
 export interface Draft {
   subject: string;
@@ -256,7 +257,8 @@ export function fitDraft(draft: Draft, usage: TokenUsage | null): Draft {
   const untidiedBody = draft.body ?? '';
   refuseOverrun('subject', untidiedSubject.length, SUBJECT_UNTIDIED_UP_TO, SUBJECT_MAX, usage);
   refuseOverrun('body', untidiedBody.length, BODY_UNTIDIED_UP_TO, BODY_MAX, usage);
-  const subject = untidiedSubject.replace(/\s+/g, ' ').trim();
+  // A subject goes into a header: what a person could not type there (a line break, an encoded word) is dropped.
+  const subject = toOneLine(untidiedSubject);
   // Matched from the first of a run of spaces only: from each of them, `[ \t]+$` would read a run inside a line again.
   const body = untidiedBody.replace(/\r\n?/g, '\n').replace(/(?<![ \t])[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim();
   if (!subject) throw new StepAttemptError('the WRITER answer has an empty subject', usage);

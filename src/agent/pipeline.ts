@@ -5,6 +5,7 @@ import { detached, type Engine, type EngineResult, type RunContext } from './eng
 import { writeGroundedDraft } from './grounding.ts';
 import type { AnalysisOutput, ResearchOutput, StepNode, StrategyOutput } from './outputs.ts';
 import { research } from './research.ts';
+import { restoreSeparator } from './sign-off.ts';
 import type { fetchPage } from './website.ts';
 
 /** The version of the research rules (pages chosen, facts kept), recorded on every RESEARCH step. */
@@ -59,7 +60,8 @@ export const PIPELINE: readonly PipelineStep[] = [
       deps.engine,
       { ...ctx, research: need(ctx.research, 'RESEARCH'), analysis: need(ctx.analysis, 'ANALYSIS'), strategy: need(ctx.strategy, 'STRATEGY') },
       (draft, checked) => deps.cpu.run('checkGrounding', { draft, ctx: detached(checked) }, { signal: checked.signal }),
-    ),
+    // The guard's tidy-up strips trailing spaces, the one of the signature's `-- ` line too (src/agent/sign-off.ts).
+    ).then((result) => ({ ...result, output: { ...result.output, body: restoreSeparator(result.output.body) } })),
     remember: () => {},
   },
 ];

@@ -283,6 +283,8 @@ export interface JobsTable {
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
+  /** The lane a kind with a fair claim takes its jobs from in turn: a webhook delivery's endpoint. */
+  lane: Generated<string | null>;
 }
 
 export interface EmailDeliveriesTable {
@@ -369,6 +371,12 @@ export interface WebhookEndpointsTable {
   failing_since: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** When a delivery to it was last claimed: endpoints are served in turn. */
+  served_at: Generated<Date | null>;
+  /** Its attempts in a row that got no answer in time. */
+  timeouts: Generated<number>;
+  /** No delivery to it is claimed before this (it has been timing out). */
+  put_off_until: Generated<Date | null>;
 }
 
 export interface WebhookEventsTable {

@@ -1,6 +1,9 @@
-// The versions of a run's draft (DESIGN §7). WRITER writes version 1 (`generated`) and, after a rejection with
-// feedback, the next (`regenerated`); a person's edit inserts the next version (`edited`) and the version it replaces
-// becomes SUPERSEDED. Every version stays readable, with the grounding check's verdict on its own text.
+// The versions of a run's draft (DESIGN §7, §12). WRITER writes version 1 (`generated`) and, when a person asks for
+// another (reject with `regenerate`), the next (`regenerated`), from the latest version as the person last saw it; a
+// person's edit inserts the next version (`edited`). Either way the version replaced becomes SUPERSEDED, never
+// REJECTED, which only a person's rejection makes. One numbering: these version numbers are the ones the run's
+// events, its trace and WRITER's `previousDraft` name. Every version stays readable, with the grounding check's
+// verdict on its own text.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { RunContext } from '../agent/engine.ts';
@@ -12,7 +15,7 @@ import { invalid, notFound } from './errors.ts';
 import { lockRun, type Decider } from './run-decisions.ts';
 import { recordEvent } from './run-events.ts';
 import { getRun, type Run } from './runs.ts';
-import { isUuid } from './validation.ts';
+import { isUuid, oneLineProblem } from './validation.ts';
 
 export const DRAFT_ORIGINS = ['generated', 'regenerated', 'edited'] as const satisfies readonly DraftOrigin[];
 export const DRAFT_STATUSES = ['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'] as const satisfies readonly DraftStatus[];
@@ -46,6 +49,8 @@ export interface DraftVersion {
   editedBy: { type: 'user' | 'key'; id: string; name: string | null } | null;
   feedback: string | null;
   grounding: DraftGrounding | null;
+  /** What replaced this version (the next one): a person's edit, or a regeneration; null for the latest. */
+  replacedBy: { version: number; origin: 'edited' | 'regenerated' } | null;
 }
 
 /** Every version of the run's draft, oldest first; null when the workspace has no such run. */
@@ -65,7 +70,7 @@ export async function listDraftVersions(db: Kysely<DB>, workspaceId: string, run
     .where('d.workspace_id', '=', workspaceId).where('d.run_id', '=', runId)
     .orderBy('d.version')
     .execute();
-  return rows.map((row) => ({
+  return rows.map((row, i) => ({
     id: row.id,
     version: row.version,
     origin: row.origin,
@@ -80,7 +85,13 @@ export async function listDraftVersions(db: Kysely<DB>, workspaceId: string, run
       : null,
     feedback: row.feedback,
     grounding: groundingOf(row.grounding),
+    replacedBy: replacement(rows[i + 1]),
   }));
+}
+
+/** The version after one, as what replaced it; WRITER's first version replaces nothing. */
+function replacement(next: { version: number; origin: DraftOrigin } | undefined): DraftVersion['replacedBy'] {
+  return next && next.origin !== 'generated' ? { version: next.version, origin: next.origin } : null;
 }
 
 // ===============================================================================================================
@@ -120,6 +131,8 @@ function applyEdit(current: DraftText, input: DraftEditInput): { next: DraftText
     to: input.to === undefined ? current.to : input.to,
   };
   if (!next.subject) throw invalid('subject', 'must not be blank');
+  const subjectProblem = input.subject === undefined ? null : oneLineProblem(next.subject);
+  if (subjectProblem) throw invalid('subject', subjectProblem);
   if (!next.body) throw invalid('body', 'must not be blank');
   const changed = (['subject', 'body', 'to'] as const).filter((field) => next[field] !== current[field]);
   return { next, changed };

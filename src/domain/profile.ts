@@ -8,10 +8,13 @@ import { AppError, invalid, notFound, type FieldError } from './errors.ts';
 import { endResetLinks } from './password-resets.ts';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
 import { endUserSessions } from './sessions.ts';
+import { oneLineProblem } from './validation.ts';
 
 export async function renameUser(db: Kysely<DB>, workspaceId: string, userId: string, name: string): Promise<void> {
   const trimmed = name.trim();
   if (!trimmed) throw invalid('name', 'must not be empty');
+  const problem = oneLineProblem(trimmed);
+  if (problem) throw invalid('name', problem);
   const updated = await db.updateTable('users').set({ name: trimmed })
     .where('id', '=', userId).where('workspace_id', '=', workspaceId).where('removed_at', 'is', null).executeTakeFirst();
   if (Number(updated.numUpdatedRows) !== 1) throw notFound('User');
@@ -21,8 +24,6 @@ export const SENDER_NAME_MAX = 100;
 export const SIGNATURE_MAX = 2000;
 export const SIGNATURE_MAX_LINES = 20;
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 // eslint-disable-next-line no-control-regex
 const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/;
 
@@ -69,12 +70,15 @@ export async function updateProfile(db: Kysely<DB>, workspaceId: string, userId:
   const set: { name?: string; sender_name?: string | null; signature?: string | null } = {};
   if (change.name !== undefined) {
     const name = change.name.trim();
-    if (!name) errors.push({ field: 'name', message: 'must not be empty' });
+    // A person's name is the sender's name on the e-mails sent in their name when they set none: one line.
+    const problem = name ? oneLineProblem(name) : 'must not be empty';
+    if (problem) errors.push({ field: 'name', message: problem });
     set.name = name;
   }
   if (change.senderName !== undefined) {
     const senderName = change.senderName?.trim() || null;
-    if (senderName && CONTROL.test(senderName)) errors.push({ field: 'senderName', message: 'must be one line of text, without control characters' });
+    const problem = senderName ? oneLineProblem(senderName) : null;
+    if (problem) errors.push({ field: 'senderName', message: problem });
     else if (senderName && senderName.length > SENDER_NAME_MAX) errors.push({ field: 'senderName', message: `must be at most ${SENDER_NAME_MAX} characters` });
     set.sender_name = senderName;
   }

@@ -37,7 +37,14 @@ async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Pr
   return run;
 }
 
-async function decideDraft(trx: Kysely<DB>, runId: string, status: 'APPROVED' | 'REJECTED', by: Decider, now: Date, feedback: string | null) {
+/**
+ * Decides the run's current version: APPROVED, REJECTED, or SUPERSEDED when a person asked for the next version (a
+ * regeneration rejects nothing: the version is replaced, with the feedback that asked for it).
+ */
+async function decideDraft(
+  trx: Kysely<DB>, runId: string, status: 'APPROVED' | 'REJECTED' | 'SUPERSEDED', by: Decider, now: Date,
+  feedback: string | null,
+) {
   await trx.updateTable('email_drafts')
     .set({ status, decided_at: now, decided_by_key_id: by.keyId, decided_by_user_id: by.userId, feedback })
     .where('run_id', '=', runId).where('status', '=', 'DRAFT')
@@ -85,7 +92,8 @@ export async function approveRun(
 
 /**
  * Rejects the draft. With `regenerate`, the run goes back to the queue for WRITER alone, which writes the next
- * version of the draft with the feedback; without it, the run ends REJECTED.
+ * version of the draft with the feedback, building on the version the reviewer last saw (a person's edit included);
+ * that version is SUPERSEDED, not REJECTED, since nobody rejected it. Without it, the draft and the run end REJECTED.
  */
 export async function rejectRun(
   trx: Kysely<DB>, workspaceId: string, runId: string, input: { feedback?: string | null; regenerate?: boolean }, by: Decider, clock: Clock,
@@ -93,7 +101,7 @@ export async function rejectRun(
   await lockRun(trx, workspaceId, runId, ['AWAITING_APPROVAL'], 'rejected');
   const now = clock.now();
   const feedback = input.feedback?.trim() || null;
-  await decideDraft(trx, runId, 'REJECTED', by, now, feedback);
+  await decideDraft(trx, runId, input.regenerate ? 'SUPERSEDED' : 'REJECTED', by, now, feedback);
   if (!input.regenerate) {
     await trx.updateTable('runs').set({ status: 'REJECTED', updated_at: now }).where('id', '=', runId).execute();
     await recordEvent(trx, { runId, workspaceId, type: 'run.rejected', error: feedback, at: now });

@@ -138,9 +138,29 @@ export async function signIn(
   if (!attempt) {
     throw new AppError('rate_limited', 'Too many failed sign-ins; wait a few minutes and try again.', { extra: { retryAfterSeconds: SIGN_IN_WINDOW_MS / 1000 } });
   }
-  const user = await db.selectFrom('users').select(['id', 'password_hash']).where((eb) => eb(eb.fn('lower', ['email']), '=', email)).executeTakeFirst();
-  const ok = await verifyPassword(input.password, user?.password_hash ?? null);
-  if (!ok || !user) throw new AppError('unauthorized', 'The e-mail or password is not right.');
+  const user = await accountOf(db, email, input.password);
+  if (!user) throw new AppError('unauthorized', 'The e-mail or password is not right.');
   await db.updateTable('sign_in_attempts').set({ succeeded: true }).where('id', '=', attempt.id).execute();
   return createSession(db, user.id, clock, client);
+}
+
+/**
+ * The account an address and password sign in to. An address may be someone's in several workspaces (each
+ * workspace's admin adds whom they like: docs/decisions/0008-addresses-are-unique-per-workspace.md); the password
+ * is tried against each, and it is the account whose password it is. When it is the password of several (a person
+ * who chose the same one in two workspaces), the one they signed in to last, then the oldest. An address with no
+ * account costs one password check all the same.
+ */
+async function accountOf(db: Kysely<DB>, email: string, password: string): Promise<{ id: string } | null> {
+  const accounts = await db.selectFrom('users as u')
+    .select((eb) => ['u.id', 'u.password_hash', eb.selectFrom('sessions as s')
+      .select((s) => s.fn.max('s.created_at').as('last')).whereRef('s.user_id', '=', 'u.id').as('last_signed_in')])
+    .where((eb) => eb(eb.fn('lower', ['u.email']), '=', email)).where('u.password_hash', 'is not', null)
+    .orderBy('last_signed_in', sql`desc nulls last`).orderBy('u.created_at').orderBy('u.id')
+    .execute();
+  if (accounts.length === 0) await verifyPassword(password, null);
+  for (const account of accounts) {
+    if (await verifyPassword(password, account.password_hash)) return { id: account.id };
+  }
+  return null;
 }

@@ -1,6 +1,7 @@
 // The people of a workspace: members added by admins, their passwords, and the first-run setup that creates an
-// installation's first workspace and admin. An e-mail address names one person in the whole installation: it is
-// what they sign in with (docs/decisions/0004-e-mail-addresses-are-installation-wide.md).
+// installation's first workspace and admin. An e-mail address names one person in a workspace; the same address may
+// be someone's in other workspaces too, and sign-in finds the account by its password
+// (docs/decisions/0008-addresses-are-unique-per-workspace.md).
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
@@ -10,7 +11,7 @@ import { AppError, invalid } from './errors.ts';
 import { endResetLinks } from './password-resets.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
 import { endUserSessions } from './sessions.ts';
-import { isEmail } from './validation.ts';
+import { isEmail, oneLineProblem } from './validation.ts';
 import { createWorkspace, listWorkspaces, type WorkspaceSummary } from './workspaces.ts';
 
 function normaliseEmail(email: string): string {
@@ -43,14 +44,19 @@ export async function addMember(
   checkPassword(input.password);
   const name = input.name.trim();
   if (!name) throw invalid('name', 'must not be empty');
+  // A name goes into the From header of the e-mails sent in this person's name: one line.
+  const nameProblem = oneLineProblem(name);
+  if (nameProblem) throw invalid('name', nameProblem);
   const row = {
     id: randomUUID(), workspace_id: workspaceId, email, name, role: input.role,
     password_hash: await hashPassword(input.password), created_at: clock.now(),
   };
+  // Only this workspace's members can be in the way (users_email_key is per workspace), so the answer is the same
+  // whether or not the address has an account in another workspace: an admin learns nothing of the others. An
+  // address that was refused because it was someone's elsewhere told them just that (issue 38). The insert itself
+  // decides, so two admins adding the same address at once get one member and this answer, never a 500.
   const added = await db.insertInto('users').values(row).onConflict((oc) => oc.doNothing()).returning('id').executeTakeFirst();
-  // The address is someone's already, in this workspace or another. The answer does not say which, nor that it is
-  // taken: an admin must not learn who has an account in another workspace.
-  if (!added) throw invalid('email', 'cannot be used for a new member; use another address');
+  if (!added) throw invalid('email', 'is a member of this workspace already');
   return { id: row.id, name, email, role: row.role, createdAt: row.created_at };
 }
 
@@ -73,6 +79,9 @@ export async function setUpInstallation(
   checkPassword(input.password);
   const name = input.name.trim();
   if (!name) throw invalid('name', 'must not be empty');
+  // A name goes into the From header of the e-mails sent in this person's name: one line.
+  const nameProblem = oneLineProblem(name);
+  if (nameProblem) throw invalid('name', nameProblem);
   await lockSetup(db);
   if (!(await setupNeeded(db))) throw new AppError('invalid_state', 'This installation is already set up; sign in instead.');
   const workspace = await createWorkspace(db, { name: input.workspaceName, plan: 'free', adminEmail: email, adminName: name }, clock);
@@ -82,15 +91,26 @@ export async function setUpInstallation(
 
 /**
  * Sets a user's password (the CLI's `user password`) and ends their sessions and unused reset links in the same
- * transaction: whoever was signed in with the old password is signed out. Null when there is no such user.
+ * transaction: whoever was signed in with the old password is signed out. Null when there is no such user. An
+ * address that is someone's in several workspaces needs `workspaceId`, to say whose password it is.
  */
-export async function setPassword(db: Kysely<DB>, email: string, password: string, clock: Clock): Promise<{ id: string; email: string } | null> {
+export async function setPassword(
+  db: Kysely<DB>, email: string, password: string, clock: Clock, workspaceId: string | null = null,
+): Promise<{ id: string; email: string } | null> {
   checkPassword(password);
   const normal = normaliseEmail(email);
   const passwordHash = await hashPassword(password);
   return inTransaction(db, async (trx) => {
-    const row = await trx.updateTable('users').set({ password_hash: passwordHash })
-      .where(sql`lower(email)`, '=', normal).returning(['id']).executeTakeFirst();
+    let users = trx.selectFrom('users').select('id').where(sql`lower(email)`, '=', normal);
+    if (workspaceId) users = users.where('workspace_id', '=', workspaceId);
+    const found = await users.limit(2).execute();
+    if (found.length > 1) {
+      const errors = [{ field: 'workspace', message: 'is required for an address that is in more than one workspace' }];
+      const message = `${normal} is a user in more than one workspace: name one with --workspace.`;
+      throw new AppError('invalid_request', message, { errors });
+    }
+    const row = found[0] ? await trx.updateTable('users').set({ password_hash: passwordHash })
+      .where('id', '=', found[0].id).returning(['id']).executeTakeFirst() : undefined;
     if (!row) return null;
     await endUserSessions(trx, row.id, clock);
     await endResetLinks(trx, row.id, clock);

@@ -36,3 +36,32 @@ export function isWebUrl(value: string): boolean {
     return false;
   }
 }
+
+// One line of text: the rule for every field that goes into a mail header (a subject; a person's, member's or
+// sender's name). A line break there would start a header of its own, and readers take more than CR and LF for
+// one (NEL U+0085, U+2028, U+2029); other control characters hide or reorder what is shown. An encoded word typed
+// as such (=?utf-8?b?...?=) is decoded by the recipient's mail program into text other than the one reviewed.
+const LINE_BREAKERS = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029';
+const LINE_BREAKER = new RegExp(`[${LINE_BREAKERS}]`);
+const LINE_BREAKER_RUNS = new RegExp(`[${LINE_BREAKERS}]+`, 'g');
+// Linear (DESIGN §10): neither run of [^?\s] can reach past the next question mark.
+const ENCODED_WORD = /=\?[^?\s]*\?[bq]\?[^?\s]*\?=/i;
+const ENCODED_WORDS = new RegExp(ENCODED_WORD.source, 'gi');
+
+/** The same rule as a JSON schema pattern, for the schemas of fields checked with `oneLineProblem`. */
+export const ONE_LINE_PATTERN = `^[^${LINE_BREAKERS}]*$`;
+
+export const ONE_LINE_MESSAGE = 'must be one line of text, without control characters or encoded words (=?...?=)';
+
+/** Why `value` cannot go into a mail header as it is, or null when it can. */
+export function oneLineProblem(value: string): string | null {
+  return LINE_BREAKER.test(value) || ENCODED_WORD.test(value) ? ONE_LINE_MESSAGE : null;
+}
+
+/**
+ * Generated text (a model's or the offline engine's subject) made one line by the same rule: what would be refused
+ * from a person is dropped instead, a line break becoming a space, and the spaces tidied.
+ */
+export function toOneLine(value: string): string {
+  return value.replace(ENCODED_WORDS, ' ').replace(LINE_BREAKER_RUNS, ' ').replace(/\s+/g, ' ').trim();
+}

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { DB, Plan } from '../db/schema.ts';
 import { AppError } from './errors.ts';
-import { isEmail } from './validation.ts';
+import { isEmail, oneLineProblem } from './validation.ts';
 import { inTransaction } from '../db/transaction.ts';
 
 export interface CreatedWorkspace {
@@ -23,6 +23,12 @@ export async function createWorkspace(
   const name = input.name.trim();
   if (name.length < 1 || name.length > 200) {
     throw new AppError('invalid_request', 'A workspace needs a name of 1 to 200 characters.', { errors: [{ field: 'name', message: 'must be 1 to 200 characters' }] });
+  }
+  // The name is in the subject of the e-mails that send a member a password-reset link: one line.
+  const nameProblem = oneLineProblem(name);
+  if (nameProblem) {
+    const errors = [{ field: 'name', message: nameProblem }];
+    throw new AppError('invalid_request', `A workspace's name ${nameProblem}.`, { errors });
   }
   const planInput = (input.plan ?? 'free').toUpperCase();
   if (planInput !== 'FREE' && planInput !== 'PRO') {

@@ -1,6 +1,7 @@
 // Every error leaves the server as an RFC 9457 problem document. The code → status map lives here and only here.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, type FieldError } from '../domain/errors.ts';
+import { ONE_LINE_MESSAGE, ONE_LINE_PATTERN } from '../domain/validation.ts';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -152,6 +153,7 @@ const TYPES: Record<string, string> = {
 /** A pattern a schema uses says in words what it wants; any other pattern is named as it is. */
 const PATTERNS: Record<string, string> = {
   '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]': 'must be an http or https URL',
+  [ONE_LINE_PATTERN]: ONE_LINE_MESSAGE,
 };
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;

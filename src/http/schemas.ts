@@ -11,6 +11,7 @@ import { DESCRIPTION_MAX as WEBHOOK_DESCRIPTION_MAX } from '../domain/webhooks/e
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import { URL_MAX } from '../domain/webhooks/url.ts';
 import { ERROR_CODES } from '../domain/errors.ts';
+import { ONE_LINE_PATTERN } from '../domain/validation.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 // Every string and array of the document states its bound, answers included, so that a client can size what it
@@ -267,7 +268,9 @@ export const DraftGrounding = Type.Object({
 export const EmailDraft = Type.Object({
   id: Id('Identifier of the draft.'),
   status: Type.Enum(['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'], {
-    description: 'DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.',
+    description: 'DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED (a person rejected it); '
+      + 'SUPERSEDED by a later version: a person\'s edit, or a regeneration a person asked for (never REJECTED for '
+      + 'that).',
   }),
   subject: Type.String({ maxLength: SUBJECT_MAX }),
   body: Type.String({ maxLength: BODY_MAX }),
@@ -286,7 +289,11 @@ export const DraftVersion = Type.Object({
   id: Id('Identifier of this version.'),
   version: Int32({ minimum: 1, description: '1, 2, 3…: the order in which the versions were made.' }),
   origin: DraftOrigin,
-  status: Type.Enum(DRAFT_STATUSES, { description: 'DRAFT for the version under review; a version an edit replaced is SUPERSEDED.' }),
+  status: Type.Enum(DRAFT_STATUSES, {
+    description: 'DRAFT for the version under review; SUPERSEDED for one a later version replaced (an edit, or a '
+      + 'regeneration a person asked for: `replacedBy` says which); REJECTED only when a person rejected it without '
+      + 'asking for another.',
+  }),
   subject: Type.String({ maxLength: SUBJECT_MAX }),
   body: Type.String({ maxLength: BODY_MAX }),
   to: Nullable(Type.String({ maxLength: EMAIL_MAX })),
@@ -297,16 +304,26 @@ export const DraftVersion = Type.Object({
     id: Id('The user or the API key.'),
     name: Nullable(Type.String({ maxLength: 200, description: "The user's or key's name." })),
   }, { description: 'For an edited version: who edited it.' })),
-  feedback: Nullable(Type.String({ maxLength: FEEDBACK_MAX, description: "The reviewer's feedback when they rejected this version." })),
+  feedback: Nullable(Type.String({
+    maxLength: FEEDBACK_MAX,
+    description: "The reviewer's feedback when they rejected this version or asked for the next one.",
+  })),
   grounding: Nullable(DraftGrounding),
+  replacedBy: Nullable(Type.Object({
+    version: Int32({ minimum: 2, description: 'The version that replaced this one.' }),
+    origin: Type.Enum(['edited', 'regenerated'], {
+      description: "`edited`: a person's edit; `regenerated`: WRITER, asked by a person.",
+    }),
+  }, { description: 'What replaced this version: null for the latest one.' })),
 }, { $id: 'DraftVersion' });
 
 /** PATCH /api/v1/runs/{id}/draft: the fields to change; the others are copied from the version being edited. */
 export const DraftEdit = Type.Object({
-  // Linear patterns only (DESIGN §10): no control characters in a subject line, none but tab and line breaks in a body.
-  // A subject or body of white space alone is refused by the domain.
+  // Linear patterns only (DESIGN §10): one line of text in a subject (the domain refuses encoded words too), no control
+  // characters but tab and line breaks in a body. A subject or body of white space alone is refused by the domain.
   subject: Type.Optional(Type.String({
-    minLength: 1, maxLength: SUBJECT_MAX, pattern: '^[^\\x00-\\x1f\\x7f]*$', description: `The subject line: 1 to ${SUBJECT_MAX} characters, one line.`,
+    minLength: 1, maxLength: SUBJECT_MAX, pattern: ONE_LINE_PATTERN,
+    description: `The subject line: 1 to ${SUBJECT_MAX} characters, one line, without encoded words (=?...?=).`,
   })),
   body: Type.Optional(Type.String({
     minLength: 1, maxLength: BODY_MAX, pattern: '^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$',

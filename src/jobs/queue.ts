@@ -15,6 +15,8 @@ export interface EnqueueJobInput {
   /** Unique among the live (QUEUED or RUNNING) jobs of its kind: one delivery job per delivery. */
   key?: string | null;
   workspaceId: string | null;
+  /** The lane a kind with a fair claim takes the job from in turn with other lanes' (a delivery's endpoint). */
+  lane?: string | null;
   payload: unknown;
   maxAttempts: number;
   availableAt: Date;
@@ -37,9 +39,11 @@ export async function enqueueJob(trx: Kysely<DB>, input: EnqueueJobInput): Promi
   const now = input.now ?? input.availableAt;
   const key = input.key ?? null;
   const { rows: [inserted] } = await sql<{ id: string }>`
-    INSERT INTO jobs (id, workspace_id, kind, key, payload, status, attempts, max_attempts, available_at, created_at, updated_at)
-    VALUES (${id}, ${input.workspaceId}::uuid, ${input.kind}, ${key}, ${JSON.stringify(input.payload ?? {})}::jsonb, 'QUEUED', 0,
-            ${input.maxAttempts}::int, ${input.availableAt}::timestamptz, ${now}::timestamptz, ${now}::timestamptz)
+    INSERT INTO jobs (id, workspace_id, kind, key, lane, payload, status, attempts, max_attempts, available_at,
+                      created_at, updated_at)
+    VALUES (${id}, ${input.workspaceId}::uuid, ${input.kind}, ${key}, ${input.lane ?? null},
+            ${JSON.stringify(input.payload ?? {})}::jsonb, 'QUEUED', 0, ${input.maxAttempts}::int,
+            ${input.availableAt}::timestamptz, ${now}::timestamptz, ${now}::timestamptz)
     ON CONFLICT (kind, key) WHERE key IS NOT NULL AND status IN ('QUEUED', 'RUNNING') DO NOTHING
     RETURNING id`.execute(trx);
   if (inserted) {
@@ -54,30 +58,54 @@ export async function enqueueJob(trx: Kysely<DB>, input: EnqueueJobInput): Promi
   return enqueueJob(trx, input);
 }
 
+/** A claimed job's row as claimJob and every other claim of the `jobs` table return it. */
+export interface ClaimedJobRow {
+  id: string;
+  kind: string;
+  key: string | null;
+  workspace_id: string | null;
+  payload: unknown;
+  attempts: number;
+  max_attempts: number;
+}
+
+/** What a claim sets on the job it takes: RUNNING under this runner's lease, the attempt counted. */
+export const claimedBy = (owner: string, now: Date, leaseMs: number) => sql`status = 'RUNNING', attempts = attempts + 1,
+  lease_owner = ${owner}, lease_expires_at = ${new Date(now.getTime() + leaseMs)}::timestamptz,
+  updated_at = ${now}::timestamptz`;
+
+/** What a claim returns of the job it took (with `RETURNING ${claimedColumns}`). */
+export const claimedColumns = sql`id, kind, key, workspace_id, payload, attempts, max_attempts`;
+
+/** A job is due when queued and its time has come, or running under a lease that ran out (its runner died). */
+export const dueJob = (now: Date, alias?: string) => {
+  const column = (name: string) => sql.ref(alias ? `${alias}.${name}` : name);
+  return sql`${column('status')} IN ('QUEUED', 'RUNNING') AND ${column('available_at')} <= ${now}::timestamptz
+    AND (${column('lease_expires_at')} IS NULL OR ${column('lease_expires_at')} < ${now}::timestamptz)`;
+};
+
+export function claimedJobOf(row: ClaimedJobRow): ClaimedJob {
+  return {
+    id: row.id, kind: row.kind, key: row.key, workspaceId: row.workspace_id, payload: row.payload,
+    attempt: row.attempts, maxAttempts: row.max_attempts,
+  };
+}
+
 /**
  * Takes the oldest due job of `kind`: queued and due, or running under a lease that ran out (its runner died).
  * The attempt is counted at the claim, so a job whose runner keeps dying still reaches its last attempt.
  */
 export async function claimJob(db: Kysely<DB>, kind: string, owner: string, now: Date, leaseMs: number): Promise<ClaimedJob | null> {
-  const { rows: [row] } = await sql<{
-    id: string; kind: string; key: string | null; workspace_id: string | null; payload: unknown; attempts: number; max_attempts: number;
-  }>`
-    ${prepare}UPDATE jobs SET status = 'RUNNING', attempts = attempts + 1, lease_owner = ${owner},
-      lease_expires_at = ${new Date(now.getTime() + leaseMs)}::timestamptz, updated_at = ${now}::timestamptz
+  const { rows: [row] } = await sql<ClaimedJobRow>`
+    ${prepare}UPDATE jobs SET ${claimedBy(owner, now, leaseMs)}
     WHERE id = (
       SELECT id FROM jobs
-      WHERE kind = ${kind} AND status IN ('QUEUED', 'RUNNING') AND available_at <= ${now}::timestamptz
-        AND (lease_expires_at IS NULL OR lease_expires_at < ${now}::timestamptz)
+      WHERE kind = ${kind} AND ${dueJob(now)}
       ORDER BY available_at, created_at
       LIMIT 1
       FOR UPDATE SKIP LOCKED)
-    RETURNING id, kind, key, workspace_id, payload, attempts, max_attempts`.execute(db);
-  return row
-    ? {
-      id: row.id, kind: row.kind, key: row.key, workspaceId: row.workspace_id, payload: row.payload,
-      attempt: row.attempts, maxAttempts: row.max_attempts,
-    }
-    : null;
+    RETURNING ${claimedColumns}`.execute(db);
+  return row ? claimedJobOf(row) : null;
 }
 
 const held = (id: string, owner: string) => sql`id = ${id} AND lease_owner = ${owner} AND status = 'RUNNING'`;

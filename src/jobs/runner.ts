@@ -70,7 +70,8 @@ export class JobRunner {
     this.#kinds = options.handlers.map((handler): Kind => {
       const common = { kind: handler.kind, concurrency: handler.concurrency, leaseMs: handler.leaseMs, sleepers: new Sleepers() };
       if ('source' in handler) return { ...common, source: handler.source, work: (job, ctx) => handler.work(job, ctx) };
-      return { ...common, source: jobsTable, work: (job, ctx) => this.#workTableJob(handler, job as ClaimedJob, ctx) };
+      const source = handler.claim ? { ...jobsTable, claim: handler.claim } : jobsTable;
+      return { ...common, source, work: (job, ctx) => this.#workTableJob(handler, job as ClaimedJob, ctx) };
     });
   }
 

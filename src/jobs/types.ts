@@ -63,6 +63,11 @@ export interface JobHandler {
   /** How long a claim holds before another runner may take the job; renewed while the handler runs. */
   leaseMs: number;
   backoffMs: (attempt: number) => number;
+  /**
+   * Takes the kind's next job from the `jobs` table in place of its oldest due one: a claim that is fair between the
+   * jobs' lanes (webhook deliveries, src/domain/webhooks/claim.ts). It must claim as claimJob does (queue.ts).
+   */
+  claim?: JobSource<ClaimedJob>['claim'];
   run: (job: ClaimedJob, ctx: JobContext) => Promise<JobOutcome>;
   /** Called in the transaction that makes the job DEAD, with the last error. */
   onDead?: (trx: Transaction<DB>, job: ClaimedJob, error: Error) => Promise<void>;

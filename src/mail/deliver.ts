@@ -41,15 +41,19 @@ interface DeliveryRow {
   body: string;
   to_address: string | null;
   lead_id: string;
+  /** The lead's name, which the To header shows beside the draft's address; null when the lead is gone. */
+  lead_name: string | null;
 }
 
 async function loadDelivery(db: Kysely<DB>, deliveryId: string): Promise<DeliveryRow | undefined> {
   return db.selectFrom('email_deliveries as e')
     .innerJoin('email_drafts as d', 'd.id', 'e.draft_id')
     .innerJoin('runs as r', 'r.id', 'e.run_id')
+    .leftJoin('leads as l', (join) => join.onRef('l.id', '=', 'r.lead_id')
+      .onRef('l.workspace_id', '=', 'r.workspace_id'))
     .select([
       'e.id', 'e.workspace_id', 'e.run_id', 'e.draft_id', 'e.method', 'e.status', 'e.message_id', 'e.sender_user_id',
-      'd.subject', 'd.body', 'd.to_address', 'r.lead_id',
+      'd.subject', 'd.body', 'd.to_address', 'r.lead_id', 'l.name as lead_name',
     ])
     .where('e.id', '=', deliveryId)
     .executeTakeFirst();
@@ -119,7 +123,9 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
       if (!delivery.to_address) throw new PermanentJobError('The draft has no recipient.');
       const sender = await senderOf(ctx.db, delivery.sender_user_id, transport.from);
       const raw = await composeMessage({
-        from: sender.from, to: delivery.to_address, replyTo: sender.replyTo, subject: delivery.subject, body: delivery.body,
+        // The draft is written to the lead ("Hi Ada"), so the To header names them: `"Ada Lovelace" <ada@…>`.
+        from: sender.from, to: { name: delivery.lead_name, address: delivery.to_address }, replyTo: sender.replyTo,
+        subject: delivery.subject, body: delivery.body,
         signature: sender.signature, messageId: delivery.message_id, date: ctx.clock.now(),
       });
 

@@ -2,11 +2,13 @@
 // address, Reply-To the sender, and the Message-ID fixed when the delivery was made, so that a resend after a crash
 // is the same message. Composed by nodemailer (its stream transport runs MailComposer and hands the bytes back).
 import { randomUUID } from 'node:crypto';
+import { signedBody } from '../agent/sign-off.ts';
 import type { Address } from './settings.ts';
 
 export interface OutgoingMessage {
   from: Address;
-  to: string;
+  /** An address, or an address with the name the To header shows (the lead's), which nodemailer quotes and encodes. */
+  to: string | Address;
   replyTo: string | null;
   subject: string;
   body: string;
@@ -27,18 +29,21 @@ export function newMessageId(fromAddress: string | null | undefined): string {
 }
 
 /**
- * The body as sent: the draft's text and, when the sender has a signature the draft does not already end with (WRITER
- * signs the drafts it writes), the signature below the standard "-- " line.
+ * The body as sent, signed as WRITER signs (src/agent/sign-off.ts): a draft that already ends with the sender's
+ * signature is sent as it is; otherwise the signature is added under its `-- ` line, in place of a sign-off that
+ * named the sender without it, so that the name is never there twice.
  */
-export function messageText(body: string, signature: string | null): string {
-  const text = body.replace(/\s+$/, '');
-  const own = signature?.replace(/\s+$/, '') ?? '';
-  if (!own.trim() || normalised(text).endsWith(normalised(own))) return `${text}\n`;
-  return `${text}\n\n-- \n${own}\n`;
+export function messageText(body: string, signature: string | null, senderName: string | null = null): string {
+  return `${signedBody(body, { name: senderName, signature })}\n`;
 }
 
-/** Line endings and trailing spaces aside, so that an edit's \r\n or a stripped space does not hide a signature. */
-const normalised = (text: string) => text.replace(/\r\n?/g, '\n').replace(/[ \t]+$/gm, '').trim();
+/**
+ * A display name safe in a header: no line breaks or other control characters (no header can be injected through a
+ * lead's name), spaces collapsed. Quoting and encoding (`"O'Brien, Seán"`, RFC 2047 for é) are nodemailer's.
+ */
+export function displayName(name: string | null | undefined): string {
+  return (name ?? '').replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ').replace(/\s+/g, ' ').trim();
+}
 
 /** Made by the first message composed: nodemailer is not loaded by every process that starts (docs/PERFORMANCE.md). */
 let composer: ReturnType<typeof makeComposer> | null = null;
@@ -53,10 +58,11 @@ export async function composeMessage(message: OutgoingMessage): Promise<Buffer> 
   composer ??= makeComposer();
   const info = await (await composer).sendMail({
     from: { name: message.from.name ?? '', address: message.from.address },
-    to: message.to,
+    to: typeof message.to === 'string' ? message.to
+      : { name: displayName(message.to.name), address: message.to.address },
     ...(message.replyTo ? { replyTo: message.replyTo } : {}),
     subject: message.subject,
-    text: messageText(message.body, message.signature),
+    text: messageText(message.body, message.signature, message.from.name),
     messageId: message.messageId,
     date: message.date,
     // Nothing in a draft may make the message fetch a file or a URL.

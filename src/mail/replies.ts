@@ -12,7 +12,7 @@ import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
 import { writeAudit } from '../domain/audit.ts';
 import { recordEvent } from '../domain/run-events.ts';
-import { enqueueJob } from '../jobs/queue.ts';
+import { enqueueJob, JOBS_CHANNEL } from '../jobs/queue.ts';
 import { RetryJobError, type JobHandler } from '../jobs/types.ts';
 import { connectImap, describeImapError, ImapError, type ImapOptions } from './imap.ts';
 import { bareMessageId, envelopeReply, MAX_BYTES_PER_MESSAGE, type ReplyCandidate, type ReplyMessage } from './reply-reading.ts';
@@ -168,8 +168,10 @@ export async function recordReplyCheckError(db: Kysely<DB>, workspaceId: string,
 }
 
 /**
- * Queues the workspace's periodic reply check when IMAP is set up and none is queued or running (the live-key
- * index makes a second one a no-op). Call it in the transaction that saves the mail settings.
+ * Queues the workspace's periodic reply check for `at` when IMAP is set up (the live-key index keeps it to one per
+ * workspace). Call it in the transaction that saves the mail settings: a check already queued, perhaps waiting out
+ * the backoff of checks that failed with the old settings, is brought forward to `at` with its attempts counted
+ * afresh, so mended settings are tried at once. Answers whether a new job was made.
  */
 export async function scheduleReplyChecks(trx: Kysely<DB>, workspaceId: string, at: Date = new Date()): Promise<boolean> {
   const settings = await trx.selectFrom('mail_settings').select(['imap_host', 'imap_password'])
@@ -178,7 +180,21 @@ export async function scheduleReplyChecks(trx: Kysely<DB>, workspaceId: string, 
   const job = await enqueueJob(trx, {
     kind: REPLY_CHECK_KIND, key: workspaceId, workspaceId, payload: {}, maxAttempts: replyCheckHandler.maxAttempts, availableAt: at,
   });
+  if (!job.created) {
+    // A running check is left to its runner; it sees the settings changed under it and is retried at once (run below).
+    const moved = await trx.updateTable('jobs').set({ available_at: at, attempts: 0, updated_at: at })
+      .where('id', '=', job.id).where('status', '=', 'QUEUED').where('available_at', '>', at)
+      .returning('id').executeTakeFirst();
+    if (moved) await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${REPLY_CHECK_KIND})`.execute(trx);
+  }
   return job.created;
+}
+
+/** When the workspace's mail settings were last saved, as a number to compare; null without settings. */
+async function settingsSavedAt(db: Kysely<DB>, workspaceId: string): Promise<number | null> {
+  const row = await db.selectFrom('mail_settings').select('updated_at')
+    .where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return row ? new Date(row.updated_at).getTime() : null;
 }
 
 /**
@@ -197,6 +213,7 @@ export const replyCheckHandler: JobHandler = {
   async run(job, ctx) {
     const workspaceId = job.workspaceId ?? job.key;
     if (!workspaceId) throw new Error('a reply check needs a workspace');
+    const savedAt = await settingsSavedAt(ctx.db, workspaceId);
     const transport = await loadMailTransport(ctx.db, workspaceId, ctx.secrets(), ctx.config);
     if (!transport.imap) {
       await ctx.db.transaction().execute(async (trx) => { await ctx.finish(trx); });
@@ -208,7 +225,9 @@ export const replyCheckHandler: JobHandler = {
       // The mailbox could not be read: the admin sees why; a database failure is the runner's to retry and log.
       if (ctx.signal.aborted || !(error instanceof ImapError)) throw error;
       await recordReplyCheckError(ctx.db, workspaceId, error.message, ctx.clock.now());
-      throw new RetryJobError(error.message);
+      // Settings saved while this check talked to the server are tried at once, not after the backoff of the old ones.
+      const changed = (await settingsSavedAt(ctx.db, workspaceId)) !== savedAt;
+      throw new RetryJobError(error.message, changed ? 0 : null);
     }
     return { again: new Date(ctx.clock.now().getTime() + ctx.config.replyCheckIntervalMs) };
   },

@@ -46,7 +46,7 @@ export class SecretBox {
 export function loadSecretBox(configured: Buffer | null, dataDir: string): SecretBox {
   if (configured) return new SecretBox(configured);
   const file = path.join(dataDir, 'secrets.key');
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   // Written whole under another name, then linked into place: a process starting at the same moment either makes
   // the link or finds the complete file of the one that did, never a half-written one.
   const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;

@@ -8,9 +8,12 @@ import type { Config } from '../config.ts';
 import type { DB, MailSettingsTable } from '../db/schema.ts';
 import type { AuditDetails } from '../domain/audit.ts';
 import { AppError, type FieldError } from '../domain/errors.ts';
+import { oneLineProblem } from '../domain/validation.ts';
 import { MailHostRefused, resolveMailHost } from './guard.ts';
 import type { SecretBox } from './secrets.ts';
-import { getMailSettingsView, saveMailSettings, type MailSettingsInput, type MailSettingsView } from './settings.ts';
+import {
+  bindingOfChange, getMailSettingsView, keptPassword, saveMailSettings, type MailSettingsInput, type MailSettingsView,
+} from './settings.ts';
 
 export const HOST_MAX = 253;
 export const FROM_NAME_MAX = 100;
@@ -20,9 +23,6 @@ export const MAIL_PASSWORD_MAX = 1024;
 
 // A DNS name (labels of letters, digits, hyphens and underscores, an optional final dot) or an IPv4 address.
 const HOST_NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
-// Line breaks and other control characters: in a name that goes into a header they would start a header of their own.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** What is wrong with a host as typed, or null: the host alone, as the client dials it. */
 export function hostNameProblem(host: string): string | null {
@@ -40,8 +40,10 @@ const normalHost = (host: string) => host.replace(/^\[(.*)\]$/, '$1');
 /** Refuses a change that breaks a rule its schema cannot state, naming every field at fault. */
 export function checkMailSettingsInput(input: MailSettingsInput, current: Selectable<MailSettingsTable> | undefined): void {
   const errors: FieldError[] = [];
+  // The sender's name goes into the From header, the user into the SMTP conversation: one line each.
   const text = (field: string, value: string | null | undefined) => {
-    if (value && CONTROL.test(value)) errors.push({ field, message: 'must be one line of text, without control characters' });
+    const problem = value ? oneLineProblem(value) : null;
+    if (problem) errors.push({ field, message: problem });
   };
   text('fromName', input.fromName);
   if (input.smtp) {
@@ -57,10 +59,19 @@ export function checkMailSettingsInput(input: MailSettingsInput, current: Select
     text('imap.user', input.imap.user);
     text('imap.draftsFolder', input.imap.draftsFolder);
     // IMAP always signs in: a mailbox is someone's. Without a user and password the settings could not be used.
-    const user = input.imap.user !== undefined ? input.imap.user || null : current?.imap_user ?? null;
-    const password = input.imap.password !== undefined ? input.imap.password || null : current?.imap_password ?? null;
-    if (!user) errors.push({ field: 'imap.user', message: 'is required: IMAP signs in to a mailbox' });
-    if (!password) errors.push({ field: 'imap.password', message: 'is required: IMAP signs in to a mailbox' });
+    const binding = bindingOfChange(current, 'imap', input.imap);
+    const kept = keptPassword(current, 'imap', binding);
+    const password = input.imap.password !== undefined ? input.imap.password || null : kept;
+    if (!binding.user) errors.push({ field: 'imap.user', message: 'is required: IMAP signs in to a mailbox' });
+    if (!password) {
+      // The saved password is bound to the server it was saved for: a change of server asks for it again.
+      errors.push({
+        field: 'imap.password',
+        message: current?.imap_password && input.imap.password === undefined
+          ? 'is required again: the saved password is sent only to the host, port, user and security it was saved with'
+          : 'is required: IMAP signs in to a mailbox',
+      });
+    }
   }
   if (errors.length > 0) {
     throw new AppError('invalid_request', `The request is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, { errors });

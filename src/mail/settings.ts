@@ -1,6 +1,8 @@
 // A workspace's mail transport (DESIGN §7): what admins set in Settings / E-mail, with the installation's SMTP_URL and
 // MAIL_FROM as the fallback for what a workspace leaves unset. Passwords are sealed (secrets.ts) before they are
 // stored and opened only to talk to the server; the view an answer shows says whether one is set, never what it is.
+// A stored password is bound to the host, port, user and security it was saved with (passwordAppliesTo): saving,
+// the connection checks, the test e-mail, delivery and the reply check all go by that one rule.
 import type { Kysely, Selectable } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -63,7 +65,10 @@ export interface MailSettingsView {
   updatedAt: Date | null;
 }
 
-/** A change to the settings. A password left out keeps the stored one; null removes it; `smtp: null` removes SMTP. */
+/**
+ * A change to the settings. A password left out keeps the stored one while host, port, user and security stay as
+ * they were saved, and is dropped when any of them changes; null removes it; `smtp: null` removes SMTP.
+ */
 export interface MailSettingsInput {
   fromName?: string | null;
   fromAddress?: string | null;
@@ -74,8 +79,47 @@ export interface MailSettingsInput {
 
 export const DEFAULT_DRAFTS_FOLDER = 'Drafts';
 
-/** The ciphertext's context: the workspace and the field, so a sealed password opens only where it was stored. */
-const passwordContext = (workspaceId: string, field: 'smtp_password' | 'imap_password') => `mail_settings:${workspaceId}:${field}`;
+type PasswordField = 'smtp_password' | 'imap_password';
+
+/**
+ * Where a stored password may be sent: the server (host and port), the user and the security it was saved with. A
+ * password typed for one server must not reach another because an admin changed the port or the host and left the
+ * password field alone, and one saved for TLS or STARTTLS must never cross a connection in clear text.
+ */
+export interface PasswordBinding {
+  host: string;
+  port: number;
+  security: Security;
+  user: string | null;
+}
+
+/** A host as a resolver sees it: without brackets around an IPv6 address, a final dot, or capitals. */
+const hostKey = (host: string) => host.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+
+/**
+ * Whether a password saved for `saved` may be sent to `target`: only when host, port, user and security are all the
+ * same. The one rule for every path that would send a stored password; a change of any of them drops the password.
+ */
+export function passwordAppliesTo(saved: PasswordBinding, target: PasswordBinding): boolean {
+  return hostKey(saved.host) === hostKey(target.host) && saved.port === target.port
+    && saved.security === target.security && (saved.user || null) === (target.user || null);
+}
+
+/**
+ * The ciphertext's context: the workspace, the field and what the password is bound to, so a sealed password opens
+ * only in the row and field it was stored in, and only while the row names the server, user and security it was saved
+ * for. A row changed behind the application's back (by hand, or by a path that forgot the rule) then cannot send it.
+ */
+const passwordContext = (workspaceId: string, field: PasswordField, binding: PasswordBinding) => {
+  const boundTo = [hostKey(binding.host), binding.port, binding.security, binding.user || null];
+  return `mail_settings:${workspaceId}:${field}:${JSON.stringify(boundTo)}`;
+};
+
+/**
+ * The context of passwords sealed before they were bound to their server: they open for the row as it stands. Saving
+ * the password again seals it under the bound context; a change of server drops it whichever context sealed it.
+ */
+const unboundPasswordContext = (workspaceId: string, field: PasswordField) => `mail_settings:${workspaceId}:${field}`;
 
 /** SMTP_URL as settings: `smtps://` is TLS from the first byte (port 465), `smtp://` STARTTLS when offered (587). */
 export function smtpFromUrl(smtpUrl: string): SmtpSettings {
@@ -107,12 +151,37 @@ export class MailSettingsUnreadable extends AppError {
   }
 }
 
-function openPassword(box: SecretBox, sealed: string, workspaceId: string, field: 'smtp_password' | 'imap_password'): string {
-  try {
-    return box.open(sealed, passwordContext(workspaceId, field));
-  } catch {
-    throw new MailSettingsUnreadable(field === 'smtp_password' ? 'smtp.password' : 'imap.password');
+function openPassword(
+  box: SecretBox, sealed: string, workspaceId: string, field: PasswordField, binding: PasswordBinding,
+): string {
+  for (const context of [passwordContext(workspaceId, field, binding), unboundPasswordContext(workspaceId, field)]) {
+    try {
+      return box.open(sealed, context);
+    } catch {
+      // Sealed under another context (or key): the next one is tried, and none opening makes the settings unreadable.
+    }
   }
+  throw new MailSettingsUnreadable(field === 'smtp_password' ? 'smtp.password' : 'imap.password');
+}
+
+/** What the row's SMTP or IMAP password is bound to, or null when the row has no such server. */
+function bindingOf(row: Selectable<MailSettingsTable> | undefined, part: 'smtp' | 'imap'): PasswordBinding | null {
+  const host = row?.[`${part}_host`];
+  const port = row?.[`${part}_port`];
+  const security = row?.[`${part}_security`];
+  return host && port && security ? { host, port, security, user: row[`${part}_user`] } : null;
+}
+
+/**
+ * The stored ciphertext a change of the SMTP or IMAP server keeps when it leaves the password out: the current one
+ * when the change keeps host, port, user and security, else none. Saving and the check of a change both ask this.
+ */
+export function keptPassword(
+  current: Selectable<MailSettingsTable> | undefined, part: 'smtp' | 'imap', next: PasswordBinding,
+): string | null {
+  const sealed = current?.[`${part}_password`] ?? null;
+  const saved = bindingOf(current, part);
+  return sealed !== null && saved !== null && passwordAppliesTo(saved, next) ? sealed : null;
 }
 
 async function readRow(db: Kysely<DB>, workspaceId: string): Promise<Selectable<MailSettingsTable> | undefined> {
@@ -132,7 +201,8 @@ export async function loadMailTransport(
   if (row?.smtp_host && row.smtp_port && row.smtp_security) {
     smtp = {
       host: row.smtp_host, port: row.smtp_port, security: row.smtp_security, user: row.smtp_user,
-      password: row.smtp_password === null ? null : openPassword(box, row.smtp_password, workspaceId, 'smtp_password'),
+      password: row.smtp_password === null
+        ? null : openPassword(box, row.smtp_password, workspaceId, 'smtp_password', bindingOf(row, 'smtp')!),
     };
     smtpSource = 'workspace';
   } else if (config.smtpUrl) {
@@ -142,7 +212,7 @@ export async function loadMailTransport(
   const imap: ImapSettings | null = row?.imap_host && row.imap_port && row.imap_security && row.imap_user && row.imap_password
     ? {
       host: row.imap_host, port: row.imap_port, security: row.imap_security, user: row.imap_user,
-      password: openPassword(box, row.imap_password, workspaceId, 'imap_password'),
+      password: openPassword(box, row.imap_password, workspaceId, 'imap_password', bindingOf(row, 'imap')!),
       draftsFolder: row.imap_drafts_folder ?? DEFAULT_DRAFTS_FOLDER,
     }
     : null;
@@ -177,17 +247,34 @@ export async function getMailSettingsView(
 }
 
 /**
+ * What a change of the SMTP or IMAP server binds its password to: the host, port and security given, and the user
+ * given or, when the change leaves it out, the stored one.
+ */
+export function bindingOfChange(
+  current: Selectable<MailSettingsTable> | undefined, part: 'smtp' | 'imap',
+  change: { host: string; port: number; security: TlsMode; user?: string | null },
+): PasswordBinding {
+  const user = change.user !== undefined ? change.user || null : current?.[`${part}_user`] ?? null;
+  return { host: change.host, port: change.port, security: change.security, user };
+}
+
+/**
  * Writes a change to the settings (validated by the caller's schema). Call inside a transaction: the row is read
- * for update so that a password left out keeps the stored ciphertext. `box` may be given as a function, called only
- * when a password is sealed: a change without one then needs no key.
+ * for update so that a password left out keeps the stored ciphertext, as long as the change keeps the host, port,
+ * user and security it was saved with; a change of any of them drops it. `box` may be given as a function, called
+ * only when a password is sealed: a change without one then needs no key.
  */
 export async function saveMailSettings(
   trx: Kysely<DB>, workspaceId: string, input: MailSettingsInput, box: SecretBox | (() => SecretBox), userId: string | null, clock: Clock,
 ): Promise<void> {
   const current = await trx.selectFrom('mail_settings').selectAll().where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
-  const seal = (password: string | null | undefined, field: 'smtp_password' | 'imap_password'): string | null =>
-    password === undefined ? current?.[field] ?? null : password === null || password === ''
-      ? null : (typeof box === 'function' ? box() : box).seal(password, passwordContext(workspaceId, field));
+  const password = (part: 'smtp' | 'imap', change: NonNullable<MailSettingsInput['smtp' | 'imap']>): string | null => {
+    const binding = bindingOfChange(current, part, change);
+    if (change.password === undefined) return keptPassword(current, part, binding);
+    if (change.password === null || change.password === '') return null;
+    const context = passwordContext(workspaceId, `${part}_password`, binding);
+    return (typeof box === 'function' ? box() : box).seal(change.password, context);
+  };
   const row: Selectable<MailSettingsTable> = {
     workspace_id: workspaceId,
     from_name: input.fromName !== undefined ? input.fromName : current?.from_name ?? null,
@@ -205,8 +292,8 @@ export async function saveMailSettings(
   } else if (input.smtp) {
     Object.assign(row, {
       smtp_host: input.smtp.host, smtp_port: input.smtp.port, smtp_security: input.smtp.security,
-      smtp_user: input.smtp.user !== undefined ? input.smtp.user || null : row.smtp_user,
-      smtp_password: seal(input.smtp.password, 'smtp_password'),
+      smtp_user: bindingOfChange(current, 'smtp', input.smtp).user,
+      smtp_password: password('smtp', input.smtp),
     });
   }
   if (input.imap === null) {
@@ -214,8 +301,8 @@ export async function saveMailSettings(
   } else if (input.imap) {
     Object.assign(row, {
       imap_host: input.imap.host, imap_port: input.imap.port, imap_security: input.imap.security,
-      imap_user: input.imap.user !== undefined ? input.imap.user || null : row.imap_user,
-      imap_password: seal(input.imap.password, 'imap_password'),
+      imap_user: bindingOfChange(current, 'imap', input.imap).user,
+      imap_password: password('imap', input.imap),
       imap_drafts_folder: input.imap.draftsFolder !== undefined ? input.imap.draftsFolder || null : row.imap_drafts_folder,
     });
   }

@@ -3,7 +3,7 @@
 // was cancelled) can never overwrite what happened since. Each write records its event in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { EngineName, RunContext, TokenUsage } from '../agent/engine.ts';
+import type { EngineName, PreviousDraft, RunContext, TokenUsage } from '../agent/engine.ts';
 import type { StepNode } from '../agent/outputs.ts';
 import type { DB, RunStatus, StepStatus } from '../db/schema.ts';
 import { prepare } from '../db/database.ts';
@@ -150,14 +150,14 @@ interface LoadRow {
   found_lead: string | null; lead_name: string; email: string | null; company_name: string | null; company_website: string | null;
   found_call: string | null; title: string | null; transcript: string; occurred_at: Date | null;
   sender: { name: string | null; signature: string | null } | null; from_name: string | null;
-  previous_draft: { version: number; subject: string; body: string } | null; steps: StoredStep[] | null; hooked: boolean;
+  previous_draft: Required<PreviousDraft> | null; steps: StoredStep[] | null; hooked: boolean;
 }
 
 /**
  * What a worker reads to work a run, over `r` (the run's id, workspace_id, lead_id, call_id and created_by_user_id):
- * the lead, the call, the sender, the draft a regeneration replaces, the steps, and whether the workspace has webhook
- * endpoints, with `more` columns (the claim's start). The claim reads it for the run it takes, in the same
- * statement; loadRun for a run it is given.
+ * the lead, the call, the sender, the draft a regeneration replaces (the latest version, a person's edit included),
+ * the steps, and whether the workspace has webhook endpoints, with `more` columns (the claim's start). The claim
+ * reads it for the run it takes, in the same statement; loadRun for a run it is given.
  *
  * The sender is the person who started the run (from the UI), else the workspace's admin (a run started through
  * the API has no person), each with their sender name (or their name) and signature; a person who has been removed
@@ -172,7 +172,7 @@ const LOAD = (more?: RawBuilder<unknown>) => sql`
           ORDER BY CASE WHEN u.id = r.created_by_user_id THEN 0 ELSE 1 END
           LIMIT 1) AS sender,
          (SELECT nullif(trim(m.from_name), '') FROM mail_settings m WHERE m.workspace_id = r.workspace_id) AS from_name,
-         (SELECT json_build_object('version', d.version, 'subject', d.subject, 'body', d.body)
+         (SELECT json_build_object('version', d.version, 'subject', d.subject, 'body', d.body, 'origin', d.origin)
           FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1) AS previous_draft,
          (SELECT json_agg(json_build_object('node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts, 'putOffSince', s.put_off_since) ORDER BY s.position)
           FROM run_steps s WHERE s.run_id = r.id) AS steps,

@@ -8,6 +8,7 @@ import { offlineRules, wordCount } from '../../src/agent/engines/offline.ts';
 import { checkGrounding } from '../../src/agent/grounding.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
 import type { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/agent/outputs.ts';
+import { signOff } from '../../src/agent/sign-off.ts';
 import { createCpuPool } from '../../src/cpu/pool.ts';
 import { contextFor, QUALITY_CALLS, type QualityCall } from './calls.ts';
 
@@ -67,8 +68,7 @@ describe('the offline draft carries the facts of the call', () => {
       used += call.facts.length - missing.length;
       present += call.facts.length;
       assert.deepEqual(missing, [], draft.body);
-      const signature = call.sender.signature ?? call.sender.name;
-      assert.ok(draft.body.endsWith(`\n\nBest regards,\n${signature}`), draft.body);
+      assert.ok(draft.body.endsWith(`\n\n${signOff(call.sender)}`), draft.body);
       assert.doesNotMatch(draft.body, /undefined|null|\[object|\{|\}/);
       assert.deepEqual(write(ctx), draft, 'the same input gives the same draft');
     });
@@ -112,9 +112,10 @@ describe('the offline draft carries the facts of the call', () => {
 
   it('ends with the sender’s signature verbatim when there is one, with no second closing when it brings its own', () => {
     const ctx = prepared('warehousing', 'Grace Hopper\nHead of Sales, Analytical Engines Ltd');
-    assert.ok(write(ctx).body.endsWith('\n\nBest regards,\nGrace Hopper\nHead of Sales, Analytical Engines Ltd'));
+    // The signature opens with the name: the name is not written above the separator as well.
+    assert.ok(write(ctx).body.endsWith('\n\nBest regards,\n-- \nGrace Hopper\nHead of Sales, Analytical Engines Ltd'));
     const own = prepared('warehousing', 'Cheers,\nGrace');
-    assert.ok(write(own).body.endsWith('\n\nCheers,\nGrace'));
+    assert.ok(write(own).body.endsWith('\n\nCheers,\n-- \nGrace'), write(own).body);
     assert.doesNotMatch(write(own).body, /Best regards/);
     const nobody = prepare({ ...contextFor(QUALITY_CALLS[0]!, 0), senderName: null });
     assert.ok(write(nobody).body.endsWith('\n\nBest regards,'));

@@ -221,6 +221,15 @@ describe('fitDraft', () => {
     assert.deepEqual(fitDraft({ subject: '  Hello\nthere ', body: 'Hi Ada,\r\n\r\n\r\nThanks.  \n' }, usage), { subject: 'Hello there', body: 'Hi Ada,\n\nThanks.' });
   });
 
+  it('makes a model’s subject one line: other line breaks and encoded words dropped, not refused', () => {
+    const fit = (subject: string) => fitDraft({ subject, body: 'Hi Ada' }, usage).subject;
+    assert.equal(fit('Hello\u2028Bcc: all@example.com'), 'Hello Bcc: all@example.com');
+    assert.equal(fit('Hello\u0085there\u2029again'), 'Hello there again');
+    assert.equal(fit('Your invoice =?utf-8?b?aXMgcGFpZA==?= today'), 'Your invoice today');
+    assert.equal(fit('=?utf-8?q?Hello?= =?utf-8?q?there?= Ada'), 'Ada');
+    assert.throws(() => fit('=?utf-8?b?SGVsbG8=?='), StepAttemptError, 'nothing left: the attempt fails, as if empty');
+  });
+
   it('trims a small overrun at a word or a paragraph', () => {
     const subject = fitDraft({ subject: 'word '.repeat(20).trim(), body: 'x' }, usage).subject;
     assert.ok(subject.length <= 80, String(subject.length));

@@ -205,6 +205,19 @@ describe('model engine: a full sequence', () => {
     assert.match(messageText(request, 'user'), /There are no research facts/);
     assert.match(messageText(request, 'user'), /No sender name is known/);
   });
+
+  it('signs the draft as every engine does (src/agent/sign-off.ts), whatever sign-off the model wrote', async () => {
+    const body = 'Hi Ada,\n\nThanks for the call.\n\nWould a two-week pilot with the Leeds team work for you?';
+    server.reply(
+      chat({ subject: DRAFT.subject, body: `${body}\n\nKind regards,\nGrace Hopper\nGrace Hopper\nHead of Sales` }),
+      chat({ subject: DRAFT.subject, body }),
+    );
+    const signed = context({ sender: { name: 'Grace Hopper', signature: 'Grace Hopper\nHead of Sales' } });
+    const first = await engine().write(signed);
+    assert.equal(first.output.body, `${body}\n\nKind regards,\n-- \nGrace Hopper\nHead of Sales`);
+    const second = await engine().write(context({ sender: { name: 'Grace Hopper', signature: null } }));
+    assert.equal(second.output.body, `${body}\n\nBest regards,\nGrace Hopper`);
+  });
 });
 
 describe('model engine: answers that are not usable', () => {

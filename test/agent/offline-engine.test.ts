@@ -206,6 +206,18 @@ describe('offline engine: write', () => {
     assert.match(fromHost.body, /kestrel\.example/);
   });
 
+  it('writes a one-line subject whatever the company’s name holds: line breaks and encoded words dropped', async () => {
+    const names = [
+      'Kestrel\u2028Bcc: all@example.com', 'Kestrel\u0085Logistics',
+      'Kestrel =?utf-8?b?UGFpZCBpbnZvaWNl?=', 'Kestrel\r\nX-Spam: no',
+    ];
+    for (const companyName of names) {
+      const { draft } = await pipeline(context({ companyName }));
+      assert.doesNotMatch(draft.subject, /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|=\?/, JSON.stringify(draft.subject));
+      assert.match(draft.subject, /Kestrel/);
+    }
+  });
+
   it('ends without a name when there is no sender', async () => {
     const { draft } = await pipeline(context({ senderName: null }));
     assert.ok(draft.body.endsWith('\n\nBest regards,'));

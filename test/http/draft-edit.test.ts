@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import type { Engine, PreviousDraft } from '../../src/agent/engine.ts';
+import { draftVersionsOf } from '../../web/src/lib/draftVersions.ts';
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
+import { testOfflineEngine } from '../support/cpu.ts';
 import { assertInvalid, assertProblem, auditRows, createCall, createLead, db, ISO_MS, startRun } from './support.ts';
 
 const atRest = (r: any) => ['AWAITING_APPROVAL', 'FAILED', 'CANCELLED', 'COMPLETED', 'REJECTED'].includes(r.status);
@@ -30,8 +33,20 @@ for (const kind of BACKENDS) {
       otherKey = (await t.key(B.id)).key;
       lead = await createLead(t, key, { name: 'Ada Lovelace', email: 'ada@example.com', companyName: 'Analytical Engines' });
       call = await createCall(t, key, lead.id);
-      await t.startWorker();
+      // The offline engine, telling what WRITER was given to build on.
+      const offline = testOfflineEngine();
+      const recording: Engine = {
+        name: offline.name,
+        analyse: (ctx) => offline.analyse(ctx),
+        strategise: (ctx) => offline.strategise(ctx),
+        write: (ctx) => {
+          (previousDrafts.get(ctx.runId) ?? previousDrafts.set(ctx.runId, []).get(ctx.runId)!).push(ctx.previousDraft ?? null);
+          return offline.write(ctx);
+        },
+      };
+      await t.startWorker({ engine: recording });
     });
+    const previousDrafts = new Map<string, Array<PreviousDraft | null>>();
     after(() => t?.close());
 
     async function awaitingApproval(): Promise<any> {
@@ -58,7 +73,8 @@ for (const kind of BACKENDS) {
       const listed = await versions(run.id);
       assert.equal(listed.length, 1);
       assert.deepEqual(Object.keys(listed[0]).sort(),
-        ['body', 'createdAt', 'editedAt', 'editedBy', 'feedback', 'grounding', 'id', 'origin', 'status', 'subject', 'to', 'version']);
+        ['body', 'createdAt', 'editedAt', 'editedBy', 'feedback', 'grounding', 'id', 'origin', 'replacedBy', 'status', 'subject', 'to', 'version']);
+      assert.equal(listed[0].replacedBy, null);
       assert.equal(listed[0].id, draft.id);
       assert.match(listed[0].createdAt, ISO_MS);
       assert.equal(listed[0].editedBy, null);
@@ -162,6 +178,11 @@ for (const kind of BACKENDS) {
         [{ subject: '   ' }, ['subject']],
         [{ subject: 'x'.repeat(81) }, ['subject']],
         [{ subject: 'Hello\r\nBcc: everyone@example.com' }, ['subject']],
+        // What some mail programs read as a line break, and an encoded word that would show as other text.
+        [{ subject: 'Hello\u2028Bcc: everyone@example.com' }, ['subject']],
+        [{ subject: 'Hello\u0085there' }, ['subject']],
+        [{ subject: 'Re: =?utf-8?b?WW91ciBpbnZvaWNlIGlzIHBhaWQ=?=' }, ['subject']],
+        [{ subject: '=?ISO-8859-1?Q?Andr=E9?=' }, ['subject']],
         [{ body: '' }, ['body']],
         [{ body: ' \n\t ' }, ['body']],
         [{ body: 'x'.repeat(20 * 1024) }, ['body']],
@@ -242,19 +263,59 @@ for (const kind of BACKENDS) {
       assert.deepEqual(listed.map((v) => v.status), ['SUPERSEDED', 'APPROVED']);
     });
 
-    it('regenerate after an edit rejects the edited version with its feedback; WRITER writes the next, regenerated', async () => {
+    it('regenerate after an edit builds on the edit: WRITER gets the edited text; no version reads REJECTED; one numbering', async () => {
       const run = await awaitingApproval();
-      assert.equal((await edit(run.id, { subject: 'Edited first' })).status, 200);
+      assert.deepEqual(previousDrafts.get(run.id), [null], 'the first draft replaces nothing');
+      const edited = await edit(run.id, { subject: 'Edited first', body: `Hi Ada,\n\nMy own words, kept.\n\n${run.emailDraft.body.split('\n\n').at(-1)}` });
+      assert.equal(edited.status, 200, edited.text);
       const res = await t.api('POST', `/api/v1/runs/${run.id}/reject`, { key, body: { feedback: 'Shorter please.', regenerate: true } });
       assert.equal(res.status, 200, res.text);
+      assert.equal(res.json.data.emailDraft.version, 2);
+      assert.equal(res.json.data.emailDraft.status, 'SUPERSEDED', 'asking for another version rejects nothing');
       const again = await waitForRun(t, key, run.id, (r) => r.status === 'AWAITING_APPROVAL');
       assert.equal(again.emailDraft.version, 3);
       assert.equal(again.emailDraft.origin, 'regenerated');
       assert.ok(again.emailDraft.grounding, 'the regenerated version carries its verdict');
+
+      // WRITER was given the version the reviewer last saw: the person's edit, as v2.
+      const given = previousDrafts.get(run.id)!;
+      assert.ok(given.length >= 2, JSON.stringify(given));
+      for (const previous of given.slice(1)) {
+        assert.deepEqual(previous, { version: 2, subject: 'Edited first', body: edited.json.data.emailDraft.body, origin: 'edited' });
+      }
+      assert.match(given[1]!.body, /My own words, kept\./);
+
       const listed = await versions(run.id);
-      assert.deepEqual(listed.map((v) => [v.version, v.origin, v.status, v.feedback]), [
-        [1, 'generated', 'SUPERSEDED', null], [2, 'edited', 'REJECTED', 'Shorter please.'], [3, 'regenerated', 'DRAFT', null],
+      assert.deepEqual(listed.map((v) => [v.version, v.origin, v.status, v.feedback, v.replacedBy]), [
+        [1, 'generated', 'SUPERSEDED', null, { version: 2, origin: 'edited' }],
+        [2, 'edited', 'SUPERSEDED', 'Shorter please.', { version: 3, origin: 'regenerated' }],
+        [3, 'regenerated', 'DRAFT', null, null],
       ]);
+      assert.ok(listed.every((v) => v.status !== 'REJECTED'));
+
+      // The trace numbers the versions from the run's events as the list does: WRITER wrote v1 and v3, a person v2.
+      const events = (await t.api('GET', `/api/v1/runs/${run.id}/events`, { key })).json.data as Array<{ id: number; type: string; node: string | null }>;
+      const numbers = draftVersionsOf(events);
+      const written = events.filter((e) => e.type === 'step.completed' && e.node === 'WRITER').map((e) => numbers.get(e.id));
+      const edits = events.filter((e) => e.type === 'draft.edited').map((e) => numbers.get(e.id));
+      assert.deepEqual(written, listed.filter((v) => v.origin !== 'edited').map((v) => v.version));
+      assert.deepEqual(edits, listed.filter((v) => v.origin === 'edited').map((v) => v.version));
+      assert.deepEqual(events.filter((e) => e.type === 'run.awaiting_approval').map((e) => numbers.get(e.id)), [1, 3]);
+    });
+
+    it('regenerate without an edit: the version WRITER wrote is SUPERSEDED with the feedback, and WRITER builds on it', async () => {
+      const run = await awaitingApproval();
+      const res = await t.api('POST', `/api/v1/runs/${run.id}/reject`, { key, body: { feedback: 'More formal.', regenerate: true } });
+      assert.equal(res.status, 200, res.text);
+      await waitForRun(t, key, run.id, (r) => r.status === 'AWAITING_APPROVAL');
+      assert.deepEqual(previousDrafts.get(run.id)![1],
+        { version: 1, subject: run.emailDraft.subject, body: run.emailDraft.body, origin: 'generated' });
+      assert.deepEqual((await versions(run.id)).map((v) => [v.version, v.status, v.feedback, v.replacedBy?.origin ?? null]), [
+        [1, 'SUPERSEDED', 'More formal.', 'regenerated'], [2, 'DRAFT', null, null],
+      ]);
+      // A rejection without asking for another version is one: REJECTED.
+      const rejected = await awaitingApproval();
+      assert.equal((await t.api('POST', `/api/v1/runs/${rejected.id}/reject`, { key, body: { feedback: 'No.' } })).json.data.emailDraft.status, 'REJECTED');
     });
 
     it('writes an audit entry draft.edited with the version and fields, and a draft.edited run event', async () => {

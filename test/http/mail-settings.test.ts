@@ -80,10 +80,11 @@ for (const kind of BACKENDS) {
       await put({ smtp: smtpOf(), imap: imapOf() });
       const sealed = (await stored(workspaceId))!.smtp_password;
 
-      const { password: _p, ...withoutPassword } = smtpOf({ port: 2525 });
-      const kept = await put({ smtp: withoutPassword });
+      // The same server, security and user (here left out, so the stored one): the password stays.
+      const { password: _p, user: _u, ...withoutPassword } = smtpOf();
+      const kept = await put({ smtp: withoutPassword, fromName: 'Acme Sales' });
       assert.equal(kept.status, 200, kept.text);
-      assert.equal(kept.json.smtp.port, 2525);
+      assert.equal(kept.json.smtp.user, 'sales@acme.test');
       assert.equal(kept.json.smtp.passwordSet, true);
       assert.equal((await stored(workspaceId))!.smtp_password, sealed, 'the very same ciphertext is kept');
       assert.equal((await open()).smtp?.password, SMTP_SECRET);
@@ -148,6 +149,7 @@ for (const kind of BACKENDS) {
         [{ fromAddress: `${'a'.repeat(250)}@acme.test` }, ['fromAddress']],
         [{ fromName: 'x'.repeat(101) }, ['fromName']],
         [{ fromName: 'Acme\r\nBcc: victim@example.com' }, ['fromName']],
+        [{ fromName: 'Acme =?utf-8?b?WW91ciBiYW5r?=' }, ['fromName']],
         [{ imap: imapOf({ draftsFolder: 'D'.repeat(201) }) }, ['imap.draftsFolder']],
         [{ imap: imapOf({ user: null }) }, ['imap.user']],
         [{ smtp: smtpOf({ user: null }) }, ['smtp.user']],
@@ -207,12 +209,64 @@ for (const kind of BACKENDS) {
       assert.deepEqual(entry.target, { type: 'workspace', id: admin.session.workspace.id });
       assert.deepEqual(entry.details, { changed: 'smtp', smtp: 'added', imap: 'unchanged', passwordChanged: true, smtpPasswordChanged: true, imapPasswordChanged: false });
       const { password: _p, ...withoutPassword } = smtpOf();
-      await put({ fromName: 'Acme Sales', smtp: { ...withoutPassword, port: 465, security: 'tls' } });
+      await put({ fromName: 'Acme Sales', smtp: { ...withoutPassword, user: 'desk@acme.test' } });
       entry = await audit();
-      assert.deepEqual(entry.details, { changed: 'sender,smtp', smtp: 'changed', imap: 'unchanged', passwordChanged: false, smtpPasswordChanged: false, imapPasswordChanged: false });
+      assert.deepEqual(entry.details, {
+        changed: 'sender,smtp', smtp: 'changed', imap: 'unchanged', passwordChanged: true, smtpPasswordChanged: true,
+        imapPasswordChanged: false,
+      }, 'a password dropped with a change of user is a change of password');
+      await put({ smtp: { ...withoutPassword, user: 'desk@acme.test', password: 'desk password' } });
+      await put({ fromName: 'Acme', smtp: { ...withoutPassword, user: 'desk@acme.test' } });
+      entry = await audit();
+      assert.deepEqual(entry.details, {
+        changed: 'sender', smtp: 'unchanged', imap: 'unchanged', passwordChanged: false, smtpPasswordChanged: false,
+        imapPasswordChanged: false,
+      });
       await put({ imap: imapOf(), smtp: null, defaultDeliver: 'mailbox' });
       entry = await audit();
       assert.deepEqual(entry.details, { changed: 'defaultDeliver,smtp,imap', smtp: 'removed', imap: 'added', passwordChanged: true, smtpPasswordChanged: true, imapPasswordChanged: true });
+    });
+
+    it('drops a stored password left out when host, port, user or security changes; IMAP asks again', async () => {
+      const workspaceId = admin.session.workspace.id;
+      const open = () => loadMailTransport(t.database.db, workspaceId, t.deps.secrets(), t.deps.config);
+      const changes: Array<[string, Record<string, unknown>]> = [
+        ['port', { port: 2525 }], ['host', { host: 'other.mailhost.test' }], ['user', { user: 'someone@acme.test' }],
+        ['security', { security: 'none', port: 587 }], ['security', { security: 'tls', port: 587 }],
+      ];
+      for (const [what, change] of changes) {
+        assert.equal((await put({ smtp: smtpOf(), imap: imapOf() })).status, 200);
+        const { password: _s, ...smtp } = smtpOf(change);
+        const moved = await put({ smtp });
+        assert.equal(moved.status, 200, moved.text);
+        assert.equal(moved.json.smtp.passwordSet, false, `a change of ${what} drops the SMTP password`);
+        assert.equal((await stored(workspaceId))!.smtp_password, null);
+        assert.equal((await open()).smtp?.password, null);
+
+        const { password: _i, ...imap } = imapOf(change);
+        const refused = await put({ imap });
+        assertInvalid(refused, ['imap.password']);
+        assert.match(refused.json.detail, /saved password is sent only to the host, port, user and security/);
+        assert.equal((await open()).imap?.port, 993, 'a refused change changes nothing');
+        assert.equal((await open()).imap?.password, IMAP_SECRET);
+      }
+      // The host as a resolver sees it (capitals, a final dot) is the same server: the password stays.
+      assert.equal((await put({ smtp: smtpOf() })).status, 200);
+      const { password: _p, ...same } = smtpOf({ host: `${SMTP_HOST.toUpperCase()}.` });
+      assert.equal((await put({ smtp: same })).json.smtp.passwordSet, true);
+    });
+
+    it('opens a password sealed before it was bound to its server for its row; a change of port drops it', async () => {
+      const workspaceId = admin.session.workspace.id;
+      assert.equal((await put({ smtp: smtpOf() })).status, 200);
+      const unbound = t.deps.secrets().seal('sealed last year', `mail_settings:${workspaceId}:smtp_password`);
+      await t.database.db.updateTable('mail_settings').set({ smtp_password: unbound })
+        .where('workspace_id', '=', workspaceId).execute();
+      const open = () => loadMailTransport(t.database.db, workspaceId, t.deps.secrets(), t.deps.config);
+      assert.equal((await open()).smtp?.password, 'sealed last year');
+      const { password: _p, ...moved } = smtpOf({ port: 2525 });
+      assert.equal((await put({ smtp: moved })).json.smtp.passwordSet, false);
+      assert.equal((await open()).smtp?.password, null);
     });
 
     it('binds a stored password to its workspace: copied into another workspace it does not open, and saving it again mends it', async () => {

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { saveMailSettings } from '../../src/mail/settings.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
+import { startCapturingImapServer } from '../support/imap-capture.ts';
 import { asBrowser, assertInvalid, assertProblem, auditRows, browserOf, db, type Browser } from './support.ts';
 
 const PASSWORD = 'a long enough password';
@@ -52,10 +53,40 @@ for (const kind of BACKENDS) {
       assert.deepEqual((await asBrowser(t, admin, 'POST', PATH, {})).json, { ok: true });
       const { password: _password, ...withoutPassword } = unsaved;
       assert.deepEqual((await asBrowser(t, admin, 'POST', PATH, withoutPassword)).json, { ok: true });
-      assert.deepEqual((await asBrowser(t, admin, 'POST', PATH, { ...withoutPassword, host: 'localhost' })).json,
-        { ok: false, error: 'Enter the password: none is saved for this server and user.' }, 'the saved password never goes to another server');
+      const elsewhere = await asBrowser(t, admin, 'POST', PATH, { ...withoutPassword, host: 'localhost' });
+      assertInvalid(elsewhere, ['password'], 'the saved password never goes to another server');
+      assert.match(elsewhere.json.detail, /saved password is sent only to the host, port, user and security/);
       assert.deepEqual((await asBrowser(t, admin, 'POST', PATH, { ...withoutPassword, draftsFolder: 'Brouillons' })).json, { ok: true },
         'the folder marked \\Drafts is found');
+    });
+
+    it('never sends the saved password to another port, nor in clear text when it was saved for STARTTLS', async () => {
+      const capture = await startCapturingImapServer();
+      try {
+        const workspaceId = admin.session.workspace.id;
+        const save = (imap: typeof unsaved | Record<string, unknown>) => db(t).transaction().execute((trx) =>
+          saveMailSettings(trx, workspaceId, { imap: imap as typeof unsaved }, t.deps.secrets(), null, t.deps.clock));
+        const { password: _password, ...withoutPassword } = unsaved;
+        await save(unsaved);
+        const moved = await asBrowser(t, admin, 'POST', PATH, { ...withoutPassword, port: capture.port });
+        assertInvalid(moved, ['password'], 'another port of the same host');
+
+        // Saved for STARTTLS on the capturing server: a check with `none` would sign in before any TLS.
+        await save({ ...unsaved, host: capture.host, port: capture.port, security: 'starttls' });
+        const plain = await asBrowser(t, admin, 'POST', PATH,
+          { ...withoutPassword, host: capture.host, port: capture.port, security: 'none' });
+        assertInvalid(plain, ['password'], 'STARTTLS password over a plain connection');
+        assert.equal(capture.heard(dovecot.password, dovecot.user), false, capture.lines.join('\n'));
+        assert.ok(!capture.lines.some((line) => /LOGIN|AUTHENTICATE/i.test(line)), capture.lines.join('\n'));
+        // A password typed in the form goes where the admin sends it: the server hears it, the capture proves so.
+        await asBrowser(t, admin, 'POST', PATH,
+          { ...unsaved, host: capture.host, port: capture.port, password: 'typed here' });
+        assert.equal(capture.heard('typed here', dovecot.user), true, capture.lines.join('\n'));
+      } finally {
+        await capture.close();
+        await db(t).transaction().execute((trx) =>
+          saveMailSettings(trx, admin.session.workspace.id, { imap: unsaved }, t.deps.secrets(), null, t.deps.clock));
+      }
     });
 
     it('refuses a private address without ALLOW_PRIVATE_HOSTS', async () => {

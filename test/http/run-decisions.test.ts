@@ -131,8 +131,11 @@ for (const kind of BACKENDS) {
         assert.deepEqual(step.output, before[node].output, `${node} was not run again`);
         assert.equal(step.attempts, 1);
       }
-      const drafts = await db(t).selectFrom('email_drafts').select(['version', 'status']).where('run_id', '=', run.id).orderBy('version').execute();
-      assert.deepEqual(drafts, [{ version: 1, status: 'REJECTED' }, { version: 2, status: 'DRAFT' }]);
+      // Asking for another version rejects nothing: the first is SUPERSEDED by the second, with the feedback that asked.
+      const drafts = await db(t).selectFrom('email_drafts').select(['version', 'status', 'feedback']).where('run_id', '=', run.id).orderBy('version').execute();
+      assert.deepEqual(drafts, [
+        { version: 1, status: 'SUPERSEDED', feedback: 'Shorter, and more formal please.' }, { version: 2, status: 'DRAFT', feedback: null },
+      ]);
       const feedback = await db(t).selectFrom('runs').select('feedback').where('id', '=', run.id).executeTakeFirstOrThrow();
       assert.equal(feedback.feedback, null, 'the feedback is used once');
       assert.equal((await decide(run.id, 'approve')).json.data.emailDraft.version, 2);

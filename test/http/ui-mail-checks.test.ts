@@ -8,7 +8,7 @@ import { systemClock } from '../../src/clock.ts';
 import { saveMailSettings, type MailSettingsInput } from '../../src/mail/settings.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
-import { asBrowser, assertProblem, browserOf, db, type Browser } from './support.ts';
+import { asBrowser, assertInvalid, assertProblem, browserOf, db, type Browser } from './support.ts';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -76,10 +76,11 @@ for (const kind of BACKENDS) {
       assert.equal(wrong.json.ok, false);
       assert.match(wrong.json.error, /refused the user name or password.*535/);
 
-      // …but never sent to another server: there, a check without a password has none.
+      // …but never sent to another server: there, a check without a password asks for it by its field.
       const elsewhere = await server({ users: { rep: 'secret' } });
       const moved = await as(admin, 'POST', '/ui/api/settings/email/check-smtp', { host: elsewhere.host, port: elsewhere.port, security: 'none', user: 'rep' });
-      assert.equal(moved.json.ok, false);
+      assertInvalid(moved, ['password']);
+      assert.deepEqual(elsewhere.auths, []);
 
       const closed = await server();
       const port = closed.port;
@@ -89,9 +90,66 @@ for (const kind of BACKENDS) {
       assert.match(refused.json.error, /Could not talk to 127\.0\.0\.1.*ECONNREFUSED|connect/i);
       const dns = await as(admin, 'POST', '/ui/api/settings/email/check-smtp', { host: 'no-such-host.invalid', port: 25, security: 'none' });
       assert.match(dns.json.error, /Could not resolve no-such-host\.invalid/);
-      const tls = await as(admin, 'POST', '/ui/api/settings/email/check-smtp', { host: smtp.host, port: smtp.port, security: 'starttls', user: 'rep' });
+      const tls = await as(admin, 'POST', '/ui/api/settings/email/check-smtp', {
+        host: smtp.host, port: smtp.port, security: 'starttls', user: 'rep', password: 'secret',
+      });
       assert.equal(tls.json.ok, false);
       assert.match(tls.json.error, /TLS|STARTTLS/);
+    });
+
+    it('a saved SMTP password never follows a change of server: not by the test e-mail, nor by a check', async () => {
+      const saved = await server({ users: { rep: 'secret' } });
+      const moved = await server({ users: { rep: 'the new server\'s' } });
+      const put = (smtp: Record<string, unknown>) =>
+        as(admin, 'PUT', '/ui/api/settings/email', { fromAddress: 'sales@acme.test', smtp });
+      const first = await put({
+        host: saved.host, port: saved.port, security: 'none', user: 'rep', password: 'secret',
+      });
+      assert.equal(first.json.smtp.passwordSet, true);
+      // Port changed, password left out: the answer and the form say it is gone, and nothing sends it.
+      const second = await put({ host: moved.host, port: moved.port, security: 'none', user: 'rep' });
+      assert.equal(second.status, 200, second.text);
+      assert.equal(second.json.smtp.passwordSet, false);
+      const sent = await as(admin, 'POST', '/ui/api/settings/email/send-test', {});
+      assert.equal(sent.json.ok, false);
+      assert.equal((await as(admin, 'POST', '/ui/api/settings/email/check-smtp', {})).json.ok, false);
+      assert.ok(!moved.auths.some((a) => a.password === 'secret'), JSON.stringify(moved.auths));
+      assert.deepEqual(saved.auths, []);
+    });
+
+    it('check-smtp sends a saved password only with its own security, never in clear text for STARTTLS', async () => {
+      const smtp = await server({ users: { rep: 'secret' } });
+      const where = { host: smtp.host, port: smtp.port };
+      await configure({ smtp: { ...where, security: 'starttls', user: 'rep', password: 'secret' } });
+      const check = (body: Record<string, unknown>) => as(admin, 'POST', '/ui/api/settings/email/check-smtp', body);
+      const plain = await check({ ...where, security: 'none', user: 'rep' });
+      assertInvalid(plain, ['password']);
+      assert.match(plain.json.detail, /saved password is sent only to the host, port, user and security/);
+      const otherUser = await check({ ...where, security: 'starttls', user: 'sam' });
+      assertInvalid(otherUser, ['password']);
+      assert.deepEqual(smtp.auths, [], 'no AUTH reached the server');
+      // Typed in the form, a password goes where the admin says, in the clear if they chose no encryption.
+      const typed = await check({ ...where, security: 'none', user: 'rep', password: 'secret' });
+      assert.deepEqual(typed.json, { ok: true });
+      assert.deepEqual(smtp.auths, [{ user: 'rep', password: 'secret', secure: false }]);
+    });
+
+    it('saving mended IMAP settings brings a reply check out of its backoff at once', async () => {
+      const imap = { host: '127.0.0.1', port: 143, security: 'none', user: 'sales@acme.test', password: 'imap secret' };
+      assert.equal((await as(admin, 'PUT', '/ui/api/settings/email', { imap })).status, 200);
+      const later = new Date(Date.now() + 8 * 60_000);
+      await db(t).updateTable('jobs').set({ available_at: later, attempts: 4, last_error: 'The server refused it.' })
+        .where('kind', '=', 'mail.check_replies').where('key', '=', workspaceId).execute();
+      const before = Date.now();
+      const mended = await as(admin, 'PUT', '/ui/api/settings/email', { imap: { ...imap, password: 'the right one' } });
+      assert.equal(mended.status, 200, mended.text);
+      const [job] = await db(t).selectFrom('jobs').select(['status', 'available_at', 'attempts'])
+        .where('kind', '=', 'mail.check_replies').where('key', '=', workspaceId).execute();
+      assert.equal(job!.status, 'QUEUED');
+      const due = new Date(job!.available_at).getTime();
+      assert.ok(due <= Date.now() && due >= before - 1000, `due now, not at ${later.toISOString()}: ${due}`);
+      assert.equal(job!.attempts, 0, 'the failures of the old settings are not counted against the new ones');
+      assert.equal((await as(admin, 'PUT', '/ui/api/settings/email', { imap: null })).status, 200);
     });
 
     it('check-smtp refuses a private address without ALLOW_PRIVATE_HOSTS', async () => {

@@ -331,6 +331,56 @@ for (const kind of BACKENDS) {
       });
     });
 
+    describe('an address someone has in another workspace', () => {
+      before(start);
+      after(stop);
+
+      it('is added like an unused one (201, the same shape); each person signs in to their own workspace', async () => {
+        const other = await otherWorkspace();
+        const theirs = other.admin.session.user.email as string;
+        const ourPassword = 'a member password of ours';
+        const body = (email: string) => ({ name: 'New Person', email, role: 'MEMBER', password: ourPassword });
+        const taken = await as(admin, 'POST', '/ui/api/members', body(theirs));
+        const unusedAddress = `unused-${other.workspace.id.slice(0, 8)}@example.com`;
+        const unused = await as(admin, 'POST', '/ui/api/members', body(unusedAddress));
+        assert.equal(taken.status, unused.status, `${taken.text} / ${unused.text}`);
+        assert.equal(taken.status, 201);
+        const shape = (json: object) => Object.entries(json).map(([k, v]) => `${k}:${typeof v}`).sort();
+        assert.deepEqual(shape(taken.json), shape(unused.json));
+        assert.deepEqual([taken.json.email, unused.json.email.startsWith('unused-')], [theirs, true]);
+        // Once more, each is a member of this workspace already: the same answer for both again.
+        const again = [
+          await as(admin, 'POST', '/ui/api/members', body(theirs)),
+          await as(admin, 'POST', '/ui/api/members', body(unusedAddress)),
+        ];
+        for (const res of again) assertInvalid(res, ['email']);
+        const { requestId: _first, ...first } = again[0]!.json;
+        const { requestId: _second, ...second } = again[1]!.json;
+        assert.deepEqual(first, second, 'the same problem');
+
+        // The address now opens two workspaces, each with its own password.
+        const ours = await signIn(theirs, ourPassword);
+        const ourWorkspace = admin.session.workspace.id;
+        assert.deepEqual([ours.session.workspace.id, ours.session.user.id], [ourWorkspace, taken.json.id]);
+        clock.advance(60_000);
+        const theirsAgain = await signIn(theirs, PASSWORD);
+        const { workspace: signedInTo, user: signedInAs } = theirsAgain.session;
+        assert.deepEqual([signedInTo.id, signedInAs.id], [other.workspace.id, other.workspace.adminUserId]);
+        assertProblem(await signInAttempt(theirs, 'neither of the two passwords'), 401, 'unauthorized');
+
+        // `leadrun user password` asks which workspace is meant, and changes the one named alone.
+        const deps = { db: t.database.db, clock, migrate: () => t.database.migrate() };
+        const setPassword = (password: string, workspace?: string) =>
+          runAdminCommand(deps, { command: 'user.password', email: theirs, password, workspace: workspace ?? null });
+        await assert.rejects(setPassword('yet another password'),
+          (error: any) => error.code === 'invalid_request' && /more than one workspace/.test(error.message));
+        await setPassword(PASSWORD, admin.session.workspace.id);
+        // The same password in both now: the workspace they signed in to last.
+        assert.equal((await signIn(theirs, PASSWORD)).session.workspace.id, other.workspace.id);
+        assertProblem(await signInAttempt(theirs, ourPassword), 401, 'unauthorized', 'the old one is gone');
+      });
+    });
+
     describe('password reset links', () => {
       before(start);
       after(stop);
@@ -501,6 +551,42 @@ for (const kind of BACKENDS) {
         assert.deepEqual(entries.map((e) => e.outcome).sort(), ['failure', 'failure', 'failure', 'failure', 'failure', 'success'], 'each refusal is there too');
         const entry = entries.find((e) => e.outcome === 'success');
         assert.deepEqual([entry.userId, entry.target, entry.status], [mo.session.user.id, { type: 'user', id: mo.session.user.id }, 200]);
+      });
+
+      it('refuses a name or sender name that is not one line of text (400 naming the field)', async () => {
+        await addMember(admin, 'Lou Park', 'lou@acme.test');
+        const lou = await signIn('lou@acme.test');
+        const oneLine = 'must be one line of text, without control characters or encoded words (=?...?=)';
+        for (const field of ['name', 'senderName']) {
+          const values = [
+            'Lou\r\nBcc: all@acme.test', 'Lou\nPark', 'Lou\u2028Park', 'Lou\u0085Park',
+            'Lou =?utf-8?b?Q0VP?=', '=?utf-8?q?Lou?=',
+          ];
+          for (const value of values) {
+            const res = await as(lou, 'PATCH', '/ui/api/profile', { [field]: value });
+            const context = `${field}: ${JSON.stringify(value)}`;
+            assertInvalid(res, [field], context);
+            assert.equal(res.json.errors.find((e: any) => e.field === field).message, oneLine, context);
+          }
+        }
+        const profile = (await as(lou, 'GET', '/ui/api/profile')).json;
+        assert.deepEqual([profile.name, profile.senderName], ['Lou Park', null]);
+        // A question mark and an equals sign are text like any other when they do not make an encoded word.
+        const fine = await as(lou, 'PATCH', '/ui/api/profile', { name: 'Lou =? Park', senderName: 'Lou (Sales?=yes)' });
+        assert.equal(fine.status, 200, fine.text);
+        // Nor may an admin give a new member such a name.
+        for (const name of ['Kim\u2028Ito', 'Kim =?utf-8?b?Q0VP?=']) {
+          const body = { name, email: 'kim@acme.test', role: 'MEMBER', password: PASSWORD };
+          assertInvalid(await as(admin, 'POST', '/ui/api/members', body), ['name'], JSON.stringify(name));
+        }
+        // Nor a workspace's name, which is in the subject of the e-mail that sends a reset link.
+        const deps = { db: t.database.db, clock, migrate: () => t.database.migrate() };
+        for (const name of ['Acme\u2028Bank', 'Acme =?utf-8?b?QmFuaw==?=']) {
+          await assert.rejects(runAdminCommand(deps, { command: 'workspace.create', name }), (error: any) => {
+            assert.deepEqual(error.errors, [{ field: 'name', message: oneLine }]);
+            return true;
+          });
+        }
       });
 
       it('changes your password with your current one: other sessions end, this browser gets a new session', async () => {

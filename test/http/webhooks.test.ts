@@ -244,6 +244,24 @@ for (const kind of BACKENDS) {
       await t.api('DELETE', `/api/v1/webhooks/${endpoint.id}`, { key });
     });
 
+    it('does not send a queued delivery whose endpoint may no longer read its event, however it was queued', async () => {
+      await stopRunners();
+      const endpoint = (await create({ url: receiver.url, events: ['lead.updated'] })).json;
+      const lead = await createLead(t, key, { name: 'Narrowed' });
+      await t.api('PATCH', `/api/v1/leads/${lead.id}`, { key, body: { companyName: 'Narrowed Inc' } });
+      // The endpoint loses leads:read once the delivery is queued: as when a key without it changes the endpoint while
+      // an attempt is under way, which the change's own withholding cannot stop, and the attempt then fails.
+      await t.database.db.updateTable('webhook_endpoints').set({ read_scopes: ['runs:read'] }).where('id', '=', endpoint.id).execute();
+      await startRunner();
+      await eventually('the delivery refused', async () => (await deliveries(endpoint.id)).some((d: any) => d.status === 'FAILED'));
+      const [delivery] = await deliveries(endpoint.id);
+      assert.equal(delivery.eventType, 'lead.updated');
+      assert.equal(delivery.attempts, 0);
+      assert.match(delivery.lastError, /may no longer receive lead\.updated events \(they need leads:read\)/);
+      assert.ok(!receiver.received.some((r) => r.json?.type === 'lead.updated' && r.json.data.id === lead.id));
+      await t.api('DELETE', `/api/v1/webhooks/${endpoint.id}`, { key });
+    });
+
     it('rolls the secret: for 24 hours both the new and the previous secret sign', async () => {
       const endpoint = (await create({ url: receiver.url, events: ['lead.deleted'] })).json;
       const rolled = await t.api('POST', `/api/v1/webhooks/${endpoint.id}/rotate-secret`, { key });

@@ -5,12 +5,14 @@ import { messageText } from '../../src/mail/message.ts';
 
 describe('messageText', () => {
   it('adds the signature below "-- " when the draft does not end with it', () => {
-    assert.equal(messageText('Hi Ada,\n\nThanks.\n\n', 'Grace Hopper\nAcme'), 'Hi Ada,\n\nThanks.\n\n-- \nGrace Hopper\nAcme\n');
+    assert.equal(messageText('Hi Ada,\n\nSee you Friday.\n\n', 'Grace Hopper\nAcme'), 'Hi Ada,\n\nSee you Friday.\n\n-- \nGrace Hopper\nAcme\n');
+    // A closing ends the text: the signature follows it as signOff writes it (src/agent/sign-off.ts).
+    assert.equal(messageText('Hi Ada,\n\nThanks.\n\n', 'Grace Hopper\nAcme'), 'Hi Ada,\n\nThanks.\n-- \nGrace Hopper\nAcme\n');
   });
 
-  it('sends a draft that already ends with the signature as it is, whatever its line endings and trailing spaces', () => {
+  it('sends a draft that already ends with the signature as it is, whatever its trailing spaces; line breaks as \\n', () => {
     assert.equal(messageText('Hi Ada,\n\nBest regards,\nGrace Hopper\nAcme\n', 'Grace Hopper\nAcme'), 'Hi Ada,\n\nBest regards,\nGrace Hopper\nAcme\n');
-    assert.equal(messageText('Hi Ada,\r\n\r\nGrace Hopper  \r\nAcme', 'Grace Hopper\nAcme \n'), 'Hi Ada,\r\n\r\nGrace Hopper  \r\nAcme\n');
+    assert.equal(messageText('Hi Ada,\r\n\r\nGrace Hopper  \r\nAcme', 'Grace Hopper\nAcme \n'), 'Hi Ada,\n\nGrace Hopper  \nAcme\n');
   });
 
   it('adds nothing without a signature, or with a blank one', () => {

@@ -15,10 +15,15 @@ import { createCpuPool, type CpuPool } from '../../src/cpu/pool.ts';
 import { checkReplies, REPLY_CHECK_INTERVAL_MS, REPLY_CHECK_KIND, replyCheckHandler, scheduleReplyChecks } from '../../src/mail/replies.ts';
 import { htmlReplyText } from '../../src/mail/reply-html.ts';
 import { MAX_BYTES_PER_MESSAGE, replySnippet } from '../../src/mail/reply-reading.ts';
-import { loadMailTransport, saveMailSettings, type ImapSettings } from '../../src/mail/settings.ts';
+import type { AppError } from '../../src/domain/errors.ts';
+import { changeMailSettings } from '../../src/mail/settings-change.ts';
+import {
+  loadMailTransport, MailSettingsUnreadable, saveMailSettings, type ImapSettings, type MailSettingsInput,
+} from '../../src/mail/settings.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { createCall, createLead, db, startRun } from '../http/support.ts';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
+import { startCapturingImapServer } from '../support/imap-capture.ts';
 
 const allow = { allowPrivateHosts: true };
 
@@ -95,6 +100,24 @@ for (const kind of BACKENDS) {
     const check = (options: { maxMessages?: number; cpu?: CpuPool } = {}) =>
       checkReplies(db(t), workspaceId, imap, t.deps.clock, { ...allow, cpu: t.deps.cpu, ...options });
     const repliesOf = (runId: string) => db(t).selectFrom('email_replies').selectAll().where('run_id', '=', runId).execute();
+    type ImapInput = NonNullable<MailSettingsInput['imap']>;
+    /** The workspace's reply check as a runner holds it, and a context to run it in. */
+    async function replyCheckJob(): Promise<{ job: ClaimedJob; ctx: JobContext }> {
+      // Due in an hour, so that the test's worker leaves it to the test.
+      const inAnHour = new Date(Date.now() + 3_600_000);
+      await db(t).transaction().execute((trx) => scheduleReplyChecks(trx, workspaceId, inAnHour));
+      const row = await db(t).selectFrom('jobs').selectAll().where('kind', '=', REPLY_CHECK_KIND)
+        .where('key', '=', workspaceId).where('status', 'in', ['QUEUED', 'RUNNING']).executeTakeFirstOrThrow();
+      await db(t).updateTable('jobs').set({ status: 'RUNNING' }).where('id', '=', row.id).execute();
+      const ctx: JobContext = {
+        db: db(t), clock: t.deps.clock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu,
+        logger: silentLogger, signal: new AbortController().signal, owner: 'test', finish: async () => true,
+      };
+      const job: ClaimedJob = {
+        id: row.id, kind: row.kind, key: row.key, workspaceId, payload: {}, attempt: 1, maxAttempts: row.max_attempts,
+      };
+      return { job, ctx };
+    }
 
     before(async () => {
       [t, dovecot] = await Promise.all([startTestApp(kind, { config: { allowPrivateHosts: true } }), startDovecot()]);
@@ -276,6 +299,73 @@ for (const kind of BACKENDS) {
       assert.equal(await db(t).transaction().execute((trx) => scheduleReplyChecks(trx, workspaceId)), false, 'nothing to check without IMAP');
       const jobs = await sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE kind = ${REPLY_CHECK_KIND}`.execute(db(t));
       assert.equal(jobs.rows[0]!.n, 1);
+    });
+
+    it('never sends the saved IMAP password elsewhere: not after a change, nor from a hand-edited row', async () => {
+      const capture = await startCapturingImapServer();
+      const save = (imap: ImapInput) =>
+        db(t).transaction().execute((trx) =>
+          saveMailSettings(trx, workspaceId, { imap }, t.deps.secrets(), null, t.deps.clock));
+      try {
+        const settings = {
+          host: dovecot.host, port: dovecot.port, security: 'none' as const,
+          user: dovecot.user, password: dovecot.password,
+        };
+        await save(settings);
+        const { ctx, job } = await replyCheckJob();
+        // The settings page's change of port without the password is refused, and the row still names Dovecot.
+        const { password: _p, ...moved } = { ...settings, port: capture.port };
+        await assert.rejects(db(t).transaction().execute((trx) => changeMailSettings(trx, workspaceId, { imap: moved },
+          { secrets: t.deps.secrets, clock: t.deps.clock, config: t.deps.config }, null)), (error: AppError) =>
+          error.code === 'invalid_request' && /imap\.password is required again/.test(error.message));
+        assert.ok(await replyCheckHandler.run(job, ctx), 'the check still reads Dovecot');
+
+        // A row whose server was changed behind the application's back (as the old settings page did) does not open.
+        const changes = [
+          { imap_port: capture.port },
+          { imap_host: 'localhost', imap_port: capture.port },
+          { imap_user: 'someone.else' },
+        ];
+        const setRow = (change: Record<string, unknown>) =>
+          db(t).updateTable('mail_settings').set(change).where('workspace_id', '=', workspaceId).execute();
+        for (const change of changes) {
+          await setRow(change);
+          await assert.rejects(replyCheckHandler.run(job, ctx), MailSettingsUnreadable, JSON.stringify(change));
+          await save(settings);
+        }
+        // The same for a password saved for STARTTLS on the capturing server, its row then set to no encryption.
+        await save({ ...settings, host: capture.host, port: capture.port, security: 'starttls' });
+        await setRow({ imap_security: 'none' });
+        await assert.rejects(replyCheckHandler.run(job, ctx), MailSettingsUnreadable);
+        assert.equal(capture.heard(dovecot.password, dovecot.user), false, capture.lines.join('\n'));
+        assert.ok(!capture.lines.some((line) => /LOGIN|AUTHENTICATE/i.test(line)), capture.lines.join('\n'));
+      } finally {
+        await capture.close();
+      }
+    });
+
+    it('retries at once, not after the backoff, when the settings were saved while a failing check ran', async () => {
+      const capture = await startCapturingImapServer();
+      try {
+        const settings = {
+          host: capture.host, port: capture.port, security: 'none' as const, user: 'rep', password: 'not yet',
+        };
+        await db(t).transaction().execute((trx) =>
+          saveMailSettings(trx, workspaceId, { imap: settings }, t.deps.secrets(), null, t.deps.clock));
+        const { ctx, job } = await replyCheckJob();
+        await assert.rejects(replyCheckHandler.run(job, ctx), (error: RetryJobError) => error.retryAfterMs === null,
+          'the backoff applies');
+        capture.onSignIn = () => db(t).transaction().execute(async (trx) => {
+          // A clock a second on: the save is not at the very instant of the one before.
+          const aSecondOn = { now: () => new Date(Date.now() + 1000) } as typeof t.deps.clock;
+          const mended = { ...settings, password: 'mended' };
+          await saveMailSettings(trx, workspaceId, { imap: mended }, t.deps.secrets(), null, aSecondOn);
+        });
+        await assert.rejects(replyCheckHandler.run(job, ctx), (error: RetryJobError) =>
+          error instanceof RetryJobError && error.retryAfterMs === 0, 'the mended settings are tried at once');
+      } finally {
+        await capture.close();
+      }
     });
   });
 }

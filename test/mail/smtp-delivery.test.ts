@@ -126,13 +126,14 @@ for (const kind of BACKENDS) {
       assert.deepEqual(mail!.envelope, { from: 'sales@acme.test', to: ['ada@example.net'] });
       assert.equal(parsed.messageId, queued.messageId);
       assert.deepEqual(parsed.from?.value, [{ name: 'Grace Hopper', address: 'sales@acme.test' }]);
-      assert.equal((parsed.to as any).value[0].address, 'ada@example.net');
+      assert.deepEqual((parsed.to as any).value, [{ name: 'Ada Lovelace', address: 'ada@example.net' }], 'To names the lead');
       assert.equal((parsed.replyTo as any).value[0].address, admin.email);
       assert.equal(parsed.subject, run.emailDraft.subject);
       assert.equal(parsed.html, false, 'plain text only');
       assert.match(String(parsed.headers.get('content-type') && (parsed.headers.get('content-type') as any).value), /text\/plain/);
-      // WRITER signed the draft with the signature, so it is sent as approved, the signature once.
-      assert.match(run.emailDraft.body, /Grace Hopper\nAcme, Head of Sales\s*$/);
+      // WRITER signed the draft with the signature under its "-- " line, so it is sent as approved, the name once.
+      assert.match(run.emailDraft.body, /\n\nBest regards,\n-- \nGrace Hopper\nAcme, Head of Sales$/);
+      assert.equal(parsed.text?.split('Grace Hopper').length, 2, 'the name appears once');
       assert.equal(parsed.text?.replace(/\r\n/g, '\n'), `${run.emailDraft.body.trimEnd()}\n`);
       assert.equal(parsed.text?.split('Acme, Head of Sales').length, 2, 'the signature appears once');
       assert.ok(parsed.date);
@@ -147,6 +148,26 @@ for (const kind of BACKENDS) {
       assert.deepEqual(audit.map((a) => `${a.source}:${a.action}:${a.outcome}`).filter((a) => !a.includes('run.created')), ['api:run.approved:success', 'system:draft.sent:success']);
       const job = await t.database.db.selectFrom('jobs').select(['status', 'kind']).where('workspace_id', '=', f.workspaceId).execute();
       assert.deepEqual(job, [{ status: 'DONE', kind: 'email.deliver' }]);
+    });
+
+    it('To names the lead, quoted and encoded: a name with a quote, a comma and an accent; no header injected', async () => {
+      const f = await fixture(t);
+      const smtp = await server();
+      await configure(f, { smtp: smtpOf(smtp) });
+      const run = await awaitingApproval(f, 'renee@example.net');
+      // Names are validated where leads are written; this one is put straight into the row to test the encoding alone.
+      const name = 'Renée "Ren" Dubois, CFO';
+      await t.database.db.updateTable('leads').set({ name: `${name}\r\nBcc: spy@evil.test` }).where('id', '=', run.leadId).execute();
+      assert.equal((await approve(f, run.id, { deliver: 'send' })).status, 200);
+      const [mail] = await smtp.waitFor(1);
+      await deliveryReaches(f, run.id, ['DELIVERED']);
+      assert.deepEqual((mail!.parsed.to as any).value, [{ name: `${name} Bcc: spy@evil.test`, address: 'renee@example.net' }]);
+      assert.deepEqual(mail!.envelope.to, ['renee@example.net']);
+      assert.equal(mail!.parsed.bcc, undefined);
+      const head = mail!.raw.toString('latin1').split('\r\n\r\n')[0]!;
+      assert.doesNotMatch(head, /^Bcc:/im, 'no header from the name');
+      assert.match(head, /^To: .*=\?UTF-8\?/im, 'the accent is encoded (RFC 2047), not sent raw');
+      assert.ok(/^[\x20-\x7e\r\n\t]*$/.test(head), 'the header is plain ASCII');
     });
 
     it('a lead already further along is not moved back by a sent e-mail', async () => {
@@ -181,6 +202,22 @@ for (const kind of BACKENDS) {
       assert.match(failed.emailDraft.delivery.error, /535.*Authentication credentials invalid/);
       assert.equal(failed.emailDraft.status, 'APPROVED', 'the draft stays APPROVED');
       assert.equal(smtp.received.length, 1);
+    });
+
+    it('a row whose server was changed behind the settings page does not send its password: 409, no AUTH', async () => {
+      const saved = await server({ users: { rep: 'correct horse' } });
+      const other = await server({ users: { rep: 'another' } });
+      const f = await fixture(t);
+      await configure(f, { smtp: smtpOf(saved, { user: 'rep', password: 'correct horse' }) });
+      const run = await awaitingApproval(f);
+      // As the settings page before issue 38 left it: another port, the password of the first kept.
+      await t.database.db.updateTable('mail_settings').set({ smtp_port: other.port })
+        .where('workspace_id', '=', f.workspaceId).execute();
+      const refused = await approve(f, run.id, { deliver: 'send' });
+      assertProblem(refused, 409, 'invalid_state');
+      assert.match(refused.json.detail, /Save the password again in Settings \/ E-mail/);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.deepEqual([saved.auths, other.auths], [[], []]);
     });
 
     for (const security of ['starttls', 'tls'] as const) {

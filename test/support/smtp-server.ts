@@ -25,6 +25,8 @@ export interface TestSmtpServer {
   received: ReceivedMail[];
   /** Every DATA the server got, accepted or not. */
   attempts: number;
+  /** Every AUTH the server was sent, refused or not, and whether the connection was encrypted when it came. */
+  auths: Array<{ user: string; password: string; secure: boolean }>;
   /** Decides the answer to each DATA (default: accept); may wait, to hold the client while the test acts. */
   answer: (mail: ReceivedMail, attempt: number) => Answer | Promise<Answer>;
   /** Resolves once `count` messages were accepted. */
@@ -63,6 +65,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
     port: 0,
     received: [],
     attempts: 0,
+    auths: [],
     answer: () => ({ accept: true }),
     async waitFor(count, timeoutMs = 20_000) {
       if (state.received.length < count) {
@@ -85,7 +88,8 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
     allowInsecureAuth: true,
     authMethods: ['PLAIN', 'LOGIN'],
     logger: false,
-    onAuth(auth, _session, callback) {
+    onAuth(auth, session, callback) {
+      state.auths.push({ user: auth.username ?? '', password: auth.password ?? '', secure: session.secure });
       if (users && users[auth.username ?? ''] !== undefined && users[auth.username ?? ''] === auth.password) {
         callback(null, { user: auth.username });
         return;

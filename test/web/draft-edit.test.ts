@@ -72,6 +72,9 @@ describe('editing a draft in the web UI', { skip: browserUnavailable() ?? false 
     const versions = page.getByRole('region', { name: 'Versions' });
     await versions.getByText('Generated').first().waitFor();
     assert.match(await versions.getByRole('listitem').nth(1).innerText(), /Edited by Maya Brooks/);
+    // The version the edit replaced says so; nothing reads "Rejected".
+    assert.match(await versions.getByRole('listitem').nth(0).innerText(), /Edited as v2/);
+    assert.doesNotMatch(await versions.innerText(), /Rejected/);
     const compare = versions.getByRole('group', { name: 'Compare two versions' });
     // The pickers take the two latest versions in an effect after the list has rendered, and the comparison is shown
     // only then: waited for, so that the pickers and the marked words read are the ones of the new list.
@@ -104,6 +107,43 @@ describe('editing a draft in the web UI', { skip: browserUnavailable() ?? false 
     });
     assert.ok(overflow <= 0, `the run page scrolls sideways by ${overflow}px at 390px`);
 
+    assert.deepEqual(consoleErrors, []);
+  });
+
+  it('edit, then regenerate with feedback: the versions say "Edited as v2" and "Regenerated as v3"; the trace numbers them alike', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const lead = await client.ok('POST', '/api/v1/leads', { name: 'Priya Raman', email: 'priya@northwind.example', companyName: 'Northwind Freight' });
+    const call = await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { title: 'Discovery call', transcript: TRANSCRIPT });
+    const run = await client.ok('POST', '/api/v1/runs', { leadId: lead.id, callId: call.id });
+    await page.goto(`${server.url}/runs/${run.id}`);
+    const draft = page.getByRole('region', { name: 'E-mail draft' });
+    await draft.getByRole('button', { name: 'Approve' }).waitFor({ timeout: 30_000 });
+    await client.ok('PATCH', `/api/v1/runs/${run.id}/draft`, { subject: 'Your dispatchers’ two days' });
+    await page.reload();
+    await draft.getByText('Version 2').waitFor();
+
+    await draft.getByRole('button', { name: 'Regenerate…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Regenerate the draft' });
+    await dialog.getByLabel('Feedback (optional)').fill('Shorter please.');
+    await dialog.getByRole('button', { name: 'Regenerate draft' }).click();
+    await draft.getByText('Version 3').waitFor({ timeout: 30_000 });
+    await draft.getByRole('button', { name: 'Approve' }).waitFor();
+
+    const versions = page.getByRole('region', { name: 'Versions' });
+    const items = versions.getByRole('listitem');
+    await waitFor(async () => (await items.count()) === 3, 'three versions');
+    assert.match(await items.nth(0).innerText(), /^v1[\s\S]*Generated[\s\S]*Edited as v2/);
+    assert.match(await items.nth(1).innerText(), /^v2[\s\S]*Edited[\s\S]*Regenerated as v3/);
+    assert.match(await items.nth(2).innerText(), /^v3[\s\S]*Regenerated[\s\S]*after the feedback “Shorter please\.”[\s\S]*Current/);
+    assert.doesNotMatch(await versions.innerText(), /Rejected/);
+
+    await page.getByRole('link', { name: 'Trace' }).first().click();
+    await page.getByRole('heading', { name: 'Run trace' }).waitFor();
+    const titles = page.getByRole('region', { name: 'Attempts' }).locator('.attempt-title');
+    await waitFor(async () => (await titles.count()) === 5, 'five attempts');
+    assert.deepEqual((await titles.allInnerTexts()).slice(3), ['Draft · version 1', 'Draft · version 3 (regenerated)']);
+    const edited = page.getByRole('row').filter({ hasText: 'Draft edited' });
+    assert.match(await edited.innerText(), /v2/);
     assert.deepEqual(consoleErrors, []);
   });
 });

@@ -1,6 +1,7 @@
 // Settings / E-mail in the browser: an admin sets up SMTP and IMAP, saves, and after a reload sees the passwords as
-// saved (never their text); the form names a bad field before sending; a member is shown who to ask instead. And in
-// Your profile, a person's sender name and signature, with the preview of how their e-mails end.
+// saved (never their text), dropped when the server they were saved for changes; the form names a bad field before
+// sending; a member is shown who to ask instead. And in Your profile, a person's sender name and signature, with the
+// preview of how their e-mails end.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -110,6 +111,22 @@ describe('Settings / E-mail in the web UI', { skip: browserUnavailable() ?? fals
     const audit = (await admin.ok('GET', '/ui/api/audit?action=mail_settings.updated&limit=1')).data[0];
     assert.deepEqual([audit.details.smtpPasswordChanged, audit.details.imapPasswordChanged], [true, false]);
 
+    // Changing the server's port says the saved password is dropped; IMAP, which always signs in, asks for it again.
+    await smtp.getByText('Changing the server, security, port or user drops it.').waitFor();
+    await smtp.getByLabel('Port').fill('2465');
+    await smtp.getByText(/The saved password is dropped: it goes only to the server, port, security and user/).waitFor();
+    await smtp.getByLabel('Port').fill('465');
+    await smtp.getByRole('button', { name: /Change the saved SMTP password/ }).waitFor();
+    await imap.getByLabel('Security').selectOption('starttls');
+    await imap.getByText(/The saved password is dropped/).waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await imap.getByText(/Enter the password again: it goes only to the server, port, security and user/).waitFor();
+    assert.equal((await admin.ok('GET', '/ui/api/settings/email')).imap.security, 'tls', 'nothing was sent');
+    await imap.getByLabel('Password').fill(IMAP_PASSWORD);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await waitFor(async () => (await admin.ok('GET', '/ui/api/settings/email')).imap.security === 'starttls', 'IMAP saved');
+    await imap.getByRole('button', { name: /Change the saved IMAP password/ }).waitFor();
+
     // Removing SMTP, saved, says what applies instead.
     await smtp.getByRole('button', { name: 'Remove SMTP' }).click();
     await page.getByRole('button', { name: 'Save', exact: true }).click();
@@ -141,7 +158,8 @@ describe('Settings / E-mail in the web UI', { skip: browserUnavailable() ?? fals
     await form.getByLabel('Sender name').fill('Maya at Acme');
     await form.getByLabel('Signature').fill('Maya Brooks\nHead of Sales, Acme   \n+1 555 0100\n\n');
     const preview = page.getByTestId('signature-preview');
-    assert.match(await preview.innerText(), /Best regards,\nMaya at Acme\n\nMaya Brooks\nHead of Sales, Acme\n\+1 555 0100$/);
+    // The one sign-off (src/agent/sign-off.ts): the signature opens with the name, so the name is not written above it.
+    assert.match(await preview.innerText(), /Best regards,\n-- \nMaya Brooks\nHead of Sales, Acme\n\+1 555 0100$/);
     await form.getByText('3 / 20 lines', { exact: false }).waitFor();
     await form.getByRole('button', { name: 'Save sender name and signature' }).click();
     await page.getByText('Your sender name and signature were saved.').waitFor();

@@ -932,8 +932,20 @@ export type components = {
              * @enum {unknown}
              */
             origin: "generated" | "regenerated" | "edited";
+            replacedBy: {
+                /**
+                 * @description `edited`: a person's edit; `regenerated`: WRITER, asked by a person.
+                 * @enum {unknown}
+                 */
+                origin: "edited" | "regenerated";
+                /**
+                 * Format: int32
+                 * @description The version that replaced this one.
+                 */
+                version: number;
+            } | null;
             /**
-             * @description DRAFT for the version under review; a version an edit replaced is SUPERSEDED.
+             * @description DRAFT for the version under review; SUPERSEDED for one a later version replaced (an edit, or a regeneration a person asked for: `replacedBy` says which); REJECTED only when a person rejected it without asking for another.
              * @enum {unknown}
              */
             status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
@@ -1074,7 +1086,7 @@ export type components = {
                  */
                 origin: "generated" | "regenerated" | "edited";
                 /**
-                 * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.
+                 * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED (a person rejected it); SUPERSEDED by a later version: a person's edit, or a regeneration a person asked for (never REJECTED for that).
                  * @enum {unknown}
                  */
                 status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
@@ -3226,7 +3238,7 @@ export interface operations {
                              */
                             origin: "generated" | "regenerated" | "edited";
                             /**
-                             * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.
+                             * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED (a person rejected it); SUPERSEDED by a later version: a person's edit, or a regeneration a person asked for (never REJECTED for that).
                              * @enum {unknown}
                              */
                             status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
@@ -4237,7 +4249,7 @@ export interface operations {
                 "application/json": {
                     /** @description The plain-text body: 1 to 5000 characters; line breaks and tabs are the only control characters allowed. */
                     body?: string;
-                    /** @description The subject line: 1 to 80 characters, one line. */
+                    /** @description The subject line: 1 to 80 characters, one line, without encoded words (=?...?=). */
                     subject?: string;
                     to?: string | null;
                 };

@@ -5,12 +5,13 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7, type LanguageModelUsage } from 'ai';
 import { http } from '../../node-http.ts';
 import { ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../engine.ts';
-import { fitDraft } from '../grounding.ts';
+import { BODY_MAX, fitDraft } from '../grounding.ts';
 import { assertStepOutput } from '../output-check.ts';
 import { AnalysisOutput, MAX_ANSWER_BYTES, StrategyOutput, WriterOutput, type StepNode } from '../outputs.ts';
 import * as analysisPrompt from '../prompts/analysis.ts';
 import * as strategyPrompt from '../prompts/strategy.ts';
 import * as writerPrompt from '../prompts/writer.ts';
+import { withSignOff } from '../sign-off.ts';
 import type { CallOutcome, ModelCallLimiter } from './limiter.ts';
 
 export interface ModelEngineOptions {
@@ -197,7 +198,13 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
     name: 'model',
     analyse: (ctx) => step<AnalysisOutput>('ANALYSIS', analysisPrompt, analysisPrompt.render(ctx), ctx),
     strategise: (ctx) => step<StrategyOutput>('STRATEGY', strategyPrompt, strategyPrompt.render(ctx), ctx),
-    write: (ctx) => step<WriterOutput>('WRITER', writerPrompt, writerPrompt.render(ctx), ctx),
+    write: async (ctx) => {
+      const result = await step<WriterOutput>('WRITER', writerPrompt, writerPrompt.render(ctx), ctx);
+      // Signed as every engine signs (src/agent/sign-off.ts), whatever closing the model wrote.
+      const sender = ctx.sender ?? { name: ctx.senderName, signature: null };
+      const body = withSignOff(result.output.body, sender).slice(0, BODY_MAX);
+      return { ...result, output: { ...result.output, body } };
+    },
   };
 }
 

@@ -2,6 +2,9 @@
 // secret(s), retried on the delivery's own schedule (about 5 s, 1 min, 10 min, 1 h, 6 h, 24 h, then FAILED). Every
 // attempt is logged with what the endpoint answered; an endpoint that has failed for three days is disabled with
 // the reason. A run's deliveries to one endpoint go out in order: a delivery waits while an earlier one is pending.
+// Deliveries are claimed fairly between workspaces and endpoints (claim.ts), and an endpoint that gives no answer in
+// time is put off, longer after each such attempt in a row, so that it cannot hold the delivery slots every
+// workspace shares; its failures still count towards the three days that disable it.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Config } from '../../config.ts';
@@ -9,7 +12,11 @@ import type { DB } from '../../db/schema.ts';
 import { traceUrlOf } from '../../http/run-render.ts';
 import { JOBS_CHANNEL } from '../../jobs/queue.ts';
 import { PermanentJobError, type ClaimedJob, type JobContext, type JobHandler } from '../../jobs/types.ts';
-import { WEBHOOK_DELIVER, WEBHOOK_JOB_MAX_ATTEMPTS, type WebhookDeliverPayload } from './events.ts';
+import { claimWebhookDelivery, ENDPOINT_CONCURRENCY, type ClaimLimits } from './claim.ts';
+import {
+  eventReadScope, WEBHOOK_DELIVER, WEBHOOK_EVENT_TYPES, WEBHOOK_JOB_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDeliverPayload,
+  type WebhookEventType,
+} from './events.ts';
 import { postWebhook, type PostResult } from './post.ts';
 import { secretContext, signatureHeader } from './signing.ts';
 
@@ -18,6 +25,13 @@ export const RETRY_DELAYS_MS = [5_000, 60_000, 600_000, 3_600_000, 21_600_000, 8
 /** An endpoint whose failures have gone on this long is disabled. */
 export const DISABLE_AFTER_MS = 3 * 24 * 3_600_000;
 export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * How long an endpoint is put off after an attempt that got no answer in time: 5 s after the first, doubling with
+ * each one in a row, at most an hour. An endpoint that never answers is then tried about once an hour, and holds a
+ * slot for one timeout each time, until its three days of failures disable it.
+ */
+export const PUT_OFF_FIRST_MS = 5_000;
+export const PUT_OFF_MAX_MS = 3_600_000;
 export const WEBHOOK_USER_AGENT = 'leadrun-webhooks/1 (+https://www.standardwebhooks.com/)';
 
 export interface WebhookHandlerOptions {
@@ -26,6 +40,10 @@ export interface WebhookHandlerOptions {
   /** Tests shorten both. */
   retryDelaysMs?: readonly number[];
   timeoutMs?: number;
+  /** Deliveries to one endpoint in flight at once, over every worker process. */
+  endpointConcurrency?: number;
+  /** How long an endpoint is put off after its first attempt in a row that got no answer in time. */
+  putOffFirstMs?: number;
 }
 
 interface DeliveryRow {
@@ -41,9 +59,24 @@ interface DeliveryRow {
   payload: unknown;
   url: string;
   enabled: boolean;
+  read_scopes: string[];
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
+}
+
+/**
+ * Why a delivery may not be sent now, or null: its endpoint was disabled, or it may no longer read the event's data
+ * (changed since the delivery was queued by a key without that read scope). Checked at every attempt, so that an
+ * attempt already under way when the endpoint changed is not retried to its new address.
+ */
+function refusalOf(delivery: DeliveryRow): string | null {
+  if (!delivery.enabled) return 'The endpoint is disabled.';
+  if (delivery.type === WEBHOOK_TEST_EVENT) return null;
+  const known = (WEBHOOK_EVENT_TYPES as readonly string[]).includes(delivery.type);
+  const scope = known ? eventReadScope(delivery.type as WebhookEventType) : null;
+  if (scope && delivery.read_scopes.includes(scope)) return null;
+  return `Not sent: the endpoint may no longer receive ${delivery.type} events (they need ${scope ?? 'a read scope'}).`;
 }
 
 async function loadDelivery(db: Kysely<DB>, id: string): Promise<DeliveryRow | undefined> {
@@ -52,7 +85,7 @@ async function loadDelivery(db: Kysely<DB>, id: string): Promise<DeliveryRow | u
     .innerJoin('webhook_endpoints as p', 'p.id', 'd.endpoint_id')
     .select([
       'd.id', 'd.workspace_id', 'd.endpoint_id', 'd.event_id', 'd.run_id', 'd.status', 'd.attempts', 'd.created_at',
-      'e.type', 'e.payload', 'p.url', 'p.enabled', 'p.secret', 'p.previous_secret', 'p.previous_secret_expires_at',
+      'e.type', 'e.payload', 'p.url', 'p.enabled', 'p.read_scopes', 'p.secret', 'p.previous_secret', 'p.previous_secret_expires_at',
     ])
     .where('d.id', '=', id)
     .executeTakeFirst() as Promise<DeliveryRow | undefined>;
@@ -99,12 +132,26 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const leaseMs = Math.max(options.leaseMs ?? 30_000, timeoutMs * 2);
+  const concurrency = options.concurrency ?? 4;
+  // A workspace may take all of the runner's slots but one, which is left for the other workspaces' deliveries.
+  const limits: ClaimLimits = {
+    endpoint: options.endpointConcurrency ?? ENDPOINT_CONCURRENCY, workspacePerRunner: Math.max(1, concurrency - 1),
+  };
+  const putOff = { firstMs: options.putOffFirstMs ?? PUT_OFF_FIRST_MS, maxMs: PUT_OFF_MAX_MS };
+  // The runner's slots claim one at a time, so that each claim sees the jobs the ones before it took and a
+  // workspace's share of the runner is counted exactly. A claim takes milliseconds; a delivery up to the timeout.
+  let claiming: Promise<unknown> = Promise.resolve();
   return {
     kind: WEBHOOK_DELIVER,
     maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS,
-    concurrency: options.concurrency ?? 4,
+    concurrency,
     leaseMs,
     backoffMs: (attempt) => 5_000 * attempt,
+    claim: (db, _kind, owner, now, lease) => {
+      const claimed = claiming.then(() => claimWebhookDelivery(db, owner, now, lease, limits));
+      claiming = claimed.catch(() => {});
+      return claimed;
+    },
 
     async run(job, ctx) {
       const { deliveryId } = payloadOf(job);
@@ -112,11 +159,12 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
       // Erased with its lead or endpoint, or finished by an attempt whose runner died after committing.
       if (!delivery || delivery.status !== 'PENDING') return;
       const now = ctx.clock.now();
-      if (!delivery.enabled) {
+      const refusal = refusalOf(delivery);
+      if (refusal) {
         await ctx.db.transaction().execute(async (trx) => {
           if (!(await ctx.finish(trx))) return;
           await trx.updateTable('webhook_deliveries')
-            .set({ status: 'FAILED', next_attempt_at: null, last_error: 'The endpoint is disabled.', updated_at: now })
+            .set({ status: 'FAILED', next_attempt_at: null, last_error: refusal, updated_at: now })
             .where('id', '=', delivery.id).where('status', '=', 'PENDING').execute();
         });
         return;
@@ -140,7 +188,7 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
         allowPrivateHosts: ctx.config.allowPrivateHosts, timeoutMs, userAgent: WEBHOOK_USER_AGENT, signal: ctx.signal,
       });
       if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
-      return settle(ctx, delivery, result, delays);
+      return settle(ctx, delivery, result, delays, putOff);
     },
 
     async onDead(trx, job, error) {
@@ -154,7 +202,9 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
 }
 
 /** Records the attempt and what it means: done, a retry at the schedule's next time, or FAILED; the endpoint's health. */
-async function settle(ctx: JobContext, delivery: DeliveryRow, result: PostResult, delays: readonly number[]) {
+async function settle(
+  ctx: JobContext, delivery: DeliveryRow, result: PostResult, delays: readonly number[], putOff: PutOff,
+) {
   const now = ctx.clock.now();
   const attempt = delivery.attempts + 1;
   const succeeded = result.error === null;
@@ -171,9 +221,12 @@ async function settle(ctx: JobContext, delivery: DeliveryRow, result: PostResult
       last_response_excerpt: result.excerpt, last_duration_ms: result.durationMs, updated_at: now,
     }).where('id', '=', delivery.id).execute();
     if (succeeded) {
-      await trx.updateTable('webhook_endpoints').set({ failing_since: null })
-        .where('id', '=', delivery.endpoint_id).where('failing_since', 'is not', null).execute();
+      await trx.updateTable('webhook_endpoints').set({ failing_since: null, timeouts: 0, put_off_until: null })
+        .where('id', '=', delivery.endpoint_id)
+        .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('timeouts', '>', 0)]))
+        .execute();
     } else {
+      if (result.timedOut) await putOffEndpoint(trx, delivery.endpoint_id, now, putOff);
       await markFailing(trx, delivery.endpoint_id, result.error ?? 'failed', now);
     }
     if (!retryAt) {
@@ -184,6 +237,26 @@ async function settle(ctx: JobContext, delivery: DeliveryRow, result: PostResult
     return retryAt ? { again: retryAt } : undefined;
   });
   return outcome;
+}
+
+interface PutOff {
+  firstMs: number;
+  maxMs: number;
+}
+
+/**
+ * The endpoint gave no answer in time once more: no delivery to it is claimed until the put-off ends, twice as long
+ * as the last one. Its other deliveries wait (they are not failed), so whatever was accepted still goes out once it
+ * answers again.
+ */
+async function putOffEndpoint(trx: Kysely<DB>, endpointId: string, now: Date, putOff: PutOff): Promise<void> {
+  // The doubling's exponent is bounded, so that a count that runs for days cannot overflow the interval.
+  const putOffMs = sql<number>`least(${putOff.firstMs}::float8 * power(2, least(timeouts, 30)),
+    ${putOff.maxMs}::float8)`;
+  await trx.updateTable('webhook_endpoints').set({
+    timeouts: sql`timeouts + 1`,
+    put_off_until: sql`${now}::timestamptz + ${putOffMs} * interval '1 millisecond'`,
+  }).where('id', '=', endpointId).execute();
 }
 
 /** The endpoint has failed once more: it is failing since the first of these, and disabled after three days of it. */

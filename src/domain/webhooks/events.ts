@@ -118,7 +118,8 @@ export async function queueWebhookDelivery(
   }).execute();
   const payload: WebhookDeliverPayload = { deliveryId: id };
   await enqueueJob(trx, {
-    kind: WEBHOOK_DELIVER, key: id, workspaceId, payload, maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS, availableAt: now, now,
+    kind: WEBHOOK_DELIVER, key: id, workspaceId, lane: endpointId, payload, maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS,
+    availableAt: now, now,
   });
   return id;
 }
@@ -144,10 +145,12 @@ export async function emitLeadsCreated(trx: Kysely<DB>, workspaceId: string, whe
       INSERT INTO webhook_deliveries (id, workspace_id, event_id, endpoint_id, run_id, status, attempts, next_attempt_at, created_at, updated_at)
       SELECT gen_random_uuid(), ${workspaceId}, e.id, p.id, NULL, 'PENDING', 0, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
       FROM events e CROSS JOIN unnest(${sql.val(endpoints)}::uuid[]) AS p(id)
-      RETURNING id)
-    INSERT INTO jobs (id, workspace_id, kind, key, payload, status, attempts, max_attempts, available_at, created_at, updated_at)
-    SELECT gen_random_uuid(), ${workspaceId}, ${WEBHOOK_DELIVER}, d.id::text, jsonb_build_object('deliveryId', d.id), 'QUEUED', 0,
-           ${WEBHOOK_JOB_MAX_ATTEMPTS}::int, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      RETURNING id, endpoint_id)
+    INSERT INTO jobs (id, workspace_id, kind, key, lane, payload, status, attempts, max_attempts, available_at,
+                      created_at, updated_at)
+    SELECT gen_random_uuid(), ${workspaceId}, ${WEBHOOK_DELIVER}, d.id::text, d.endpoint_id::text,
+           jsonb_build_object('deliveryId', d.id), 'QUEUED', 0, ${WEBHOOK_JOB_MAX_ATTEMPTS}::int,
+           ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
     FROM deliveries d`.execute(trx);
   await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_DELIVER})`.execute(trx);
 }

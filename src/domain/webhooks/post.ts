@@ -15,6 +15,8 @@ export interface PostResult {
   status: number | null;
   excerpt: string | null;
   error: string | null;
+  /** No answer came within the deadline: the endpoint held a delivery slot for the whole of it. */
+  timedOut: boolean;
   durationMs: number;
 }
 
@@ -35,12 +37,14 @@ export async function postWebhook(url: string, headers: Record<string, string>, 
     const target = new URL(url);
     const address = await withSignal(resolveEndpointHost(target, options.allowPrivateHosts), signal);
     const answer = await request(target, address, { ...headers, 'user-agent': options.userAgent }, body, signal);
-    return { ...answer, error: answer.status >= 200 && answer.status < 300 ? null : describeStatus(answer.status), durationMs: elapsed() };
+    const error = answer.status >= 200 && answer.status < 300 ? null : describeStatus(answer.status);
+    return { ...answer, error, timedOut: false, durationMs: elapsed() };
   } catch (error) {
     const message = deadline.aborted
       ? `No answer within ${options.timeoutMs / 1000} s.`
       : error instanceof WebhookUrlRefused ? `The URL ${error.message}.` : (error instanceof Error ? error.message : String(error));
-    return { status: null, excerpt: null, error: message.slice(0, ERROR_MAX), durationMs: elapsed() };
+    const kept = message.slice(0, ERROR_MAX);
+    return { status: null, excerpt: null, error: kept, timedOut: deadline.aborted, durationMs: elapsed() };
   }
 }
 

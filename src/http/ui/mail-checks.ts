@@ -10,7 +10,7 @@ import { mutate } from '../mutation.ts';
 import { authProblems, writeProblems } from '../schemas.ts';
 import { invalid } from '../../domain/errors.ts';
 import { composeMessage, newMessageId } from '../../mail/message.ts';
-import { loadMailTransport, type MailTransport, type SmtpSettings } from '../../mail/settings.ts';
+import { loadMailTransport, passwordAppliesTo, type MailTransport, type SmtpSettings } from '../../mail/settings.ts';
 import { sendRaw, SmtpFailure, verifySmtp } from '../../mail/smtp.ts';
 
 const CheckResult = Type.Object({
@@ -56,18 +56,27 @@ export default async function mailCheckRoutes(app: AppInstance): Promise<void> {
     return { send, mailbox, defaultDeliver };
   });
 
-  /** The settings a check tries: those given, with the stored password when none is given for the same server and user. */
+  /**
+   * The settings a check tries: those given, with the stored password when none is given and host, port, user and
+   * security are those it was saved with.
+   */
   async function candidate(request: FastifyRequest, given: Static<typeof SmtpCandidate> | undefined): Promise<SmtpSettings | null> {
     const saved = (await transportOf(principalOf(request).workspaceId)).smtp;
     if (!given || (given.host === undefined && given.port === undefined && given.security === undefined)) return saved;
     if (given.host === undefined) throw invalid('host', 'is required with port and security');
     if (given.port === undefined) throw invalid('port', 'is required with host and security');
     if (given.security === undefined) throw invalid('security', 'is required with host and port');
-    const user = given.user || null;
-    // The stored password goes only to the server and user it was saved for: a check must not send it elsewhere.
-    const samePlace = saved && saved.host === given.host && saved.port === given.port && saved.user === user;
-    const password = given.password !== undefined ? given.password || null : samePlace ? saved.password : null;
-    return { host: given.host, port: given.port, security: given.security, user, password };
+    const tried = { host: given.host, port: given.port, security: given.security, user: given.user || null };
+    if (given.password !== undefined) return { ...tried, password: given.password || null };
+    if (saved?.password && passwordAppliesTo(saved, tried)) return { ...tried, password: saved.password };
+    // The stored password is never sent elsewhere. A check that signs in without it would only answer that the server
+    // refused the user name or password, which reads as if the saved password were wrong; the admin is asked for it
+    // instead, by the field to fill, as saving these values would (it drops the saved password).
+    if (saved?.password && tried.user) {
+      throw invalid('password',
+        'is required: the saved password is sent only to the host, port, user and security it was saved with');
+    }
+    return { ...tried, password: null };
   }
 
   app.post('/ui/api/settings/email/check-smtp', {
@@ -75,7 +84,9 @@ export default async function mailCheckRoutes(app: AppInstance): Promise<void> {
     schema: {
       summary: 'Check an SMTP connection without sending',
       description: 'Connects, secures and authenticates with the settings given (not saved yet) or, without a body, the saved '
-        + 'ones; a password left out is the stored one for the same server and user. Answers 200 either way: `ok`, or `error`.',
+        + 'ones. A password left out is the stored one only when host, port, user and security are those it was '
+        + 'saved with; otherwise, with a user, the answer is 400 naming `password`. Answers 200 either way: `ok`, or '
+        + '`error`.',
       tags,
       body: Type.Optional(SmtpCandidate),
       response: { 200: CheckResult, ...writeProblems, ...authProblems },

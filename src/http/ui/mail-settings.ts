@@ -22,8 +22,14 @@ const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 const User = Type.String({ maxLength: MAIL_USER_MAX });
 const PasswordInput = Nullable(Type.String({
   maxLength: MAIL_PASSWORD_MAX,
-  description: 'Left out: the stored password stays. null or empty: no password. Stored encrypted; never shown again.',
+  description: 'Left out: the stored password stays while host, port, user and security stay as it was saved with, '
+    + 'and is dropped when any of them changes (IMAP then needs it again). null or empty: no password. Stored '
+    + 'encrypted; never shown again.',
 }));
+const PasswordSet = Type.Boolean({
+  description: 'Whether a password is stored. It is sent only to this host and port, as this user, with this security; '
+    + 'a change of any of them drops it. The password itself is never in an answer.',
+});
 const Address = Type.Object({ name: Nullable(Type.String()), address: Type.String() });
 
 const MailSettings = Type.Object({
@@ -32,11 +38,11 @@ const MailSettings = Type.Object({
   defaultDeliver: Nullable(DefaultDeliver),
   smtp: Nullable(Type.Object({
     host: Type.String(), port: Type.Integer(), security: Security, user: Nullable(Type.String()),
-    passwordSet: Type.Boolean({ description: 'Whether a password is stored. The password itself is never in an answer.' }),
+    passwordSet: PasswordSet,
   })),
   imap: Nullable(Type.Object({
     host: Type.String(), port: Type.Integer(), security: Security, user: Nullable(Type.String()),
-    passwordSet: Type.Boolean({ description: 'Whether a password is stored. The password itself is never in an answer.' }),
+    passwordSet: PasswordSet,
     draftsFolder: Type.String(),
   })),
   installation: Type.Object({
@@ -81,8 +87,9 @@ export default async function mailSettingsRoutes(app: AppInstance): Promise<void
     config: { access: 'admin', auditAction: 'mail_settings.updated' },
     schema: {
       summary: 'Change the workspace\'s mail settings',
-      description: 'Fields left out stay as they are; a password left out keeps the stored one. Servers on private or '
-        + 'loopback addresses are refused unless ALLOW_PRIVATE_HOSTS is set.',
+      description: 'Fields left out stay as they are; a password left out keeps the stored one unless the change of '
+        + 'server alters its host, port, user or security, which drops it. Saving schedules the next reply check at '
+        + 'once. Servers on private or loopback addresses are refused unless ALLOW_PRIVATE_HOSTS is set.',
       tags,
       body: MailSettingsChange,
       response: { 200: MailSettings, ...writeProblems, ...authProblems },
@@ -93,7 +100,8 @@ export default async function mailSettingsRoutes(app: AppInstance): Promise<void
     return mutate(app.deps, request, reply, async (trx) => {
       const { workspaceId, userId } = principalOf(request);
       const { view, details } = await changeMailSettings(trx, workspaceId, request.body, { secrets: app.deps.secrets, clock, config }, userId);
-      // With IMAP set up, the inbox is checked for replies from now on (one live check per workspace).
+      // With IMAP set up, the inbox is checked for replies from now on (one live check per workspace), the next one at
+      // once: settings that mend a failing check must not wait out its backoff.
       await scheduleReplyChecks(trx, workspaceId, clock.now());
       return { status: 200, body: view, target: { type: 'workspace', id: workspaceId }, details };
     });

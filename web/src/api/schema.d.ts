@@ -3175,7 +3175,7 @@ export type paths = {
                             imap: {
                                 draftsFolder: string;
                                 host: string;
-                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                /** @description Whether a password is stored. It is sent only to this host and port, as this user, with this security; a change of any of them drops it. The password itself is never in an answer. */
                                 passwordSet: boolean;
                                 port: number;
                                 /**
@@ -3198,7 +3198,7 @@ export type paths = {
                             };
                             smtp: {
                                 host: string;
-                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                /** @description Whether a password is stored. It is sent only to this host and port, as this user, with this security; a change of any of them drops it. The password itself is never in an answer. */
                                 passwordSet: boolean;
                                 port: number;
                                 /**
@@ -3295,7 +3295,7 @@ export type paths = {
         };
         /**
          * Change the workspace's mail settings
-         * @description Fields left out stay as they are; a password left out keeps the stored one. Servers on private or loopback addresses are refused unless ALLOW_PRIVATE_HOSTS is set.
+         * @description Fields left out stay as they are; a password left out keeps the stored one unless the change of server alters its host, port, user or security, which drops it. Saving schedules the next reply check at once. Servers on private or loopback addresses are refused unless ALLOW_PRIVATE_HOSTS is set.
          */
         put: {
             parameters: {
@@ -3355,7 +3355,7 @@ export type paths = {
                             imap: {
                                 draftsFolder: string;
                                 host: string;
-                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                /** @description Whether a password is stored. It is sent only to this host and port, as this user, with this security; a change of any of them drops it. The password itself is never in an answer. */
                                 passwordSet: boolean;
                                 port: number;
                                 /**
@@ -3378,7 +3378,7 @@ export type paths = {
                             };
                             smtp: {
                                 host: string;
-                                /** @description Whether a password is stored. The password itself is never in an answer. */
+                                /** @description Whether a password is stored. It is sent only to this host and port, as this user, with this security; a change of any of them drops it. The password itself is never in an answer. */
                                 passwordSet: boolean;
                                 port: number;
                                 /**
@@ -3664,7 +3664,7 @@ export type paths = {
         put?: never;
         /**
          * Check an IMAP connection
-         * @description Signs in to the IMAP server and looks for the Drafts folder (by name, or the folder marked \Drafts). Answers 200 with `ok`, or with `error` saying why not. Mail servers on private networks are refused unless ALLOW_PRIVATE_HOSTS=true.
+         * @description Signs in to the IMAP server and looks for the Drafts folder (by name, or the folder marked \Drafts). Answers 200 with `ok`, or with `error` saying why not; 400 naming `password` when none is given and no saved one applies (it is sent only to the host, port, user and security it was saved with). Mail servers on private networks are refused unless ALLOW_PRIVATE_HOSTS=true.
          */
         post: {
             parameters: {
@@ -3680,7 +3680,7 @@ export type paths = {
                         draftsFolder?: string;
                         /** @description A host name or address. */
                         host?: string;
-                        /** @description Left out: the saved password. */
+                        /** @description Left out: the saved password, when host, port, user and security are those it was saved with; else 400. */
                         password?: string;
                         port?: number;
                         /**
@@ -3859,7 +3859,7 @@ export type paths = {
         put?: never;
         /**
          * Check an SMTP connection without sending
-         * @description Connects, secures and authenticates with the settings given (not saved yet) or, without a body, the saved ones; a password left out is the stored one for the same server and user. Answers 200 either way: `ok`, or `error`.
+         * @description Connects, secures and authenticates with the settings given (not saved yet) or, without a body, the saved ones. A password left out is the stored one only when host, port, user and security are those it was saved with; otherwise, with a user, the answer is 400 naming `password`. Answers 200 either way: `ok`, or `error`.
          */
         post: {
             parameters: {
@@ -4924,8 +4924,20 @@ export type components = {
              * @enum {unknown}
              */
             origin: "generated" | "regenerated" | "edited";
+            replacedBy: {
+                /**
+                 * @description `edited`: a person's edit; `regenerated`: WRITER, asked by a person.
+                 * @enum {unknown}
+                 */
+                origin: "edited" | "regenerated";
+                /**
+                 * Format: int32
+                 * @description The version that replaced this one.
+                 */
+                version: number;
+            } | null;
             /**
-             * @description DRAFT for the version under review; a version an edit replaced is SUPERSEDED.
+             * @description DRAFT for the version under review; SUPERSEDED for one a later version replaced (an edit, or a regeneration a person asked for: `replacedBy` says which); REJECTED only when a person rejected it without asking for another.
              * @enum {unknown}
              */
             status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
@@ -5066,7 +5078,7 @@ export type components = {
                  */
                 origin: "generated" | "regenerated" | "edited";
                 /**
-                 * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.
+                 * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED (a person rejected it); SUPERSEDED by a later version: a person's edit, or a regeneration a person asked for (never REJECTED for that).
                  * @enum {unknown}
                  */
                 status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
@@ -7356,7 +7368,7 @@ export interface operations {
                              */
                             origin: "generated" | "regenerated" | "edited";
                             /**
-                             * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED; SUPERSEDED by a later version.
+                             * @description DRAFT → APPROVED → SENT (an SMTP server took it), or DRAFT → REJECTED (a person rejected it); SUPERSEDED by a later version: a person's edit, or a regeneration a person asked for (never REJECTED for that).
                              * @enum {unknown}
                              */
                             status: "DRAFT" | "APPROVED" | "SENT" | "REJECTED" | "SUPERSEDED";
@@ -8367,7 +8379,7 @@ export interface operations {
                 "application/json": {
                     /** @description The plain-text body: 1 to 5000 characters; line breaks and tabs are the only control characters allowed. */
                     body?: string;
-                    /** @description The subject line: 1 to 80 characters, one line. */
+                    /** @description The subject line: 1 to 80 characters, one line, without encoded words (=?...?=). */
                     subject?: string;
                     to?: string | null;
                 };

@@ -4,6 +4,7 @@ import { useMemo } from 'react';
 import type { Run, RunEvent, StepNode } from '../api/types';
 import { Icon } from '../components/Icon';
 import { Badge, Card, ErrorAlert, LoadingBlock, PageHeader, RunStatusBadge, type Tone } from '../components/ui';
+import { draftVersionsOf } from '../lib/draftVersions';
 import { formatDateTime, formatDuration, formatNumber, formatTime, STEP_LABEL } from '../lib/format';
 import { useLiveRun } from '../lib/liveRun';
 import { Link } from '../lib/router';
@@ -29,7 +30,7 @@ interface Attempt {
 function attemptsOf(events: RunEvent[], runAtRest: boolean): Attempt[] {
   const attempts: Attempt[] = [];
   const open = new Map<string, Attempt>();
-  const versions = draftVersions(events);
+  const versions = draftVersionsOf(events);
   for (const event of events) {
     if (!event.node || !event.type.startsWith('step.')) continue;
     const version = event.node === 'WRITER' ? versions.get(event.id) ?? 1 : null;
@@ -68,17 +69,6 @@ function attemptsOf(events: RunEvent[], runAtRest: boolean): Attempt[] {
   return attempts;
 }
 
-/** The draft version each event belongs to: 1, and one more after each regeneration the log records. */
-function draftVersions(events: RunEvent[]): Map<number, number> {
-  const versions = new Map<number, number>();
-  let version = 1;
-  for (const event of events) {
-    if (event.type === 'run.regenerating') version++;
-    versions.set(event.id, version);
-  }
-  return versions;
-}
-
 /** "Research · attempt 2"; WRITER's by the draft it writes: "Draft · version 2 (regenerated)", "… · attempt 2". */
 function attemptName(a: Pick<Attempt, 'node' | 'attempt' | 'version'>): string {
   if (a.version === null) return `${STEP_LABEL[a.node]} · attempt ${a.attempt}`;
@@ -108,6 +98,7 @@ const RUN_EVENT_LABEL: Partial<Record<RunEvent['type'], string>> = {
   'run.approved': 'Draft approved',
   'run.rejected': 'Draft rejected',
   'run.regenerating': 'Regeneration requested',
+  'draft.edited': 'Draft edited',
 };
 
 export function TracePage({ id }: { id: string }) {
@@ -204,7 +195,7 @@ export function TracePage({ id }: { id: string }) {
 function EventLog({ events, run }: { events: RunEvent[]; run: Run }) {
   if (events.length === 0) return <p className="card-empty">No events yet.</p>;
   const first = new Date(events[0]!.at).getTime();
-  const versions = draftVersions(events);
+  const versions = draftVersionsOf(events);
   return (
     <div className="table-scroll">
       <table className="table table-compact table-stack">
@@ -217,7 +208,8 @@ function EventLog({ events, run }: { events: RunEvent[]; run: Run }) {
               <td className="nowrap">{RUN_EVENT_LABEL[event.type] ?? event.type.replace('step.', 'Step ')}</td>
               <td>
                 {event.node && event.node in STEP_LABEL ? STEP_LABEL[event.node as StepNode] : '—'}
-                {event.node === 'WRITER' && <span className="muted"> v{versions.get(event.id)}</span>}
+                {(event.node === 'WRITER' || event.type === 'draft.edited')
+                  && <span className="muted"> v{versions.get(event.id)}</span>}
                 {event.attempt ? <span className="muted"> #{event.attempt}</span> : null}
               </td>
               <td className="small cell-wide">{eventDetail(event)}</td>

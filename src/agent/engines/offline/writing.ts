@@ -3,11 +3,13 @@
 // agreed next step; a "not now" call gets a short note that asks for nothing. Within the word limit, always.
 import type { RunContext } from '../../engine.ts';
 import type { WriterOutput } from '../../outputs.ts';
+import { signOff } from '../../sign-off.ts';
+import { toOneLine } from '../../../domain/validation.ts';
 import { inOurWords, SaidIndex } from './copying.ts';
 import { type CallFacts, type Commitment, CONDITION, MONTHS, type NextStep, readCallFacts } from './facts.ts';
+import { bodyWords, keywords, omissionTerms, readFeedback, type Style } from './feedback.ts';
 
 const DEADLINE_CLAUSE = new RegExp(String.raw`\b(?:until|by|before|start|go-live|go live|opening|live|launch\w*|deadline)\b.{0,40}\b(?:${MONTHS}|Q[1-4])\b|\b(?:${MONTHS})\s\d{1,2}\b`, 'i');
-import { bodyWords, keywords, omissionTerms, readFeedback, type Style } from './feedback.ts';
 
 export type WriteContext = RunContext & { analysis: NonNullable<RunContext['analysis']>; strategy: NonNullable<RunContext['strategy']> };
 
@@ -106,12 +108,13 @@ function proposal(facts: CallFacts): string {
   return 'Would a 20-minute call next week to agree next steps suit you? Send me a time that works and I’ll set it up.';
 }
 
-/** The closing, the sender's name once, then "-- " and the signature when one is set: one place, swapped for src/agent/sign-off.ts at merge. */
+/**
+ * The closing, the sender's name once, then "-- " and the signature when one is set, as every engine signs
+ * (src/agent/sign-off.ts); the style picks the closing word, signOff the default.
+ */
 function signature(ctx: RunContext, style: Style): string {
-  const closing = style.formal ? 'Kind regards,' : style.casual ? 'Cheers,' : 'Best,';
-  const name = (ctx.sender?.name ?? ctx.senderName)?.trim();
-  const sig = ctx.sender?.signature?.replace(/\r\n?/g, '\n').trim();
-  return [closing, name, sig ? `-- \n${sig}` : null].filter(Boolean).join('\n');
+  const closing = style.formal ? 'Kind regards,' : style.casual ? 'Cheers,' : undefined;
+  return signOff(ctx.sender ?? { name: ctx.senderName, signature: null }, closing === undefined ? {} : { closing });
 }
 
 function companyOf(ctx: RunContext): string {
@@ -206,7 +209,9 @@ function subjectOf(ctx: WriteContext, facts: CallFacts, style: Style): string {
   const variant = style.variant % 3;
   const varied = variant === 1 ? `Notes from our call, ${company}` : variant === 2 ? `Next steps with ${company}` : subject;
   const done = style.formal ? formalise(facts.notNow ? subject : varied) : facts.notNow ? subject : varied;
-  return done.length <= 80 ? done : `${done.slice(0, 79).trimEnd()}…`;
+  // The company's name is the lead's, as anyone typed or imported it; the subject goes into a header: one line.
+  const line = toOneLine(done) || 'Following up';
+  return line.length <= 80 ? line : `${line.slice(0, 79).trimEnd()}…`;
 }
 
 export function writeDraft(ctx: WriteContext): WriterOutput {

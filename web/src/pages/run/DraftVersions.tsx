@@ -25,6 +25,18 @@ const STATUS_BADGE: Record<DraftVersion['status'], { tone: 'amber' | 'green' | '
   SUPERSEDED: { tone: 'gray', label: 'Replaced' },
 };
 
+/**
+ * What happened to a version, in the words of the badge: a replaced one says by what (a person's edit, or the
+ * regeneration a person asked for), so that nothing reads "Rejected" that nobody rejected.
+ */
+function statusBadge(version: DraftVersion): { tone: 'amber' | 'green' | 'red' | 'gray' | 'blue'; label: string } {
+  if (version.status === 'SUPERSEDED' && version.replacedBy) {
+    const how = version.replacedBy.origin === 'edited' ? 'Edited' : 'Regenerated';
+    return { tone: 'gray', label: `${how} as v${version.replacedBy.version}` };
+  }
+  return STATUS_BADGE[version.status];
+}
+
 function whoEdited(version: DraftVersion): string {
   if (!version.editedBy) return '';
   if (version.editedBy.type === 'key') return ` with the API key ${version.editedBy.name ?? ''}`.trimEnd();
@@ -65,7 +77,7 @@ export function DraftVersions({ run }: { run: Run }) {
                 {' · '}<RelativeTime iso={version.editedAt ?? version.createdAt} />
                 {version.origin === 'regenerated' && rejectedBefore && <span className="version-feedback">after the feedback “{rejectedBefore}”</span>}
               </span>
-              <Badge tone={STATUS_BADGE[version.status].tone}>{STATUS_BADGE[version.status].label}</Badge>
+              <Badge tone={statusBadge(version).tone}>{statusBadge(version).label}</Badge>
             </li>
           );
         })}

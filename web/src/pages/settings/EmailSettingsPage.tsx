@@ -1,6 +1,8 @@
 // Settings / E-mail (admins only): the workspace's sender, what an approval does by default, and the mail servers:
 // SMTP to send, IMAP to save drafts into a mailbox and to find replies. A stored password is never shown, only that
-// one is saved; "Check connection" tries the form as it stands, "Send test e-mail" what was saved.
+// one is saved; "Check connection" tries the form as it stands, "Send test e-mail" what was saved. A saved password
+// goes only to the host, port, user and security it was saved with: the form says so, and asks for it again when
+// any of them changes (the server drops it then, src/mail/settings.ts).
 import { useEffect, useState } from 'react';
 import { api, ApiError, type RequestOf, type ResponseOf } from '../../api/client';
 import { useToast } from '../../components/Toast';
@@ -30,8 +32,29 @@ const DELIVER_CHOICES: Array<{ value: Deliver; title: string; help: string }> = 
   { value: 'none', title: 'Approve only', help: 'Approving only marks the draft approved.' },
 ];
 
-/** A server section as the form holds it. `password: null` keeps the saved password; a text replaces it. */
-interface ServerForm { host: string; port: string; security: Security; user: string; password: string | null; passwordSet: boolean; draftsFolder: string }
+/**
+ * A server section as the form holds it. `password: null` keeps the saved password (while `savedFor` still matches);
+ * a text replaces it.
+ */
+interface ServerForm {
+  host: string; port: string; security: Security; user: string;
+  password: string | null; passwordSet: boolean; draftsFolder: string;
+  /** The host, port, security and user the saved password is bound to, as saved; null for a server not saved yet. */
+  savedFor: { host: string; port: string; security: Security; user: string } | null;
+}
+
+const DROPPED = 'it goes only to the server, port, security and user it was saved with.';
+
+/** A host as a resolver sees it, as the server compares them: without brackets, a final dot or capitals. */
+const hostKey = (host: string) => host.trim().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+
+/** Whether the saved password still applies: the form names the host, port, security and user it was saved with. */
+function keepsSavedPassword(server: ServerForm): boolean {
+  const saved = server.savedFor;
+  return server.passwordSet && saved !== null && hostKey(server.host) === hostKey(saved.host)
+    && Number(server.port) === Number(saved.port) && server.security === saved.security
+    && server.user.trim() === saved.user;
+}
 
 interface FormState {
   fromName: string;
@@ -44,6 +67,7 @@ interface FormState {
 function formOf(view: MailSettings): FormState {
   const server = (s: MailSettings['smtp'] | MailSettings['imap'], drafts = ''): ServerForm | null => s && {
     host: s.host, port: String(s.port), security: s.security, user: s.user ?? '', password: null, passwordSet: s.passwordSet, draftsFolder: drafts,
+    savedFor: { host: s.host, port: String(s.port), security: s.security, user: s.user ?? '' },
   };
   return {
     fromName: view.fromName ?? '',
@@ -56,7 +80,7 @@ function formOf(view: MailSettings): FormState {
 
 const newServer = (kind: 'smtp' | 'imap'): ServerForm => ({
   host: '', port: String(kind === 'smtp' ? SMTP_PORTS.starttls : IMAP_PORTS.tls), security: kind === 'smtp' ? 'starttls' : 'tls',
-  user: '', password: '', passwordSet: false, draftsFolder: kind === 'imap' ? 'Drafts' : '',
+  user: '', password: '', passwordSet: false, draftsFolder: kind === 'imap' ? 'Drafts' : '', savedFor: null,
 });
 
 /** The part of a server section the API takes: the password only when one was typed (or cleared). */
@@ -97,6 +121,9 @@ function check(form: FormState): Record<string, string> {
       if (!server.user.trim()) errors['imap.user'] = 'Enter the mailbox\'s user name.';
       if (!server.passwordSet && !server.password) errors['imap.password'] = 'Enter the mailbox\'s password.';
       if (server.passwordSet && server.password === '') errors['imap.password'] = 'Enter the new password, or keep the saved one.';
+      if (server.passwordSet && server.password === null && !keepsSavedPassword(server)) {
+        errors['imap.password'] = `Enter the password again: ${DROPPED}`;
+      }
     }
   }
   return errors;
@@ -268,11 +295,23 @@ function ServerFields({ kind, server, errors, onChange }: {
   );
 }
 
-/** A saved password shows as saved, with "Change"; it is never sent back to the page. */
+/**
+ * A saved password shows as saved, with "Change"; it is never sent back to the page. Changing the host, port, security
+ * or user drops it (the server sends it nowhere else), so the field then asks for it again.
+ */
 function PasswordField({ kind, server, error, onChange }: { kind: 'smtp' | 'imap'; server: ServerForm; error?: string; onChange(change: Partial<ServerForm>): void }) {
+  if (server.passwordSet && server.password === null && !keepsSavedPassword(server)) {
+    return (
+      <Field label="Password" optional={kind === 'smtp'} error={error}
+        hint={`The saved password is dropped: ${DROPPED} Enter it again.`}>
+        {(p) => <input {...p} className="input" type="password" value="" autoComplete="new-password"
+          onChange={(e) => onChange({ password: e.target.value })} />}
+      </Field>
+    );
+  }
   if (server.passwordSet && server.password === null) {
     return (
-      <Field label="Password" error={error}>
+      <Field label="Password" error={error} hint="Changing the server, security, port or user drops it.">
         {(p) => (
           <div className="saved-secret">
             <span className="saved-secret-text"><span aria-hidden="true">••••</span> saved</span>

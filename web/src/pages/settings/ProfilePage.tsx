@@ -2,6 +2,7 @@
 // your password. Changing the password signs you out everywhere else; this browser is given a new session and stays
 // signed in.
 import { useState } from 'react';
+import { signOff, SIGNATURE_SEPARATOR } from '../../../../src/agent/sign-off.ts';
 import { api } from '../../api/client';
 import { useToast } from '../../components/Toast';
 import { Alert, Badge, Button, Card, ErrorAlert, Field, LoadingBlock, PageHeader } from '../../components/ui';
@@ -106,6 +107,11 @@ function SenderFormFields(saved: { senderName: string | null; signature: string 
     },
   });
   const shownName = senderName.trim() || session.user.name || 'You';
+  // The ending as the drafts and the e-mails sent have it: the one sign-off (src/agent/sign-off.ts).
+  const signed = signOff({ name: shownName, signature: tidy || null });
+  const separator = signed.indexOf(`\n${SIGNATURE_SEPARATOR}\n`);
+  const ending = separator < 0 ? { closing: signed, signature: '' }
+    : { closing: signed.slice(0, separator), signature: signed.slice(separator) };
   return (
     <form ref={formRef} onSubmit={onSubmit} noValidate className="form" aria-label="Your sender name and signature">
       {errors.form && <Alert tone="error">{errors.form}</Alert>}
@@ -122,8 +128,8 @@ function SenderFormFields(saved: { senderName: string | null; signature: string 
       <div className="field">
         <p className="field-label" id="signature-preview-label">How your e-mails end</p>
         <pre className="signature-preview" aria-labelledby="signature-preview-label" data-testid="signature-preview">
-          {'… the last paragraph of the draft.\n\nBest regards,\n'}{shownName}
-          {tidy && <span className="signature-preview-signature">{`\n\n${tidy}`}</span>}
+          {`… the last paragraph of the draft.\n\n${ending.closing}`}
+          {ending.signature && <span className="signature-preview-signature">{ending.signature}</span>}
         </pre>
       </div>
       <div><Button type="submit" variant="primary" busy={busy} disabled={!dirty}>Save sender name and signature</Button></div>
