@@ -40,7 +40,20 @@ function distinct<T extends { text: string }>(items: T[], max: number): T[] {
   }).slice(0, max);
 }
 
-const ensureStop = (t: string): string => (/[.!?]$/.test(t) ? t : `${t}.`);
+/** Each item of the analysis is at most this long, its full stop included (a sentence that never ends is cut). */
+const ITEM_MAX = 220;
+
+/** The sentence ended with a full stop, cut at a word (never inside a character) to stay within ITEM_MAX. */
+const ensureStop = (t: string): string => {
+  let text = t;
+  if (text.length > ITEM_MAX - 1) {
+    const space = text.lastIndexOf(' ', ITEM_MAX - 1);
+    text = text.slice(0, space > ITEM_MAX / 2 ? space : ITEM_MAX - 1);
+    if (!text.isWellFormed()) text = text.slice(0, -1);
+    text = text.replace(/[,;:\s-]+$/, '');
+  }
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+};
 const cap = (t: string): string => t.charAt(0).toUpperCase() + t.slice(1);
 
 export function analyseCall(ctx: AnalyseContext): AnalysisOutput {
@@ -49,7 +62,7 @@ export function analyseCall(ctx: AnalyseContext): AnalysisOutput {
   const pains = distinct(facts.pains.map((p) => ({ text: cap(ensureStop(p.text)), lines: p.lines })), 5);
   const objections = distinct(theirs.filter((s) => OBJECTION.test(s.text) && !facts.pains.slice(0, 5).some((p) => p.text === s.text)).map((s) => ({ text: cap(ensureStop(s.text)), lines: [s.line] })), 4);
   const signals = distinct(theirs.filter((s) => SIGNAL.test(s.text)).map((s) => ({ text: cap(ensureStop(s.text)), lines: [s.line] })), 4);
-  const commitments = facts.commitments.map((c) => ({ text: `I’ll ${c.what}${c.when ? ` ${c.when}` : ''}.`, lines: c.lines }));
+  const commitments = facts.commitments.map((c) => ({ text: ensureStop(`I’ll ${c.what}${c.when ? ` ${c.when}` : ''}`), lines: c.lines }));
   const step = facts.nextStep;
   const nextSteps = distinct([...(step ? [{ text: cap(ensureStop(step.text)), lines: step.lines }] : []), ...commitments], 4);
   const evidence: Evidence[] = [

@@ -96,9 +96,16 @@ const NOT_NOW =
   /\b(not now|not right now|not a priority|zero bandwidth|no bandwidth|check back in|circle back in|reach out (?:again )?in|talk (?:again )?in (?:Q[1-4]|the new year|(?:${MONTHS}))|next (?:year|quarter) (?:problem|at the earliest)|a Q[1-4] problem|hiring freeze|budget (?:is )?frozen|don['’]t put me in a sequence)\b/i;
 export const CONDITION = /\b(?:I need to see|I want to see|has to|have to like|if (?:it|anything|onboarding|the)|not on a slide|non-starter|won['’]t sign|not signing|show me|needs? to be on|need payback|we['’]re out|I['’]ll need that in writing|nothing goes)\b/i;
 
+/** A title or an abbreviation whose full stop ends no sentence: "Mr. Smith", "e.g. Salesforce". */
+const ABBREVIATION = String.raw`(?<!\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|St|Jr|Sr|vs|etc|approx|e\.g|i\.e|No|Inc|Ltd|Co)\.)`;
+const SENTENCE_BREAK = new RegExp(String.raw`(?<=[.!?])${ABBREVIATION}\s+(?=["'“(]?[A-Z0-9])`);
+
 function splitSentences(text: string): string[] {
-  return text.replace(/\s+/g, ' ').split(/(?<=[.!?])\s+(?=["'“(]?[A-Z0-9])/).map((s) => s.trim()).filter(Boolean);
+  return text.replace(/\s+/g, ' ').split(SENTENCE_BREAK).map((s) => s.trim()).filter(Boolean);
 }
+
+/** A sentence cut off by the speaker ("it cost us $4,000 a month --") without its dangling dash; bounded text only. */
+const DANGLING = /(?:\s+[-–—]+)+$/;
 
 /** The call in sentences, each with its line and side. */
 export function sentencesOf(transcript: string, leadName: string, senderName: string | null, leadCompany: string | null): Sentence[] {
@@ -108,7 +115,8 @@ export function sentencesOf(transcript: string, leadName: string, senderName: st
     for (const text of splitSentences(u.text)) {
       if (sentences.length >= SENTENCES_MAX) return sentences;
       const cut = text.length > SENTENCE_MAX ? text.slice(0, text.lastIndexOf(' ', SENTENCE_MAX) > 0 ? text.lastIndexOf(' ', SENTENCE_MAX) : SENTENCE_MAX) : text;
-      sentences.push({ text: cut, line: u.line, role: u.role, speaker: u.speaker, index: sentences.length });
+      const whole = cut.replace(DANGLING, '');
+      if (whole) sentences.push({ text: whole, line: u.line, role: u.role, speaker: u.speaker, index: sentences.length });
     }
   }
   return sentences;
@@ -224,6 +232,8 @@ export function readCallFacts(transcript: string, leadName: string, senderName: 
   const deadlines: Pain[] = [];
   const conditions: Sentence[] = [];
   let notNow = false;
+  // A sentence said again (a repeated transcript, a rep's recap) is one fact, so that copies crowd out no other.
+  const seen = new Set<string>();
   for (const s of sentences) {
     const theirs = s.role !== 'rep';
     if (!theirs || s.role === 'unknown') {
@@ -234,6 +244,9 @@ export function readCallFacts(transcript: string, leadName: string, senderName: 
     if (!theirs) continue;
     if (NOT_NOW.test(s.text)) notNow = true;
     if (/\?$/.test(s.text)) continue;
+    const key = s.text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+    if (seen.has(key)) continue;
+    seen.add(key);
     const figure = figureIn(s.text);
     const score = painScore(s.text) + (figure ? 2 : 0);
     const ownPromise = /^(?:I can|I['’]ll|I will|we['’]ll|will do)\b/i.test(s.text);
