@@ -9,6 +9,7 @@ import { readCallFacts } from '../../src/agent/engines/offline/facts.ts';
 import { detectFormat, readTranscript } from '../../src/agent/engines/offline/transcript.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
+import { signOff } from '../../src/agent/sign-off.ts';
 import { HVAC_VTT, NOT_NOW_LABELLED, SCHOOL_SPEAKERS } from '../fixtures/calls/offline-writer.ts';
 
 const research: ResearchOutput = {
@@ -58,8 +59,10 @@ describe('offline writer: the rules of DESIGN §12', () => {
       assert.ok(bodyWords(draft.body) <= 150, draft.body);
       assert.doesNotMatch(draft.body, /-->|<v|\[\d|Speaker \d|\b(um|uh)\b|^(Priya Nair|Tom Ellery|Dana Whitfield|Carl Brooks):/m, draft.body);
       assert.equal(said.copiedRun(draft.body), null, draft.body);
+      // signOff's ending: the signature opens with the sender's name, so the name is not written above it as well.
+      assert.ok(draft.body.endsWith(`\n\n${signOff({ name: 'Sam Rep', signature: 'Sam Rep, Vendor Ltd' })}`), draft.body);
       assert.match(draft.body, /\n-- \nSam Rep, Vendor Ltd$/);
-      assert.equal(draft.body.match(/Sam Rep/g)?.length, 2);
+      assert.equal(draft.body.match(/Sam Rep/g)?.length, 1);
     });
   }
 

@@ -14,6 +14,9 @@ const CONTRACTIONS: Record<string, string[]> = {
 const VERBS: Record<string, string> = { am: 'be', are: 'be', is: 'be', was: 'was', were: 'was', has: 'have', have: 'have', does: 'do', do: 'do' };
 const WORD = /[\p{L}\p{N}]+(?:['.,\-/][\p{L}\p{N}]+)*/gu;
 const RUN = 8;
+/** Words no phrase ends on: articles, prepositions, conjunctions, possessives, auxiliaries, "last", "next". */
+const DANGLING_WORD =
+  /^(?:the|a|an|and|or|but|so|for|of|to|in|on|at|by|with|from|into|over|under|per|as|than|that|this|these|those|which|who|your|our|my|their|its|his|her|is|are|was|were|be|been|has|have|had|do|does|did|will|would|can|could|should|about|around|last|next|every|each|any|some|no|not|very|more|most|less|before|after|until|since|if|when|while|because|plus|including|through|just|also|like)$/i;
 
 function fold(text: string): string[] {
   const out: string[] = [];
@@ -107,8 +110,15 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
       if (shifted) continue;
     }
     if (!edited) {
-      // Nothing small breaks it: the text ends inside the run, at a word it may keep.
-      const m = matches[run.from + 6]!;
+      // Nothing small breaks it: the text ends inside the run, on a word that can end a phrase ("140 hours", never
+      // "140 hours last" or "before tax season in"), else before the run at a clause's end.
+      let end = run.from + 6;
+      while (end > run.from + 2 && DANGLING_WORD.test(matches[end]![0])) end--;
+      if (DANGLING_WORD.test(matches[end]![0])) {
+        const before = out.slice(0, matches[run.from]!.index).replace(/[,;:\s]+$/, '').replace(/\s(?:and|but|so|or|plus)$/i, '');
+        if (before.split(/\s+/).length >= 3) return before;
+      }
+      const m = matches[end]!;
       return out.slice(0, m.index + m[0].length).replace(/[,;:\s]+$/, '');
     }
   }

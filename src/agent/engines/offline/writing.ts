@@ -92,6 +92,8 @@ function commitmentText(c: Commitment, stakeholders: string[]): string {
 }
 
 function onWhen(when: string): string {
+  // "in January", "by the 22nd", "next Tuesday": the phrase brings its own preposition.
+  if (/^(?:in|on|at|by|before|after|next|this|within|during|around|early|late|end)\b/i.test(when)) return when;
   return /^(?:\d|noon)/i.test(when) && !/^\d{1,2}\s(?:of\s)?[A-Z]/.test(when) ? `at ${when}` : `on ${when}`;
 }
 
