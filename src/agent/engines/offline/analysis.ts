@@ -54,13 +54,20 @@ const ensureStop = (t: string): string => {
   }
   return /[.!?]$/.test(text) ? text : `${text}.`;
 };
-const cap = (t: string): string => t.charAt(0).toUpperCase() + t.slice(1);
+/** "And the CRM is…", "But honestly, price is…": an item starts on its point, not on how it was said. */
+const cap = (t: string): string => {
+  const bare = t.replace(/^(?:(?:and|but|so|yeah|yes|well|okay|ok|honestly|look|also|plus)\b[,:]?\s+)+/i, '');
+  const text = bare.length >= 12 ? bare : t;
+  return text.charAt(0).toUpperCase() + text.slice(1);
+};
+/** A budget that is approved or set aside is a buying signal, not an objection. */
+const BUDGET_SIGNAL = /\bbudget (?:is |was )?(?:approved|set aside|signed off)|\b(?:approved|set aside) (?:a )?budget\b/i;
 
 export function analyseCall(ctx: AnalyseContext): AnalysisOutput {
   const facts = readCallFacts(ctx.call.transcript, ctx.lead.name, ctx.senderName, ctx.lead.companyName);
   const theirs = facts.sentences.filter((s) => s.role !== 'rep' && !s.text.endsWith('?'));
   const pains = distinct(facts.pains.map((p) => ({ text: cap(ensureStop(p.text)), lines: p.lines })), 5);
-  const objections = distinct(theirs.filter((s) => OBJECTION.test(s.text) && !facts.pains.slice(0, 5).some((p) => p.text === s.text)).map((s) => ({ text: cap(ensureStop(s.text)), lines: [s.line] })), 4);
+  const objections = distinct(theirs.filter((s) => OBJECTION.test(s.text) && !BUDGET_SIGNAL.test(s.text) && !facts.pains.slice(0, 5).some((p) => p.text === s.text)).map((s) => ({ text: cap(ensureStop(s.text)), lines: [s.line] })), 4);
   const signals = distinct(theirs.filter((s) => SIGNAL.test(s.text)).map((s) => ({ text: cap(ensureStop(s.text)), lines: [s.line] })), 4);
   const commitments = facts.commitments.map((c) => ({ text: ensureStop(`I’ll ${c.what}${c.when ? ` ${c.when}` : ''}`), lines: c.lines }));
   const step = facts.nextStep;

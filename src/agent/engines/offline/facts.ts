@@ -42,6 +42,8 @@ export interface Pain {
   figure: string | null;
   score: number;
   lines: number[];
+  /** Read from call notes, which tell of the buyer in the third person ("she is frustrated that…"). */
+  note?: boolean;
 }
 
 export interface CallFacts {
@@ -81,6 +83,7 @@ const ACTION_VERB =
 const PAIN_CUES: Array<[RegExp, number]> = [
   [/\b(manual(ly)?|by hand|by e-?mail|by phone|copy(ing)?|re-?typ\w*|spreadsheets?|screenshots?|paperwork|phone and e-?mail)\b/gi, 2],
   [/\b(slow|forever|ages|hours?|days?|time|wast\w*|bottleneck|backlog|behind|delay\w*|late|overtime|downtime|unplanned)\b/gi, 1],
+  [/\b(out of date|outdated|(?:a |basically a |just a )guess\w*|guesswork|evenings|weekends)\b/gi, 1.5],
   [/\b(struggl\w*|frustrat\w*|killing|kills|babysit\w*|exhaust\w*|tired of|fed up|overwhelm\w*|drowning|nightmare|painful|pain|headache|mess|chaos|stress\w*|stale|breaking|broke)\b/gi, 2],
   [/\b(problem|issue|can'?t|cannot|unable|no way to|missing|miss|lose|losing|lost|errors?|mistakes?|wrong|broken|zero|nothing|nobody|fail\w*|fines?|won['’]t sign|blocked|loss)\b/gi, 1],
   [/\b(costs?|costing|expensive|spend\w*|paying|dollars|euros|pounds|revenue)\b|[$€£]\s?\d/gi, 1],
@@ -111,11 +114,15 @@ const DANGLING = /(?:\s+[-–—]+)+$/;
 export function sentencesOf(transcript: string, leadName: string, senderName: string | null, leadCompany: string | null): Sentence[] {
   const read = readTranscript(transcript, { leadName, senderName, leadCompany });
   const sentences: Sentence[] = [];
+  const first = leadName.trim().split(/\s+/).find((w) => /^[\p{L}][\p{L}'’-]{1,30}$/u.test(w) && !/^(?:dr|mr|mrs|ms|mx|prof)$/i.test(w));
+  const reporter = first ? new RegExp(String.raw`^(?:${first}|she|he|they)\s(?:said|says|mentioned|noted|explained|told (?:us|me))(?:\sthat)?\s(?=\S)`, 'i') : null;
   for (const u of read.utterances) {
     for (const text of splitSentences(u.text)) {
       if (sentences.length >= SENTENCES_MAX) return sentences;
       const cut = text.length > SENTENCE_MAX ? text.slice(0, text.lastIndexOf(' ', SENTENCE_MAX) > 0 ? text.lastIndexOf(' ', SENTENCE_MAX) : SENTENCE_MAX) : text;
-      const whole = cut.replace(DANGLING, '');
+      let whole = cut.replace(DANGLING, '');
+      // Notes report what the buyer said: "Ada said their team loses…" is what their team loses.
+      if (u.role === 'unknown' && reporter) whole = whole.replace(reporter, '').replace(/^./, (c) => c.toUpperCase());
       if (whole) sentences.push({ text: whole, line: u.line, role: u.role, speaker: u.speaker, index: sentences.length });
     }
   }
@@ -172,6 +179,8 @@ function nextStepOf(sentences: Sentence[], buyerNames: string[]): NextStep | nul
   for (const s of sentences) {
     const parts = (s.text.match(TIME_PART) ?? []).filter((p) => !/^in\s/i.test(p)).length;
     if (parts === 0) continue;
+    // The header of call notes ("Call notes, 12 May.") dates the call; it agrees nothing.
+    if (/^(?:call|meeting)\s(?:notes|summary|with)\b/i.test(s.text)) continue;
     const near = sentences.slice(Math.max(0, s.index - 2), s.index + 1).map((n) => n.text).join(' ');
     if (!MEETING.test(near) && !/\bworks?\b|\?/.test(s.text)) continue;
     if (promisesIn(s.text).some((p) => p.when && s.text.includes(p.when)) && !/\?|works/.test(s.text)) continue;
@@ -225,6 +234,20 @@ function stakeholdersOf(sentences: Sentence[], leadName: string): string[] {
   return [...names].slice(0, MAX_EACH);
 }
 
+/** What the buyer asked to be sent just before: "Can you send me the security documentation first?". */
+const REQUEST = /\b(?:can|could|would) you (?:please )?(?:send|share|forward|e-?mail) (?:me|us|over) ((?:the|your|a|an|some)\s[^?,]{3,80}?)(?:\s(?:first|too|as well|please|over))?\?$/i;
+
+/** "I'll send it over today", after the buyer asked for the security documentation: the promise names it. */
+function resolveIt(s: Sentence, sentences: Sentence[]): string {
+  if (!/\b(?:send|share|forward|e-?mail)\s(?:it|that|them|those)\b/i.test(s.text)) return s.text;
+  for (const before of sentences.slice(Math.max(0, s.index - 2), s.index).reverse()) {
+    if (before.role === 'rep') continue;
+    const asked = REQUEST.exec(before.text);
+    if (asked) return s.text.replace(/\b(send|share|forward|e-?mail)\s(?:it|that|them|those)(?:\s(?:over|across))?\b/i, (_m, verb: string) => `${verb} ${asked[1]!.replace(/^your\s/i, 'the ')}`);
+  }
+  return s.text;
+}
+
 export function readCallFacts(transcript: string, leadName: string, senderName: string | null, leadCompany: string | null): CallFacts {
   const sentences = sentencesOf(transcript, leadName, senderName, leadCompany);
   const commitments: Commitment[] = [];
@@ -237,7 +260,7 @@ export function readCallFacts(transcript: string, leadName: string, senderName: 
   for (const s of sentences) {
     const theirs = s.role !== 'rep';
     if (!theirs || s.role === 'unknown') {
-      for (const p of promisesIn(s.text)) {
+      for (const p of promisesIn(resolveIt(s, sentences))) {
         if (commitments.length < MAX_EACH && !commitments.some((c) => c.what === p.what)) commitments.push({ who: 'rep', ...p, text: s.text, lines: [s.line] });
       }
     }
@@ -252,7 +275,7 @@ export function readCallFacts(transcript: string, leadName: string, senderName: 
     const ownPromise = /^(?:I can|I['’]ll|I will|we['’]ll|will do)\b/i.test(s.text);
     if (DEADLINE.test(s.text) && !ownPromise) {
       if (deadlines.length < MAX_EACH) deadlines.push({ text: s.text, figure, score, lines: [s.line] });
-    } else if (score >= 3 && !ownPromise && pains.length < 200) pains.push({ text: s.text, figure, score, lines: [s.line] });
+    } else if (score >= 3 && !ownPromise && pains.length < 200) pains.push({ text: s.text, figure, score, lines: [s.line], ...(s.role === 'unknown' ? { note: true } : {}) });
     if (CONDITION.test(s.text) && conditions.length < MAX_EACH) conditions.push(s);
   }
   pains.sort((a, b) => b.score - a.score || a.lines[0]! - b.lines[0]!);

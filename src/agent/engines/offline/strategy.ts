@@ -1,12 +1,13 @@
 // STRATEGY: the angle the e-mail takes, what it offers, the call to action and the tone, from the analysis.
 import type { RunContext } from '../../engine.ts';
 import type { AnalysisOutput, StrategyOutput } from '../../outputs.ts';
+import { companyOf } from './writing.ts';
 
 export type StrategiseContext = RunContext & { analysis: AnalysisOutput };
 
 export function chooseStrategy(ctx: StrategiseContext): StrategyOutput {
   const { analysis } = ctx;
-  const company = ctx.lead.companyName?.trim() || 'the buyer';
+  const company = companyOf(ctx);
   const notNow = analysis.sentiment === 'negative';
   const step = analysis.agreedNextStep ?? null;
   const pain = analysis.painPoints[0];
@@ -24,7 +25,9 @@ export function chooseStrategy(ctx: StrategiseContext): StrategyOutput {
     ? 'No ask: keep the promised follow-up and the agreed time to check back.'
     : step
       ? `Confirm the ${step.what}${step.when ? ` on ${step.when}` : ''}${step.who.length ? ` with ${step.who.join(' and ')}` : ''}.`
-      : 'Propose a short call next week to agree next steps.';
+      : analysis.buyingSignals.some((s) => /\b(?:pilot|trial|proof of concept)\b/i.test(s)) || analysis.nextSteps.some((s) => /\bpilot\b/i.test(s))
+        ? 'Propose a short call next week to scope the pilot that was discussed.'
+        : 'Propose a short call next week to agree next steps.';
   const tone = notNow ? 'brief, gracious, low-pressure' : analysis.sentiment === 'positive' ? 'warm, direct and confident' : 'plain, specific and concise';
   return { engine: 'offline', angle, valuePropositions: valuePropositions.slice(0, 4), callToAction, tone };
 }

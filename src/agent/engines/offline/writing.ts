@@ -52,8 +52,13 @@ export function secondPerson(clause: string): string {
 const LEADING = /^(?:(?:yeah|yes|so|and|but|well|okay|ok|honestly|look|right|sure|also|plus|quick context|the (?:big )?(?:problem|thing|issue) is(?: that)?|the real test is|that['’]s|it['’]s|timing matters because)\b[,:]?\s+)+/i;
 
 /** The part of a buyer's sentence that carries its point, cut to a clause and put in the second person. */
-export function restate(sentence: string, anchor: string | RegExp | null): string {
-  const text = sentence.replace(/[.!?]+$/, '');
+export function restate(sentence: string, anchor: string | RegExp | null, note = false): string {
+  let text = sentence.replace(/[.!?]+$/, '');
+  // Notes tell of the buyer: "She is frustrated that…", "Their team loses…" are the buyer's own, to them.
+  if (note) {
+    const VERB: Record<string, string> = { is: 'are', was: 'were', has: 'have', had: 'had', wants: 'want', needs: 'need' };
+    text = text.replace(/^(?:she|he)\s(is|was|has|had|wants|needs)\b/i, (_m, v: string) => `you ${VERB[v.toLowerCase()]}`).replace(/^their\b/i, 'your');
+  }
   let clauses = text.split(/,\s(?:and|but|so)\s|;\s|\s(?:but|because|so)\s|,\s(?=(?:and|but)\b)|\sand\s(?=(?:we|I|it|our|my|that|they)\b)|\.\s/i);
   // Speech without punctuation: a new subject starts a new clause.
   clauses = clauses.flatMap((c) => (c.split(' ').length > 12 ? c.split(/\s(?=(?:we['’]re|we|I['’]m|I|and)\s)/) : [c]));
@@ -119,8 +124,18 @@ function signature(ctx: RunContext, style: Style): string {
   return signOff(ctx.sender ?? { name: ctx.senderName, signature: null }, closing === undefined ? {} : { closing });
 }
 
-function companyOf(ctx: RunContext): string {
-  return ctx.lead.companyName?.trim() || 'your team';
+/** The lead's company, else the name its website's title gives, else the website's host, else "your team". */
+export function companyOf(ctx: RunContext): string {
+  const named = ctx.lead.companyName?.trim();
+  if (named) return named;
+  const title = ctx.research?.website.title?.split(/\s[|–—-]\s|:\s/)[0]?.trim();
+  if (title && title.length <= 60) return title;
+  try {
+    if (ctx.lead.companyWebsite) return new URL(ctx.lead.companyWebsite).hostname.replace(/^www\./, '');
+  } catch {
+    // Not a URL: no host to name.
+  }
+  return 'your team';
 }
 
 /** The parts of the draft in their order, before any word limit. */
@@ -136,7 +151,7 @@ function partsOf(ctx: WriteContext, facts: CallFacts, style: Style, ours: (text:
     const opening = v === 1 ? 'Good to speak with you' : v === 2 ? 'Thanks again for the call' : 'Thanks for the time on the call';
     parts.push({ kind: 'open', text: `${opening}${others.length ? `, and to ${others.join(' and ')} for joining` : ''}.`, short: `${opening}.`, priority: 0, paragraph: 0 });
     const pains = (v === 2 ? [...facts.pains.slice(1), facts.pains[0]] : facts.pains).filter((p) => p !== undefined).slice(0, 2);
-    const said = pains.map((p) => ours(restate(p.text, p.figure)));
+    const said = pains.map((p) => ours(restate(p.text, p.figure, p.note)));
     if (said.length === 2) {
       parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'Two things stood out'}: ${lowerFirst(said[0]!)}, and ${lowerFirst(said[1]!)}.`, short: `${upperFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     } else if (said.length === 1) {
@@ -165,13 +180,16 @@ function mentionPart(request: string, facts: CallFacts, current: string): Part |
   const keys = keywords(request);
   if (keys.length === 0) return null;
   if (keys.every((k) => current.toLowerCase().includes(k))) return null;
-  const hits = facts.sentences.filter((s) => keys.some((k) => s.text.toLowerCase().includes(k)));
+  const named = (s: { text: string }) => keys.filter((k) => s.text.toLowerCase().includes(k)).length;
+  const hits = facts.sentences.filter((s) => named(s) > 0).sort((a, b) => named(b) - named(a) || a.index - b.index);
   const hit = hits.find((s) => !s.text.endsWith('?')) ?? hits[0];
   if (!hit) return null;
   const answer = hit.text.endsWith('?') ? facts.sentences.slice(hit.index + 1, hit.index + 3).find((s) => !s.text.endsWith('?')) : hit;
   const topic = request.replace(/^(?:the|our|their|your)\s+/i, '').trim();
   if (!answer) return { kind: 'mention', text: `On ${topic}: happy to go through it whenever suits you.`, priority: 1, paragraph: 1 };
-  const clause = answer.role === 'rep' ? answer.text.replace(/[.!?]+$/, '') : restate(answer.text, null);
+  const clause = answer.role === 'rep'
+    ? answer.text.replace(/[.!?]+$/, '').replace(/^(?:(?:understood|sure|yes|yeah|right|okay|ok|great|of course|absolutely)[,.!]?\s+)+/i, '')
+    : restate(answer.text, keys.find((k) => answer.text.toLowerCase().includes(k)) ?? null);
   const about = new RegExp(keys.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i').test(clause);
   return { kind: 'mention', text: about ? `On ${topic}, too: ${lowerFirst(clause)}.` : `On ${topic}: ${lowerFirst(clause)}.`, priority: 1, paragraph: 1 };
 }
