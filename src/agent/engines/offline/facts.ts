@@ -69,7 +69,7 @@ const DAYS = 'Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday';
 const ORDINAL = String.raw`\d{1,2}(?:st|nd|rd|th)?`;
 /** One part of a time: a day, a date, a clock time. Runs of them ("Thursday 12 June at 14:00") make a `when`. */
 const TIME_PART = new RegExp(
-  String.raw`\b(?:${DAYS})\b|\b(?:${MONTHS}|${MONTH_SHORT})\.?\s${ORDINAL}\b|\b${ORDINAL}\s(?:of\s)?(?:${MONTHS})\b|\bthe\s\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b|\bat\s\d{1,2}(?:\s?(?:am|pm)\b)?(?![:.,]?\d|\s?(?:percent|%|people|days|weeks))(?:\s(?:Eastern|ET|CET|GMT|BST|PT|Pacific|UK time))?|\bin\s(?:the\s(?:first|second|third|last)\sweek\sof\s)?(?:${MONTHS})\b`,
+  String.raw`\b(?:${DAYS})\b|\b(?:${MONTHS}|${MONTH_SHORT})\.?\s${ORDINAL}\b|\b${ORDINAL}\s(?:of\s)?(?:${MONTHS})\b|\bthe\s\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b|\bat\s\d{1,2}(?:\s?(?:am|pm)\b)?(?![:.,]?\d|\s?(?:percent|%|people|days|weeks))(?:\s(?:Eastern|ET|CET|GMT|BST|PT|Pacific|UK time))?|\bin\s(?:the\s(?:first|second|third|last)\sweek\sof\s)?(?:${MONTHS})\b|\bnext\sweek\b`,
   'gi',
 );
 /** When a commitment is due, said at the end of it. */

@@ -80,7 +80,7 @@ export function readFeedback(feedback: string | null | undefined, previous: Prev
     style.wordLimit = before + 5;
   }
   if (/\b(?:another|different|new|other|fresh)\s+(?:angle|approach|take|hook|direction)\b|\bchange the (?:angle|approach)\b/i.test(text)) style.variant = 2;
-  const lead = /\b(?:lead|open|start|begin)\s+(?:with|on|by)\s+([^.;!?\n]{1,80})/i.exec(text);
+  const lead = /\b(?:(?:lead|open|start|begin)\s+(?:with|on|by)|focus(?:\s+more)?\s+on)\s+([^.;!?\n]{1,80})/i.exec(text);
   if (lead) style.lead = lead[1]!.trim();
   for (const m of text.matchAll(/\b(?:don'?t|do not|never|no need to|stop) (?:mention|bring up|talk about|include|reference)\s+([^.;!?\n]+)|\b(?:remove|drop|leave out|take out|cut|without|skip|lose)\s+(?:the\s+)?(?:mention of\s+|part about\s+|bit about\s+|line about\s+)?([^.;!?\n]+)/gi)) {
     const what = (m[1] ?? m[2] ?? '').trim();

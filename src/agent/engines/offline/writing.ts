@@ -49,7 +49,7 @@ export function secondPerson(clause: string): string {
     .replace(/\bourselves\b/g, 'yourselves');
 }
 
-const LEADING = /^(?:(?:yeah|yes|so|and|but|well|okay|ok|honestly|look|right|sure|also|plus|quick context|the (?:big )?(?:problem|thing|issue) is(?: that)?|the real test is|that['’]s|it['’]s|timing matters because)\b[,:]?\s+)+/i;
+const LEADING = /^(?:(?:yeah|yes|so|and|but|well|okay|ok|honestly|look|right|sure|also|plus|great|perfect|understood|absolutely|got it|quick context|the (?:big )?(?:problem|thing|issue) is(?: that)?|the real test is|that['’]s|it['’]s|timing matters because)\b[,:]?\s+)+/i;
 
 /** The part of a buyer's sentence that carries its point, cut to a clause and put in the second person. */
 export function restate(sentence: string, anchor: string | RegExp | null, note = false): string {
@@ -158,7 +158,7 @@ function partsOf(ctx: WriteContext, facts: CallFacts, style: Style, ours: (text:
       parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'The point that stood out'}: ${lowerFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     }
     const deadline = facts.deadlines[0];
-    if (deadline) parts.push({ kind: 'deadline', text: `And the timing matters: ${lowerFirst(ours(restate(deadline.text, DEADLINE_CLAUSE)))}.`, priority: 3, paragraph: 1 });
+    if (deadline) parts.push({ kind: 'deadline', text: `On timing: ${lowerFirst(ours(restate(deadline.text, DEADLINE_CLAUSE)))}.`, priority: 3, paragraph: 1 });
     const condition = facts.conditions
       .filter((c) => !pains.some((p) => p.text === c.text))
       .map((c) => ours(restate(c.text, CONDITION)))
@@ -180,12 +180,20 @@ function mentionPart(request: string, facts: CallFacts, current: string): Part |
   const keys = keywords(request);
   if (keys.length === 0) return null;
   if (keys.every((k) => current.toLowerCase().includes(k))) return null;
+  // "mention that the pilot outline is coming by Friday with the two references": mostly said already.
+  if (keys.length > 2 && keys.filter((k) => current.toLowerCase().includes(k)).length * 2 >= keys.length) return null;
   const named = (s: { text: string }) => keys.filter((k) => s.text.toLowerCase().includes(k)).length;
   const hits = facts.sentences.filter((s) => named(s) > 0).sort((a, b) => named(b) - named(a) || a.index - b.index);
   const hit = hits.find((s) => !s.text.endsWith('?')) ?? hits[0];
   if (!hit) return null;
   const answer = hit.text.endsWith('?') ? facts.sentences.slice(hit.index + 1, hit.index + 3).find((s) => !s.text.endsWith('?')) : hit;
-  const topic = request.replace(/^(?:the|our|their|your)\s+/i, '').trim();
+  const topic = request.replace(/^(?:that\s+)?(?:the|our|their|your)\s+/i, '').trim();
+  // The reviewer's words are no heading: a topic of more than a few words is not named, its sentence says it.
+  if (topic.split(/\s+/).length > 4) {
+    if (!answer) return null;
+    const said = answer.role === 'rep' ? answer.text.replace(/[.!?]+$/, '') : restate(answer.text, null);
+    return { kind: 'mention', text: `${upperFirst(said)}.`, priority: 1, paragraph: 1 };
+  }
   if (!answer) return { kind: 'mention', text: `On ${topic}: happy to go through it whenever suits you.`, priority: 1, paragraph: 1 };
   const clause = answer.role === 'rep'
     ? answer.text.replace(/[.!?]+$/, '').replace(/^(?:(?:understood|sure|yes|yeah|right|okay|ok|great|of course|absolutely)[,.!]?\s+)+/i, '')
@@ -224,7 +232,7 @@ function subjectOf(ctx: WriteContext, facts: CallFacts, style: Style): string {
   const subject = facts.notNow
     ? `${company}: for when the timing is right`
     : step?.when
-      ? `${upperFirst(step.what)} ${onWhen(step.when)}, and what I’m sending`
+      ? `${upperFirst(step.what)} ${onWhen(step.when)}${facts.commitments.some((c) => c.who === 'rep') ? ', and what I’m sending' : ''}`
       : `Following up on our call, ${company}`;
   const variant = style.variant % 3;
   const varied = variant === 1 ? `Notes from our call, ${company}` : variant === 2 ? `Next steps with ${company}` : subject;
@@ -273,8 +281,8 @@ function compose(ctx: WriteContext, facts: CallFacts, style: Style): WriterOutpu
     const best = parts.filter((p) => p.kind !== 'open').sort((a, b) => score(b) - score(a))[0];
     const led = best && score(best) > 0 ? best : mentionPart(style.lead, facts, '');
     if (led) {
-      parts = parts.filter((p) => p !== best && p.kind !== 'open');
-      parts.unshift({ ...led, text: upperFirst(led.text.replace(/^As promised: /, 'First, as promised: ').replace(/^And the timing matters: /, 'On timing: ').replace(/^Noted, too: /, '')), paragraph: -1, priority: 0 });
+      parts = parts.filter((p) => p !== led && p.kind !== 'open');
+      parts.unshift({ ...led, text: upperFirst(led.text.replace(/^As promised: /, 'First, as promised: ').replace(/^Noted, too: /, '')), paragraph: -1, priority: 0 });
     }
   }
   parts = parts.map((p) => ({ ...p, text: inOurWords(p.text, said, protectedWord), short: p.short && inOurWords(p.short, said, protectedWord) }));
@@ -297,8 +305,20 @@ function compose(ctx: WriteContext, facts: CallFacts, style: Style): WriterOutpu
     }
   }
   if (bodyWords(body) > limit) {
+    // Tighter still: the proposal as one question, the commitments without "As promised:".
+    parts = parts.map((p) => (p.kind === 'next' && !facts.nextStep ? { ...p, text: p.text.replace(/\?\s.*$/, '?'), short: undefined } : p));
+    parts = parts.map((p) => (p.kind === 'commitment' ? { ...p, text: upperFirst(p.text.replace(/^As promised: /, '').replace(/^First, as promised: /, '')) } : p));
+    body = compose(parts, true);
+  }
+  if (bodyWords(body) > limit) {
     parts = parts.map((p) => (p.kind === 'next' && facts.nextStep ? { ...p, text: p.text.replace(/^Looking forward to /, '').replace(/^I look forward to /, '').replace(/^./, (c) => c.toUpperCase()) } : p));
-    parts = parts.filter((p) => p.kind !== 'open' || bodyWords(compose(parts, true)) - bodyWords(p.text) <= limit ? true : false);
+    // Still over: the opening line goes too (it read `keep || fits ? …`, which kept it exactly when it had to go).
+    parts = parts.filter((p) => p.kind !== 'open');
+    body = compose(parts, true);
+  }
+  if (bodyWords(body) > limit && !facts.nextStep) {
+    // The proposal at its shortest: the commitments are what the words are kept for.
+    parts = parts.map((p) => (p.kind === 'next' ? { ...p, text: style.formal ? 'Could we speak next week?' : 'Could we talk next week?' } : p));
     body = compose(parts, true);
   }
   return { engine: 'offline', subject: subjectOf(ctx, facts, style), body: body.slice(0, 5000) };
