@@ -142,3 +142,26 @@ describe('offline writer: the rules of DESIGN §12', () => {
     assert.ok(bodyWords(draft.body) <= 150);
   });
 });
+
+describe('offline writer: regenerating after a person’s edit', () => {
+  it('keeps the sentences the person added, unless the feedback drops them, and writes its own afresh', () => {
+    const { draft } = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods');
+    const added = 'Our Leeds team can also show you the dashboard on site.';
+    const paragraphs = draft.body.split('\n\n');
+    const body = [...paragraphs.slice(0, 2), added, ...paragraphs.slice(2)].join('\n\n');
+    const edited: PreviousDraft = { version: 2, subject: draft.subject, body, origin: 'edited' };
+
+    const again = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'Make it more formal.', edited).draft;
+    assert.ok(again.body.includes(added), again.body);
+    assert.equal(again.body.split(added).length, 2, 'once');
+    assert.match(again.body, /case study/, 'the commitments stay');
+    assert.equal(again.body.match(/Monday at 3pm/gi)?.length, draft.body.match(/Monday at 3pm/gi)?.length, 'no sentence of ours kept twice');
+
+    const dropped = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'Drop the dashboard.', edited).draft;
+    assert.ok(!dropped.body.includes('dashboard'), dropped.body);
+
+    const generated = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'Make it more formal.', { ...edited, origin: 'generated' }).draft;
+    assert.ok(!generated.body.includes(added), 'only a person’s edit is kept as theirs');
+    assert.deepEqual(run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'Make it more formal.', edited).draft, again, 'deterministic');
+  });
+});

@@ -15,7 +15,7 @@ export type WriteContext = RunContext & { analysis: NonNullable<RunContext['anal
 
 /** A sentence of the e-mail with what it is, so that a word limit drops the least needed first. */
 interface Part {
-  kind: 'open' | 'pain' | 'deadline' | 'condition' | 'commitment' | 'next' | 'mention' | 'close';
+  kind: 'open' | 'pain' | 'deadline' | 'condition' | 'commitment' | 'next' | 'mention' | 'close' | 'kept';
   text: string;
   /** A shorter form, used when the limit is tight. */
   short?: string;
@@ -242,9 +242,47 @@ function subjectOf(ctx: WriteContext, facts: CallFacts, style: Style): string {
   return line.length <= 80 ? line : `${line.slice(0, 79).trimEnd()}…`;
 }
 
+const CLOSING_LINE = /^(?:best|kind|warm|cheers|regards|thanks|thank you|many thanks|sincerely|all the best|yours|talk soon|speak soon)\b[^.!?]{0,30}[,.!]?$/i;
+const normal = (t: string): string => t.toLowerCase().replace(/[’']/g, "'").replace(/[^\p{L}\p{N}'%$€£]+/gu, ' ').trim();
+
+/** The sentences of a body between its greeting and its sign-off. */
+function sentencesOfBody(body: string): string[] {
+  const paragraphs = body.replace(/\r\n?/g, '\n').slice(0, 20_000).split(/\n{2,}/);
+  if (/^\s*(?:hi|hey|hello|dear|good (?:morning|afternoon))\b[^\n]{0,80}$/i.test(paragraphs[0] ?? '')) paragraphs.shift();
+  const end = paragraphs.findIndex((p) => CLOSING_LINE.test(p.split('\n')[0]!.trim()) || /^--\s*$/m.test(p));
+  return (end >= 0 ? paragraphs.slice(0, end) : paragraphs)
+    .flatMap((p) => p.replace(/\s+/g, ' ').split(/(?<=[.!?])\s+(?=[A-Z0-9"“])/))
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0 && s.length <= 400)
+    .slice(0, 40);
+}
+
+/**
+ * The sentences a person added in their edit (DESIGN §12: regenerate builds on the latest version, a person's edit
+ * included): those of the edited version that none of our wordings has, nor mostly shares its words with, and that
+ * the feedback does not ask to leave out.
+ */
+function addedByPerson(ctx: WriteContext, facts: CallFacts, style: Style): string[] {
+  const previous = ctx.previousDraft;
+  if (!previous || previous.origin !== 'edited') return [];
+  const ours = [0, 1, 2].flatMap((variant) => sentencesOfBody(compose(ctx, facts, { ...readFeedback(null, null), variant }).body)).map(normal);
+  const exact = new Set(ours);
+  const wordSets = ours.map((s) => new Set(s.split(' ')));
+  const omitted = style.omissions.flatMap(omissionTerms);
+  return sentencesOfBody(previous.body).filter((sentence) => {
+    const n = normal(sentence);
+    if (!n || exact.has(n) || omitted.some((t) => t.test(sentence))) return false;
+    const words = n.split(' ');
+    // An edited sentence of ours (a word changed) is ours: the new version writes it afresh.
+    return !wordSets.some((set) => words.filter((w) => set.has(w)).length >= 0.6 * words.length);
+  }).slice(0, 5);
+}
+
 export function writeDraft(ctx: WriteContext): WriterOutput {
   const facts = readCallFacts(ctx.call.transcript, ctx.lead.name, ctx.senderName, ctx.lead.companyName);
   const style = readFeedback(ctx.feedback, ctx.previousDraft);
+  const kept = addedByPerson(ctx, facts, style);
+  const compose = (c: WriteContext, f: CallFacts, s: Style) => composeWith(c, f, s, kept);
   const draft = compose(ctx, facts, style);
   // A request that changed nothing, or a version the same as the one it replaces, still deserves a new draft.
   const unchanged = ctx.previousDraft ? ctx.previousDraft.body : ctx.feedback?.trim() ? compose(ctx, facts, readFeedback(null, null)).body : null;
@@ -256,6 +294,10 @@ export function writeDraft(ctx: WriteContext): WriterOutput {
 }
 
 function compose(ctx: WriteContext, facts: CallFacts, style: Style): WriterOutput {
+  return composeWith(ctx, facts, style, []);
+}
+
+function composeWith(ctx: WriteContext, facts: CallFacts, style: Style, kept: string[]): WriterOutput {
   const said = new SaidIndex(facts.sentences.map((s) => s.text));
   const protectedWord = (w: string): boolean => /\d/.test(w) || /^[A-Z]/.test(w) && w !== 'The' && w !== 'A' && w !== 'Our' && w !== 'Your' && w !== 'And';
 
@@ -286,6 +328,8 @@ function compose(ctx: WriteContext, facts: CallFacts, style: Style): WriterOutpu
     }
   }
   parts = parts.map((p) => ({ ...p, text: inOurWords(p.text, said, protectedWord), short: p.short && inOurWords(p.short, said, protectedWord) }));
+  // The person's own sentences, as they wrote them, before the next step; dropped for length before a commitment.
+  if (kept.length > 0) parts.push({ kind: 'kept', text: kept.join(' '), priority: 2, paragraph: 2.5 });
   if (style.formal) parts = parts.map((p) => ({ ...p, text: formalise(p.text), short: p.short && formalise(p.short) }));
 
   const limit = Math.min(style.wordLimit ?? Infinity, facts.notNow ? NOT_NOW_LIMIT : DEFAULT_LIMIT);
