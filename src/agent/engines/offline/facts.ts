@@ -154,6 +154,9 @@ export function promisesIn(sentence: string): Array<{ what: string; when: string
   return found;
 }
 
+/** How long the call has: "you have about twenty minutes", "I've only got 15 minutes". */
+const TIME_BUDGET = /\b(?:have|['’]ve|got)\s(?:got\s)?(?:about|around|only|just|maybe|roughly)?\s?(?:\d{1,3}|\w+)\s(?:minutes|mins)\b(?!\s(?:a|per|every|each)\s)/i;
+
 function painScore(text: string): number {
   let score = 0;
   for (const [cue, weight] of PAIN_CUES) score += weight * Math.min(3, text.match(cue)?.length ?? 0);
@@ -270,8 +273,10 @@ export function readCallFacts(transcript: string, leadName: string, senderName: 
     const key = s.text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
     if (seen.has(key)) continue;
     seen.add(key);
+    // "No problem, you have about twenty minutes": the time the call has, and a problem denied, are no pain.
+    if (TIME_BUDGET.test(s.text)) continue;
     const figure = figureIn(s.text);
-    const score = painScore(s.text) + (figure ? 2 : 0);
+    const score = painScore(s.text.replace(/\bno (?:problem|issue|worries)\b/gi, '')) + (figure ? 2 : 0);
     const ownPromise = /^(?:I can|I['’]ll|I will|we['’]ll|will do)\b/i.test(s.text);
     if (DEADLINE.test(s.text) && !ownPromise) {
       if (deadlines.length < MAX_EACH) deadlines.push({ text: s.text, figure, score, lines: [s.line] });

@@ -147,7 +147,8 @@ export function cleanSpoken(text: string): string {
     out = out
       .replace(/\bi\b(?=(?:['’](?:m|ll|ve|d))?\b)/g, 'I')
       .replace(DAY_OR_MONTH, (w) => w.charAt(0).toUpperCase() + w.slice(1))
-      .replace(/\b(roi|sap|crm|erp|api|ai|pm|hr|cfo|ceo|cto|coo|vp|it guy)\b/g, (w) => (w === 'it guy' ? 'IT guy' : w.toUpperCase()));
+      // "pm" after a time ("at 2 pm") is the time of day; elsewhere a product manager.
+      .replace(/\b(roi|sap|crm|erp|api|ai|hr|cfo|ceo|cto|coo|vp|it guy)\b|(?<![\d:.]\s?)\bpm\b/g, (w) => (w === 'it guy' ? 'IT guy' : w.toUpperCase()));
   }
   return out.replace(/^[,;:\s]+/, '');
 }
