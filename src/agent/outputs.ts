@@ -58,6 +58,35 @@ export const KeyFacts = Type.Object(
   { description: 'The concrete facts of the call, for the draft to carry.' },
 );
 
+export const Evidence = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('pain'), Type.Literal('objection'), Type.Literal('signal'), Type.Literal('next_step'), Type.Literal('commitment')]),
+    text: Type.String({ description: 'The item as it stands in its list (painPoints, objections, buyingSignals, nextSteps, commitments).' }),
+    lines: Type.Array(Type.Integer({ minimum: 1 }), { description: 'The transcript lines (1-based) it was read from.' }),
+  },
+  { description: 'Where an item of the analysis came from in the transcript.' },
+);
+
+export const Commitment = Type.Object(
+  {
+    who: Type.Union([Type.Literal('rep'), Type.Literal('buyer')], { description: 'Who made the commitment.' }),
+    what: Type.String({ description: 'What was promised, as said, without its time: "send you our SOC 2 report".' }),
+    when: Type.Union([Type.String(), Type.Null()], { description: 'When, as said: "by Friday", "today"; null when no time was said.' }),
+    lines: Type.Array(Type.Integer({ minimum: 1 })),
+  },
+  { description: 'A commitment made on the call, with who, what and when.' },
+);
+
+export const AgreedNextStep = Type.Object(
+  {
+    what: Type.String({ description: 'What was agreed: "demo", "call", "visit".' }),
+    when: Type.Union([Type.String(), Type.Null()], { description: 'When, as said: "Tuesday at 10".' }),
+    who: Type.Array(Type.String(), { description: 'Who else from the buyer’s side joins.' }),
+    lines: Type.Array(Type.Integer({ minimum: 1 })),
+  },
+  { description: 'The next step both sides agreed on the call.' },
+);
+
 export const AnalysisOutput = Type.Object({
   engine: Engine,
   painPoints: Type.Array(Type.String(), { description: 'Problems the lead described, in their words where possible.' }),
@@ -67,6 +96,11 @@ export const AnalysisOutput = Type.Object({
   sentiment: Sentiment,
   // Optional so that outputs stored before it was read still validate.
   facts: Type.Optional(KeyFacts),
+  // Optional and additive: outputs stored before them still validate.
+  evidence: Type.Optional(Type.Array(Evidence)),
+  commitments: Type.Optional(Type.Array(Commitment)),
+  agreedNextStep: Type.Optional(Type.Union([AgreedNextStep, Type.Null()])),
+  format: Type.Optional(Type.String({ description: 'The transcript format read: webvtt, srt, otter, timestamped, rep-prospect, speaker-n, labelled, meet, plain.' })),
 });
 
 export const StrategyOutput = Type.Object({
@@ -116,6 +150,7 @@ export type Fact = Static<typeof Fact>;
 export type ResearchOutput = Static<typeof ResearchOutput>;
 export type AnalysisOutput = Static<typeof AnalysisOutput>;
 export type KeyFacts = Static<typeof KeyFacts>;
+export type Evidence = Static<typeof Evidence>;
 export type StrategyOutput = Static<typeof StrategyOutput>;
 export type WriterOutput = Static<typeof WriterOutput>;
 

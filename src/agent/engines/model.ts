@@ -32,7 +32,10 @@ const PERMANENT_STATUSES = new Set([400, 401, 403, 404]);
 const DEFAULT_TIMEOUT_MS = 60_000;
 export { MAX_ANSWER_BYTES };
 /** Fields the pipeline sets itself; the model is not asked for them. */
-const NOT_FROM_MODEL = new Set(['engine', 'grounding', 'checks']);
+// Besides what the pipeline sets (the engine, the grounding and the draft's checks), the offline engine's readings
+// of the transcript (evidence lines, commitments, the next step, the format): optional in ANALYSIS's output, not part
+// of the model's brief or its prompt, so not asked of it.
+const NOT_FROM_MODEL = new Set(['engine', 'grounding', 'checks', 'evidence', 'commitments', 'agreedNextStep', 'format']);
 
 type ModelNode = Exclude<StepNode, 'RESEARCH'>;
 

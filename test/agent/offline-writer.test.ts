@@ -1,0 +1,175 @@
+// The offline writer against the rules of DESIGN §12, on calls of our own (test/fixtures/calls/offline-writer.ts).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { PreviousDraft, RunContext } from '../../src/agent/engine.ts';
+import { offlineRules } from '../../src/agent/engines/offline.ts';
+import { SaidIndex } from '../../src/agent/engines/offline/copying.ts';
+import { bodyWords } from '../../src/agent/engines/offline/feedback.ts';
+import { readCallFacts } from '../../src/agent/engines/offline/facts.ts';
+import { cleanSpoken, detectFormat, readTranscript } from '../../src/agent/engines/offline/transcript.ts';
+import { assertStepOutput } from '../../src/agent/output-check.ts';
+import type { ResearchOutput } from '../../src/agent/outputs.ts';
+import { signOff } from '../../src/agent/sign-off.ts';
+import { HVAC_VTT, NOT_NOW_LABELLED, SCHOOL_SPEAKERS } from '../fixtures/calls/offline-writer.ts';
+
+const research: ResearchOutput = {
+  engine: 'offline',
+  website: { url: null, fetched: false, status: null, error: null, title: null, description: null, summary: null },
+  facts: [],
+  sources: [],
+};
+
+function ctxFor(transcript: string, name: string, company: string): RunContext & { research: ResearchOutput } {
+  return {
+    runId: 'r', lead: { id: 'l', name, email: null, companyName: company, companyWebsite: null },
+    call: { id: 'c', title: null, transcript, occurredAt: null }, senderName: null, sender: { name: 'Sam Rep', signature: 'Sam Rep, Vendor Ltd' }, research,
+  };
+}
+
+function run(transcript: string, name: string, company: string, feedback: string | null = null, previousDraft: PreviousDraft | null = null) {
+  const ctx = ctxFor(transcript, name, company);
+  const analysis = offlineRules.analyse(ctx).output;
+  assertStepOutput('ANALYSIS', analysis);
+  const strategy = offlineRules.strategise({ ...ctx, analysis }).output;
+  assertStepOutput('STRATEGY', strategy);
+  const draft = offlineRules.write({ ...ctx, analysis, strategy, feedback, previousDraft }).output;
+  assertStepOutput('WRITER', draft);
+  return { analysis, draft, said: new SaidIndex(readCallFacts(transcript, name, null, company).sentences.map((s) => s.text)) };
+}
+
+const CALLS: Array<[string, string, string, string]> = [
+  ['HVAC WebVTT', HVAC_VTT, 'Tom Ellery', 'Ellery Foods'],
+  ['school Speaker N', SCHOOL_SPEAKERS, 'Janet Moss', 'Hillside Academy'],
+  ['not-now labelled', NOT_NOW_LABELLED, 'Carl Brooks', 'Brooks Accounting'],
+];
+
+describe('offline writer: the rules of DESIGN §12', () => {
+  it('detects the formats and tells the rep from the buyer', () => {
+    assert.equal(detectFormat(HVAC_VTT), 'webvtt');
+    assert.equal(detectFormat(SCHOOL_SPEAKERS), 'speaker-n');
+    assert.equal(detectFormat(NOT_NOW_LABELLED), 'labelled');
+    const t = readTranscript(SCHOOL_SPEAKERS, { leadName: 'Janet Moss', senderName: null, leadCompany: null });
+    assert.deepEqual(t.speakers.map((s) => [s.label, s.role]), [['Speaker 1', 'rep'], ['Speaker 2', 'buyer']]);
+    assert.ok(t.utterances.every((u) => !/\b(um|uh)\b/.test(u.text)));
+  });
+
+  for (const [label, transcript, name, company] of CALLS) {
+    it(`${label}: within 150 words, clean, no 8-word run from the call, signed once`, () => {
+      const { draft, said } = run(transcript, name, company);
+      assert.ok(bodyWords(draft.body) <= 150, draft.body);
+      assert.doesNotMatch(draft.body, /-->|<v|\[\d|Speaker \d|\b(um|uh)\b|^(Priya Nair|Tom Ellery|Dana Whitfield|Carl Brooks):/m, draft.body);
+      assert.equal(said.copiedRun(draft.body), null, draft.body);
+      // signOff's ending: the signature opens with the sender's name, so the name is not written above it as well.
+      assert.ok(draft.body.endsWith(`\n\n${signOff({ name: 'Sam Rep', signature: 'Sam Rep, Vendor Ltd' })}`), draft.body);
+      assert.match(draft.body, /\n-- \nSam Rep, Vendor Ltd$/);
+      assert.equal(draft.body.match(/Sam Rep/g)?.length, 1);
+    });
+  }
+
+  it('keeps every commitment with its date and ends on the agreed next step', () => {
+    const { draft, analysis } = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods');
+    assert.match(draft.body, /case study/);
+    assert.match(draft.body, /by Wednesday/i);
+    assert.match(draft.body, /Monday at 3pm/);
+    assert.match(draft.body, /Rita/);
+    assert.match(draft.body, /nine hours/);
+    assert.equal(analysis.commitments?.[0]?.when, 'by Wednesday');
+    assert.ok(analysis.evidence?.some((e) => e.kind === 'pain' && e.lines.length > 0));
+  });
+
+  it('reads lower-case speech: commitments and the next step', () => {
+    const { draft } = run(SCHOOL_SPEAKERS, 'Janet Moss', 'Hillside Academy');
+    assert.match(draft.body, /data protection summary/);
+    assert.match(draft.body, /by Thursday/i);
+    assert.match(draft.body, /the 9th at 4 ?pm/i);
+  });
+
+  it('a "not now" call gets a short note that asks for nothing', () => {
+    const { draft, analysis } = run(NOT_NOW_LABELLED, 'Carl Brooks', 'Brooks Accounting');
+    assert.equal(analysis.sentiment, 'negative');
+    assert.ok(bodyWords(draft.body) <= 80, draft.body);
+    assert.match(draft.body, /overview/);
+    assert.match(draft.body, /April/);
+    assert.doesNotMatch(draft.body, /\?|next week|this week|20 minutes/);
+  });
+
+  it('sentiment is the buyer’s: a rep’s enthusiasm does not make it positive', () => {
+    const keen = 'Rep: This is amazing, I love it, great, perfect!\nProspect: We will see. I am not convinced.';
+    assert.equal(run(keen, 'Pat Lee', 'Lee Co').analysis.sentiment, 'neutral');
+  });
+
+  it('the rep’s lines are never the buyer’s pains', () => {
+    const call = 'Rep: Most teams lose 20 hours a week to manual reconciliation, is that you?\nProspect: No, our pain is the 12 percent of invoices paid late.';
+    const { analysis } = run(call, 'Pat Lee', 'Lee Co');
+    assert.ok(analysis.painPoints.every((p) => !/reconciliation/.test(p)), analysis.painPoints.join('|'));
+  });
+
+  it('follows feedback: a word limit keeps commitments and the next step; formal; casual; mention; drop; lead with', () => {
+    const first = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods').draft;
+    const prev = (d: typeof first, version = 1): PreviousDraft => ({ version, subject: d.subject, body: d.body });
+    const short = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'under 50 words', prev(first)).draft;
+    assert.ok(bodyWords(short.body) < 50, short.body);
+    assert.match(short.body, /case study/);
+    assert.match(short.body, /Monday at 3pm/);
+    const formal = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'more formal', prev(first)).draft;
+    assert.match(formal.body, /^Dear Tom Ellery,/);
+    assert.doesNotMatch(formal.body, /[’']ll|[’']re|!|^Hi/m);
+    const casual = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'more casual', prev(formal, 2)).draft;
+    assert.match(casual.body, /^Hey Tom,/);
+    const drop = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'drop the cost', prev(first)).draft;
+    assert.doesNotMatch(drop.body, /42,000|cost/i);
+    assert.match(drop.body, /case study/);
+    const lead = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'lead with the chiller failure', prev(first)).draft;
+    assert.match(lead.body.split('\n\n')[1]!, /chiller/i);
+    const mention = run(SCHOOL_SPEAKERS, 'Janet Moss', 'Hillside Academy', 'mention the safeguarding follow ups', null).draft;
+    assert.match(mention.body, /safeguarding/);
+  });
+
+  it('empty feedback gives another variant; output is deterministic', () => {
+    const a = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods').draft;
+    assert.deepEqual(run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods').draft, a);
+    const b = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', '', { version: 1, subject: a.subject, body: a.body }).draft;
+    assert.notEqual(b.body, a.body);
+    assert.match(b.body, /case study/);
+  });
+
+  it('a hostile 1 MiB transcript stays bounded', () => {
+    const line = 'Speaker 2: we lose 5 hours a week and I will send you the the the report by Friday and and ';
+    const hostile = line.repeat(Math.ceil((1 << 20) / line.length)) + 'x'.repeat(200_000);
+    const started = performance.now();
+    const { draft } = run(hostile, 'Pat Lee', 'Lee Co');
+    assert.ok(performance.now() - started < 20_000);
+    assert.ok(bodyWords(draft.body) <= 150);
+  });
+});
+
+describe('offline writer: regenerating after a person’s edit', () => {
+  it('keeps the sentences the person added, unless the feedback drops them, and writes its own afresh', () => {
+    const { draft } = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods');
+    const added = 'Our Leeds team can also show you the dashboard on site.';
+    const paragraphs = draft.body.split('\n\n');
+    const body = [...paragraphs.slice(0, 2), added, ...paragraphs.slice(2)].join('\n\n');
+    const edited: PreviousDraft = { version: 2, subject: draft.subject, body, origin: 'edited' };
+
+    const again = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'Make it more formal.', edited).draft;
+    assert.ok(again.body.includes(added), again.body);
+    assert.equal(again.body.split(added).length, 2, 'once');
+    assert.match(again.body, /case study/, 'the commitments stay');
+    assert.equal(again.body.match(/Monday at 3pm/gi)?.length, draft.body.match(/Monday at 3pm/gi)?.length, 'no sentence of ours kept twice');
+
+    const dropped = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'Drop the dashboard.', edited).draft;
+    assert.ok(!dropped.body.includes('dashboard'), dropped.body);
+
+    const generated = run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'Make it more formal.', { ...edited, origin: 'generated' }).draft;
+    assert.ok(!generated.body.includes(added), 'only a person’s edit is kept as theirs');
+    assert.deepEqual(run(HVAC_VTT, 'Tom Ellery', 'Ellery Foods', 'Make it more formal.', edited).draft, again, 'deterministic');
+  });
+});
+
+describe('offline reading: small words that misled it', () => {
+  it('keeps "pm" after a time lower-case, and reads the time a call has as no pain', () => {
+    assert.equal(cleanSpoken('see you at 2 pm with our pm and the 10:30 pm slot'), 'see you at 2 pm with our PM and the 10:30 pm slot');
+    const facts = readCallFacts('Rep: Thanks for the time.\nAda: No problem, you have about twenty minutes.\nAda: Our reps lose six hours a week on manual entry.', 'Ada Lee', null, null);
+    assert.deepEqual(facts.pains.map((p) => p.text), ['Our reps lose six hours a week on manual entry.']);
+  });
+});
