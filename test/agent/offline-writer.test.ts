@@ -6,7 +6,7 @@ import { offlineRules } from '../../src/agent/engines/offline.ts';
 import { SaidIndex } from '../../src/agent/engines/offline/copying.ts';
 import { bodyWords } from '../../src/agent/engines/offline/feedback.ts';
 import { readCallFacts } from '../../src/agent/engines/offline/facts.ts';
-import { cleanSpoken, detectFormat, readTranscript } from '../../src/agent/engines/offline/transcript.ts';
+import { detectFormat, readTranscript } from '../../src/agent/engines/offline/transcript.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
 import { signOff } from '../../src/agent/sign-off.ts';
@@ -168,7 +168,8 @@ describe('offline writer: regenerating after a person’s edit', () => {
 
 describe('offline reading: small words that misled it', () => {
   it('keeps "pm" after a time lower-case, and reads the time a call has as no pain', () => {
-    assert.equal(cleanSpoken('see you at 2 pm with our pm and the 10:30 pm slot'), 'see you at 2 pm with our PM and the 10:30 pm slot');
+    const said = readTranscript('Rep: see you at 2 pm and the 10:30 pm slot\nAda: sure', { leadName: 'Ada Lee', senderName: null, leadCompany: null });
+    assert.equal(said.utterances[0]!.text, 'See you at 2 pm and the 10:30 pm slot.');
     const facts = readCallFacts('Rep: Thanks for the time.\nAda: No problem, you have about twenty minutes.\nAda: Our reps lose six hours a week on manual entry.', 'Ada Lee', null, null);
     assert.deepEqual(facts.pains.map((p) => p.text), ['Our reps lose six hours a week on manual entry.']);
   });

@@ -49,6 +49,16 @@ export function introducesAs(opening: string, first: string): boolean {
   return false;
 }
 
+/** Greetings a speaker opens with before the name of whom they speak to: "hi janet", "thanks for the time, janet". */
+const GREETINGS = new Set(['hi', 'hello', 'hey', 'morning', 'afternoon', 'evening', 'thanks', 'thank']);
+
+/** Whether `opening` greets `first` within its first words: its speaker is talking to them, so is not them. */
+export function greets(opening: string, first: string): boolean {
+  const words = fold(opening.slice(0, 120)).split(/[^\p{L}'’]+/u).filter(Boolean).slice(0, 8);
+  const at = words.indexOf(first);
+  return at > 0 && words.slice(0, at).some((word) => GREETINGS.has(word));
+}
+
 export function assignRoles(speakers: SpeakerFacts[], people: People): SpeakerRole[] {
   const sender = people.senderName ? personKey(people.senderName) : null;
   const lead = personKey(people.leadName);
@@ -74,6 +84,8 @@ export function assignRoles(speakers: SpeakerFacts[], people: People): SpeakerRo
     }
     if (name === null && senderFirst && firstsDiffer && introducesAs(speaker.opening, senderFirst)) return 'rep';
     if (name === null && leadFirst && firstsDiffer && introducesAs(speaker.opening, leadFirst)) return 'buyer';
+    // Of two nameless speakers, the one who greets the lead by name is talking to the lead: the one selling.
+    if (name === null && leadFirst && speakers.length === 2 && greets(speaker.opening, leadFirst)) return 'rep';
     return 'unknown';
   });
   return bySides(speakers, roles);
