@@ -175,9 +175,13 @@ describe('readTranscript, format by format', () => {
       [11, 'Speaker 1', 'rep', 'Okay I\'ll send you a route plan for one depot by Wednesday.'],
     ]);
     assertClean(t);
-    // Without a sender to recognise, nobody is known to sell: the sides stay unknown.
+    // Without a sender to recognise, the one who sounds like the seller (greets the lead by name, introduces
+    // themselves with their company, thanks them for their time, asks) sells, and the others buy.
     const anonymous = readTranscript(fixture('speaker-n.txt'), { ...people, senderName: null });
-    assert.deepEqual(anonymous.speakers.map((s) => s.role), ['unknown', 'unknown', 'unknown']);
+    assert.deepEqual(anonymous.speakers.map((s) => s.role), ['rep', 'buyer', 'buyer']);
+    // Nobody who sounds like one: the sides stay unknown.
+    const flat = readTranscript('Speaker 1: the weather is fine\nSpeaker 2: it is\nSpeaker 1: good', { ...people, senderName: null });
+    assert.deepEqual(flat.speakers.map((s) => s.role), ['unknown', 'unknown']);
   });
 
   it('"Name: text": a title and a note are nobody\'s; the sender by first name; the lead\'s colleagues buy', () => {

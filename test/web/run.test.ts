@@ -97,6 +97,13 @@ describe('a run in the web UI', { skip: browserUnavailable() ?? false }, () => {
     const analysis = page.getByRole('region', { name: 'What the call revealed' });
     await analysis.getByRole('heading', { name: /Pain points/ }).waitFor();
     assert.ok(await analysis.getByRole('listitem').count() >= 2, 'pains, objections and signals are lists');
+    // Each item says which transcript lines it was read from, shown on hover and, clicked, quoted beneath it.
+    const pains = analysis.getByRole('region', { name: 'Pain points' });
+    const source = pains.getByRole('button', { name: /^lines? \d/ }).first();
+    assert.match(String(await source.getAttribute('title')), /^2: Priya: Happy to\. Honestly, planning the weekly loads/m);
+    await source.click();
+    await pains.locator('.source-quote').getByText(/planning the weekly loads takes our dispatchers two full days/).waitFor();
+    assert.equal(await source.getAttribute('aria-expanded'), 'true');
     await page.getByRole('region', { name: 'Strategy' }).getByText('Angle').waitFor();
     const draft = page.getByRole('region', { name: 'E-mail draft' });
     await draft.getByText('priya.raman@northwind-freight.com').waitFor();

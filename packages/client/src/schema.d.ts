@@ -1168,9 +1168,34 @@ export type components = {
                         url: string | null;
                     };
                 } | {
+                    agreedNextStep?: {
+                        lines: number[];
+                        /** @description What was agreed: "demo", "call", "visit". */
+                        what: string;
+                        /** @description When, as said: "Tuesday at 10". */
+                        when: string | null;
+                        /** @description Who else from the buyer’s side joins. */
+                        who: string[];
+                    } | null;
                     buyingSignals: string[];
+                    commitments?: {
+                        lines: number[];
+                        /** @description What was promised, as said, without its time: "send you our SOC 2 report". */
+                        what: string;
+                        /** @description When, as said: "by Friday", "today"; null when no time was said. */
+                        when: string | null;
+                        /** @description Who made the commitment. */
+                        who: "rep" | "buyer";
+                    }[];
                     /** @description Which engine produced the output: the built-in rule-based one, or a language model. */
                     engine: "offline" | "model";
+                    evidence?: {
+                        kind: "pain" | "objection" | "signal" | "next_step" | "commitment";
+                        /** @description The transcript lines (1-based) it was read from. */
+                        lines: number[];
+                        /** @description The item as it stands in its list (painPoints, objections, buyingSignals, nextSteps, commitments). */
+                        text: string;
+                    }[];
                     /** @description The concrete facts of the call, for the draft to carry. */
                     facts?: {
                         /** @description Budget and timing signals, as the prospect said them. */
@@ -1195,6 +1220,8 @@ export type components = {
                         /** @description Tools and systems in use: "NetSuite", "spreadsheets". */
                         tools: string[];
                     };
+                    /** @description The transcript format read: webvtt, srt, otter, timestamped, rep-prospect, speaker-n, labelled, meet, plain. */
+                    format?: string;
                     nextSteps: string[];
                     objections: string[];
                     /** @description Problems the lead described, in their words where possible. */
@@ -3332,9 +3359,34 @@ export interface operations {
                                     url: string | null;
                                 };
                             } | {
+                                agreedNextStep?: {
+                                    lines: number[];
+                                    /** @description What was agreed: "demo", "call", "visit". */
+                                    what: string;
+                                    /** @description When, as said: "Tuesday at 10". */
+                                    when: string | null;
+                                    /** @description Who else from the buyer’s side joins. */
+                                    who: string[];
+                                } | null;
                                 buyingSignals: string[];
+                                commitments?: {
+                                    lines: number[];
+                                    /** @description What was promised, as said, without its time: "send you our SOC 2 report". */
+                                    what: string;
+                                    /** @description When, as said: "by Friday", "today"; null when no time was said. */
+                                    when: string | null;
+                                    /** @description Who made the commitment. */
+                                    who: "rep" | "buyer";
+                                }[];
                                 /** @description Which engine produced the output: the built-in rule-based one, or a language model. */
                                 engine: "offline" | "model";
+                                evidence?: {
+                                    kind: "pain" | "objection" | "signal" | "next_step" | "commitment";
+                                    /** @description The transcript lines (1-based) it was read from. */
+                                    lines: number[];
+                                    /** @description The item as it stands in its list (painPoints, objections, buyingSignals, nextSteps, commitments). */
+                                    text: string;
+                                }[];
                                 /** @description The concrete facts of the call, for the draft to carry. */
                                 facts?: {
                                     /** @description Budget and timing signals, as the prospect said them. */
@@ -3359,6 +3411,8 @@ export interface operations {
                                     /** @description Tools and systems in use: "NetSuite", "spreadsheets". */
                                     tools: string[];
                                 };
+                                /** @description The transcript format read: webvtt, srt, otter, timestamped, rep-prospect, speaker-n, labelled, meet, plain. */
+                                format?: string;
                                 nextSteps: string[];
                                 objections: string[];
                                 /** @description Problems the lead described, in their words where possible. */

@@ -8,7 +8,7 @@ import { readLabelled, readPlain } from './formats/labelled.ts';
 import { readOtter } from './formats/otter.ts';
 import { fold, labelKind, personName } from './labels.ts';
 import { splitLines } from './lines.ts';
-import { assignRoles, type SpeakerFacts } from './roles.ts';
+import { assignRoles, leadFirstName, sellerCues, type SpeakerFacts } from './roles.ts';
 import type { People, Speaker, Transcript, TranscriptFormat, Turn, Utterance } from './types.ts';
 
 export { detectFormat } from './detect.ts';
@@ -28,6 +28,15 @@ export const FORMAT_LABELS: Record<TranscriptFormat, string> = {
   plain: 'Plain text',
 };
 
+/** The call's first turns, where a seller greets the lead by name. */
+const EARLY_TURNS = 4;
+
+function countOf(text: string, char: string): number {
+  let count = 0;
+  for (let at = text.indexOf(char); at >= 0; at = text.indexOf(char, at + 1)) count += 1;
+  return count;
+}
+
 /** How much of a speaker's first turns is searched for "this is Jonas from …". */
 const OPENING_TURNS = 3;
 const OPENING_CHARS = 400;
@@ -40,6 +49,8 @@ export function readTranscript(text: string, people: People): Transcript {
   const index = new Map<string, number>();
   const facts: SpeakerFacts[] = [];
   const openings: string[][] = [];
+  const leadFirst = leadFirstName(people);
+  let labelled = 0;
   for (const turn of turns) {
     if (turn.label === null) continue;
     const key = turn.key!;
@@ -49,11 +60,17 @@ export function readTranscript(text: string, people: People): Transcript {
       index.set(key, at);
       const named = labelKind(turn.label) === 'name';
       const name = named ? personName(turn.label) : null;
-      facts.push({ label: turn.label, name, company: turn.company, opening: '' });
+      facts.push({ label: turn.label, name, company: turn.company, opening: '', seller: 0, questions: 0, sentences: 0 });
       openings.push([]);
     }
     if (facts[at]!.company === null) facts[at]!.company = turn.company;
-    if (openings[at]!.length < OPENING_TURNS) openings[at]!.push(turn.pieces.join(' ').slice(0, OPENING_CHARS));
+    const said = turn.pieces.join(' ').slice(0, OPENING_CHARS);
+    if (openings[at]!.length < OPENING_TURNS) openings[at]!.push(said);
+    const speaker = facts[at]!;
+    speaker.seller += sellerCues(said, labelled < EARLY_TURNS, leadFirst);
+    speaker.questions += countOf(said, '?');
+    speaker.sentences += Math.max(1, countOf(said, '.') + countOf(said, '?') + countOf(said, '!'));
+    labelled += 1;
   }
   facts.forEach((speaker, i) => (speaker.opening = openings[i]!.join(' ')));
   const roles = assignRoles(facts, people);

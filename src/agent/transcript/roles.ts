@@ -11,6 +11,29 @@ export interface SpeakerFacts {
   company: string | null;
   /** The first few things they said, raw: where a numbered speaker introduces themselves. */
   opening: string;
+  /** How much what they said sounds like the one selling (`sellerCues`, summed over their turns). */
+  seller: number;
+  /** Questions and sentences they said: the seller asks. */
+  questions: number;
+  sentences: number;
+}
+
+// What the one selling says: an introduction with their company, a pitch or a proposal, thanks for the buyer's time,
+// a promise to send or set something up.
+const INTRODUCES = /\b(?:this is|it['’]s|i['’]m|my name is)\s+\p{L}+\s+(?:from|with|at)\s|^(?:hi|hello|hey)\b[^.]{0,40}\b\p{L}+ from \p{Lu}/iu;
+const PITCHES = new RegExp(String.raw`\b(?:we help|our (?:customers|clients)|(?:customers|clients|brands|teams|clinics|firms|retailers) `
+  + String.raw`(?:we work with|like you)|we['’]d be|for your (?:traffic|size|team)|thanks for (?:having me|taking|picking up|fitting me|`
+  + String.raw`making (?:the )?time|the time|jumping on)|what i['’]d (?:suggest|propose)|here['’]s what i['’]d)\b`, 'i');
+const PROMISES = /\bi['’]ll (?:send|share|put together|set up|introduce|bring|run|get you)\b/i;
+
+/** How much one turn (its first few hundred characters) sounds like the seller; `early`: among the call's first. */
+export function sellerCues(text: string, early: boolean, leadFirst: string | null): number {
+  let score = 0;
+  if (early && leadFirst && greets(text, leadFirst)) score += 3;
+  if (INTRODUCES.test(text)) score += 3;
+  if (PITCHES.test(text)) score += 1;
+  if (PROMISES.test(text)) score += 1;
+  return score;
 }
 
 /** Legal forms that spellings of one company differ by: "Whitcombe Legal LLP" is "Whitcombe Legal". */
@@ -59,6 +82,10 @@ export function greets(opening: string, first: string): boolean {
   return at > 0 && words.slice(0, at).some((word) => GREETINGS.has(word));
 }
 
+export function leadFirstName(people: People): string | null {
+  return firstName(people.leadName);
+}
+
 export function assignRoles(speakers: SpeakerFacts[], people: People): SpeakerRole[] {
   const sender = people.senderName ? personKey(people.senderName) : null;
   const lead = personKey(people.leadName);
@@ -88,7 +115,27 @@ export function assignRoles(speakers: SpeakerFacts[], people: People): SpeakerRo
     if (name === null && leadFirst && speakers.length === 2 && greets(speaker.opening, leadFirst)) return 'rep';
     return 'unknown';
   });
-  return bySides(speakers, roles);
+  return bySides(speakers, bySound(speakers, roles));
+}
+
+/**
+ * With no one known to sell, the speaker who most sounds like it (introduces themselves with their company, thanks the
+ * buyer for the time, pitches, promises to send things, asks the questions) is taken to: a call has one seller, and
+ * a transcript that names no sender still has one.
+ */
+function bySound(speakers: SpeakerFacts[], roles: SpeakerRole[]): SpeakerRole[] {
+  if (roles.includes('rep')) return roles;
+  let best = -1;
+  let bestRating = 0;
+  speakers.forEach((speaker, i) => {
+    if (roles[i] !== 'unknown') return;
+    const rating = speaker.seller + (2 * speaker.questions) / Math.max(1, speaker.sentences);
+    if (speaker.seller > 0 && rating > bestRating) {
+      best = i;
+      bestRating = rating;
+    }
+  });
+  return best < 0 ? roles : roles.map((role, i) => (i === best ? 'rep' : role));
 }
 
 /**

@@ -59,6 +59,11 @@ export function RunPage({ id }: { id: string }) {
     ? (await api.get('/api/v1/leads/{id}', { params: { id: run.leadId }, signal })).body.data
     : undefined, [run?.leadId]);
   useTitle(lead.data ? `Run for ${lead.data.name}` : 'Run');
+  // The call's transcript, for the lines each item of the analysis was read from (a lead's newest calls: the one run).
+  const transcript = useAsync(async (signal) => run
+    ? (await api.get('/api/v1/leads/{leadId}/calls', { params: { leadId: run.leadId }, query: { limit: 100 }, signal }))
+      .body.data.find((call) => call.id === run.callId)?.transcript ?? null
+    : null, [run?.leadId, run?.callId]);
   const [cancelling, setCancelling] = useState(false);
 
   const lastEvent = live.events[live.events.length - 1];
@@ -135,7 +140,7 @@ export function RunPage({ id }: { id: string }) {
             {(output) => <ResearchView output={output as ResearchOutput} />}
           </StepCard>
           <StepCard step={analysis} title="What the call revealed" icon="phone">
-            {(output) => <AnalysisView output={output as AnalysisOutput} />}
+            {(output) => <AnalysisView output={output as AnalysisOutput} transcript={transcript.data ?? null} />}
           </StepCard>
           <StepCard step={strategy} title="Strategy" icon="sparkle">
             {(output) => <StrategyView output={output as StrategyOutput} />}

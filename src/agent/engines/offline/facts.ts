@@ -74,7 +74,7 @@ const TIME_PART = new RegExp(
 );
 /** When a commitment is due, said at the end of it. */
 const DUE =
-  new RegExp(String.raw`\s*,?\s*\b((?:by|before|on|within|in|over|later|first thing|early|at|after)\s(?:(?:the\s)?end of (?:the\s)?(?:day|week|month)(?:\s(?:${DAYS}))?|(?:${DAYS})|tomorrow|next week|the weekend|(?:a|one|two|three|the) (?:couple of )?(?:working |business )?(?:days?|weeks?|hours?)|(?:the\s)?(?:first|second|third|last) week of (?:${MONTHS})|(?:${MONTHS})(?:\s${ORDINAL})?|${ORDINAL}(?:\s(?:${MONTHS}))?)|today|tonight|tomorrow|this (?:week|afternoon|morning|evening)|(?:right )?after (?:the |this )?call|end of (?:the )?(?:day|week)(?:\s(?:${DAYS}))?)\b`, 'i');
+  new RegExp(String.raw`\s*,?\s*\b((?:by|before|on|within|in|over|later|first thing|early|at|after)\s(?:(?:the\s)?end of (?:the\s)?(?:day|week|month)(?:\s(?:${DAYS}))?|(?:${DAYS})|tomorrow|next week|the weekend|(?:a|one|two|three|the) (?:couple of )?(?:working |business )?(?:days?|weeks?|hours?)|(?:the\s)?(?:first|second|third|last) week of (?:${MONTHS})|(?:${MONTHS})(?:\s${ORDINAL})?|${ORDINAL}(?:\s(?:${MONTHS}))?)|today|tonight|tomorrow|next (?:week|month)|this (?:week|afternoon|morning|evening)|(?:right )?after (?:the |this )?call|end of (?:the )?(?:day|week)(?:\s(?:${DAYS}))?)\b`, 'i');
 const PROMISE = /\b(?:I['’]ll|I will|I['’]m going to|I am going to|let me)\s(?:also\s|then\s|just\s|personally\s)?/i;
 /** Where a promise's action ends: "bring a gateway so Denise can see it" is a promise to bring a gateway. */
 const ACTION_END = /\s(?:so that|so|which|because|since|once|then|and we|and you)\s|,\s(?:they|so|which|who|because)\s/i;
@@ -251,6 +251,22 @@ function resolveIt(s: Sentence, sentences: Sentence[]): string {
   return s.text;
 }
 
+/** A rep's offer, as a question: "Shall I send a short pilot plan?", "Want me to set up a call with your CFO?". */
+const OFFER = /^(?:shall|should|can|could|may) I (.{3,160}?)\?$|^(?:do you want|would you like|want) me to (.{3,160}?)\?$|^would it help if I (.{3,160}?)\?$/i;
+/** The buyer taking it: "Yes, send it next week", "Please do", "That would help". */
+const ACCEPTS = /^(?:yes|yeah|yep|sure|please|absolutely|definitely|of course|that would (?:help|be great|be useful)|sounds good|go ahead|perfect|great)\b/i;
+
+/** A rep's offer that the buyer's next words take, as the promise it became, with the time the buyer gave it. */
+function acceptedOffer(s: Sentence, sentences: Sentence[]): string | null {
+  const offer = OFFER.exec(s.text);
+  if (!offer) return null;
+  const answer = sentences.slice(s.index + 1, s.index + 3).find((next) => next.role !== 'rep');
+  if (!answer || !ACCEPTS.test(answer.text)) return null;
+  const action = (offer[1] ?? offer[2] ?? offer[3])!.replace(/^sent\b/i, 'send');
+  const due = DUE.exec(answer.text);
+  return `I'll ${action}${due && !DUE.test(action) ? ` ${due[1]}` : ''}.`;
+}
+
 export function readCallFacts(transcript: string, leadName: string, senderName: string | null, leadCompany: string | null): CallFacts {
   const sentences = sentencesOf(transcript, leadName, senderName, leadCompany);
   const commitments: Commitment[] = [];
@@ -263,7 +279,7 @@ export function readCallFacts(transcript: string, leadName: string, senderName: 
   for (const s of sentences) {
     const theirs = s.role !== 'rep';
     if (!theirs || s.role === 'unknown') {
-      for (const p of promisesIn(resolveIt(s, sentences))) {
+      for (const p of promisesIn(acceptedOffer(s, sentences) ?? resolveIt(s, sentences))) {
         if (commitments.length < MAX_EACH && !commitments.some((c) => c.what === p.what)) commitments.push({ who: 'rep', ...p, text: s.text, lines: [s.line] });
       }
     }
@@ -278,7 +294,8 @@ export function readCallFacts(transcript: string, leadName: string, senderName: 
     const figure = figureIn(s.text);
     const score = painScore(s.text.replace(/\bno (?:problem|issue|worries)\b/gi, '')) + (figure ? 2 : 0);
     const ownPromise = /^(?:I can|I['’]ll|I will|we['’]ll|will do)\b/i.test(s.text);
-    if (DEADLINE.test(s.text) && !ownPromise) {
+    // "They are exhausted by Friday" names a day but is no deadline: a sentence that says this much of a pain is one.
+    if (DEADLINE.test(s.text) && !ownPromise && score < 4) {
       if (deadlines.length < MAX_EACH) deadlines.push({ text: s.text, figure, score, lines: [s.line] });
     } else if (score >= 3 && !ownPromise && pains.length < 200) pains.push({ text: s.text, figure, score, lines: [s.line], ...(s.role === 'unknown' ? { note: true } : {}) });
     if (CONDITION.test(s.text) && conditions.length < MAX_EACH) conditions.push(s);

@@ -1,5 +1,6 @@
 // Each step's output, for a person: research facts with their sources, what the call revealed, the chosen
 // strategy. Never raw JSON.
+import { useState } from 'react';
 import type { AnalysisOutput, ResearchOutput, Step, StrategyOutput } from '../../api/types';
 import { Icon } from '../../components/Icon';
 import { Badge } from '../../components/ui';
@@ -17,11 +18,52 @@ export function StepFooter({ step }: { step: Step }) {
   return <p className="step-footer">{parts.join(' · ')}</p>;
 }
 
-function List({ items, empty, quote = false }: { items: string[]; empty: string; quote?: boolean }) {
+type EvidenceKind = NonNullable<AnalysisOutput['evidence']>[number]['kind'];
+
+/** Where each item of an analysis came from: the transcript's lines, by the item's kind and text. */
+interface Sources {
+  /** The transcript's lines, as the call holds it; empty while it loads, or when it cannot be read. */
+  transcript: string[];
+  linesOf(kind: EvidenceKind, text: string): number[];
+}
+
+/**
+ * The lines an item was read from: "line 12" shows them on hover (its title) and, clicked, below the item, so that a
+ * person can check what the analysis says against what was said.
+ */
+function SourceLines({ lines, transcript }: { lines: number[]; transcript: string[] }) {
+  const [open, setOpen] = useState(false);
+  if (lines.length === 0) return null;
+  const said = lines.map((line) => ({ line, text: transcript[line - 1]?.trim() ?? '' }));
+  const label = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.join(', ')}`;
+  return (
+    <>
+      {' '}
+      <button type="button" className="source-lines" aria-expanded={open} onClick={() => setOpen(!open)}
+        title={said.map((s) => `${s.line}: ${s.text}`).join('\n')}>
+        {label}
+      </button>
+      {open && (
+        <blockquote className="source-quote">
+          {said.map((s) => <p key={s.line}><span className="source-line-number">{s.line}</span> {s.text}</p>)}
+        </blockquote>
+      )}
+    </>
+  );
+}
+
+function List({ items, empty, quote = false, kind, sources }: {
+  items: string[]; empty: string; quote?: boolean; kind?: EvidenceKind; sources?: Sources;
+}) {
   if (items.length === 0) return <p className="muted small">{empty}</p>;
   return (
     <ul className={`bullet-list${quote ? ' quote-list' : ''}`}>
-      {items.map((item, i) => <li key={i}>{quote ? `“${item.replace(/^["“]|["”]$/g, '')}”` : item}</li>)}
+      {items.map((item, i) => (
+        <li key={i}>
+          {quote ? `“${item.replace(/^["“]|["”]$/g, '')}”` : item}
+          {kind && sources && <SourceLines lines={sources.linesOf(kind, item)} transcript={sources.transcript} />}
+        </li>
+      ))}
     </ul>
   );
 }
@@ -84,28 +126,47 @@ const SENTIMENT: Record<AnalysisOutput['sentiment'], { tone: 'green' | 'neutral'
   negative: { tone: 'red', label: 'Negative call' },
 };
 
-export function AnalysisView({ output }: { output: AnalysisOutput }) {
+export function AnalysisView({ output, transcript = null }: { output: AnalysisOutput; transcript?: string | null }) {
   const sentiment = SENTIMENT[output.sentiment];
+  const sources: Sources = {
+    transcript: transcript?.split(/\r\n|\r|\n/) ?? [],
+    linesOf: (kind, text) => output.evidence?.find((e) => e.kind === kind && e.text === text)?.lines ?? [],
+  };
+  const commitments = output.commitments ?? [];
   return (
     <div className="step-view">
       <p><Badge tone={sentiment.tone}>{sentiment.label}</Badge></p>
       <div className="analysis-grid">
         <section aria-label="Pain points">
           <h4 className="view-heading">Pain points <span className="view-sub">in their words</span></h4>
-          <List items={output.painPoints} empty="No pain points were voiced." quote />
+          <List items={output.painPoints} empty="No pain points were voiced." quote kind="pain" sources={sources} />
         </section>
         <section aria-label="Objections">
           <h4 className="view-heading">Objections</h4>
-          <List items={output.objections} empty="No objections came up." />
+          <List items={output.objections} empty="No objections came up." kind="objection" sources={sources} />
         </section>
         <section aria-label="Buying signals">
           <h4 className="view-heading">Buying signals</h4>
-          <List items={output.buyingSignals} empty="No buying signals yet." />
+          <List items={output.buyingSignals} empty="No buying signals yet." kind="signal" sources={sources} />
         </section>
         <section aria-label="Next steps">
           <h4 className="view-heading">Next steps</h4>
-          <List items={output.nextSteps} empty="No next steps were agreed." />
+          <List items={output.nextSteps} empty="No next steps were agreed." kind="next_step" sources={sources} />
         </section>
+        {commitments.length > 0 && (
+          <section aria-label="Commitments">
+            <h4 className="view-heading">Commitments <span className="view-sub">who, what, when</span></h4>
+            <ul className="bullet-list">
+              {commitments.map((c, i) => (
+                <li key={i}>
+                  <Badge tone={c.who === 'rep' ? 'neutral' : 'green'}>{c.who === 'rep' ? 'We' : 'They'}</Badge>{' '}
+                  {c.what}{c.when ? <span className="muted"> · {c.when}</span> : null}
+                  <SourceLines lines={c.lines} transcript={sources.transcript} />
+                </li>
+              ))}
+            </ul>
+          </section>
+        )}
       </div>
     </div>
   );
