@@ -33,7 +33,11 @@ export type LeadCreate = RequestBody<'/api/v1/leads', 'post'>;
 export type LeadUpdate = RequestBody<'/api/v1/leads/{id}', 'patch'>;
 export type LeadListParams = QueryOf<'/api/v1/leads', 'get'>;
 export type LeadFilters = QueryOf<'/api/v1/leads/count', 'get'>;
-export type LeadImportFile = RequestBody<'/api/v1/leads/import', 'post'>;
+/**
+ * A JSON import: leads as `leads.create` takes them. The API document leaves a row's shape open (a row that is not a
+ * lead is reported in the answer's `errors`, not refused), so the client types it here.
+ */
+export type LeadImportFile = { leads: LeadCreate[] };
 export type LeadImportOptions = QueryOf<'/api/v1/leads/import', 'post'>;
 export type LeadImportResult = ResponseBody<'/api/v1/leads/import', 'post'>;
 export type CallCreate = RequestBody<'/api/v1/leads/{leadId}/calls', 'post'>;

@@ -1247,6 +1247,33 @@ export type components = {
              */
             traceUrl: string;
         };
+        /** @description One event of a run: an item of the JSON list, and the `data` of an event of the stream. */
+        RunEvent: {
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            attempt: number | null;
+            durationMs: number | null;
+            engine: string | null;
+            error: string | null;
+            /**
+             * Format: int64
+             * @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume.
+             */
+            id: number;
+            model: string | null;
+            node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
+            /** @enum {unknown} */
+            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
+            usage: {
+                /** Format: int64 */
+                inputTokens: number;
+                /** Format: int64 */
+                outputTokens: number;
+            } | null;
+        };
         WebhookDelivery: {
             /** Format: int32 */
             attempts: number;
@@ -1362,7 +1389,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of leads, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -1494,7 +1521,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead, created; `Location` is its address. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -1690,7 +1717,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The lead. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -1932,7 +1959,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead as updated. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -2115,7 +2142,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the lead's calls, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -2244,7 +2271,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The call, added to the lead; `Location` is its address. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -2566,7 +2593,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description How many leads the filters find. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -2699,7 +2726,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": unknown;
+                    "text/csv": string;
                 };
             };
             /** @description The request is invalid; `errors` names each field. */
@@ -2811,25 +2838,13 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description The leads, at most 50,000. */
-                    leads: {
-                        assignedToUserId?: string | null;
-                        companyName?: string | null;
-                        companyWebsite?: string | null;
-                        email?: string | null;
-                        /** @description Person name of the lead. */
-                        name: string;
-                        /**
-                         * @description Where the lead stands.
-                         * @enum {unknown}
-                         */
-                        status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
-                    }[];
+                    leads: unknown[];
                 };
                 "text/csv": string;
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the import did (with `dryRun`, would do): its counts, and what is wrong with each skipped row. Rows that fail validation are reported here, not refused. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3048,7 +3063,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of runs, in the order asked for; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3179,7 +3194,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, accepted: QUEUED, its four steps PENDING; `Location` is its address. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3571,7 +3586,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The run, with its steps and draft. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3700,7 +3715,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3888,7 +3903,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4076,7 +4091,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4266,7 +4281,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, its draft the edited version. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4444,7 +4459,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Every version of the draft, oldest first. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4565,7 +4580,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The events. */
+            /** @description The events: a JSON list of those so far, or a live stream of them (by `Accept`). */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4576,59 +4591,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /**
-                             * Format: date-time
-                             * @description When it happened.
-                             */
-                            at: string;
-                            attempt: number | null;
-                            durationMs: number | null;
-                            engine: string | null;
-                            error: string | null;
-                            /**
-                             * Format: int64
-                             * @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume.
-                             */
-                            id: number;
-                            model: string | null;
-                            node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
-                            /** @enum {unknown} */
-                            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
-                            usage: {
-                                /** Format: int64 */
-                                inputTokens: number;
-                                /** Format: int64 */
-                                outputTokens: number;
-                            } | null;
-                        }[];
+                        data: components["schemas"]["RunEvent"][];
                     };
-                    "text/event-stream": {
-                        /**
-                         * Format: date-time
-                         * @description When it happened.
-                         */
-                        at: string;
-                        attempt: number | null;
-                        durationMs: number | null;
-                        engine: string | null;
-                        error: string | null;
-                        /**
-                         * Format: int64
-                         * @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume.
-                         */
-                        id: number;
-                        model: string | null;
-                        node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
-                        /** @enum {unknown} */
-                        type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
-                        usage: {
-                            /** Format: int64 */
-                            inputTokens: number;
-                            /** Format: int64 */
-                            outputTokens: number;
-                        } | null;
-                    };
+                    "text/event-stream": string;
                 };
             };
             /** @description The request is invalid; `errors` names each field. */
@@ -4745,7 +4710,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4943,7 +4908,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The runs, QUEUED, in the order of `runs`; `Location` lists the batch. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5122,7 +5087,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoints, oldest first. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5247,7 +5212,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint, with its signing secret shown this once. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5445,7 +5410,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5683,7 +5648,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint as updated. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5855,7 +5820,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the endpoint's deliveries, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5976,7 +5941,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The new delivery of the same event, queued. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6148,7 +6113,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint with its new secret, shown this once; the previous one signs too for 24 hours. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6348,7 +6313,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The delivery of the test event, queued. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6514,7 +6479,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The process answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6558,7 +6523,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The database answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -5239,6 +5239,7 @@ export type components = {
              */
             traceUrl: string;
         };
+        /** @description One event of a run: an item of the JSON list, and the `data` of an event of the stream. */
         RunEvent: {
             /**
              * Format: date-time
@@ -5492,7 +5493,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of leads, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5624,7 +5625,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead, created; `Location` is its address. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5820,7 +5821,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The lead. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6062,7 +6063,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead as updated. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6245,7 +6246,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the lead's calls, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6374,7 +6375,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The call, added to the lead; `Location` is its address. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6696,7 +6697,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description How many leads the filters find. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6829,7 +6830,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": unknown;
+                    "text/csv": string;
                 };
             };
             /** @description The request is invalid; `errors` names each field. */
@@ -6941,25 +6942,13 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description The leads, at most 50,000. */
-                    leads: {
-                        assignedToUserId?: string | null;
-                        companyName?: string | null;
-                        companyWebsite?: string | null;
-                        email?: string | null;
-                        /** @description Person name of the lead. */
-                        name: string;
-                        /**
-                         * @description Where the lead stands.
-                         * @enum {unknown}
-                         */
-                        status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
-                    }[];
+                    leads: unknown[];
                 };
                 "text/csv": string;
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the import did (with `dryRun`, would do): its counts, and what is wrong with each skipped row. Rows that fail validation are reported here, not refused. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7178,7 +7167,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of runs, in the order asked for; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7309,7 +7298,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, accepted: QUEUED, its four steps PENDING; `Location` is its address. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7701,7 +7690,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The run, with its steps and draft. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7830,7 +7819,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8018,7 +8007,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8206,7 +8195,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8396,7 +8385,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, its draft the edited version. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8574,7 +8563,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Every version of the draft, oldest first. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8695,7 +8684,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The events. */
+            /** @description The events: a JSON list of those so far, or a live stream of them (by `Accept`). */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8706,59 +8695,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /**
-                             * Format: date-time
-                             * @description When it happened.
-                             */
-                            at: string;
-                            attempt: number | null;
-                            durationMs: number | null;
-                            engine: string | null;
-                            error: string | null;
-                            /**
-                             * Format: int64
-                             * @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume.
-                             */
-                            id: number;
-                            model: string | null;
-                            node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
-                            /** @enum {unknown} */
-                            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
-                            usage: {
-                                /** Format: int64 */
-                                inputTokens: number;
-                                /** Format: int64 */
-                                outputTokens: number;
-                            } | null;
-                        }[];
+                        data: components["schemas"]["RunEvent"][];
                     };
-                    "text/event-stream": {
-                        /**
-                         * Format: date-time
-                         * @description When it happened.
-                         */
-                        at: string;
-                        attempt: number | null;
-                        durationMs: number | null;
-                        engine: string | null;
-                        error: string | null;
-                        /**
-                         * Format: int64
-                         * @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume.
-                         */
-                        id: number;
-                        model: string | null;
-                        node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
-                        /** @enum {unknown} */
-                        type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
-                        usage: {
-                            /** Format: int64 */
-                            inputTokens: number;
-                            /** Format: int64 */
-                            outputTokens: number;
-                        } | null;
-                    };
+                    "text/event-stream": string;
                 };
             };
             /** @description The request is invalid; `errors` names each field. */
@@ -8875,7 +8814,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9073,7 +9012,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The runs, QUEUED, in the order of `runs`; `Location` lists the batch. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9252,7 +9191,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoints, oldest first. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9377,7 +9316,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint, with its signing secret shown this once. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9575,7 +9514,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9813,7 +9752,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint as updated. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9985,7 +9924,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the endpoint's deliveries, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10106,7 +10045,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The new delivery of the same event, queued. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10278,7 +10217,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint with its new secret, shown this once; the previous one signs too for 24 hours. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10478,7 +10417,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The delivery of the test event, queued. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10644,7 +10583,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The process answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10688,7 +10627,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The database answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
