@@ -209,11 +209,37 @@ function webhookSection(): Json {
   }]));
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * A server on a loopback name (PUBLIC_URL left at its default, `http://localhost:PORT`) as `/`: the server that
+ * serves the document, wherever it is reached from. Its address would be true of this machine alone, and over plain
+ * http, so linters rightly object to it (Redocly's no-server-example.com, OWASP's no-server-http): a fresh
+ * `npm start` would serve a document that fails the checks the README promises it passes. `/` is the same server to
+ * anyone who read the document from it (OpenAPI resolves a relative server URL against the document's own).
+ */
+function localServer(server: Json): Json {
+  let url: URL;
+  try {
+    url = new URL(String(server.url));
+  } catch {
+    return server;
+  }
+  if (!LOOPBACK_HOSTS.has(url.hostname) && !url.hostname.startsWith('127.')) return server;
+  return {
+    ...server,
+    url: '/',
+    description: `This server, for local use (PUBLIC_URL ${url.origin} is a loopback address): the one that `
+      + 'serves this document.',
+  };
+}
+
 /** Completes the document @fastify/swagger wrote from the route schemas (its `transformObject`). */
 export function finishDocument<T extends OpenApiDocument>(document: T): T {
   (document as Json).webhooks = { ...webhookSection(), ...(document as Json).webhooks as Json | undefined };
   // PUBLIC_URL is where API users reach this installation: a server for them, not an internal one.
-  (document as Json).servers = (document.servers as Json[] | undefined)?.map((server) => ({ ...server, 'x-internal': false }));
+  (document as Json).servers = (document.servers as Json[] | undefined)
+    ?.map((server) => ({ ...localServer(server), 'x-internal': false }));
   document.components.headers = { ...document.components.headers, ...HEADERS };
   document.components.parameters = { ...document.components.parameters, ...PARAMETERS };
   for (const [path, item] of Object.entries(document.paths)) {

@@ -123,9 +123,18 @@ export const LeadCount = Type.Object({
   count: Int64({ minimum: 0, description: 'How many leads the filters find.' }),
 });
 
-/** A JSON lead import: each lead as POST /api/v1/leads takes it (validated one by one, so that each is reported). */
+/**
+ * A JSON lead import: each lead as POST /api/v1/leads takes it. The rows are validated one by one, against LeadCreate
+ * itself (src/domain/lead-import-file.ts), and a row that fails is answered in `errors` of a 200, not refused: so the
+ * document puts no schema on a row. With LeadCreate there, a tool that checks requests against the document (Prism,
+ * a fuzzer) would call such a request invalid and expect the 4xx the server never gives.
+ */
 export const LeadImportJson = Type.Object({
-  leads: Type.Array(LeadCreate, { maxItems: IMPORT_MAX_ROWS, description: `The leads, at most ${IMPORT_MAX_ROWS.toLocaleString('en')}.` }),
+  leads: Type.Array(Type.Unknown({
+    description: 'A lead as `POST /api/v1/leads` takes it (`name`, and `email`, `companyName`, `companyWebsite`, '
+      + '`status`, `assignedToUserId` as it has them). A row that is not one is skipped and reported in `errors`, by '
+      + 'its index.',
+  }), { maxItems: IMPORT_MAX_ROWS, description: `The leads, at most ${IMPORT_MAX_ROWS.toLocaleString('en')}.` }),
 }, { additionalProperties: false });
 
 export const LeadImportQuery = Type.Object({
@@ -398,6 +407,16 @@ export const IdParam = Type.Object({ id: Type.String({ maxLength: 100, descripti
 export const dataOf = <T extends TSchema>(schema: T) => Type.Object({ data: schema });
 /** A list answer: a page of at most `max` items (the largest `limit`, or all there can be). */
 export const listOf = <T extends TSchema>(schema: T, max: number) => Type.Object({ data: Type.Array(schema, { maxItems: max }) });
+
+/**
+ * A JSON answer with what it is, for the OpenAPI document: the response's description. Without one, @fastify/swagger
+ * writes "Default Response", which tells a reader of /docs or of a generated client nothing. It is said by the
+ * extension @fastify/swagger reads for it, and drops from the schema, rather than by a `{description, content}`
+ * response: in that form a schema with an `$id` (Lead, Run…) is written out in full where it is used instead of as a
+ * named component.
+ */
+export const answer = <T extends TSchema>(description: string, schema: T): T =>
+  ({ ...schema, 'x-response-description': description });
 
 /** An error answer in the OpenAPI document: an RFC 9457 problem, sent as application/problem+json. */
 export const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemRef } } });

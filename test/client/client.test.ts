@@ -182,7 +182,7 @@ for (const kind of BACKENDS) {
       assert.ok(proxy.seen.some((r) => r.url === `/api/v1/runs/${run.id}/events` && r.headers.accept === 'text/event-stream'), 'the stream was followed');
       assert.ok(proxy.seen.filter((r) => r.url === `/api/v1/runs/${run.id}`).length <= 3, 'and not polled');
 
-      const events = await client.runs.events(run.id);
+      const events = await client.runs.listEvents(run.id);
       assert.equal(events[0]?.type, 'run.queued');
       assert.ok(events.some((e) => e.type === 'run.awaiting_approval'));
 

@@ -80,3 +80,26 @@ describe('@leadrun/client packed', () => {
     assert.match(result.stdout, /^again: 409 invalid_state$/m);
   });
 });
+
+describe('@leadrun/client installed from this repository, as its README says until it is published', () => {
+  it('builds with npm run build -w, and installs by its folder, offline, elsewhere', { timeout: 120_000 }, async () => {
+    const readme = await readFile(path.join(PACKAGE_DIR, 'README.md'), 'utf8');
+    assert.match(readme, /npm run build -w @leadrun\/client/);
+    assert.match(readme, /npm install \/path\/to\/leadrun\/packages\/client/);
+    await run('npm', ['run', 'build', '-w', '@leadrun/client', '--silent'], { cwd: PROJECT_ROOT, env });
+    const app = await mkdtemp(path.join(os.tmpdir(), 'leadrun-client-folder-'));
+    try {
+      const manifest = { name: 'integration', private: true, type: 'module' };
+      await writeFile(path.join(app, 'package.json'), JSON.stringify(manifest));
+      await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', PACKAGE_DIR], { cwd: app, env });
+      const script = "import { createClient } from '@leadrun/client'; "
+        + "const c = createClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'sk_x' }); "
+        + "console.log(typeof c.leads.page, typeof c.runs.events);";
+      await writeFile(path.join(app, 'index.mjs'), script);
+      const result = await run(process.execPath, ['index.mjs'], { cwd: app, env });
+      assert.equal(result.stdout.trim(), 'function function');
+    } finally {
+      await rm(app, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,13 +1,18 @@
 // The API document as API users get it (DESIGN §9): served at /api/v1/openapi.json, it lints with no error and no
 // warning under Redocly's `recommended` rules (.redocly.yaml) and Spectral's `spectral:oas` with the OWASP ruleset
-// (.spectral.yaml), and it says what generated clients need: operation ids, headers, optional parameters and bodies.
-// The document does not depend on the database, so one backend is enough.
+// (.spectral.yaml), both as an installation serves it and as a fresh `npm start` on localhost does, and it says what
+// generated clients need: operation ids, headers, optional parameters and bodies, a description of every answer, and
+// text bodies (CSV, the event stream) as strings. The document does not depend on the database, so one backend is
+// enough.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { loadConfig } from '../../src/config.ts';
 import { ERROR_CODES } from '../../src/domain/errors.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../src/domain/webhooks/events.ts';
 import { finishDocument, publicDocument, type OpenApiDocument } from '../../src/http/openapi.ts';
@@ -50,6 +55,18 @@ async function spectral(file: string): Promise<Finding[]> {
   return out.map((r) => ({ rule: r.code, severity: SPECTRAL_SEVERITY[r.severity] ?? String(r.severity), message: r.message, where: r.path.join('/') }));
 }
 
+/**
+ * Writes the document inside the project (its tmp/ is ignored by git): .spectral.yaml's overrides match paths relative
+ * to itself.
+ */
+async function writeDocument(text: string): Promise<{ dir: string; file: string }> {
+  await mkdir(path.join(ROOT, 'tmp'), { recursive: true });
+  const dir = await mkdtemp(path.join(ROOT, 'tmp', 'openapi-lint-'));
+  const file = path.join(dir, 'openapi.json');
+  await writeFile(file, text);
+  return { dir, file };
+}
+
 const serious = (findings: Finding[]) => findings.filter((f) => f.severity === 'error' || f.severity === 'warn');
 const listed = (findings: Finding[]) => findings.slice(0, 30).map((f) => `${f.severity} ${f.rule} at ${f.where}: ${f.message}`).join('\n');
 
@@ -63,11 +80,7 @@ describe('the API document (/api/v1/openapi.json)', () => {
     const res = await t.api('GET', '/api/v1/openapi.json');
     assert.equal(res.status, 200);
     doc = res.json;
-    // Inside the project (its tmp/ is ignored by git): .spectral.yaml's overrides match paths relative to itself.
-    await mkdir(path.join(ROOT, 'tmp'), { recursive: true });
-    dir = await mkdtemp(path.join(ROOT, 'tmp', 'openapi-lint-'));
-    file = path.join(dir, 'openapi.json');
-    await writeFile(file, res.text);
+    ({ dir, file } = await writeDocument(res.text));
   });
   after(async () => {
     await t?.close();
@@ -172,6 +185,75 @@ describe('the API document (/api/v1/openapi.json)', () => {
     assert.equal(doc.components.parameters.LastEventId.name, 'Last-Event-ID');
   });
 
+  it('describes every answer: none is left as "Default Response"', () => {
+    const vague: string[] = [];
+    for (const [p, item] of Object.entries<any>(doc.paths)) {
+      for (const method of METHODS.filter((m) => item[m])) {
+        for (const [status, response] of Object.entries<any>(item[method].responses)) {
+          const vagueOne = !response.description || response.description === 'Default Response';
+          if (vagueOne) vague.push(`${method.toUpperCase()} ${p} ${status}`);
+        }
+      }
+    }
+    assert.deepEqual(vague, []);
+    assert.match(doc.paths['/api/v1/leads'].post.responses['201'].description, /created/);
+  });
+
+  it('describes the event stream as text, each event a RunEvent (a named component), and keeps its JSON form', () => {
+    const content = doc.paths['/api/v1/runs/{id}/events'].get.responses['200'].content;
+    const stream = content['text/event-stream'];
+    assert.equal(stream.schema.type, 'string', 'a stream is text, never one JSON value');
+    assert.equal(stream.schema.$ref, undefined);
+    const [event, end] = stream['x-itemSchema'].oneOf;
+    assert.deepEqual(event.properties.data.contentSchema, { $ref: '#/components/schemas/RunEvent' });
+    assert.equal(event.properties.data.contentMediaType, 'application/json');
+    assert.deepEqual(end.properties.event.enum, ['end']);
+    assert.equal(doc.components.schemas.RunEvent.type, 'object');
+    assert.ok(doc.components.schemas.RunEvent.properties.type.enum.includes('step.completed'));
+    const items = content['application/json'].schema.properties.data.items;
+    assert.deepEqual(items, { $ref: '#/components/schemas/RunEvent' });
+  });
+
+  it('describes every text/csv body, sent or answered, as a string', () => {
+    const csv: Array<[string, any]> = [];
+    for (const [p, item] of Object.entries<any>(doc.paths)) {
+      for (const method of METHODS.filter((m) => item[m])) {
+        const op = item[method];
+        const body = op.requestBody?.content?.['text/csv'];
+        if (body) csv.push([`${method} ${p} body`, body.schema]);
+        for (const [status, response] of Object.entries<any>(op.responses)) {
+          const answer = response.content?.['text/csv'];
+          if (answer) csv.push([`${method} ${p} ${status}`, answer.schema]);
+        }
+      }
+    }
+    const places = csv.map(([where]) => where).sort();
+    assert.deepEqual(places, ['get /api/v1/leads/export 200', 'post /api/v1/leads/import body']);
+    for (const [where, schema] of csv) assert.equal(schema.type, 'string', where);
+  });
+
+  it('takes a JSON import with invalid rows as the server does: a valid request, answered 200', async () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'doc', components: doc.components });
+    // The body's schema as the document gives it, its references pointed at the document's components.
+    const written = doc.paths['/api/v1/leads/import'].post.requestBody.content['application/json'].schema;
+    const schema = JSON.parse(JSON.stringify(written).replaceAll('"#/components/', '"doc#/components/'));
+    const validate = ajv.compile(schema);
+    const leads = [
+      { name: 'Valid Row' }, { name: '' }, { email: 'not an address' }, 'not a lead', { name: 'Extra', x: 1 },
+    ];
+    const body = { leads };
+    assert.ok(validate(body), `the document takes it: ${ajv.errorsText(validate.errors)}`);
+    assert.ok(!validate({ leads: 'not a list' }), 'but not a body without its list of leads');
+
+    const ws = await t.workspace();
+    const { key } = await t.key(ws.id);
+    const res = await t.api('POST', '/api/v1/leads/import?dryRun=true', { key, body });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual([res.json.created, res.json.skipped], [1, 4]);
+  });
+
   it('gives Problem.code as the closed list of codes', () => {
     assert.deepEqual([...doc.components.schemas.Problem.properties.code.enum].sort(), [...ERROR_CODES].sort());
   });
@@ -207,6 +289,42 @@ describe('the API document (/api/v1/openapi.json)', () => {
     assert.equal(health.status, 400, 'even /healthz has a 4xx answer, as documented');
     assert.equal(health.headers.get('ratelimit'), null, '/healthz is not rate limited');
     assert.equal(health.headers.get('access-control-allow-origin'), null, '/healthz is not of the cross-origin API');
+  });
+});
+
+describe('the API document as a fresh `npm start` serves it (PUBLIC_URL left at http://localhost:3000)', () => {
+  let t: TestApp;
+  let doc: any;
+  let dir: string;
+  let file: string;
+  before(async () => {
+    // The default PUBLIC_URL, as loadConfig makes it from an empty environment.
+    t = await startTestApp('pglite', { config: { publicUrl: loadConfig({}).publicUrl } });
+    const res = await t.api('GET', '/api/v1/openapi.json');
+    assert.equal(res.status, 200);
+    doc = res.json;
+    ({ dir, file } = await writeDocument(res.text));
+  });
+  after(async () => {
+    await t?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('names its server `/`, the one that serves it, for local use', () => {
+    assert.equal(loadConfig({}).publicUrl, 'http://localhost:3000');
+    assert.equal(doc.servers.length, 1);
+    assert.equal(doc.servers[0].url, '/');
+    assert.match(doc.servers[0].description, /local/);
+  });
+
+  it('lints with no error and no warning under Redocly recommended', async () => {
+    const findings = serious(await redocly(file));
+    assert.equal(findings.length, 0, listed(findings));
+  });
+
+  it('lints with no error and no warning under Spectral spectral:oas and the OWASP ruleset', async () => {
+    const findings = serious(await spectral(file));
+    assert.equal(findings.length, 0, listed(findings));
   });
 });
 

@@ -28,12 +28,16 @@ export type ResponseBody<P extends keyof paths, M extends Method> = Operation<P,
 export type QueryOf<P extends keyof paths, M extends Method> = Operation<P, M> extends { parameters: { query?: infer Q } } ? Partial<NonNullable<Q>> : never;
 
 /** One event of a run, as GET /api/v1/runs/{id}/events lists it (and streams it). */
-export type RunEvent = ResponseBody<'/api/v1/runs/{id}/events', 'get'>['data'][number];
+export type RunEvent = Schemas['RunEvent'];
 export type LeadCreate = RequestBody<'/api/v1/leads', 'post'>;
 export type LeadUpdate = RequestBody<'/api/v1/leads/{id}', 'patch'>;
 export type LeadListParams = QueryOf<'/api/v1/leads', 'get'>;
 export type LeadFilters = QueryOf<'/api/v1/leads/count', 'get'>;
-export type LeadImportFile = RequestBody<'/api/v1/leads/import', 'post'>;
+/**
+ * A JSON import: leads as `leads.create` takes them. The API document leaves a row's shape open (a row that is not a
+ * lead is reported in the answer's `errors`, not refused), so the client types it here.
+ */
+export type LeadImportFile = { leads: LeadCreate[] };
 export type LeadImportOptions = QueryOf<'/api/v1/leads/import', 'post'>;
 export type LeadImportResult = ResponseBody<'/api/v1/leads/import', 'post'>;
 export type CallCreate = RequestBody<'/api/v1/leads/{leadId}/calls', 'post'>;
@@ -71,6 +75,22 @@ export interface IdempotentControl extends RequestControl {
   idempotencyKey?: string;
 }
 
+/** One page of a list: its items, and the cursor of the next page (null on the last). */
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+export interface RunEventsOptions extends RequestControl {
+  /** Only the events after this event number (an `id` seen before): resume where you left off. */
+  after?: number;
+  /**
+   * How many times in a row the stream is opened again, with Last-Event-ID, when it breaks before the run's `end`
+   * without a new event in between (default 5). Every new event starts the count again.
+   */
+  reconnects?: number;
+}
+
 export interface WaitOptions extends RequestControl {
   /** Resolve once this holds for the run; default once the run is at rest (AWAITING_APPROVAL, COMPLETED, REJECTED, FAILED, CANCELLED). */
   until?: (run: Run) => boolean;
@@ -103,6 +123,18 @@ export function createClient(options: ClientOptions) {
     }
   }
 
+  /**
+   * One page of a list, with the cursor of the next: the `cursor` of the `Link: <…>; rel="next"` the server sent, to
+   * be given back as it is. For a caller that keeps its place itself (a table with a "more" button, a job that stops
+   * and resumes), where `list()` keeps it in an iterator.
+   */
+  async function page<T>(path: string, params: object | undefined, signal?: AbortSignal): Promise<Page<T>> {
+    const response = await http.send('GET', path, { query: query(params), signal });
+    const { data } = (await response.json()) as { data: T[] };
+    const next = nextLinkOf(response.headers.get('link'));
+    return { data, nextCursor: next === null ? null : new URL(next, http.baseUrl).searchParams.get('cursor') };
+  }
+
   /** A POST made safe to retry by its Idempotency-Key. */
   function post<T>(path: string, body: unknown, control: IdempotentControl = {}): Promise<T> {
     return http.json<T>('POST', path, { json: body ?? {}, idempotencyKey: control.idempotencyKey ?? newKey(), signal: control.signal });
@@ -112,6 +144,10 @@ export function createClient(options: ClientOptions) {
     /** Every lead the filters find, newest first, over every page. */
     list(params: LeadListParams = {}, control: RequestControl = {}): AsyncIterable<Lead> {
       return paginate<Lead>('/api/v1/leads', params, control.signal);
+    },
+    /** One page of the leads the filters find, newest first, and the `nextCursor` of the next (null: the last). */
+    page(params: LeadListParams = {}, control: RequestControl = {}): Promise<Page<Lead>> {
+      return page<Lead>('/api/v1/leads', params, control.signal);
     },
     async get(id: string, control: RequestControl = {}): Promise<Lead> {
       return (await http.json<ResponseBody<'/api/v1/leads/{id}', 'get'>>('GET', `/api/v1/leads/${enc(id)}`, control)).data;
@@ -185,6 +221,10 @@ export function createClient(options: ClientOptions) {
     list(params: RunListParams = {}, control: RequestControl = {}): AsyncIterable<Run> {
       return paginate<Run>('/api/v1/runs', params, control.signal);
     },
+    /** One page of runs and the `nextCursor` to ask for the next (null: the last). */
+    page(params: RunListParams = {}, control: RequestControl = {}): Promise<Page<Run>> {
+      return page<Run>('/api/v1/runs', params, control.signal);
+    },
     approve(id: string, body: RunApprove = {}, control: IdempotentControl = {}): Promise<Run | null> {
       return decide(id, 'approve', body, control);
     },
@@ -207,9 +247,18 @@ export function createClient(options: ClientOptions) {
     async drafts(id: string, control: RequestControl = {}): Promise<DraftVersion[]> {
       return (await http.json<ResponseBody<'/api/v1/runs/{id}/drafts', 'get'>>('GET', `/api/v1/runs/${enc(id)}/drafts`, control)).data;
     },
-    /** The run's events so far, oldest first (`after`: only those after that event number). */
-    async events(id: string, params: { after?: number } = {}, control: RequestControl = {}): Promise<RunEvent[]> {
-      return (await http.json<{ data: RunEvent[] }>('GET', `/api/v1/runs/${enc(id)}/events`, { query: params, signal: control.signal })).data;
+    /** The run's events so far, oldest first (`after`: only those after that event number), waiting for none. */
+    async listEvents(id: string, params: { after?: number } = {}, control: RequestControl = {}): Promise<RunEvent[]> {
+      const path = `/api/v1/runs/${enc(id)}/events`;
+      return (await http.json<{ data: RunEvent[] }>('GET', path, { query: params, signal: control.signal })).data;
+    },
+    /**
+     * The run's events as they happen: every event so far, then each new one, until the run is at rest, when the
+     * iteration ends (`for await (const event of client.runs.events(id))`). A stream that breaks is opened again
+     * with Last-Event-ID, so no event is missed or seen twice. Leaving the loop closes the stream.
+     */
+    events(id: string, eventsOptions: RunEventsOptions = {}): AsyncIterable<RunEvent> {
+      return followEvents(id, eventsOptions);
     },
     /**
      * Resolves with the run once it is at rest (or `until` holds), following its events stream and, when the stream
@@ -219,6 +268,43 @@ export function createClient(options: ClientOptions) {
       return waitForRun(id, waitOptions);
     },
   };
+
+  async function* followEvents(id: string, eventsOptions: RunEventsOptions): AsyncGenerator<RunEvent, void, undefined> {
+    const { signal } = eventsOptions;
+    const reconnects = Math.max(0, eventsOptions.reconnects ?? 5);
+    let lastEventId = eventsOptions.after === undefined ? null : String(eventsOptions.after);
+    for (let failures = 0; ; failures++) {
+      let broken: unknown = null;
+      // Opened as any GET is: a 429, a 503 or a failed connection is retried by the transport; a refusal (401 for a
+      // revoked key, 404) ends the iteration with its LeadrunError.
+      const response = await http.send('GET', `/api/v1/runs/${enc(id)}/events`, {
+        accept: 'text/event-stream',
+        signal,
+        ...(lastEventId === null ? {} : { headers: { 'last-event-id': lastEventId } }),
+      });
+      if (!response.body || !/^text\/event-stream/i.test(response.headers.get('content-type') ?? '')) {
+        await response.body?.cancel().catch(() => {});
+        throw new TypeError(`GET /api/v1/runs/${id}/events answered no event stream: a proxy may refuse or buffer it`);
+      }
+      try {
+        for await (const event of readEventStream(response.body)) {
+          if (event.event === 'end') return;
+          if (event.id !== null) lastEventId = event.id;
+          failures = 0;
+          yield JSON.parse(event.data) as RunEvent;
+        }
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        // The connection broke mid-stream: opened again below, after the last event seen.
+        broken = error;
+      }
+      // Ended without `end`, or broken: the run is not at rest yet, so the stream is opened again after a pause.
+      if (failures >= reconnects) {
+        throw broken ?? new TypeError(`the events stream of run ${id} kept ending before the run came to rest`);
+      }
+      await delay(Math.min(500 * 2 ** failures, 5_000), signal);
+    }
+  }
 
   async function waitForRun(id: string, waitOptions: WaitOptions): Promise<Run> {
     const controller = new AbortController();

@@ -2,8 +2,10 @@
 export { createClient, RUN_AT_REST } from './client.ts';
 export type {
   Call, CallCreate, CallListParams, ClientOptions, DraftEdit, DraftVersion, IdempotentControl, Lead, LeadCreate, LeadFilters,
-  LeadImportFile, LeadImportOptions, LeadImportResult, LeadListParams, LeadrunClient, LeadUpdate, QueryOf, RequestBody,
-  RequestControl, ResponseBody, Run, RunApprove, RunBatchItem, RunCreate, RunEvent, RunListParams, RunReject, RunStatus,
+  LeadImportFile, LeadImportOptions, LeadImportResult, LeadListParams, LeadrunClient, LeadUpdate, Page, QueryOf,
+  RequestBody,
+  RequestControl, ResponseBody, Run, RunApprove, RunBatchItem, RunCreate, RunEvent, RunEventsOptions, RunListParams,
+  RunReject, RunStatus,
   WaitOptions, WebhookDelivery, WebhookDeliveryListParams, WebhookEndpoint, WebhookEndpointCreate, WebhookEndpointUpdate,
   WebhookEndpointWithSecret,
 } from './client.ts';

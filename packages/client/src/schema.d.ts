@@ -1281,6 +1281,33 @@ export type components = {
              */
             traceUrl: string;
         };
+        /** @description One event of a run: an item of the JSON list, and the `data` of an event of the stream. */
+        RunEvent: {
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            attempt: number | null;
+            durationMs: number | null;
+            engine: string | null;
+            error: string | null;
+            /**
+             * Format: int64
+             * @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume.
+             */
+            id: number;
+            model: string | null;
+            node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
+            /** @enum {unknown} */
+            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
+            usage: {
+                /** Format: int64 */
+                inputTokens: number;
+                /** Format: int64 */
+                outputTokens: number;
+            } | null;
+        };
         WebhookDelivery: {
             /** Format: int32 */
             attempts: number;
@@ -1396,7 +1423,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of leads, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -1528,7 +1555,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead, created; `Location` is its address. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -1724,7 +1751,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The lead. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -1966,7 +1993,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead as updated. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -2149,7 +2176,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the lead's calls, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -2278,7 +2305,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The call, added to the lead; `Location` is its address. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -2600,7 +2627,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description How many leads the filters find. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -2733,7 +2760,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": unknown;
+                    "text/csv": string;
                 };
             };
             /** @description The request is invalid; `errors` names each field. */
@@ -2845,25 +2872,13 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description The leads, at most 50,000. */
-                    leads: {
-                        assignedToUserId?: string | null;
-                        companyName?: string | null;
-                        companyWebsite?: string | null;
-                        email?: string | null;
-                        /** @description Person name of the lead. */
-                        name: string;
-                        /**
-                         * @description Where the lead stands.
-                         * @enum {unknown}
-                         */
-                        status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
-                    }[];
+                    leads: unknown[];
                 };
                 "text/csv": string;
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the import did (with `dryRun`, would do): its counts, and what is wrong with each skipped row. Rows that fail validation are reported here, not refused. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3082,7 +3097,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of runs, in the order asked for; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3213,7 +3228,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, accepted: QUEUED, its four steps PENDING; `Location` is its address. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3639,7 +3654,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The run, with its steps and draft. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3768,7 +3783,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3956,7 +3971,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4144,7 +4159,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4334,7 +4349,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, its draft the edited version. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4512,7 +4527,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Every version of the draft, oldest first. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4633,7 +4648,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The events. */
+            /** @description The events: a JSON list of those so far, or a live stream of them (by `Accept`). */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4644,59 +4659,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /**
-                             * Format: date-time
-                             * @description When it happened.
-                             */
-                            at: string;
-                            attempt: number | null;
-                            durationMs: number | null;
-                            engine: string | null;
-                            error: string | null;
-                            /**
-                             * Format: int64
-                             * @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume.
-                             */
-                            id: number;
-                            model: string | null;
-                            node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
-                            /** @enum {unknown} */
-                            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
-                            usage: {
-                                /** Format: int64 */
-                                inputTokens: number;
-                                /** Format: int64 */
-                                outputTokens: number;
-                            } | null;
-                        }[];
+                        data: components["schemas"]["RunEvent"][];
                     };
-                    "text/event-stream": {
-                        /**
-                         * Format: date-time
-                         * @description When it happened.
-                         */
-                        at: string;
-                        attempt: number | null;
-                        durationMs: number | null;
-                        engine: string | null;
-                        error: string | null;
-                        /**
-                         * Format: int64
-                         * @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume.
-                         */
-                        id: number;
-                        model: string | null;
-                        node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
-                        /** @enum {unknown} */
-                        type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
-                        usage: {
-                            /** Format: int64 */
-                            inputTokens: number;
-                            /** Format: int64 */
-                            outputTokens: number;
-                        } | null;
-                    };
+                    "text/event-stream": string;
                 };
             };
             /** @description The request is invalid; `errors` names each field. */
@@ -4813,7 +4778,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5011,7 +4976,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The runs, QUEUED, in the order of `runs`; `Location` lists the batch. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5190,7 +5155,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoints, oldest first. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5315,7 +5280,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint, with its signing secret shown this once. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5513,7 +5478,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5751,7 +5716,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint as updated. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5923,7 +5888,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the endpoint's deliveries, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6044,7 +6009,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The new delivery of the same event, queued. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6216,7 +6181,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint with its new secret, shown this once; the previous one signs too for 24 hours. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6416,7 +6381,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The delivery of the test event, queued. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6582,7 +6547,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The process answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6626,7 +6591,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The database answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

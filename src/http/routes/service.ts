@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { AppInstance } from '../app.ts';
 import { AppError } from '../../domain/errors.ts';
-import { problem } from '../schemas.ts';
+import { answer, problem } from '../schemas.ts';
 import { jobsTable } from '../../jobs/queue.ts';
 import { runStats } from '../../worker/queue.ts';
 
@@ -20,7 +20,10 @@ export default async function serviceRoutes(app: AppInstance): Promise<void> {
       summary: 'Liveness: the process answers',
       description: 'Answers as long as the process can answer HTTP, whatever the database does; for a liveness probe. No key needed, never rate limited.',
       tags: ['Service'],
-      response: { 200: Type.Object({ status: Type.Literal('ok') }), 400: INVALID_QUERY },
+      response: {
+        200: answer('The process answers.', Type.Object({ status: Type.Literal('ok') })),
+        400: INVALID_QUERY,
+      },
     },
   }, async () => ({ status: 'ok' as const }));
 
@@ -32,7 +35,10 @@ export default async function serviceRoutes(app: AppInstance): Promise<void> {
         + 'or a load balancer. No key needed, never rate limited.',
       tags: ['Service'],
       response: {
-        200: Type.Object({ status: Type.Literal('ok'), database: Type.Enum(['postgres', 'pglite'], { description: 'Which database this server uses.' }) }),
+        200: answer('The database answers.', Type.Object({
+          status: Type.Literal('ok'),
+          database: Type.Enum(['postgres', 'pglite'], { description: 'Which database this server uses.' }),
+        })),
         400: INVALID_QUERY,
         503: problem('The database does not answer.'),
       },

@@ -5273,6 +5273,7 @@ export type components = {
              */
             traceUrl: string;
         };
+        /** @description One event of a run: an item of the JSON list, and the `data` of an event of the stream. */
         RunEvent: {
             /**
              * Format: date-time
@@ -5526,7 +5527,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of leads, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5658,7 +5659,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead, created; `Location` is its address. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5854,7 +5855,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The lead. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6096,7 +6097,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The lead as updated. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6279,7 +6280,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the lead's calls, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6408,7 +6409,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The call, added to the lead; `Location` is its address. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6730,7 +6731,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description How many leads the filters find. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6863,7 +6864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": unknown;
+                    "text/csv": string;
                 };
             };
             /** @description The request is invalid; `errors` names each field. */
@@ -6975,25 +6976,13 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description The leads, at most 50,000. */
-                    leads: {
-                        assignedToUserId?: string | null;
-                        companyName?: string | null;
-                        companyWebsite?: string | null;
-                        email?: string | null;
-                        /** @description Person name of the lead. */
-                        name: string;
-                        /**
-                         * @description Where the lead stands.
-                         * @enum {unknown}
-                         */
-                        status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
-                    }[];
+                    leads: unknown[];
                 };
                 "text/csv": string;
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the import did (with `dryRun`, would do): its counts, and what is wrong with each skipped row. Rows that fail validation are reported here, not refused. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7212,7 +7201,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of runs, in the order asked for; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7343,7 +7332,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, accepted: QUEUED, its four steps PENDING; `Location` is its address. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7769,7 +7758,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The run, with its steps and draft. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7898,7 +7887,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8086,7 +8075,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8274,7 +8263,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8464,7 +8453,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, its draft the edited version. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8642,7 +8631,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Every version of the draft, oldest first. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8763,7 +8752,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The events. */
+            /** @description The events: a JSON list of those so far, or a live stream of them (by `Accept`). */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8774,59 +8763,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /**
-                             * Format: date-time
-                             * @description When it happened.
-                             */
-                            at: string;
-                            attempt: number | null;
-                            durationMs: number | null;
-                            engine: string | null;
-                            error: string | null;
-                            /**
-                             * Format: int64
-                             * @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume.
-                             */
-                            id: number;
-                            model: string | null;
-                            node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
-                            /** @enum {unknown} */
-                            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
-                            usage: {
-                                /** Format: int64 */
-                                inputTokens: number;
-                                /** Format: int64 */
-                                outputTokens: number;
-                            } | null;
-                        }[];
+                        data: components["schemas"]["RunEvent"][];
                     };
-                    "text/event-stream": {
-                        /**
-                         * Format: date-time
-                         * @description When it happened.
-                         */
-                        at: string;
-                        attempt: number | null;
-                        durationMs: number | null;
-                        engine: string | null;
-                        error: string | null;
-                        /**
-                         * Format: int64
-                         * @description The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume.
-                         */
-                        id: number;
-                        model: string | null;
-                        node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
-                        /** @enum {unknown} */
-                        type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
-                        usage: {
-                            /** Format: int64 */
-                            inputTokens: number;
-                            /** Format: int64 */
-                            outputTokens: number;
-                        } | null;
-                    };
+                    "text/event-stream": string;
                 };
             };
             /** @description The request is invalid; `errors` names each field. */
@@ -8943,7 +8882,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The run, as the decision left it. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9141,7 +9080,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The runs, QUEUED, in the order of `runs`; `Location` lists the batch. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9320,7 +9259,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoints, oldest first. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9445,7 +9384,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint, with its signing secret shown this once. */
             201: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9643,7 +9582,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9881,7 +9820,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint as updated. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10053,7 +9992,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of the endpoint's deliveries, newest first; `Link` names the next page. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10174,7 +10113,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The new delivery of the same event, queued. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10346,7 +10285,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint with its new secret, shown this once; the previous one signs too for 24 hours. */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10546,7 +10485,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The delivery of the test event, queued. */
             202: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10712,7 +10651,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The process answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10756,7 +10695,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The database answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -3,7 +3,9 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, problem, writeProblems, Call, CallCreate, Cursor, Limit, listOf } from '../../schemas.ts';
+import {
+  answer, authProblems, problem, writeProblems, Call, CallCreate, Cursor, Limit, listOf,
+} from '../../schemas.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { createCall, listCalls } from '../../../domain/calls.ts';
 import { deleteCall } from '../../../domain/erasure.ts';
@@ -23,7 +25,11 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
       tags: ['Calls'],
       params: LeadParam,
       body: CallCreate,
-      response: { 201: Call, ...writeProblems, ...authProblems },
+      response: {
+        201: answer('The call, added to the lead; `Location` is its address.', Call),
+        ...writeProblems,
+        ...authProblems,
+      },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const call = await createCall(trx, principalOf(request).workspaceId, request.params.leadId, request.body, clock);
@@ -39,7 +45,10 @@ export default async function callRoutes(app: AppInstance): Promise<void> {
       tags: ['Calls'],
       params: LeadParam,
       querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor) }),
-      response: { 200: listOf(Call, 100), ...authProblems },
+      response: {
+        200: answer("A page of the lead's calls, newest first; `Link` names the next page.", listOf(Call, 100)),
+        ...authProblems,
+      },
     },
   }, async (request, reply) => {
     const { leadId } = request.params;

@@ -4,7 +4,9 @@ import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { renderRun } from '../../run-render.ts';
-import { authProblems, dataOf, DraftEdit, DraftVersion, IdParam, INT32_MAX, listOf, problem, Run, writeProblems } from '../../schemas.ts';
+import {
+  answer, authProblems, dataOf, DraftEdit, DraftVersion, IdParam, INT32_MAX, listOf, problem, Run, writeProblems,
+} from '../../schemas.ts';
 import { detached } from '../../../agent/engine.ts';
 import { CpuBudgetExceeded } from '../../../cpu/pool.ts';
 import { checkEditAhead, editDraft, listDraftVersions, rememberingCheck, type DraftGroundingCheck } from '../../../domain/drafts.ts';
@@ -42,7 +44,7 @@ export default async function draftRoutes(app: AppInstance): Promise<void> {
       params: IdParam,
       body: DraftEdit,
       response: {
-        200: dataOf(Run),
+        200: answer('The run, its draft the edited version.', dataOf(Run)),
         204: Type.Null({ description: 'Edited, for a key without `runs:read`: the run is not shown.' }),
         ...writeProblems,
         ...authProblems,
@@ -76,7 +78,10 @@ export default async function draftRoutes(app: AppInstance): Promise<void> {
         + 'A run without a draft yet has none.',
       tags: ['Runs'],
       params: IdParam,
-      response: { 200: listOf(DraftVersion, DRAFT_VERSIONS_MAX), ...authProblems },
+      response: {
+        200: answer('Every version of the draft, oldest first.', listOf(DraftVersion, DRAFT_VERSIONS_MAX)),
+        ...authProblems,
+      },
     },
   }, async (request) => {
     const versions = await listDraftVersions(db, principalOf(request).workspaceId, request.params.id);

@@ -7,7 +7,9 @@ import type { FastifyError } from 'fastify';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, LeadImportJson, LeadImportQuery, LeadImportResult, problem, writeProblems } from '../../schemas.ts';
+import {
+  answer, authProblems, LeadImportJson, LeadImportQuery, LeadImportResult, problem, writeProblems,
+} from '../../schemas.ts';
 import { AppError } from '../../../domain/errors.ts';
 import {
   importAuditDetails, importFile, importReader, readLeadImport, withoutLeadReads, writeLeadImport,
@@ -80,7 +82,8 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
         },
       },
       response: {
-        200: LeadImportResult,
+        200: answer('What the import did (with `dryRun`, would do): its counts, and what is wrong with each skipped '
+          + 'row. Rows that fail validation are reported here, not refused.', LeadImportResult),
         ...writeProblems,
         ...authProblems,
         413: problem(`The file is over ${IMPORT_MAX_BYTES / MiB} MiB or ${IMPORT_MAX_ROWS.toLocaleString('en')} rows, or took too long to read.`),

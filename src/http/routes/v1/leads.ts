@@ -5,7 +5,8 @@ import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import {
-  authProblems, writeProblems, Cursor, dataOf, IdParam, Lead, LeadCount, LeadCreate, LeadFilters, LeadUpdate, Limit, listOf,
+  answer, authProblems, writeProblems, Cursor, dataOf, IdParam, Lead, LeadCount, LeadCreate, LeadFilters, LeadUpdate,
+  Limit, listOf,
 } from '../../schemas.ts';
 import { countLeads, createLead, getLead, listLeadsJson, updateLead } from '../../../domain/leads.ts';
 import { deleteLead } from '../../../domain/erasure.ts';
@@ -26,7 +27,10 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
         + '`Link: <…>; rel="next"` header, which keeps the filters.',
       tags: ['Leads'],
       querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor), ...LeadFilters }),
-      response: { 200: listOf(Lead, 100), ...authProblems },
+      response: {
+        200: answer('A page of leads, newest first; `Link` names the next page.', listOf(Lead, 100)),
+        ...authProblems,
+      },
     },
   }, async (request, reply) => {
     const { workspaceId } = principalOf(request);
@@ -45,7 +49,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
       description: 'How many leads GET /api/v1/leads would list, over all its pages, with the same filters.',
       tags: ['Leads'],
       querystring: Type.Object(LeadFilters),
-      response: { 200: LeadCount, ...authProblems },
+      response: { 200: answer('How many leads the filters find.', LeadCount), ...authProblems },
     },
   }, async (request) => ({ count: await countLeads(db, principalOf(request).workspaceId, request.query) }));
 
@@ -63,8 +67,9 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
       response: {
         200: {
           description: 'The CSV file, sent as it is read (`Content-Disposition: attachment; filename="leads-YYYY-MM-DD.csv"`).',
-          // No length: the file is as long as the workspace's leads make it.
-          content: { 'text/csv': { schema: Type.Unknown({ contentMediaType: 'text/csv', description: 'A header row, then a row per lead.' }) } },
+          // Text, as every text/csv body of the document is, so that a generated client hands it over as a string
+          // rather than typing it `unknown`. No length: the file is as long as the workspace's leads make it.
+          content: { 'text/csv': { schema: Type.String({ description: 'A header row, then a row per lead.' }) } },
         },
         ...authProblems,
       },
@@ -86,7 +91,11 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
       summary: 'Create a lead',
       tags: ['Leads'],
       body: LeadCreate,
-      response: { 201: Lead, ...writeProblems, ...authProblems },
+      response: {
+        201: answer('The lead, created; `Location` is its address.', Lead),
+        ...writeProblems,
+        ...authProblems,
+      },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const lead = await createLead(trx, principalOf(request).workspaceId, request.body, clock);
@@ -95,7 +104,13 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
 
   app.get('/api/v1/leads/:id', {
     config: { scope: 'leads:read' },
-    schema: { operationId: 'getLead', summary: 'Get a lead', tags: ['Leads'], params: IdParam, response: { 200: dataOf(Lead), ...authProblems } },
+    schema: {
+      operationId: 'getLead',
+      summary: 'Get a lead',
+      tags: ['Leads'],
+      params: IdParam,
+      response: { 200: answer('The lead.', dataOf(Lead)), ...authProblems },
+    },
   }, async (request) => {
     const lead = await getLead(db, principalOf(request).workspaceId, request.params.id);
     if (!lead) throw notFound('Lead');
@@ -113,7 +128,7 @@ export default async function leadRoutes(app: AppInstance): Promise<void> {
       params: IdParam,
       body: LeadUpdate,
       response: {
-        200: dataOf(Lead),
+        200: answer('The lead as updated.', dataOf(Lead)),
         204: Type.Null({ description: 'Updated, for a key without `leads:read`: the lead is not shown.' }),
         ...writeProblems,
         ...authProblems,

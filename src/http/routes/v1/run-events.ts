@@ -6,7 +6,9 @@ import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../app.ts';
 import { principalOf, SESSION_COOKIE } from '../../auth.ts';
-import { authProblems, IdParam, Int32, Int64, MESSAGE_MAX, MODEL_NAME_MAX, StepNode, Timestamp } from '../../schemas.ts';
+import {
+  authProblems, IdParam, Int32, Int64, MESSAGE_MAX, MODEL_NAME_MAX, RunStatus, StepNode, Timestamp,
+} from '../../schemas.ts';
 import { rateLimitKey } from '../../security.ts';
 import { STREAM_RETRY_AFTER_SECONDS, StreamSlots } from '../../stream-slots.ts';
 import { sessionCredential, type Credential } from '../../../domain/credentials.ts';
@@ -49,7 +51,63 @@ export const RunEvent = Type.Object({
   usage: Type.Union([Type.Object({ inputTokens: Int64(), outputTokens: Int64() }), Type.Null()]),
   error: Type.Union([Type.String({ maxLength: MESSAGE_MAX, description: 'The error of a failed attempt, or the feedback of a rejection.' }), Type.Null()]),
   at: Timestamp('When it happened.'),
-}, { $id: 'RunEvent' });
+}, {
+  $id: 'RunEvent',
+  description: 'One event of a run: an item of the JSON list, and the `data` of an event of the stream.',
+});
+
+/** The event types a stream sends, each named after the RunEvent it carries, and then `end`. */
+const EVENT_TYPES = RunEvent.properties.type.enum as string[];
+
+/**
+ * The body of the stream. A stream is text, however it is split into events, so its schema is a string: a tool that
+ * checks answers against the document (Prism) or a generated client (openapi-fetch) reads it as text rather than
+ * parse it as one JSON value, which it never is. What each event holds is said beside it, as OAS 3.2's `itemSchema`
+ * says it, under `x-itemSchema` (an OpenAPI 3.1 media type has no such field): an event as an object of its SSE
+ * fields, whose `data` is JSON of the named component RunEvent (or, for `end`, of the run's status).
+ */
+const RUN_EVENT_STREAM = {
+  schema: Type.String({
+    description: 'Server-Sent Events (text/event-stream), UTF-8. Each event is `id: N`, `event: TYPE` and `data: JSON` '
+      + 'lines and a blank line, its `data` a RunEvent; a comment line (`: still running`) is sent every 15 s while '
+      + 'nothing happens. The last event is `event: end` with `data: {"status": STATUS}`, the run\'s status at rest. '
+      + 'No length: the stream lasts as long as the run.',
+  }),
+  'x-itemSchema': {
+    oneOf: [
+      {
+        type: 'object',
+        required: ['id', 'event', 'data'],
+        properties: {
+          id: {
+            type: 'string', pattern: '^[0-9]+$', maxLength: 16,
+            description: "The RunEvent's `id`: give it as Last-Event-ID to resume.",
+          },
+          event: { type: 'string', enum: EVENT_TYPES, description: "The RunEvent's `type`." },
+          data: {
+            type: 'string',
+            contentMediaType: 'application/json',
+            contentSchema: { $ref: '#/components/schemas/RunEvent' },
+          },
+        },
+      },
+      {
+        type: 'object',
+        required: ['event', 'data'],
+        properties: {
+          event: { type: 'string', enum: ['end'], description: 'The run is at rest; the stream ends.' },
+          data: {
+            type: 'string',
+            contentMediaType: 'application/json',
+            contentSchema: {
+              type: 'object', required: ['status'], properties: { status: { anyOf: [RunStatus, { type: 'null' }] } },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
 
 export default async function runEventRoutes(app: AppInstance): Promise<void> {
   const { db, runEvents, config } = app.deps;
@@ -75,10 +133,13 @@ export default async function runEventRoutes(app: AppInstance): Promise<void> {
       querystring: Type.Object({ after: Type.Optional(Int64({ minimum: 0, maximum: MAX_EVENT_ID, description: 'Only events after this number.' })) }),
       response: {
         200: {
-          description: 'The events.',
+          description: 'The events: a JSON list of those so far, or a live stream of them (by `Accept`).',
           content: {
-            'application/json': { schema: Type.Object({ data: Type.Array(RunEvent, { maxItems: JSON_PAGE }) }) },
-            'text/event-stream': { schema: RunEvent },
+            // Each item is the named component RunEvent, as each event of the stream is.
+            'application/json': {
+              schema: Type.Object({ data: Type.Array(Type.Ref('RunEvent'), { maxItems: JSON_PAGE }) }),
+            },
+            'text/event-stream': RUN_EVENT_STREAM,
           },
         },
         ...authProblems,

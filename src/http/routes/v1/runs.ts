@@ -3,7 +3,10 @@ import { Type, type TSchema } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunApprove, RunBatchCreate, RunCreate, RunReject, RunStatus } from '../../schemas.ts';
+import {
+  answer, authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunApprove,
+  RunBatchCreate, RunCreate, RunReject, RunStatus,
+} from '../../schemas.ts';
 import { getRun, getRunJson, listRuns, startRun, startRunAlone, type Run as RunRecord } from '../../../domain/runs.ts';
 import { retryDelivery } from '../../../domain/deliveries.ts';
 import { loadMailTransport } from '../../../mail/settings.ts';
@@ -42,7 +45,12 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
         + 'A Free-plan workspace that has used its monthly runs gets 402.',
       tags: ['Runs'],
       body: RunCreate,
-      response: { 202: Run, 402: problem('A Free workspace has used its runs this month; adds `limit`, `used`, `resetsAt`.'), ...writeProblems, ...authProblems },
+      response: {
+        202: answer('The run, accepted: QUEUED, its four steps PENDING; `Location` is its address.', Run),
+        402: problem('A Free workspace has used its runs this month; adds `limit`, `used`, `resetsAt`.'),
+        ...writeProblems,
+        ...authProblems,
+      },
     },
   }, (request, reply) => {
     const answer = (run: RunRecord) => ({ status: 202, body: render(run), location: `/api/v1/runs/${run.id}`, target: { type: 'run', id: run.id } });
@@ -64,7 +72,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       tags: ['Runs'],
       body: RunBatchCreate,
       response: {
-        202: listOf(Run, 100),
+        202: answer('The runs, QUEUED, in the order of `runs`; `Location` lists the batch.', listOf(Run, 100)),
         402: problem("A Free workspace's remaining runs this month cannot hold the whole batch; adds `limit`, `used`, `resetsAt`."),
         ...writeProblems,
         ...authProblems,
@@ -84,7 +92,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     params: IdParam,
     body,
     response: {
-      200: dataOf(Run),
+      200: answer('The run, as the decision left it.', dataOf(Run)),
       204: Type.Null({ description: 'Done, for a key without `runs:read`: the run is not shown.' }),
       ...writeProblems,
       ...authProblems,
@@ -150,7 +158,13 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
 
   app.get('/api/v1/runs/:id', {
     config: { scope: 'runs:read' },
-    schema: { operationId: 'getRun', summary: 'Get a run with its steps and draft', tags: ['Runs'], params: IdParam, response: { 200: dataOf(Run), ...authProblems } },
+    schema: {
+      operationId: 'getRun',
+      summary: 'Get a run with its steps and draft',
+      tags: ['Runs'],
+      params: IdParam,
+      response: { 200: answer('The run, with its steps and draft.', dataOf(Run)), ...authProblems },
+    },
   }, async (request, reply) => {
     const run = await getRunJson(db, principalOf(request).workspaceId, request.params.id);
     if (!run) throw notFound('Run');
@@ -176,7 +190,10 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
         batchId: Type.Optional(Type.String({ format: 'uuid', maxLength: 36, description: 'The runs of one batch: the `batchId` of its runs.' })),
         order: Type.Optional(Type.Enum(['newest', 'oldest'], { default: 'newest', description: 'By `startedAt`, then id.' })),
       }),
-      response: { 200: listOf(Run, 100), ...authProblems },
+      response: {
+        200: answer('A page of runs, in the order asked for; `Link` names the next page.', listOf(Run, 100)),
+        ...authProblems,
+      },
     },
   }, async (request, reply) => {
     const { limit, cursor, leadId, status, batchId, order } = request.query;

@@ -7,8 +7,8 @@ import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import {
-  authProblems, Cursor, dataOf, IdParam, Limit, listOf, problem, WebhookDelivery, WebhookEndpoint, WebhookEndpointCreate,
-  WebhookEndpointUpdate, WebhookEndpointWithSecret, writeProblems,
+  answer, authProblems, Cursor, dataOf, IdParam, Limit, listOf, problem, WebhookDelivery, WebhookEndpoint,
+  WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEndpointWithSecret, writeProblems,
 } from '../../schemas.ts';
 import { AppError, notFound } from '../../../domain/errors.ts';
 import {
@@ -40,7 +40,12 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'webhooks:read' },
     preHandler,
     schema: {
-      operationId: 'listWebhooks', summary: 'List webhook endpoints', description: 'Oldest first. Secrets are never shown.', tags, response: { 200: listOf(WebhookEndpoint, ENDPOINTS_MAX), ...authProblems } },
+      operationId: 'listWebhooks',
+      summary: 'List webhook endpoints',
+      description: 'Oldest first. Secrets are never shown.',
+      tags,
+      response: { 200: answer('The endpoints, oldest first.', listOf(WebhookEndpoint, ENDPOINTS_MAX)), ...authProblems },
+    },
   }, async (request) => ({ data: await listEndpoints(db, principalOf(request).workspaceId) }));
 
   app.post('/api/v1/webhooks', {
@@ -54,7 +59,12 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
         + `private hosts). ${READ_SCOPES_RULE}`,
       tags,
       body: WebhookEndpointCreate,
-      response: { 201: WebhookEndpointWithSecret, ...stateProblem, ...writeProblems, ...authProblems },
+      response: {
+        201: answer('The endpoint, with its signing secret shown this once.', WebhookEndpointWithSecret),
+        ...stateProblem,
+        ...writeProblems,
+        ...authProblems,
+      },
     },
   }, async (request, reply) => {
     // Resolved before the transaction: a slow DNS answer must not hold the workspace locked.
@@ -70,7 +80,12 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
     config: { scope: 'webhooks:read' },
     preHandler,
     schema: {
-      operationId: 'getWebhook', summary: 'Get a webhook endpoint', tags, params: IdParam, response: { 200: dataOf(WebhookEndpoint), ...authProblems } },
+      operationId: 'getWebhook',
+      summary: 'Get a webhook endpoint',
+      tags,
+      params: IdParam,
+      response: { 200: answer('The endpoint.', dataOf(WebhookEndpoint)), ...authProblems },
+    },
   }, async (request) => {
     const endpoint = await getEndpoint(db, principalOf(request).workspaceId, request.params.id);
     if (!endpoint) throw notFound('Webhook endpoint');
@@ -88,7 +103,7 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
         + 'point an endpoint receiving what it cannot read elsewhere; its pending deliveries outside the key\'s scopes '
         + 'are not sent.',
       tags, params: IdParam, body: WebhookEndpointUpdate,
-      response: { 200: dataOf(WebhookEndpoint), ...writeProblems, ...authProblems },
+      response: { 200: answer('The endpoint as updated.', dataOf(WebhookEndpoint)), ...writeProblems, ...authProblems },
     },
   }, async (request, reply) => {
     if (request.body.url !== undefined) await checkEndpointUrl(request.body.url, config.allowPrivateHosts);
@@ -123,7 +138,13 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
         + '1 KB of its body). The next page is linked by a `Link: <…>; rel="next"` header.',
       tags, params: IdParam,
       querystring: Type.Object({ limit: Limit(50, 100), cursor: Type.Optional(Cursor) }),
-      response: { 200: listOf(WebhookDelivery, 100), ...authProblems },
+      response: {
+        200: answer(
+          "A page of the endpoint's deliveries, newest first; `Link` names the next page.",
+          listOf(WebhookDelivery, 100),
+        ),
+        ...authProblems,
+      },
     },
   }, async (request, reply) => {
     const page = await listDeliveries(db, principalOf(request).workspaceId, request.params.id, {
@@ -144,7 +165,12 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
         + 'Refused with 409 when the endpoint may no longer receive the event\'s type: its `url` or `events` were set '
         + 'since by a key without the type\'s read scope.',
       tags, params: DeliveryParams,
-      response: { 202: dataOf(WebhookDelivery), ...stateProblem, ...writeProblems, ...authProblems },
+      response: {
+        202: answer('The new delivery of the same event, queued.', dataOf(WebhookDelivery)),
+        ...stateProblem,
+        ...writeProblems,
+        ...authProblems,
+      },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const { id, deliveryId } = request.params;
@@ -161,7 +187,12 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
       description: 'A `webhook.test` event, to this endpoint alone; its delivery shows in the log. It carries no lead '
         + 'or run, so it needs no read scope.',
       tags, params: IdParam,
-      response: { 202: dataOf(WebhookDelivery), ...stateProblem, ...writeProblems, ...authProblems },
+      response: {
+        202: answer('The delivery of the test event, queued.', dataOf(WebhookDelivery)),
+        ...stateProblem,
+        ...writeProblems,
+        ...authProblems,
+      },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const delivery = await sendTestEvent(trx, principalOf(request).workspaceId, request.params.id, clock);
@@ -177,7 +208,14 @@ export default async function webhookRoutes(app: AppInstance): Promise<void> {
       description: 'Answers the new `secret`, shown this once. For 24 hours the previous secret signs too (two signatures in '
         + '`webhook-signature`), so receivers can switch without losing an event.',
       tags, params: IdParam,
-      response: { 200: WebhookEndpointWithSecret, ...writeProblems, ...authProblems },
+      response: {
+        200: answer(
+          'The endpoint with its new secret, shown this once; the previous one signs too for 24 hours.',
+          WebhookEndpointWithSecret,
+        ),
+        ...writeProblems,
+        ...authProblems,
+      },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const endpoint = await rotateSecret(trx, principalOf(request).workspaceId, request.params.id, endpointDeps);
