@@ -44,6 +44,8 @@ export function detectFormat(text: string): TranscriptFormat {
   for (const head of heads) count.set(head.label, (count.get(head.label) ?? 0) + 1);
   const speaking = heads.filter((head) => isSpeakerLabel(head.label) || count.get(head.label)! >= 2);
   if (otterHeads >= 2 && otterHeads >= speaking.length) return 'otter';
+  // A transcript of one line that a speaker heads ("Ada: Reporting takes four days.") is that speaker's.
+  if (speaking.length === 1 && lines.length === 1) return 'labelled';
   if (speaking.length < 2) return otterHeads > 0 ? 'otter' : 'plain';
   if (speaking.filter((head) => head.stamped).length * 2 >= speaking.length) return 'timestamped';
   if (clockLines > 0 || attendees) return 'meet';
