@@ -30,7 +30,7 @@ export function appPageSender(): AppPageSender {
     built,
     async send(reply, status = 200) {
       reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8');
-      if (!built) return reply.code(503).send(NOT_BUILT);
+      if (!built) return reply.code(status === 404 ? 404 : 503).send(NOT_BUILT);
       index ??= await readFile(path.join(WEB_DIST, 'index.html'), 'utf8');
       return reply.code(status).send(index);
     },
