@@ -32,6 +32,7 @@ import runRoutes from './routes/v1/runs.ts';
 import webhookRoutes from './routes/v1/webhooks.ts';
 import { RunEventHub } from './run-event-hub.ts';
 import security from './security.ts';
+import approvalRoutes from './ui/approvals.ts';
 import batchRoutes from './ui/batches.ts';
 import mailSettingsRoutes from './ui/mail-settings.ts';
 import mailboxCheckRoutes from './ui/mailbox-checks.ts';
@@ -330,6 +331,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(mailSettingsRoutes);
   await app.register(mailboxCheckRoutes);
   await app.register(mailCheckRoutes);
+  await app.register(approvalRoutes);
   await app.register(webApp, { pages: appPages });
   return app;
 }
