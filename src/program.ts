@@ -165,7 +165,9 @@ async function run(argv: string[], terminal: Terminal, ownProcess: boolean): Pro
   // as DESIGN.md §11 says: a service manager, a container or a pipe still gets JSON.
   const destination = !isService ? terminal.stderr
     : process.stdout.isTTY ? terminalLog(process.stdout) : pino.destination(1);
-  const logger = pino({ level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' }, hooks: { streamWrite: redactSecrets } }, destination);
+  const logger = pino({
+    level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' }, hooks: { streamWrite: redactSecrets },
+  }, destination);
   try {
     if (invocation.kind === 'service') {
       // DATA_DIR first, before loading the server: a second serve on it is refused at once.

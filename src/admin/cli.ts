@@ -179,7 +179,7 @@ export const COMMANDS: CommandSpec[] = [
       { flag: '--workspace ID|NAME', meaning: "the key's workspace: its id or its exact name (required)" },
       { flag: '--name N', meaning: 'a name that says who uses the key (required)' },
       { flag: '--scopes a,b', meaning: 'comma-separated: leads:read, leads:write, runs:read, runs:write, webhooks:read, webhooks:write (required)' },
-      { flag: '--replace', meaning: "revoke the workspace's other keys of this name, so that a script run again keeps one" },
+      { flag: '--replace', meaning: "revoke the workspace's other keys of this name (a script run again keeps one)" },
       JSON_OPTION,
     ],
     build: (args) => admin({
@@ -189,8 +189,13 @@ export const COMMANDS: CommandSpec[] = [
       scopes: text(args, 'scopes').split(',').map((s) => s.trim()).filter(Boolean),
       replace: args.values.replace === true,
     }),
-    human: (r) => `Created key ${r.id} with scopes ${(r.scopes as string[]).join(', ')}.\n\n  ${r.key}\n\nThis is the only time the key is shown: store it now.`
-      + ((r.revoked as string[]).length ? `\nRevoked the earlier key${(r.revoked as string[]).length > 1 ? 's' : ''} of this name: ${(r.revoked as string[]).join(', ')}.` : ''),
+    human: (r) => {
+      const revoked = r.revoked as string[];
+      const created = `Created key ${r.id} with scopes ${(r.scopes as string[]).join(', ')}.\n\n  ${r.key}\n\n`
+        + 'This is the only time the key is shown: store it now.';
+      if (revoked.length === 0) return created;
+      return `${created}\nRevoked the earlier key${revoked.length > 1 ? 's' : ''} of this name: ${revoked.join(', ')}.`;
+    },
   },
   {
     words: 'key revoke',

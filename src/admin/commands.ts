@@ -102,12 +102,14 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
         // --replace: the keys an earlier run of the same script made go, each revoked and audited as one is by hand.
         const earlier = input.replace
           ? await trx.selectFrom('api_keys').select('id')
-            .where('workspace_id', '=', workspace.id).where('name', '=', input.name).where('revoked_at', 'is', null).execute()
+            .where('workspace_id', '=', workspace.id).where('name', '=', input.name).where('revoked_at', 'is', null)
+            .execute()
           : [];
         for (const { id } of earlier) {
           await revokeKey(trx, id, clock, workspace.id);
           await writeAudit(trx, {
-            workspaceId: workspace.id, source: 'cli', action: 'key.revoked', target: { type: 'key', id }, outcome: 'success', occurredAt: clock.now(),
+            workspaceId: workspace.id, source: 'cli', action: 'key.revoked', target: { type: 'key', id }, outcome: 'success',
+            occurredAt: clock.now(),
           });
         }
         const key = await createKey(trx, workspace.id, { name: input.name, scopes: input.scopes, createdByUserId: workspace.adminUserId }, clock);
@@ -115,7 +117,8 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
           workspaceId: workspace.id, source: 'cli', userId: workspace.adminUserId, action: 'key.created',
           target: { type: 'key', id: key.id }, outcome: 'success', occurredAt: clock.now(),
         });
-        return { id: key.id, key: key.key, prefix: key.prefix, name: key.name, scopes: key.scopes, revoked: earlier.map((k) => k.id) };
+        const revoked = earlier.map((k) => k.id);
+        return { id: key.id, key: key.key, prefix: key.prefix, name: key.name, scopes: key.scopes, revoked };
       });
     }
 

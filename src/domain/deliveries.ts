@@ -64,7 +64,9 @@ export async function queueDelivery(trx: Kysely<DB>, input: {
   return id;
 }
 
-async function enqueueDeliveryJob(trx: Kysely<DB>, workspaceId: string, deliveryId: string, now: Date, availableAt = now): Promise<void> {
+async function enqueueDeliveryJob(
+  trx: Kysely<DB>, workspaceId: string, deliveryId: string, now: Date, availableAt = now,
+): Promise<void> {
   const payload: DeliverPayload = { deliveryId };
   await enqueueJob(trx, {
     kind: EMAIL_DELIVER, key: deliveryId, workspaceId, payload, maxAttempts: DELIVERY_MAX_ATTEMPTS, availableAt, now,
@@ -84,7 +86,8 @@ export async function cancelQueuedDelivery(trx: Kysely<DB>, workspaceId: string,
   // The claim of a runner and this delete take the job's row in turn: a job already RUNNING is not deleted, and a
   // job deleted here is never claimed.
   const job = await trx.deleteFrom('jobs')
-    .where('kind', '=', EMAIL_DELIVER).where('key', '=', delivery.id).where('status', '=', 'QUEUED').where('attempts', '=', 0)
+    .where('kind', '=', EMAIL_DELIVER).where('key', '=', delivery.id)
+    .where('status', '=', 'QUEUED').where('attempts', '=', 0)
     .returning('id').executeTakeFirst();
   if (!job) return false;
   await trx.deleteFrom('email_deliveries').where('id', '=', delivery.id).execute();

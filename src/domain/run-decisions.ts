@@ -102,7 +102,8 @@ export async function approveRun(
 export async function undoApproval(trx: Kysely<DB>, workspaceId: string, runId: string, clock: Clock): Promise<Run> {
   await lockRun(trx, workspaceId, runId, ['COMPLETED'], 'taken back');
   if (!(await cancelQueuedDelivery(trx, workspaceId, runId))) {
-    throw new AppError('invalid_state', 'The approval cannot be undone: its e-mail is already on its way, or it delivers nothing.');
+    throw new AppError('invalid_state',
+      'The approval cannot be undone: its e-mail is already on its way, or it delivers nothing.');
   }
   const now = clock.now();
   const draft = await trx.selectFrom('email_drafts').select('id')

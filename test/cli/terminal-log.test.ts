@@ -11,30 +11,37 @@ const AT = new Date(2026, 11, 7, 9, 5, 3).getTime();
 
 describe('log lines at a terminal', () => {
   it('writes a request as its method, path, status and time', () => {
-    const json = JSON.stringify({ level: 30, time: AT, service: 'leadrun', reqId: 'r1', method: 'GET', url: '/leads?x=1', route: '/leads', status: 200, ms: 6.7, msg: 'request' });
+    const json = JSON.stringify({
+      level: 30, time: AT, service: 'leadrun', reqId: 'r1', method: 'GET', url: '/leads?x=1', route: '/leads', status: 200, ms: 6.7,
+      msg: 'request',
+    });
     assert.equal(terminalLine(json), '09:05:03 GET /leads?x=1 200 6.7 ms\n');
   });
 
   it('writes another line as its level (unless info), message and fields, and an error with its stack', () => {
-    assert.equal(terminalLine(JSON.stringify({ level: 30, time: AT, service: 'leadrun', signal: 'SIGTERM', msg: 'shutting down' })),
-      '09:05:03 shutting down signal=SIGTERM\n');
-    const error = { type: 'Error', message: 'connection refused', stack: 'Error: connection refused\n    at connect (db.ts:1:1)' };
-    assert.equal(terminalLine(JSON.stringify({ level: 40, time: AT, err: error, url: 'http://a b', msg: 'a database connection was lost' })),
-      '09:05:03 WARN a database connection was lost url="http://a b"\n    Error: connection refused\n        at connect (db.ts:1:1)\n');
+    const line = (entry: Record<string, unknown>) => terminalLine(JSON.stringify({ time: AT, service: 'leadrun', ...entry }));
+    assert.equal(line({ level: 30, signal: 'SIGTERM', msg: 'shutting down' }), '09:05:03 shutting down signal=SIGTERM\n');
+    const err = { type: 'Error', message: 'connection refused', stack: 'Error: connection refused\n    at connect (db.ts:1:1)' };
+    assert.equal(line({ level: 40, err, url: 'http://a b', msg: 'a database connection was lost' }),
+      '09:05:03 WARN a database connection was lost url="http://a b"\n'
+      + '    Error: connection refused\n        at connect (db.ts:1:1)\n');
   });
 
   it('leaves out Fastify\'s "Server listening at", which the ready line says better, and passes non-JSON on', () => {
-    assert.equal(terminalLine(JSON.stringify({ level: 30, time: AT, msg: 'Server listening at http://127.0.0.1:3000' })), null);
+    const listening = JSON.stringify({ level: 30, time: AT, msg: 'Server listening at http://127.0.0.1:3000' });
+    assert.equal(terminalLine(listening), null);
     assert.equal(terminalLine('not json'), 'not json\n');
   });
 
   // util-linux's `script` gives the server a pseudo-terminal for its standard output, as a person's shell does.
-  it('is what `leadrun serve` writes on a terminal: the ready line, then one line per request', { skip: existsSync('/usr/bin/script') ? false : 'no script(1)' }, async () => {
+  const noScript = existsSync('/usr/bin/script') ? false : 'no script(1)';
+  it('is what `leadrun serve` writes on a terminal: the ready line, then one line per request', { skip: noScript }, async () => {
     const dir = await tempDir('leadrun-tty-', { migrated: true });
     const port = await freePort();
     const command = `exec '${LEADRUN_BIN}' serve --no-worker`;
     const child = spawn('script', ['-qec', command, '/dev/null'], {
-      env: cleanEnv({ DATA_DIR: dir.path, PORT: String(port), LOG_LEVEL: 'info' }), cwd: workingDir(), stdio: ['pipe', 'pipe', 'pipe'], detached: true,
+      env: cleanEnv({ DATA_DIR: dir.path, PORT: String(port), LOG_LEVEL: 'info' }), cwd: workingDir(),
+      stdio: ['pipe', 'pipe', 'pipe'], detached: true,
     });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; });

@@ -26,7 +26,9 @@ export const PUBLIC_ROUTES: ReadonlyArray<{ method: string; url: RegExp }> = [
   { method: 'GET', url: /^\/docs(\/.*)?$/ },
   // The web UI: its pages (the list its router and the server share) and built assets, and what a person does
   // before signing in.
-  ...[...ENTRY_PAGES, ...APP_PAGES].map((page) => ({ method: 'GET', url: new RegExp(`^${page.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`) })),
+  ...[...ENTRY_PAGES, ...APP_PAGES].map((page) => ({
+    method: 'GET', url: new RegExp(`^${page.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`),
+  })),
   { method: 'GET', url: /^\/(assets\/.+|[\w.-]+\.(html|svg|ico|png|txt|webmanifest|js|css))$/ },
   { method: 'GET', url: /^\/ui\/api\/setup$/ },
   { method: 'GET', url: /^\/ui\/api\/start$/ },

@@ -46,16 +46,19 @@ for (const kind of BACKENDS) {
       return run.id;
     }
 
-    const approve = (runId: string, deliver: 'send' | 'none', holdMs = HOLD_MS) => t.database.db.transaction().execute((trx) =>
+    const db = () => t.database.db;
+    const approve = (runId: string, deliver: 'send' | 'none', holdMs = HOLD_MS) => db().transaction().execute((trx) =>
       approveRun(trx, workspaceId, runId, { keyId: null, userId }, systemClock, {
         deliver, senderUserId: userId, holdMs,
         transport: (db: Kysely<DB>) => loadMailTransport(db, workspaceId, t.deps.secrets(), t.deps.config),
       }));
-    const undo = (runId: string) => t.database.db.transaction().execute((trx) => undoApproval(trx, workspaceId, runId, systemClock));
+    const undo = (runId: string) => db().transaction().execute((trx) => undoApproval(trx, workspaceId, runId, systemClock));
+    const deliveriesOf = (runId: string) => db().selectFrom('email_deliveries').select('id').where('run_id', '=', runId).execute();
     const jobsOf = async (runId: string) => {
-      const deliveries = await t.database.db.selectFrom('email_deliveries').select('id').where('run_id', '=', runId).execute();
+      const deliveries = await deliveriesOf(runId);
       if (deliveries.length === 0) return [];
-      return t.database.db.selectFrom('jobs').selectAll().where('kind', '=', EMAIL_DELIVER).where('key', 'in', deliveries.map((d) => d.id)).execute();
+      return db().selectFrom('jobs').selectAll()
+        .where('kind', '=', EMAIL_DELIVER).where('key', 'in', deliveries.map((d) => d.id)).execute();
     };
 
     it('holds the delivery for the window, and an undo leaves the run as it was before the approval', async () => {
@@ -71,10 +74,10 @@ for (const kind of BACKENDS) {
       assert.equal(undone.status, 'AWAITING_APPROVAL');
       assert.equal(undone.emailDraft?.status, 'DRAFT');
       assert.equal(undone.emailDraft?.delivery, null);
-      const draft = await t.database.db.selectFrom('email_drafts').selectAll().where('run_id', '=', runId).executeTakeFirstOrThrow();
+      const draft = await db().selectFrom('email_drafts').selectAll().where('run_id', '=', runId).executeTakeFirstOrThrow();
       assert.deepEqual([draft.decided_at, draft.decided_by_user_id], [null, null]);
-      assert.equal((await t.database.db.selectFrom('jobs').select('id').where('id', '=', job.id).execute()).length, 0, 'the job is gone');
-      assert.equal((await t.database.db.selectFrom('email_deliveries').select('id').where('run_id', '=', runId).execute()).length, 0);
+      assert.equal((await db().selectFrom('jobs').select('id').where('id', '=', job.id).execute()).length, 0, 'the job is gone');
+      assert.equal((await deliveriesOf(runId)).length, 0);
 
       // Approved again, it gets a delivery of its own; a second undo works as the first.
       const again = await approve(runId, 'send');
@@ -83,14 +86,14 @@ for (const kind of BACKENDS) {
       assert.equal((await undo(runId)).status, 'AWAITING_APPROVAL');
     });
 
-    it('refuses once a runner has taken the job, and for an approval that delivers nothing; nothing changes', async () => {
+    it('refuses once a runner has taken the job, or with nothing to take back; nothing changes', async () => {
       const runId = await awaitingApproval();
       await approve(runId, 'send');
       const [job] = await jobsOf(runId);
       // What a runner's claim does to the row (src/jobs/queue.ts claimedBy).
-      await t.database.db.updateTable('jobs').set({ status: 'RUNNING', attempts: 1 }).where('id', '=', job!.id).execute();
+      await db().updateTable('jobs').set({ status: 'RUNNING', attempts: 1 }).where('id', '=', job!.id).execute();
       await assert.rejects(undo(runId), (error: any) => error.code === 'invalid_state');
-      const still = await t.database.db.selectFrom('runs').select('status').where('id', '=', runId).executeTakeFirstOrThrow();
+      const still = await db().selectFrom('runs').select('status').where('id', '=', runId).executeTakeFirstOrThrow();
       assert.equal(still.status, 'COMPLETED');
       assert.equal((await jobsOf(runId)).length, 1, 'the job is left to its runner');
 
@@ -98,7 +101,8 @@ for (const kind of BACKENDS) {
       await approve(silent, 'none');
       await assert.rejects(undo(silent), (error: any) => error.code === 'invalid_state');
       const other = await awaitingApproval();
-      await assert.rejects(undo(other), (error: any) => error.code === 'invalid_state', 'not approved: nothing to take back');
+      const refused = (error: any) => error.code === 'invalid_state';
+      await assert.rejects(undo(other), refused, 'not approved: nothing to take back');
     });
   });
 }

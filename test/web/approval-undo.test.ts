@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
-import { browserUnavailable, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
+import {
+  browserUnavailable, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
+} from './support.ts';
 import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const UNDO_SECONDS = 3;
@@ -22,7 +24,7 @@ describe('undoing an approval that sends', { skip: browserUnavailable() ?? false
   /** A run of a new lead, awaiting approval. */
   async function draftFor(name: string, email: string): Promise<any> {
     const lead = await client.ok('POST', '/api/v1/leads', { name, email, companyName: 'Northwind Freight' });
-    const call = await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { transcript: TRANSCRIPT, title: 'Discovery call' });
+    const call = await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { transcript: TRANSCRIPT, title: 'Call' });
     const run = await client.ok('POST', '/api/v1/runs', { leadId: lead.id, callId: call.id });
     return waitFor(async () => {
       const current = (await client.ok('GET', `/api/v1/runs/${run.id}`)).data;
@@ -33,8 +35,8 @@ describe('undoing an approval that sends', { skip: browserUnavailable() ?? false
   before(async () => {
     smtp = await startSmtpServer();
     server = await startLeadrun({
-      SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>', ALLOW_PRIVATE_HOSTS: 'true',
-      APPROVAL_UNDO_SECONDS: String(UNDO_SECONDS),
+      SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>',
+      ALLOW_PRIVATE_HOSTS: 'true', APPROVAL_UNDO_SECONDS: String(UNDO_SECONDS),
     }, { storage: 'postgres' });
     browser = await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -54,10 +56,12 @@ describe('undoing an approval that sends', { skip: browserUnavailable() ?? false
     const draft = page.locator('section.draft-review');
     await draft.getByRole('heading', { level: 2, name: /Priya Raman/ }).waitFor({ timeout: 30_000 });
     await draft.getByRole('button', { name: 'Approve and send', exact: true }).waitFor();
-    await page.getByRole('complementary', { name: 'Keyboard' }).getByText('Approve and send', { exact: true }).waitFor();
+    const legend = page.getByRole('complementary', { name: 'Keyboard' });
+    await legend.getByText('Approve and send', { exact: true }).waitFor();
 
     await page.keyboard.press('a');
-    const toast = page.getByRole('status').locator('.toast', { hasText: `Approved the draft for Priya Raman. Sending it in ${UNDO_SECONDS} s.` });
+    const said = `Approved the draft for Priya Raman. Sending it in ${UNDO_SECONDS} s.`;
+    const toast = page.getByRole('status').locator('.toast', { hasText: said });
     await toast.waitFor();
     assert.equal(smtp.received.length, 0, 'nothing is sent during the wait');
     await page.getByRole('heading', { name: 'Nothing awaits approval' }).waitFor();
@@ -83,10 +87,12 @@ describe('undoing an approval that sends', { skip: browserUnavailable() ?? false
     // The run of the first test is still in the queue: A approves it, and this time nobody undoes it.
     const fromPage = await draftFor('Tom Okafor', 'tom@harbor.example');
     await page.goto(`${server.url}/runs/review`);
-    await page.locator('section.draft-review').getByRole('heading', { level: 2, name: /Priya Raman/ }).waitFor({ timeout: 30_000 });
+    const heading = page.locator('section.draft-review').getByRole('heading', { level: 2, name: /Priya Raman/ });
+    await heading.waitFor({ timeout: 30_000 });
     const approvedAt = Date.now();
     await page.keyboard.press('a');
-    await page.getByRole('status').getByText(`Approved the draft for Priya Raman. Sending it in ${UNDO_SECONDS} s.`).waitFor();
+    await page.getByRole('status').getByText(`Approved the draft for Priya Raman. Sending it in ${UNDO_SECONDS} s.`)
+      .waitFor();
 
     await page.goto(`${server.url}/runs/${fromPage.id}`);
     const card = page.getByRole('region', { name: 'E-mail draft' });
@@ -98,7 +104,8 @@ describe('undoing an approval that sends', { skip: browserUnavailable() ?? false
     const waited = Date.now() - approvedAt;
     assert.ok(waited >= (UNDO_SECONDS - 0.5) * 1000, `the first e-mail went after ${waited} ms, not before the wait`);
     assert.deepEqual(mails.map((m) => m.envelope.to[0]).sort(), ['priya@northwind.example', 'tom@harbor.example']);
-    await page.getByRole('region', { name: 'Delivery' }).getByText(/^Sent at \d{1,2}:\d{2}/).waitFor({ timeout: 30_000 });
+    await page.getByRole('region', { name: 'Delivery' }).getByText(/^Sent at \d{1,2}:\d{2}/)
+      .waitFor({ timeout: 30_000 });
     assert.equal(smtp.received.length, 2, 'the undone approval of the first test never sent');
     assert.deepEqual(consoleErrors, []);
   });

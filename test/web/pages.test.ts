@@ -33,17 +33,21 @@ describe("the web UI's pages on a reload", { skip: browserUnavailable() ?? false
 
   it('opens every page of the router on a reload, with the HTML of the app and a 200', async () => {
     const lead = await client.ok('POST', '/api/v1/leads', { name: 'Priya Raman' });
-    const call = await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { title: 'Discovery call', transcript: TRANSCRIPT });
+    const call = await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { title: 'Call', transcript: TRANSCRIPT });
     const run = await client.ok('POST', '/api/v1/runs', { leadId: lead.id, callId: call.id });
     const batch = (await client.ok('POST', '/api/v1/runs/batch', { runs: [{ leadId: lead.id, callId: call.id }] })).data[0];
-    const ids: Record<string, string> = { '/leads/:id': lead.id, '/runs/:id': run.id, '/runs/:id/trace': run.id, '/runs/batches/:id': batch.batchId };
+    const ids: Record<string, string> = {
+      '/leads/:id': lead.id, '/runs/:id': run.id, '/runs/:id/trace': run.id, '/runs/batches/:id': batch.batchId,
+    };
     for (const pattern of APP_PAGES) {
-      const path = pattern.includes(':id') ? pattern.replace(':id', ids[pattern] ?? assert.fail(`an id for ${pattern}`)) : pattern;
+      const id = () => ids[pattern] ?? assert.fail(`an id for ${pattern}`);
+      const path = pattern.includes(':id') ? pattern.replace(':id', id()) : pattern;
       const answer = await page.goto(`${server.url}${path}`);
       assert.equal(answer?.status(), 200, path);
       assert.match(answer?.headers()['content-type'] ?? '', /^text\/html/, path);
       await page.locator('main h1').first().waitFor();
-      assert.equal(await page.getByRole('heading', { name: 'This page does not exist' }).count(), 0, `${path} is a page`);
+      const notFound = page.getByRole('heading', { name: 'This page does not exist' });
+      assert.equal(await notFound.count(), 0, `${path} is a page`);
       // A reload of the page shows it again.
       assert.equal((await page.reload())?.status(), 200, `${path} reloaded`);
       await page.locator('main h1').first().waitFor();

@@ -21,8 +21,9 @@ const Approved = Type.Object({
   data: Run,
   undoMs: Nullable(Type.Integer({
     minimum: 0,
-    description: 'For how many milliseconds from now the approval can be undone (its delivery waits that long); null when '
-      + 'it delivers nothing or the installation has no wait (APPROVAL_UNDO_SECONDS=0). A duration, not a time, so that a browser whose clock is off still counts it right.',
+    description: 'For how many milliseconds from now the approval can be undone (its delivery waits that long); '
+      + 'null when it delivers nothing or the installation has no wait (APPROVAL_UNDO_SECONDS=0). A duration, not '
+      + 'a time, so that a browser whose clock is off still counts it right.',
   })),
 });
 
@@ -40,18 +41,21 @@ export default async function approvalRoutes(app: AppInstance): Promise<void> {
         200: Approved,
         ...writeProblems,
         ...authProblems,
-        409: problem('`invalid_state` or `mail_not_configured`, as for POST /api/v1/runs/{id}/approve; nothing was approved.'),
+        409: problem('`invalid_state` or `mail_not_configured`, as for POST /api/v1/runs/{id}/approve; '
+          + 'nothing was approved.'),
       },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const principal = principalOf(request);
-    const run = await approveRun(trx, principal.workspaceId, request.params.id, { keyId: null, userId: principal.userId }, clock, {
+    const by = { keyId: null, userId: principal.userId };
+    const run = await approveRun(trx, principal.workspaceId, request.params.id, by, clock, {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
       senderUserId: principal.userId,
       transport: (db: Kysely<DB>) => loadMailTransport(db, principal.workspaceId, app.deps.secrets(), config),
       holdMs: config.approvalUndoMs,
     });
-    const undoMs = run.emailDraft?.delivery?.status === 'QUEUED' && config.approvalUndoMs > 0 ? config.approvalUndoMs : null;
+    const held = run.emailDraft?.delivery?.status === 'QUEUED' && config.approvalUndoMs > 0;
+    const undoMs = held ? config.approvalUndoMs : null;
     return { status: 200, body: { data: renderRun(config, run), undoMs }, target: { type: 'run', id: run.id } };
   }));
 
@@ -66,7 +70,8 @@ export default async function approvalRoutes(app: AppInstance): Promise<void> {
         200: dataOf(Run),
         ...writeProblems,
         ...authProblems,
-        409: problem('`invalid_state`: the run is not approved, or its delivery has begun (or there is none); nothing changed.'),
+        409: problem('`invalid_state`: the run is not approved, or its delivery has begun (or there is none); '
+          + 'nothing changed.'),
       },
     },
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {

@@ -25,9 +25,8 @@ export function ToastProvider({ children }: { children: ReactNode }) {
     const id = next.current++;
     // A toast with an action is kept when others push the oldest out: its Undo must stay in reach for its time.
     setToasts((list) => {
-      const kept = list.filter((t) => t.action);
-      return [...list.filter((t) => !t.action).slice(-2), ...kept, { id, message, tone, ...(options.action ? { action: options.action } : {}) }]
-        .sort((a, b) => a.id - b.id);
+      const added: Toast = { id, message, tone, ...(options.action ? { action: options.action } : {}) };
+      return [...list.filter((t) => !t.action).slice(-2), ...list.filter((t) => t.action), added].sort((a, b) => a.id - b.id);
     });
     window.setTimeout(() => dismiss(id), options.durationMs ?? (tone === 'error' ? 8000 : 4500));
   }, [dismiss]);

@@ -50,7 +50,9 @@ export const APPROVE_KEY_LABEL: Record<Deliver, string> = {
  * draft for Priya."). Undo takes the approval back and hands the run, awaiting approval again, to `onUndone`. The
  * wait is the server's, so closing the page during it still sends the e-mail when it ends, as approved.
  */
-export function useApprove(): (runId: string, deliver: Deliver, about: string, onUndone: (run: Run) => void) => Promise<Run> {
+export function useApprove(): (
+  runId: string, deliver: Deliver, about: string, onUndone: (run: Run) => void,
+) => Promise<Run> {
   const toast = useToast();
   return useCallback(async (runId, deliver, about, onUndone) => {
     const { body } = await api.post('/ui/api/runs/{id}/approve', { params: { id: runId }, body: { deliver } });

@@ -263,7 +263,9 @@ export function LeadsPage() {
                     </td>
                     <td>
                       <div>{lead.companyName ?? <span className="muted">—</span>}</div>
-                      {lead.companyWebsite && <div className="row-sub lead-cell-sub">{hostOf(lead.companyWebsite)}</div>}
+                      {lead.companyWebsite && (
+                        <div className="row-sub lead-cell-sub">{hostOf(lead.companyWebsite)}</div>
+                      )}
                     </td>
                     <td data-label="Owner" className={lead.assignedToUserId ? undefined : 'muted'}>{ownerText(lead.assignedToUserId)}</td>
                     <td><LeadStatusBadge status={lead.status} /></td>

@@ -9,7 +9,9 @@ import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
 import { Alert, Badge, Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
 import { batchPath } from '../lib/batch';
-import { approveChoices, APPROVE_KEY_LABEL, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver } from '../lib/delivery';
+import {
+  approveChoices, APPROVE_KEY_LABEL, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver,
+} from '../lib/delivery';
 import { formatNumber, plural } from '../lib/format';
 import { Link, useRouter, useSearchParams } from '../lib/router';
 import { useTitle } from '../lib/useAsync';

@@ -94,7 +94,11 @@ export function RunPage({ id }: { id: string }) {
   const strategy = stepOf(run, 'STRATEGY');
   const writer = stepOf(run, 'WRITER');
   const inPipeline = run.status === 'QUEUED' || run.status === 'RUNNING';
-  const draftCard = <DraftCard run={run} writer={writer} onDecided={(next, text) => { live.update(next); if (text) toast(text); }} />;
+  const decided = (next: Run, text: string | null) => {
+    live.update(next);
+    if (text) toast(text);
+  };
+  const draftCard = <DraftCard run={run} writer={writer} onDecided={decided} />;
 
   return (
     <>
@@ -265,7 +269,10 @@ const DRAFT_BADGE: Record<EmailDraft['status'], { tone: 'amber' | 'green' | 'red
   SUPERSEDED: { tone: 'gray', label: 'Replaced' },
 };
 
-function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefined; onDecided(run: Run, message: string | null): void }) {
+/** The draft and its decisions; `onDecided` gets the run as it now is, and a message for a toast unless one was shown. */
+function DraftCard({ run, writer, onDecided }: {
+  run: Run; writer: Step | undefined; onDecided(run: Run, message: string | null): void;
+}) {
   const [decision, setDecision] = useState<'reject' | 'regenerate' | null>(null);
   const [approving, setApproving] = useState<Deliver | null>(null);
   const [error, setError] = useState<unknown>(null);
