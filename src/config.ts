@@ -56,6 +56,8 @@ export interface Config {
   runLeaseMs: number;
   /** The base delay of a step's exponential retry backoff. */
   stepRetryBaseMs: number;
+  /** How long a delivery approved in the web UI waits before it is sent, so that the person can undo it. */
+  approvalUndoMs: number;
   /** Threads of the CPU pool (page reading, the offline engine, the grounding check); null: from the core count. */
   cpuThreads: number | null;
   /** How long one piece of CPU work over untrusted input may take before its thread is ended. */
@@ -239,6 +241,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 4, 1, 256),
     runLeaseMs: integer(env, 'RUN_LEASE_SECONDS', 15, 1, 3600) * 1000,
     stepRetryBaseMs: integer(env, 'STEP_RETRY_BASE_MS', 1000, 0, 600_000),
+    approvalUndoMs: integer(env, 'APPROVAL_UNDO_SECONDS', 10, 0, 600) * 1000,
     cpuThreads: text(env, 'CPU_THREADS') === null ? null : integer(env, 'CPU_THREADS', 1, 1, 64),
     cpuBudgetMs: integer(env, 'CPU_BUDGET_MS', 10_000, 10, 600_000),
     importWriteMs: integer(env, 'IMPORT_WRITE_SECONDS', 60, 1, 3600) * 1000,

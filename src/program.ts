@@ -15,6 +15,7 @@ import { AppError } from './domain/errors.ts';
 import { loadSecretBox, type SecretBox } from './mail/secrets.ts';
 import { redactSecrets } from './redact.ts';
 import { claimOrWait, fail, Failure, open } from './startup.ts';
+import { terminalLog } from './terminal-log.ts';
 
 /** What the program reads and writes: a process's own, or a test's. */
 export interface Terminal {
@@ -160,7 +161,13 @@ async function run(argv: string[], terminal: Terminal, ownProcess: boolean): Pro
   if (isService && !ownProcess) throw new Error('leadrun serve and leadrun worker run in a process of their own');
   const { pino } = await import('pino');
   // A key a client put where it does not belong (a URL, a field) is logged with its prefix only.
-  const logger = pino({ level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' }, hooks: { streamWrite: redactSecrets } }, isService ? pino.destination(1) : terminal.stderr);
+  // A service writes JSON lines, or short text lines when a person runs it at a terminal (src/terminal-log.ts),
+  // as DESIGN.md §11 says: a service manager, a container or a pipe still gets JSON.
+  const destination = !isService ? terminal.stderr
+    : process.stdout.isTTY ? terminalLog(process.stdout) : pino.destination(1);
+  const logger = pino({
+    level: isService ? config.logLevel : 'warn', base: { service: 'leadrun' }, hooks: { streamWrite: redactSecrets },
+  }, destination);
   try {
     if (invocation.kind === 'service') {
       // DATA_DIR first, before loading the server: a second serve on it is refused at once.

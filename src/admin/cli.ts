@@ -17,7 +17,7 @@ Usage:
   leadrun setup --name N --admin-email E [--plan free|pro] [--json]
   leadrun workspace create --name N [--plan free|pro] [--admin-email E] [--json]
   leadrun workspace list [--json]
-  leadrun key create --workspace ID|NAME --name N --scopes a,b [--json]
+  leadrun key create --workspace ID|NAME --name N --scopes a,b [--replace] [--json]
   leadrun key revoke KEY_ID
   leadrun audit list --workspace ID|NAME [--limit N] [--json]
   leadrun leads import FILE --workspace ID|NAME [--dedupe email] [--dry-run] [--map FIELD:COLUMN] [--json]
@@ -173,12 +173,13 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     words: 'key create',
-    usage: 'leadrun key create --workspace ID|NAME --name N --scopes a,b [--json]',
+    usage: 'leadrun key create --workspace ID|NAME --name N --scopes a,b [--replace] [--json]',
     about: 'Creates an API key and prints it; this is the only time it is shown.',
     options: [
       { flag: '--workspace ID|NAME', meaning: "the key's workspace: its id or its exact name (required)" },
       { flag: '--name N', meaning: 'a name that says who uses the key (required)' },
       { flag: '--scopes a,b', meaning: 'comma-separated: leads:read, leads:write, runs:read, runs:write, webhooks:read, webhooks:write (required)' },
+      { flag: '--replace', meaning: "revoke the workspace's other keys of this name (a script run again keeps one)" },
       JSON_OPTION,
     ],
     build: (args) => admin({
@@ -186,8 +187,15 @@ export const COMMANDS: CommandSpec[] = [
       workspace: text(args, 'workspace'),
       name: text(args, 'name'),
       scopes: text(args, 'scopes').split(',').map((s) => s.trim()).filter(Boolean),
+      replace: args.values.replace === true,
     }),
-    human: (r) => `Created key ${r.id} with scopes ${(r.scopes as string[]).join(', ')}.\n\n  ${r.key}\n\nThis is the only time the key is shown: store it now.`,
+    human: (r) => {
+      const revoked = r.revoked as string[];
+      const created = `Created key ${r.id} with scopes ${(r.scopes as string[]).join(', ')}.\n\n  ${r.key}\n\n`
+        + 'This is the only time the key is shown: store it now.';
+      if (revoked.length === 0) return created;
+      return `${created}\nRevoked the earlier key${revoked.length > 1 ? 's' : ''} of this name: ${revoked.join(', ')}.`;
+    },
   },
   {
     words: 'key revoke',

@@ -22,7 +22,7 @@ export type AdminCommand =
   | { command: 'setup'; name: string; plan?: string; adminEmail: string }
   | { command: 'workspace.create'; name: string; plan?: string; adminEmail?: string | null }
   | { command: 'workspace.list' }
-  | { command: 'key.create'; workspace: string; name: string; scopes: string[] }
+  | { command: 'key.create'; workspace: string; name: string; scopes: string[]; replace?: boolean }
   | { command: 'key.revoke'; keyId: string }
   | { command: 'audit.list'; workspace: string; limit: number }
   | { command: 'user.password'; email: string; password: string; workspace?: string | null }
@@ -99,12 +99,26 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
     case 'key.create': {
       const workspace = await resolveWorkspace(db, input.workspace);
       return db.transaction().execute(async (trx) => {
+        // --replace: the keys an earlier run of the same script made go, each revoked and audited as one is by hand.
+        const earlier = input.replace
+          ? await trx.selectFrom('api_keys').select('id')
+            .where('workspace_id', '=', workspace.id).where('name', '=', input.name).where('revoked_at', 'is', null)
+            .execute()
+          : [];
+        for (const { id } of earlier) {
+          await revokeKey(trx, id, clock, workspace.id);
+          await writeAudit(trx, {
+            workspaceId: workspace.id, source: 'cli', action: 'key.revoked', target: { type: 'key', id }, outcome: 'success',
+            occurredAt: clock.now(),
+          });
+        }
         const key = await createKey(trx, workspace.id, { name: input.name, scopes: input.scopes, createdByUserId: workspace.adminUserId }, clock);
         await writeAudit(trx, {
           workspaceId: workspace.id, source: 'cli', userId: workspace.adminUserId, action: 'key.created',
           target: { type: 'key', id: key.id }, outcome: 'success', occurredAt: clock.now(),
         });
-        return { id: key.id, key: key.key, prefix: key.prefix, name: key.name, scopes: key.scopes };
+        const revoked = earlier.map((k) => k.id);
+        return { id: key.id, key: key.key, prefix: key.prefix, name: key.name, scopes: key.scopes, revoked };
       });
     }
 

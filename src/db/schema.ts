@@ -182,6 +182,8 @@ export type RunEventType =
   | 'run.failed'
   | 'run.cancelled'
   | 'run.approved'
+  // An approval taken back in the web UI before its delivery began: the run awaits approval again.
+  | 'run.approval_undone'
   | 'run.rejected'
   | 'run.regenerating'
   // Delivery (DESIGN §7): an edit, a delivery's course, and a reply found.

@@ -49,6 +49,8 @@ export function chooseDelivery(asked: DeliverMethod | undefined, transport: Mail
 /** Makes the delivery of `draftId` and its job, with the run event; inside the approval's transaction. */
 export async function queueDelivery(trx: Kysely<DB>, input: {
   workspaceId: string; runId: string; draftId: string; method: DeliveryMethod; senderUserId: string | null; fromAddress: string; now: Date;
+  /** When its job may start: later than `now` while the approval can be undone (undoApproval). */
+  availableAt?: Date;
 }): Promise<string> {
   const id = randomUUID();
   // UNIQUE (draft_id): a second delivery of one draft fails here, whatever raced to make it.
@@ -57,16 +59,39 @@ export async function queueDelivery(trx: Kysely<DB>, input: {
     method: input.method, status: 'QUEUED', message_id: newMessageId(input.fromAddress), attempts: 0, queued_at: input.now,
     delivered_at: null, error: null, response: null,
   }).execute();
-  await enqueueDeliveryJob(trx, input.workspaceId, id, input.now);
+  await enqueueDeliveryJob(trx, input.workspaceId, id, input.now, input.availableAt);
   await recordEvent(trx, { runId: input.runId, workspaceId: input.workspaceId, type: 'draft.delivery_queued', at: input.now });
   return id;
 }
 
-async function enqueueDeliveryJob(trx: Kysely<DB>, workspaceId: string, deliveryId: string, now: Date): Promise<void> {
+async function enqueueDeliveryJob(
+  trx: Kysely<DB>, workspaceId: string, deliveryId: string, now: Date, availableAt = now,
+): Promise<void> {
   const payload: DeliverPayload = { deliveryId };
   await enqueueJob(trx, {
-    kind: EMAIL_DELIVER, key: deliveryId, workspaceId, payload, maxAttempts: DELIVERY_MAX_ATTEMPTS, availableAt: now, now,
+    kind: EMAIL_DELIVER, key: deliveryId, workspaceId, payload, maxAttempts: DELIVERY_MAX_ATTEMPTS, availableAt, now,
   });
+}
+
+/**
+ * Takes back a delivery whose job no runner has taken yet (undoApproval): the job and the delivery are deleted, so
+ * nothing is sent and a later approval makes a delivery of its own. False when the job has begun (or is gone): it
+ * may be sending, and only the delivery's own course can tell.
+ */
+export async function cancelQueuedDelivery(trx: Kysely<DB>, workspaceId: string, runId: string): Promise<boolean> {
+  const delivery = await trx.selectFrom('email_deliveries').select(['id', 'status'])
+    .where('workspace_id', '=', workspaceId).where('run_id', '=', runId)
+    .orderBy('queued_at', 'desc').forUpdate().executeTakeFirst();
+  if (!delivery || delivery.status !== 'QUEUED') return false;
+  // The claim of a runner and this delete take the job's row in turn: a job already RUNNING is not deleted, and a
+  // job deleted here is never claimed.
+  const job = await trx.deleteFrom('jobs')
+    .where('kind', '=', EMAIL_DELIVER).where('key', '=', delivery.id)
+    .where('status', '=', 'QUEUED').where('attempts', '=', 0)
+    .returning('id').executeTakeFirst();
+  if (!job) return false;
+  await trx.deleteFrom('email_deliveries').where('id', '=', delivery.id).execute();
+  return true;
 }
 
 /**

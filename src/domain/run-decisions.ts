@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { DB, DeliveryMethod, RunStatus } from '../db/schema.ts';
 import type { DeliverMethod, MailTransport } from '../mail/settings.ts';
-import { chooseDelivery, queueDelivery } from './deliveries.ts';
+import { cancelQueuedDelivery, chooseDelivery, queueDelivery } from './deliveries.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent } from './run-events.ts';
 import { getRun, RUNS_CHANNEL, type Run } from './runs.ts';
@@ -59,6 +59,8 @@ export interface ApprovalDelivery {
   senderUserId: string | null;
   /** The workspace's mail transport, read (in the approval's transaction) only when it is needed. */
   transport: (trx: Kysely<DB>) => Promise<MailTransport>;
+  /** How long the delivery waits before its job may start, so that the approval can be undone (the web UI's). */
+  holdMs?: number;
 }
 
 /**
@@ -85,8 +87,33 @@ export async function approveRun(
   if (method && draft && transport?.from) {
     await queueDelivery(trx, {
       workspaceId, runId, draftId: draft.id, method, senderUserId: delivery?.senderUserId ?? null, fromAddress: transport.from.address, now,
+      availableAt: new Date(now.getTime() + (delivery?.holdMs ?? 0)),
     });
   }
+  return readBack(trx, workspaceId, runId);
+}
+
+/**
+ * Takes back an approval whose delivery has not begun (the web UI's Undo, within the hold approveRun gave it): the
+ * delivery and its job are deleted, the draft is a DRAFT again and the run AWAITING_APPROVAL, as before the approval.
+ * The approval's events stay in the run's history, followed by `run.approval_undone`. An approval that delivers
+ * nothing, or whose delivery a runner has taken, cannot be undone (409 invalid_state).
+ */
+export async function undoApproval(trx: Kysely<DB>, workspaceId: string, runId: string, clock: Clock): Promise<Run> {
+  await lockRun(trx, workspaceId, runId, ['COMPLETED'], 'taken back');
+  if (!(await cancelQueuedDelivery(trx, workspaceId, runId))) {
+    throw new AppError('invalid_state',
+      'The approval cannot be undone: its e-mail is already on its way, or it delivers nothing.');
+  }
+  const now = clock.now();
+  const draft = await trx.selectFrom('email_drafts').select('id')
+    .where('run_id', '=', runId).where('status', '=', 'APPROVED').orderBy('version', 'desc').executeTakeFirst();
+  if (!draft) throw new Error(`run ${runId} had a queued delivery and no approved draft`);
+  await trx.updateTable('email_drafts')
+    .set({ status: 'DRAFT', decided_at: null, decided_by_key_id: null, decided_by_user_id: null })
+    .where('id', '=', draft.id).execute();
+  await trx.updateTable('runs').set({ status: 'AWAITING_APPROVAL', updated_at: now }).where('id', '=', runId).execute();
+  await recordEvent(trx, { runId, workspaceId, type: 'run.approval_undone', at: now });
   return readBack(trx, workspaceId, runId);
 }
 

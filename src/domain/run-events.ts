@@ -51,6 +51,8 @@ const WEBHOOK_OF_RUN_EVENT: Partial<Record<RunEventType, string>> = {
   'run.awaiting_approval': 'run.awaiting_approval',
   'run.failed': 'run.failed',
   'run.approved': 'run.completed',
+  // An integrator that heard run.completed hears that the run awaits approval again.
+  'run.approval_undone': 'run.awaiting_approval',
   'run.rejected': 'run.rejected',
   'run.cancelled': 'run.cancelled',
   'draft.sent': 'draft.sent',

@@ -32,13 +32,14 @@ import runRoutes from './routes/v1/runs.ts';
 import webhookRoutes from './routes/v1/webhooks.ts';
 import { RunEventHub } from './run-event-hub.ts';
 import security from './security.ts';
+import approvalRoutes from './ui/approvals.ts';
 import batchRoutes from './ui/batches.ts';
 import mailSettingsRoutes from './ui/mail-settings.ts';
 import mailboxCheckRoutes from './ui/mailbox-checks.ts';
 import mailCheckRoutes from './ui/mail-checks.ts';
 import memberRoutes from './ui/members.ts';
 import uiRoutes from './ui/routes.ts';
-import webApp from './ui/web-app.ts';
+import webApp, { appPageSender, isAppPath } from './ui/web-app.ts';
 import { bodyValidator, textValidator } from './validators.ts';
 import { loadSecretBox, type SecretBox } from '../mail/secrets.ts';
 
@@ -296,7 +297,9 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
     if (appError.code === 'unavailable') request.log.warn({ err: error }, 'database unavailable');
     return sendProblem(request, reply, appError);
   });
-  app.setNotFoundHandler((request, reply) =>
+  // A page's path that is not one of the app's gets the app, whose router shows its not-found page with a 404.
+  const appPages = appPageSender();
+  app.setNotFoundHandler((request, reply) => isAppPath(request) ? appPages.send(reply, 404) :
     sendProblem(request, reply, new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]} endpoint.`)));
 
   // A key revoked by any process is forgotten by this one's cache as soon as the revocation commits.
@@ -328,6 +331,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(mailSettingsRoutes);
   await app.register(mailboxCheckRoutes);
   await app.register(mailCheckRoutes);
-  await app.register(webApp);
+  await app.register(approvalRoutes);
+  await app.register(webApp, { pages: appPages });
   return app;
 }

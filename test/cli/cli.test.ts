@@ -103,6 +103,20 @@ describe('leadrun on PostgreSQL', () => {
     assert.equal(again.revokedAt, first.toISOString());
   });
 
+  it('key create --replace revokes the earlier keys of its name in its workspace, and only those', async () => {
+    const other = await leadrunJson(['key', 'create', '--workspace', workspaceId, '--name', 'nightly', '--scopes', 'leads:read', '--json'], env);
+    const keep = await leadrunJson(['key', 'create', '--workspace', workspaceId, '--name', 'nightly sync', '--scopes', 'leads:read', '--json'], env);
+    assert.deepEqual(other.revoked, []);
+    const replaced = await leadrunJson(['key', 'create', '--workspace', workspaceId, '--name', 'nightly', '--scopes', 'leads:read', '--replace', '--json'], env);
+    assert.deepEqual(replaced.revoked, [other.id]);
+    const rows = (await client.query('SELECT id, revoked_at FROM api_keys WHERE id = ANY($1)', [[other.id, keep.id, replaced.id]])).rows;
+    const revoked = new Map(rows.map((r: any) => [r.id, r.revoked_at !== null]));
+    assert.deepEqual([revoked.get(other.id), revoked.get(keep.id), revoked.get(replaced.id)], [true, false, false]);
+    const human = await runLeadrun(['key', 'create', '--workspace', workspaceId, '--name', 'nightly', '--scopes', 'leads:read', '--replace'], env);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, new RegExp(`^Revoked the earlier key of this name: ${replaced.id}\\.$`, 'm'));
+  });
+
   it('audit list --json shows the CLI entries, newest first, limited by --limit', async () => {
     const entries = await leadrunJson(['audit', 'list', '--workspace', workspaceId, '--json'], env);
     assert.ok(Array.isArray(entries));

@@ -1,7 +1,9 @@
 // README's "A first run with curl", run as it is written (the block marked for it, with only the address of the
 // test's server put in for http://localhost:3000) against a real `leadrun serve`: on a new installation, and on one
-// set up in the browser first; each time twice in a row. It must end with a working key and a run approved to
-// COMPLETED, on one workspace: the one the browser's setup made, when there is one.
+// set up in the browser first; each time twice in a row, on an installation set up to send e-mail (SMTP_URL, whose
+// default delivery is `send`). It must end with a working key and a run approved to COMPLETED, on one workspace: the
+// one the browser's setup made, when there is one; no e-mail sent; and after two runs, one lead and one active key
+// of the walkthrough's.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -9,6 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { DatabaseKind } from '../../src/db/database.ts';
 import { BACKENDS, createPostgresDatabase } from '../helpers.ts';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 import { cleanEnv, freePort, leadrunJson, PROJECT_ROOT, spawnLeadrun, tempDir, waitForReady, type LeadrunProcess } from './support.ts';
 
 const README_ADDRESS = 'http://localhost:3000';
@@ -56,8 +59,8 @@ async function get(url: string, headers: Record<string, string>): Promise<{ stat
   return { status: res.status, json: text ? JSON.parse(text) : null };
 }
 
-/** A new installation on `kind`: its environment, and a `serve` on it. */
-async function installation(kind: DatabaseKind) {
+/** A new installation on `kind`, whose e-mail goes to `smtp`: its environment, and a `serve` on it. */
+async function installation(kind: DatabaseKind, smtp: TestSmtpServer) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   let env: Record<string, string>;
@@ -71,7 +74,10 @@ async function installation(kind: DatabaseKind) {
     env = { DATA_DIR: dir.path };
     cleanup = dir.remove;
   }
-  const server: LeadrunProcess = spawnLeadrun(['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', STEP_RETRY_BASE_MS: '50' });
+  const server: LeadrunProcess = spawnLeadrun(['serve'], {
+    ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', STEP_RETRY_BASE_MS: '50',
+    SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>', ALLOW_PRIVATE_HOSTS: 'true',
+  });
   await waitForReady(server, `${baseUrl}/readyz`);
   return {
     baseUrl,
@@ -100,6 +106,7 @@ async function assertEndedWell(baseUrl: string, env: Record<string, string>, out
   assert.equal(run.status, 'COMPLETED');
   assert.deepEqual(run.steps.map((s: any) => [s.node, s.status]), [['RESEARCH', 'COMPLETED'], ['ANALYSIS', 'COMPLETED'], ['STRATEGY', 'COMPLETED'], ['WRITER', 'COMPLETED']]);
   assert.equal(run.emailDraft.status, 'APPROVED');
+  assert.equal(run.emailDraft.delivery, null, 'approved without a delivery, although the workspace would send');
   assert.ok(new RegExp(`  run\\.approved  run:${RUN}$`, 'm').test(outcome.stdout), 'the audit list shows the approval');
 
   // One workspace in the whole installation.
@@ -114,12 +121,20 @@ const backendOf = (index: number): DatabaseKind => BACKENDS[index % BACKENDS.len
 for (const [index, name] of cases.entries()) {
   const kind = backendOf(index);
   describe(`README walkthrough on ${name} (${kind})`, { timeout: 300_000 }, () => {
+    let smtp: TestSmtpServer;
     let leadrun: Awaited<ReturnType<typeof installation>>;
     let workspaceId: string;
     let browserCookie: string | null = null;
+    let firstKey: string;
 
-    before(async () => { leadrun = await installation(kind); });
-    after(() => leadrun?.close());
+    before(async () => {
+      smtp = await startSmtpServer();
+      leadrun = await installation(kind, smtp);
+    });
+    after(async () => {
+      await leadrun?.close();
+      await smtp?.close();
+    });
 
     if (name === 'an installation set up in the browser') {
       it('set up in the browser first', async () => {
@@ -143,20 +158,37 @@ for (const [index, name] of cases.entries()) {
         assert.match(outcome.stderr, /^To sign in to the web UI, you@example\.com needs a password: leadrun user password --email you@example\.com$/m);
       }
       await assertEndedWell(leadrun.baseUrl, leadrun.env, outcome, workspaceId);
+      firstKey = outcome.vars.KEY;
+      // The search and the count end their line, so that the next prompt starts on its own.
+      assert.ok(/^\{"count":1\}$/m.test(outcome.stdout), `the count on a line of its own: ${outcome.stdout.slice(-1500)}`);
     });
 
-    it('runs again on the same workspace, with a new key and a new run', async () => {
+    it('runs again on the same workspace, with its lead, one key of its own and a new run, and sends nothing', async () => {
       const outcome = await runWalkthrough(leadrun.baseUrl, leadrun.env);
       assert.doesNotMatch(outcome.stderr, /needs a password/, 'setup made nothing the second time');
       await assertEndedWell(leadrun.baseUrl, leadrun.env, outcome, workspaceId);
       const workspaces = await leadrunJson(['workspace', 'list', '--json'], leadrun.env);
       assert.equal(workspaces[0].adminEmail, browserCookie ? 'sam@northwind.test' : 'you@example.com');
+      const auth = { authorization: `Bearer ${outcome.vars.KEY}` };
+      const leads = await get(`${leadrun.baseUrl}/api/v1/leads`, auth);
+      assert.deepEqual(leads.json.data.map((lead: any) => lead.name), ['Ada Lovelace'], 'one lead, found again');
+      const calls = await get(`${leadrun.baseUrl}/api/v1/leads/${leads.json.data[0].id}/calls`, auth);
+      assert.equal(calls.json.data.length, 1, 'one call, found again');
+      const runs = await get(`${leadrun.baseUrl}/api/v1/runs`, auth);
+      assert.equal(runs.json.data.length, 2, 'a run each time');
+      // The first run's key was replaced: revoked, and audited so.
+      assert.notEqual(outcome.vars.KEY, firstKey);
+      assert.equal((await get(`${leadrun.baseUrl}/api/v1/leads?limit=1`, { authorization: `Bearer ${firstKey}` })).status, 401);
+      assert.ok(/  key\.revoked  key:/m.test(outcome.stdout), 'the audit list shows the revocation');
       if (browserCookie) {
-        // The person who set it up sees in the web UI what the walkthrough made.
-        const leads = await get(`${leadrun.baseUrl}/api/v1/leads`, { cookie: browserCookie });
-        assert.equal(leads.status, 200);
-        assert.deepEqual(leads.json.data.map((lead: any) => lead.name), ['Ada Lovelace', 'Ada Lovelace']);
+        // The person who set it up sees in the web UI what the walkthrough made, and one key of its own.
+        assert.deepEqual((await get(`${leadrun.baseUrl}/api/v1/leads`, { cookie: browserCookie })).json.data.map((lead: any) => lead.name), ['Ada Lovelace']);
+        const keys = (await get(`${leadrun.baseUrl}/ui/api/keys`, { cookie: browserCookie })).json.data;
+        assert.equal(keys.filter((k: any) => k.name === 'curl walkthrough' && !k.revokedAt).length, 1, 'one active walkthrough key');
       }
+      // No delivery was queued, so nothing can reach the mail server later either.
+      assert.equal(smtp.received.length, 0, 'no e-mail was sent');
+      assert.equal(smtp.attempts, 0);
     });
   });
 }

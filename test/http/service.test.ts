@@ -155,7 +155,7 @@ for (const kind of BACKENDS) {
     });
 
     it('answers an unknown route or method with a 404 problem, with or without a key', async () => {
-      for (const [method, path] of [['GET', '/api/v1/nothing-here'], ['GET', '/api/v2/leads'], ['PUT', `/api/v1/leads/${lead.id}`], ['PUT', '/api/v1/runs'], ['GET', '/nothing-here'], ['POST', '/']]) {
+      for (const [method, path] of [['GET', '/api/v1/nothing-here'], ['GET', '/api/v2/leads'], ['PUT', `/api/v1/leads/${lead.id}`], ['PUT', '/api/v1/runs'], ['GET', '/ui/api/nothing-here'], ['POST', '/']]) {
         for (const k of [undefined, key]) {
           const res = await t.api(method!, path!, k ? { key: k } : {});
           assertProblem(res, 404, 'not_found', `${method} ${path}`);
@@ -163,6 +163,14 @@ for (const kind of BACKENDS) {
       }
       const untouched = await t.api('GET', `/api/v1/leads/${lead.id}`, { key });
       assert.equal(untouched.status, 200, 'PUT did nothing');
+    });
+
+    it("answers a person's GET of an unknown page with the web UI (its not-found page) and a 404", async () => {
+      for (const k of [undefined, key]) {
+        const res = await t.api('GET', '/nothing-here', k ? { key: k } : {});
+        assert.equal(res.status, 404);
+        assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+      }
     });
 
     describe('X-Request-Id', () => {

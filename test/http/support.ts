@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/db/schema.ts';
+import { APP_PAGES, ENTRY_PAGES } from '../../src/http/ui/app-pages.ts';
 import { TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -23,8 +24,11 @@ export const PUBLIC_ROUTES: ReadonlyArray<{ method: string; url: RegExp }> = [
   { method: 'GET', url: /^\/metrics$/ },
   { method: 'GET', url: /^\/api\/v1\/openapi\.json$/ },
   { method: 'GET', url: /^\/docs(\/.*)?$/ },
-  // The web UI: its pages and built assets, and what a person does before signing in.
-  { method: 'GET', url: /^\/(setup|signin|reset-password|leads(\/:id)?|runs(\/:id(\/trace)?|\/batches\/:id)?|settings(\/(keys|members|audit|usage|email|profile))?)?$/ },
+  // The web UI: its pages (the list its router and the server share) and built assets, and what a person does
+  // before signing in.
+  ...[...ENTRY_PAGES, ...APP_PAGES].map((page) => ({
+    method: 'GET', url: new RegExp(`^${page.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`),
+  })),
   { method: 'GET', url: /^\/(assets\/.+|[\w.-]+\.(html|svg|ico|png|txt|webmanifest|js|css))$/ },
   { method: 'GET', url: /^\/ui\/api\/setup$/ },
   { method: 'GET', url: /^\/ui\/api\/start$/ },

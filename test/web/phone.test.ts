@@ -1,4 +1,5 @@
-// Every page on a phone (390×844): nothing scrolls sideways and nothing of a page reaches past the right edge, the
+// Every page on a phone (390×844), and on a laptop (1280×800): nothing scrolls sideways, not even inside a card,
+// and nothing of a page reaches past the right edge; on a phone, the
 // page starts right under the top bar however short it is, the Runs rows keep their status, pipeline time and
 // start, Revoke is in reach on the Keys page, and a long e-mail and website end in an ellipsis with the whole value
 // in a title. The data is made long on purpose: a long name, e-mail, company, website and key name, and a file to
@@ -8,11 +9,12 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { pipelineMs } from '../../web/src/lib/pipeline.ts';
 import {
-  browserUnavailable, parseDuration, SessionClient, showsDuration, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
+  ADMIN, browserUnavailable, parseDuration, SessionClient, showsDuration, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
 } from './support.ts';
 import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const PHONE = { width: 390, height: 844 };
+const LAPTOP = { width: 1280, height: 800 };
 const LEAD = {
   name: 'Bartholomew Featherstonehaugh-Wellington',
   email: 'bartholomew.featherstonehaugh-wellington@northwind-logistics-international.co.uk',
@@ -34,7 +36,7 @@ interface Fit {
  * box leaves the viewport's width. An element cut by a box that shows the cut (text-overflow: ellipsis) or that is
  * visually hidden (1×1 px) does not count when that box fits; one inside a sideways scroller does.
  */
-async function measure(page: Page): Promise<Fit> {
+async function measure(page: Page, viewWidth: number): Promise<Fit> {
   return page.evaluate((width) => {
     const doc = (globalThis as any).document;
     const view = globalThis as any;
@@ -56,6 +58,12 @@ async function measure(page: Page): Promise<Fit> {
     for (const root of roots) {
       for (const el of [root, ...root.querySelectorAll('*')]) {
         const box = el.getBoundingClientRect();
+        // A box that scrolls sideways inside the page (a table in its card) hides what it cuts, however wide the
+        // page: its content must fit it.
+        const style = view.getComputedStyle(el);
+        if ((style.overflowX === 'auto' || style.overflowX === 'scroll') && el.scrollWidth > el.clientWidth + 1) {
+          offenders.push(`${describe(el)} scrolls sideways: ${el.scrollWidth} px in ${el.clientWidth}`);
+        }
         if ((box.width === 0 && box.height === 0) || fits(box) || cutInView(el)) continue;
         offenders.push(`${describe(el)} spans ${Math.round(box.left)}..${Math.round(box.right)}`);
       }
@@ -68,14 +76,36 @@ async function measure(page: Page): Promise<Fit> {
       topbarBottom: topbarVisible ? topbar.getBoundingClientRect().bottom : null,
       mainTop: doc.querySelector('main').getBoundingClientRect().top,
     };
-  }, PHONE.width);
+  }, viewWidth);
 }
 
-async function assertFits(page: Page, what: string): Promise<void> {
-  const fit = await measure(page);
-  assert.ok(fit.scrollWidth <= PHONE.width, `${what}: the page is ${fit.scrollWidth} px wide`);
+async function assertFits(page: Page, what: string, viewWidth = PHONE.width): Promise<void> {
+  const fit = await measure(page, viewWidth);
+  assert.ok(fit.scrollWidth <= viewWidth, `${what}: the page is ${fit.scrollWidth} px wide`);
   assert.deepEqual(fit.offenders, [], `${what}: nothing reaches past the right edge`);
   if (fit.topbarBottom !== null) assert.ok(Math.abs(fit.mainTop - fit.topbarBottom) < 1, `${what}: the page starts under the top bar (${fit.mainTop} vs ${fit.topbarBottom})`);
+}
+
+/**
+ * The words of the element's text that are cut over two lines (a word-break inside a word, "Discove/ry"), found as
+ * the words whose range takes more than one line box.
+ */
+async function brokenWords(locator: Locator): Promise<string[]> {
+  return locator.evaluate((root: any) => {
+    const doc = (globalThis as any).document;
+    const broken: string[] = [];
+    const walker = doc.createTreeWalker(root, 4 /* NodeFilter.SHOW_TEXT */);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of node.textContent.matchAll(/\S+/g)) {
+        const range = doc.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].filter((r: any) => r.width > 0).map((r: any) => Math.round(r.top)));
+        if (lines.size > 1) broken.push(match[0]);
+      }
+    }
+    return broken;
+  });
 }
 
 /** The element's box lies across the viewport's width, and (scrolled to) within its height. */
@@ -96,6 +126,7 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
   let consoleErrors: string[];
   let lead: any;
   let run: any;
+  let pages: Array<[string, (p: Page) => Promise<unknown>]>;
 
   before(async () => {
     server = await startLeadrun();
@@ -141,7 +172,7 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
     });
     await client.ok('PATCH', '/ui/api/profile', { senderName: 'Maya Brooks, Head of Sales Operations, Northwind', signature: `Maya Brooks\n${mailbox}\nhttps://www.northwind-logistics-international.co.uk/sales-operations/team` });
 
-    const pages: Array<[string, (p: Page) => Promise<unknown>]> = [
+    pages = [
       ['/leads', (p) => p.getByRole('link', { name: LEAD.name }).waitFor()],
       [`/leads/${lead.id}`, (p) => p.getByRole('region', { name: 'Runs' }).getByText('Awaiting approval').waitFor()],
       ['/runs', (p) => p.getByRole('link', { name: LEAD.name }).waitFor()],
@@ -193,6 +224,45 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
     await page.evaluate('window.scrollTo(0, 0)');
     await assertFits(page, '/leads/import with bad rows');
     await assertInView(page.getByRole('button', { name: 'Download bad rows' }), 'Download bad rows');
+  });
+
+  it('fits every page on a laptop (1280×800) too, without a table scrolling sideways or a word cut in two', async () => {
+    // An e-mail address and a website with nowhere to wrap, an owner and a status: what widened the Leads table.
+    const members = (await client.ok('GET', '/ui/api/members')).data as Array<{ id: string; email: string | null }>;
+    const wideLead = await client.ok('POST', '/api/v1/leads', {
+      name: 'Maximilian Oberhausen', email: 'maximilian.oberhausen@northwindlogisticsinternational.com', status: 'QUALIFIED',
+      companyName: 'Northwind Logistics International Holdings', companyWebsite: 'https://www.northwindlogisticsinternationalholdings.com',
+      assignedToUserId: members.find((m) => m.email?.startsWith('jordan'))!.id,
+    });
+    const laptop = await browser.newContext({ viewport: LAPTOP, deviceScaleFactor: 1 });
+    try {
+      const wide = await laptop.newPage();
+      const errors = watchConsole(wide);
+      await SessionClient.signIn(laptop, server.url, ADMIN.email, ADMIN.password);
+      for (const [path, ready] of pages) {
+        await wide.goto(`${server.url}${path}`);
+        await ready(wide);
+        if (path === '/leads') await wide.getByRole('link', { name: 'Maximilian Oberhausen' }).waitFor();
+        await assertFits(wide, `${path} at 1280 px`, LAPTOP.width);
+      }
+      await wide.goto(`${server.url}/leads/import`);
+      const csv = [
+        'Full Name;E-mail;Company;Status;Company Website Address;Notes from the first call with the customer',
+        `${LEAD.name};${LEAD.email};${LEAD.companyName};Discovery;${LEAD.companyWebsite};"Wants a demo; asked about\nthe annual plan"`,
+      ].join('\r\n');
+      await wide.locator('input[type="file"]').setInputFiles({ name: 'leads.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      const preview = wide.getByRole('table', { name: /The header and the first 1 row/ });
+      await preview.waitFor();
+      // A long address may break where it must; a word of a few letters never.
+      const cut = (await brokenWords(preview)).filter((word) => word.length < 20);
+      assert.deepEqual(cut, [], 'no short word of the preview is cut over two lines');
+      await assertFits(wide, '/leads/import with a preview at 1280 px', LAPTOP.width);
+      assert.deepEqual(errors, []);
+    } finally {
+      await laptop.close();
+      // The phone's tests below measure a page of one lead.
+      await client.ok('DELETE', `/api/v1/leads/${wideLead.id}`);
+    }
   });
 
   it('fits the menu drawer and a dialog', async () => {

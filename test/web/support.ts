@@ -107,6 +107,8 @@ export async function startLeadrun(env: Record<string, string> = {}, options: { 
     LOG_LEVEL: 'warn',
     RESEARCH_ALLOW_PRIVATE_HOSTS: 'true',
     STEP_RETRY_BASE_MS: '50',
+    // An approval in the UI sends at once, as the tests of delivery expect; the test of Undo sets its own wait.
+    APPROVAL_UNDO_SECONDS: '0',
     ...env,
   });
   try {

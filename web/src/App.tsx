@@ -1,6 +1,7 @@
 // Which page a path shows, and who may see it: a first run sees only setup, a signed-out person only sign-in
 // (then comes back to where they were going), a signed-in person the app; a password reset link, anyone.
 import type { ReactNode } from 'react';
+import { APP_PAGES, type AppPage } from '../../src/http/ui/app-pages.ts';
 import { AppShell, AuthLayout } from './components/Layout';
 import { Button, EmptyState, ErrorAlert, LoadingBlock } from './components/ui';
 import { matchPath, Redirect, useRouter } from './lib/router';
@@ -24,29 +25,31 @@ import { ProfilePage } from './pages/settings/ProfilePage';
 import { UsagePage } from './pages/settings/UsagePage';
 import { WebhooksPage } from './pages/settings/WebhooksPage';
 
-const ROUTES: { pattern: string; render(params: Record<string, string>): ReactNode }[] = [
-  { pattern: '/leads', render: () => <LeadsPage /> },
-  // Before /leads/:id, which would take it for a lead id.
-  { pattern: '/leads/import', render: () => <LeadImportPage /> },
-  { pattern: '/leads/:id', render: ({ id }) => <LeadPage key={id} id={id!} /> },
-  { pattern: '/runs', render: () => <RunsPage /> },
-  // Before /runs/:id, which would take them for run ids.
-  { pattern: '/runs/review', render: () => <ReviewPage /> },
-  { pattern: '/runs/batches/:id', render: ({ id }) => <BatchPage key={id} id={id!} /> },
-  { pattern: '/runs/:id', render: ({ id }) => <RunPage key={id} id={id!} /> },
-  { pattern: '/runs/:id/trace', render: ({ id }) => <TracePage key={id} id={id!} /> },
-  { pattern: '/settings/keys', render: () => <KeysPage /> },
-  { pattern: '/settings/members', render: () => <MembersPage /> },
-  { pattern: '/settings/audit', render: () => <AuditPage /> },
-  { pattern: '/settings/usage', render: () => <UsagePage /> },
-  { pattern: '/settings/email', render: () => <EmailSettingsPage /> },
-  { pattern: '/settings/webhooks', render: () => <WebhooksPage /> },
-  { pattern: '/settings/profile', render: () => <ProfilePage /> },
-];
+// One page for each path of the shared list; the record's type makes a path without a page fail to compile.
+const PAGES: Record<AppPage, (params: Record<string, string>) => ReactNode> = {
+  '/leads': () => <LeadsPage />,
+  '/leads/import': () => <LeadImportPage />,
+  '/leads/:id': ({ id }) => <LeadPage key={id} id={id!} />,
+  '/runs': () => <RunsPage />,
+  '/runs/review': () => <ReviewPage />,
+  '/runs/batches/:id': ({ id }) => <BatchPage key={id} id={id!} />,
+  '/runs/:id': ({ id }) => <RunPage key={id} id={id!} />,
+  '/runs/:id/trace': ({ id }) => <TracePage key={id} id={id!} />,
+  '/settings/keys': () => <KeysPage />,
+  '/settings/members': () => <MembersPage />,
+  '/settings/audit': () => <AuditPage />,
+  '/settings/usage': () => <UsagePage />,
+  '/settings/email': () => <EmailSettingsPage />,
+  '/settings/webhooks': () => <WebhooksPage />,
+  '/settings/profile': () => <ProfilePage />,
+};
 
 function NotFound() {
   return (
-    <EmptyState icon="search" title="This page does not exist" action={<Button variant="primary" onClick={() => window.location.assign('/leads')}>Go to leads</Button>}>
+    <EmptyState
+      icon="search"
+      title="This page does not exist"
+      action={<Button variant="primary" onClick={() => window.location.assign('/leads')}>Go to leads</Button>}>
       The address may be mistyped, or the page was moved.
     </EmptyState>
   );
@@ -80,9 +83,10 @@ export function App() {
   }
   if (pathname === '/' || pathname === '/signin' || pathname === '/setup') return <Redirect to={returnPath(search)} />;
 
-  for (const route of ROUTES) {
-    const params = matchPath(route.pattern, pathname);
-    if (params) return <AppShell>{route.render(params)}</AppShell>;
+  // In the list's order, so that a fixed segment (/runs/review) wins over a parameter (/runs/:id).
+  for (const pattern of APP_PAGES) {
+    const params = matchPath(pattern, pathname);
+    if (params) return <AppShell>{PAGES[pattern](params)}</AppShell>;
   }
   return <AppShell><NotFound /></AppShell>;
 }

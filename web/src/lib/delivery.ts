@@ -1,7 +1,8 @@
 // What approving does with the e-mail (DESIGN §7): the choices the workspace's mail transport allows, and how a
 // delivery's course reads. The choices come from /ui/api/settings/email/capabilities, asked once per page.
-import { useEffect, useState } from 'react';
-import { api, type ResponseOf } from '../api/client';
+import { useCallback, useEffect, useState } from 'react';
+import { api, ApiError, errorMessage, type ResponseOf } from '../api/client';
+import { useToast } from '../components/Toast';
 import { RUN_AT_REST, type EmailDraft, type Run } from '../api/types';
 
 export type Capabilities = ResponseOf<'get', '/ui/api/settings/email/capabilities'>;
@@ -36,11 +37,51 @@ export const APPROVE_LABEL: Record<Deliver, string> = {
   none: 'Approve only',
 };
 
-/** What the toast says once an approval has been answered: what will happen, not what the reader must do. */
-export function approvedMessage(run: Run): string {
-  const delivery = run.emailDraft?.delivery;
-  if (!delivery) return 'Draft approved. It was not sent: copy it into your mail client, or send it from here later.';
-  return delivery.method === 'send' ? 'Draft approved. Sending it now.' : 'Draft approved. Saving it to your mailbox.';
+/** What a shortcut's approval does, said in full where the key is explained (the review queue's legend). */
+export const APPROVE_KEY_LABEL: Record<Deliver, string> = {
+  send: 'Approve and send',
+  mailbox: 'Approve and save to my mailbox',
+  none: 'Approve (nothing is sent)',
+};
+
+/**
+ * Approves a draft through the web UI's own route, whose delivery waits a few seconds on the server
+ * (src/http/ui/approvals.ts), and shows a toast with Undo for that long; `about` opens the toast ("Approved the
+ * draft for Priya."). Undo takes the approval back and hands the run, awaiting approval again, to `onUndone`. The
+ * wait is the server's, so closing the page during it still sends the e-mail when it ends, as approved.
+ */
+export function useApprove(): (
+  runId: string, deliver: Deliver, about: string, onUndone: (run: Run) => void,
+) => Promise<Run> {
+  const toast = useToast();
+  return useCallback(async (runId, deliver, about, onUndone) => {
+    const { body } = await api.post('/ui/api/runs/{id}/approve', { params: { id: runId }, body: { deliver } });
+    const run = body.data;
+    const method = run.emailDraft?.delivery?.method;
+    if (!method) {
+      toast(`${about} It was not sent: copy it into your mail client, or send it from here later.`);
+      return run;
+    }
+    // An installation without the wait (APPROVAL_UNDO_SECONDS=0) delivers at once.
+    if (body.undoMs === null) {
+      toast(`${about} ${method === 'send' ? 'Sending it now.' : 'Saving it to your mailbox.'}`);
+      return run;
+    }
+    const undo = () => {
+      api.post('/ui/api/runs/{id}/undo-approval', { params: { id: runId }, body: {} }).then(
+        ({ body: undone }) => {
+          onUndone(undone.data);
+          toast('Approval undone: nothing was sent, and the draft awaits approval again.', 'info');
+        },
+        (error: unknown) => toast(error instanceof ApiError && error.code === 'invalid_state'
+          ? 'Too late to undo: the e-mail is already on its way.' : errorMessage(error), 'error'),
+      );
+    };
+    const seconds = Math.max(1, Math.round(body.undoMs / 1000));
+    const what = method === 'send' ? `Sending it in ${seconds} s.` : `Saving it to your mailbox in ${seconds} s.`;
+    toast(`${about} ${what}`, 'success', { durationMs: body.undoMs, action: { label: 'Undo', onClick: undo } });
+    return run;
+  }, [toast]);
 }
 
 /** A delivery still under way: the run is worth following although it is at rest. */

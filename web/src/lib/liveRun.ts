@@ -10,7 +10,7 @@ import { runSettled } from './delivery';
 
 const EVENT_TYPES: RunEvent['type'][] = [
   'run.queued', 'step.started', 'step.retrying', 'step.completed', 'step.failed', 'run.awaiting_approval',
-  'run.failed', 'run.cancelled', 'run.approved', 'run.rejected', 'run.regenerating',
+  'run.failed', 'run.cancelled', 'run.approved', 'run.approval_undone', 'run.rejected', 'run.regenerating',
   'draft.edited', 'draft.delivery_queued', 'draft.delivery_retrying', 'draft.sent', 'draft.saved_to_mailbox',
   'draft.delivery_failed', 'draft.replied',
 ];

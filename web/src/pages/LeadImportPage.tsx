@@ -2,7 +2,7 @@
 // each column will be read, change that, check the file without writing anything, import it, and see each bad row
 // with what is wrong with it, with a file of the bad rows to fix and import again. The preview reads only the start of
 // the file, with the server's own CSV reader; the column mapping shown is sent with the file, so it is the one applied.
-import { useEffect, useId, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
+import { useEffect, useId, useRef, useState, type ChangeEvent, type CSSProperties, type DragEvent } from 'react';
 import { ApiError, upload, type ResponseOf } from '../api/client';
 import { Icon } from '../components/Icon';
 import { Alert, Button, Card, ErrorAlert, PageHeader, Spinner } from '../components/ui';
@@ -318,11 +318,11 @@ function CsvPreviewCard({ preview, fields }: { preview: CsvPreview; fields: Read
         ? <p className="card-empty">The file has a header row and no rows of leads {more ? 'in its first 64 KiB' : ''}.</p>
         : <div className="table-card import-preview">
             <div className="table-scroll">
-              <table className="table table-stack">
+              <table className="table table-stack" style={{ '--columns': headers.length } as CSSProperties}>
                 <caption className="visually-hidden">The header and the first {plural(rows.length, 'row')} of the file</caption>
                 <thead>
                   <tr>
-                    <th scope="col" className="align-right">Row</th>
+                    <th scope="col" className="align-right import-row-col">Row</th>
                     {headers.map((header, index) => (
                       <th scope="col" key={index}>
                         {header || `Column ${index + 1}`}

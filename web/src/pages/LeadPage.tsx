@@ -38,6 +38,20 @@ export function LeadPage({ id }: { id: string }) {
   const session = useSignedIn();
   const members = useMembers();
 
+  // A lead that is not there (deleted, or a mistyped link) will not appear by trying again: say so and lead back.
+  if (lead.error instanceof ApiError && (lead.error.status === 404 || lead.error.status === 400)) {
+    return (
+      <>
+        <BackLink />
+        <EmptyState
+          icon="search"
+          title="This lead does not exist"
+          action={<Link to="/leads" className="button button-primary button-medium">Back to leads</Link>}>
+          It may have been deleted, or the link is mistyped.
+        </EmptyState>
+      </>
+    );
+  }
   if (lead.error) return <><BackLink /><ErrorAlert error={lead.error} retry={lead.reload} /></>;
   if (!lead.data) return <LoadingBlock label="Loading lead" />;
   const person = lead.data;

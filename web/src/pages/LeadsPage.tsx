@@ -259,11 +259,13 @@ export function LeadsPage() {
                     </td>
                     <td className="cell-main">
                       <Link to={`/leads/${lead.id}`} className="row-title">{lead.name}</Link>
-                      {lead.email && <div className="row-sub">{lead.email}</div>}
+                      {lead.email && <div className="row-sub lead-cell-sub">{lead.email}</div>}
                     </td>
                     <td>
                       <div>{lead.companyName ?? <span className="muted">—</span>}</div>
-                      {lead.companyWebsite && <div className="row-sub">{hostOf(lead.companyWebsite)}</div>}
+                      {lead.companyWebsite && (
+                        <div className="row-sub lead-cell-sub">{hostOf(lead.companyWebsite)}</div>
+                      )}
                     </td>
                     <td data-label="Owner" className={lead.assignedToUserId ? undefined : 'muted'}>{ownerText(lead.assignedToUserId)}</td>
                     <td><LeadStatusBadge status={lead.status} /></td>

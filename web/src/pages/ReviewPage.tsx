@@ -9,7 +9,9 @@ import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
 import { Alert, Badge, Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
 import { batchPath } from '../lib/batch';
-import { approveChoices, APPROVE_LABEL, useMailCapabilities, type Deliver } from '../lib/delivery';
+import {
+  approveChoices, APPROVE_KEY_LABEL, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver,
+} from '../lib/delivery';
 import { formatNumber, plural } from '../lib/format';
 import { Link, useRouter, useSearchParams } from '../lib/router';
 import { useTitle } from '../lib/useAsync';
@@ -22,8 +24,9 @@ const EMPTY_POLL_MS = 5000;
 type Action = 'approve' | 'reject' | 'edit' | 'next' | 'previous';
 
 const SHORTCUTS: Record<string, Action> = { a: 'approve', r: 'reject', e: 'edit', j: 'next', ArrowRight: 'next', k: 'previous', ArrowLeft: 'previous' };
-const LEGEND: { keys: string[]; label: string }[] = [
-  { keys: ['A'], label: 'Approve' },
+/** The keys explained; A's label says what it does with the e-mail (the workspace's default delivery). */
+const legend = (approve: Deliver): { keys: string[]; label: string }[] => [
+  { keys: ['A'], label: APPROVE_KEY_LABEL[approve] },
   { keys: ['R'], label: 'Reject or regenerate' },
   { keys: ['E'], label: 'Edit (opens the run)' },
   { keys: ['J', '→'], label: 'Next draft' },
@@ -44,6 +47,8 @@ export function ReviewPage() {
 
   const [queue, setQueue] = useState<Run[] | null>(null);
   const [index, setIndex] = useState(0);
+  const indexRef = useRef(0);
+  indexRef.current = index;
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const choices = approveChoices(useMailCapabilities());
@@ -129,17 +134,27 @@ export function ReviewPage() {
 
   const nameOf = (run: Run) => leads[run.leadId]?.name ?? 'this lead';
 
-  // `A` approves with the workspace's default delivery; the other choices are buttons beside it.
+  /** An approval undone: the draft comes back where the reviewer is, to be decided again. */
+  const restore = (run: Run) => {
+    moved.current = true;
+    setDecided((n) => Math.max(0, n - 1));
+    setQueue((list) => {
+      const rest = (list ?? []).filter((r) => r.id !== run.id);
+      const at = Math.min(indexRef.current, rest.length);
+      return [...rest.slice(0, at), run, ...rest.slice(at)];
+    });
+    setAnnouncement(`The draft for ${nameOf(run)} is back; it awaits approval.`);
+  };
+
+  // `A` approves with the workspace's default delivery (its label says which); the other choices are buttons beside
+  // it. A delivering approval waits on the server for a few seconds, with Undo in the toast (useApprove).
+  const approveWithUndo = useApprove();
   const approve = async (deliver: Deliver = choices[0]!) => {
     if (!current || busy) return;
     setBusy(true);
     setError(null);
     try {
-      const { body } = await api.post('/api/v1/runs/{id}/approve', { params: { id: current.id }, body: { deliver } });
-      const what = body?.data.emailDraft?.delivery
-        ? body.data.emailDraft.delivery.method === 'send' ? ' Sending it now.' : ' Saving it to your mailbox.'
-        : ' It was not sent.';
-      toast(`Approved the draft for ${nameOf(current)}.${what}`);
+      await approveWithUndo(current.id, deliver, `Approved the draft for ${nameOf(current)}.`, restore);
       await settle(current, `Approved the draft for ${nameOf(current)}.`);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'invalid_state') await settle(current, 'That draft was already decided elsewhere.');
@@ -290,7 +305,7 @@ export function ReviewPage() {
         <aside className="card shortcut-card" aria-labelledby="shortcuts-title">
           <h2 className="card-title" id="shortcuts-title">Keyboard</h2>
           <dl className="shortcuts">
-            {LEGEND.map(({ keys, label }) => (
+            {legend(choices[0]!).map(({ keys, label }) => (
               <div key={label}>
                 <dt>{keys.map((k, i) => <span key={k}>{i > 0 && ' or '}<kbd className="kbd">{k}</kbd></span>)}</dt>
                 <dd>{label}</dd>

@@ -12,7 +12,7 @@ import { useLiveRun, type Transport } from '../lib/liveRun';
 import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link } from '../lib/router';
 import { useAsync, useTitle } from '../lib/useAsync';
-import { approveChoices, approvedMessage, APPROVE_LABEL, useMailCapabilities, type Deliver } from '../lib/delivery';
+import { approveChoices, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver } from '../lib/delivery';
 import { DeliveryPanel } from './run/DeliveryPanel';
 import { DraftEditor, GroundingVerdict } from './run/DraftEditor';
 import { DraftVersions } from './run/DraftVersions';
@@ -41,6 +41,7 @@ function announce(event: RunEvent): string | null {
     case 'run.failed': return 'The run failed.';
     case 'run.cancelled': return 'The run was cancelled.';
     case 'run.approved': return 'The draft was approved.';
+    case 'run.approval_undone': return 'The approval was undone; the draft awaits approval again.';
     case 'run.rejected': return 'The draft was rejected.';
     case 'run.regenerating': return 'Writing a new version of the draft.';
     case 'draft.delivery_retrying': return 'Sending failed for now; it will be tried again.';
@@ -98,7 +99,11 @@ export function RunPage({ id }: { id: string }) {
   const strategy = stepOf(run, 'STRATEGY');
   const writer = stepOf(run, 'WRITER');
   const inPipeline = run.status === 'QUEUED' || run.status === 'RUNNING';
-  const draftCard = <DraftCard run={run} writer={writer} onDecided={(next, text) => { live.update(next); toast(text); }} />;
+  const decided = (next: Run, text: string | null) => {
+    live.update(next);
+    if (text) toast(text);
+  };
+  const draftCard = <DraftCard run={run} writer={writer} onDecided={decided} />;
 
   return (
     <>
@@ -269,7 +274,10 @@ const DRAFT_BADGE: Record<EmailDraft['status'], { tone: 'amber' | 'green' | 'red
   SUPERSEDED: { tone: 'gray', label: 'Replaced' },
 };
 
-function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefined; onDecided(run: Run, message: string): void }) {
+/** The draft and its decisions; `onDecided` gets the run as it now is, and a message for a toast unless one was shown. */
+function DraftCard({ run, writer, onDecided }: {
+  run: Run; writer: Step | undefined; onDecided(run: Run, message: string | null): void;
+}) {
   const [decision, setDecision] = useState<'reject' | 'regenerate' | null>(null);
   const [approving, setApproving] = useState<Deliver | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -283,12 +291,13 @@ function DraftCard({ run, writer, onDecided }: { run: Run; writer: Step | undefi
   // After "regenerate" the run is queued again and the rejected version stays on show until WRITER is done.
   const regenerating = Boolean(draft) && (run.status === 'QUEUED' || run.status === 'RUNNING');
 
+  const approveWithUndo = useApprove();
   const approve = async (deliver: Deliver) => {
     setApproving(deliver);
     setError(null);
     try {
-      const { body } = await api.post('/api/v1/runs/{id}/approve', { params: { id: run.id }, body: { deliver } });
-      onDecided(body.data, approvedMessage(body.data));
+      // The toast (with Undo) is useApprove's; an undo hands the run back, awaiting approval again.
+      onDecided(await approveWithUndo(run.id, deliver, 'Draft approved.', (undone) => onDecided(undone, null)), null);
     } catch (e) {
       setError(e);
     } finally {

@@ -96,6 +96,7 @@ const RUN_EVENT_LABEL: Partial<Record<RunEvent['type'], string>> = {
   'run.failed': 'Run failed',
   'run.cancelled': 'Run cancelled',
   'run.approved': 'Draft approved',
+  'run.approval_undone': 'Approval undone',
   'run.rejected': 'Draft rejected',
   'run.regenerating': 'Regeneration requested',
   'draft.edited': 'Draft edited',

@@ -39,7 +39,7 @@ export const RunEvent = Type.Object({
   id: Int64({ minimum: 1, description: "The event's number within its run: 1, 2, 3… Give the last one seen as Last-Event-ID (or ?after=) to resume." }),
   type: Type.Enum([
     'run.queued', 'step.started', 'step.retrying', 'step.completed', 'step.failed', 'run.awaiting_approval',
-    'run.failed', 'run.cancelled', 'run.approved', 'run.rejected', 'run.regenerating',
+    'run.failed', 'run.cancelled', 'run.approved', 'run.approval_undone', 'run.rejected', 'run.regenerating',
     'draft.edited', 'draft.delivery_queued', 'draft.delivery_retrying', 'draft.sent', 'draft.saved_to_mailbox',
     'draft.delivery_failed', 'draft.replied',
   ]),

@@ -16,7 +16,7 @@ const OUTCOMES = [['success', 'Success'], ['failure', 'Failure'], ['denied', 'De
 const OUTCOME_TONE: Record<AuditEntry['outcome'], Tone> = { success: 'green', failure: 'red', denied: 'amber', replayed: 'blue' };
 const SOURCE_LABEL: Record<AuditEntry['source'], string> = Object.fromEntries(SOURCES) as Record<AuditEntry['source'], string>;
 const PAGE_SIZE = 50;
-const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'lead.imported', 'lead.deleted', 'call.created', 'call.deleted', 'run.created', 'run.batch_created', 'run.approved', 'run.rejected', 'run.regenerated', 'run.cancelled', 'draft.sent', 'draft.saved_to_mailbox', 'draft.delivery_failed', 'draft.delivery_retried', 'draft.edited', 'mail_settings.updated', 'mail_settings.smtp_checked', 'mail_settings.imap_checked', 'mail_settings.test_sent', 'key.created', 'key.revoked', 'member.created', 'member.removed', 'member.role_changed', 'member.password_reset_link_created', 'user.updated', 'user.password_changed', 'session.created'];
+const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'lead.imported', 'lead.deleted', 'call.created', 'call.deleted', 'run.created', 'run.batch_created', 'run.approved', 'run.approval_undone', 'run.rejected', 'run.regenerated', 'run.cancelled', 'draft.sent', 'draft.saved_to_mailbox', 'draft.delivery_failed', 'draft.delivery_retried', 'draft.edited', 'mail_settings.updated', 'mail_settings.smtp_checked', 'mail_settings.imap_checked', 'mail_settings.test_sent', 'key.created', 'key.revoked', 'member.created', 'member.removed', 'member.role_changed', 'member.password_reset_link_created', 'user.updated', 'user.password_changed', 'session.created'];
 
 export function AuditPage() {
   useTitle('Audit log');
