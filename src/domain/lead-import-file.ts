@@ -7,6 +7,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { CsvError } from 'csv-parse';
 import { CELLS_SPLIT, csvDelimiterOf, type CsvRecord, holdsText, isCsvError, readCsvRecords, rowOfCsvError } from './csv-records.ts';
 import type { FieldError } from './errors.ts';
+import { websiteUrl } from './validation.ts';
 import {
   hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS, matchColumns,
   type ColumnMap, type ImportField,
@@ -83,6 +84,20 @@ export interface LeadRecord {
 const COLUMN_OF = {
   name: 'name', email: 'email', companyName: 'company_name', companyWebsite: 'company_website', status: 'status', assignedToUserId: 'assigned_to_user_id',
 } as const satisfies Partial<Record<ImportField, keyof LeadRecord>>;
+
+/** The fields whose cells are read as written; the others are trimmed. */
+const KEPT_AS_WRITTEN: ReadonlySet<ImportField> = new Set(['name', 'companyName']);
+
+// What a spreadsheet would run as a formula, which an export (leadrun's, with csv-stringify's escape_formulas, and
+// others') writes with an apostrophe before it. Read back, the apostrophe goes: "'=1+1" was "=1+1" before export.
+// leadrun's export also puts one before a cell that is apostrophes and then one of these ("'=x" is written "''=x"),
+// so that what it writes reads back as it was.
+const ESCAPED_FORMULA = /^'+[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
+
+/** A cell as it was before an export defused it. */
+function unescapedCell(cell: string): string {
+  return ESCAPED_FORMULA.test(cell) ? cell.slice(1) : cell;
+}
 
 // The NUL character cannot be stored in PostgreSQL text; POST /api/v1/leads refuses it with these words.
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
@@ -186,6 +201,8 @@ class Rows {
       (record as unknown as Record<string, string | null>)[column] = typeof value === 'string' ? value.toWellFormed() : value;
     }
     if (record.assigned_to_user_id) record.assigned_to_user_id = record.assigned_to_user_id.toLowerCase();
+    // A bare host (www.example.com) is stored as the API stores it: https:// and the host.
+    if (record.company_website) record.company_website = websiteUrl(record.company_website);
     const key = this.#dedupe && typeof record.email === 'string' ? record.email.toLowerCase() : null;
     const earlier = key === null ? undefined : this.#byKey.get(key);
     if (earlier) {
@@ -342,13 +359,23 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
     if (file.records > IMPORT_MAX_ROWS) throw new Stop(tooManyRows());
     if (!holdsText(cells, 0, delimiter)) return;
     const given: Partial<Record<ImportField, string>> = {};
+    let blankName: string | null = null;
     for (const [index, field] of file.read) {
-      const cell = cells[index]?.trim() ?? '';
-      if (cell !== '') given[field] = cell;
+      const cell = unescapedCell(cells[index] ?? '');
+      // A name and a company are kept as written, spaces and all, as POST /api/v1/leads keeps them: an export read
+      // back gives the leads it was made of. The other fields are trimmed, as a space there would only be refused.
+      if (KEPT_AS_WRITTEN.has(field)) {
+        if (field === 'name' && cell !== '' && !/\S/.test(cell)) blankName = cell;
+        else if (cell !== '') given[field] = cell;
+      } else if (/\S/.test(cell)) {
+        given[field] = cell.trim();
+      }
     }
     const lead: Record<string, unknown> = {};
     const name = given.name ?? [given.firstName, given.lastName].filter(Boolean).join(' ');
     if (name !== '') lead.name = name;
+    // A name of spaces alone is refused as POST /api/v1/leads refuses it ("must not be blank"), not taken for none.
+    else if (blankName !== null) lead.name = blankName;
     if (given.email !== undefined) lead.email = given.email;
     if (given.companyName !== undefined) lead.companyName = given.companyName;
     if (given.companyWebsite !== undefined) lead.companyWebsite = given.companyWebsite;

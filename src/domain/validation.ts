@@ -26,6 +26,16 @@ export function isEmail(value: string): boolean {
   return value.length <= 254 && EMAIL.test(value);
 }
 
+// A lead's name: any text but a blank one. Written as a schema pattern, so that the API, the import (which validates
+// its rows against the same schema) and the web UI refuse "   " with the same words.
+export const NOT_BLANK_PATTERN = '\\S';
+export const BLANK_MESSAGE = 'must not be blank';
+
+/** Whether `value` holds something other than white space. */
+export function isBlank(value: string): boolean {
+  return !/\S/.test(value);
+}
+
 /** An absolute http or https URL with a host. */
 export function isWebUrl(value: string): boolean {
   if (value.length > 2048) return false;
@@ -64,4 +74,32 @@ export function oneLineProblem(value: string): string | null {
  */
 export function toOneLine(value: string): string {
   return value.replace(ENCODED_WORDS, ' ').replace(LINE_BREAKER_RUNS, ' ').replace(/\s+/g, ' ').trim();
+}
+
+// A company's website as people write it: `https://example.com`, or a bare host (`www.example.com`, `sato.example`,
+// `example.com/about`), which is the https address of that host. A prefix like `ftp:` or `mailto:` is a scheme and
+// stays one, to be refused; `sato.example:8080` holds a dot before its colon, so it is a host with a port.
+const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
+const BARE_HOST_START = /^[\p{L}\p{N}[]/u;
+const SPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/;
+
+export const WEBSITE_MESSAGE = 'must be an http or https URL, or a host name such as www.example.com';
+
+function isBareHost(value: string): boolean {
+  const scheme = SCHEME.exec(value);
+  return !scheme || scheme[1]!.includes('.');
+}
+
+/** The address a website is stored as: a bare host gets `https://` before it; anything else is kept as it is. */
+export function websiteUrl(value: string): string {
+  return isBareHost(value) ? `https://${value}` : value;
+}
+
+/** Why `value` is not a website a lead can have, or null when it is one. */
+export function websiteProblem(value: string): string | null {
+  if (SPACE_OR_CONTROL.test(value)) return WEBSITE_MESSAGE;
+  if (!isBareHost(value)) return isWebUrl(value) && /^https?:\/\/[^/?#]/i.test(value) ? null : WEBSITE_MESSAGE;
+  // A bare host is a name with a dot (or an IP address): "hello" is a word, not a website.
+  if (!BARE_HOST_START.test(value) || !isWebUrl(`https://${value}`)) return WEBSITE_MESSAGE;
+  return new URL(`https://${value}`).hostname.includes('.') || value.startsWith('[') ? null : WEBSITE_MESSAGE;
 }

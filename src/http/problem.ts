@@ -1,7 +1,7 @@
 // Every error leaves the server as an RFC 9457 problem document. The code → status map lives here and only here.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, type FieldError } from '../domain/errors.ts';
-import { ONE_LINE_MESSAGE, ONE_LINE_PATTERN } from '../domain/validation.ts';
+import { BLANK_MESSAGE, NOT_BLANK_PATTERN, ONE_LINE_MESSAGE, ONE_LINE_PATTERN, WEBSITE_MESSAGE } from '../domain/validation.ts';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -141,6 +141,7 @@ export function fieldErrorsOf(issues: ReadonlyArray<ValidationIssue>, whole: str
 const FORMATS: Record<string, string> = {
   email: 'must be an e-mail address',
   uri: 'must be an absolute URL',
+  website: WEBSITE_MESSAGE,
   uuid: 'must be a UUID',
   'date-time': 'must be a date and time such as 2026-03-01T09:30:00Z',
 };
@@ -154,6 +155,7 @@ const TYPES: Record<string, string> = {
 const PATTERNS: Record<string, string> = {
   '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]': 'must be an http or https URL',
   [ONE_LINE_PATTERN]: ONE_LINE_MESSAGE,
+  [NOT_BLANK_PATTERN]: BLANK_MESSAGE,
 };
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;

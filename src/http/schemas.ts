@@ -12,7 +12,7 @@ import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import { URL_MAX } from '../domain/webhooks/url.ts';
 import { ERROR_CODES } from '../domain/errors.ts';
 import { TRANSCRIPT_FORMATS } from '../agent/transcript/types.ts';
-import { ONE_LINE_PATTERN } from '../domain/validation.ts';
+import { NOT_BLANK_PATTERN, ONE_LINE_PATTERN } from '../domain/validation.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 // Every string and array of the document states its bound, answers included, so that a client can size what it
@@ -79,10 +79,14 @@ export const Lead = Type.Object({
 }, { $id: 'Lead' });
 
 const leadFields = {
-  name: Type.String({ minLength: 1, maxLength: 200, description: 'Person name of the lead.' }),
+  name: Type.String({ maxLength: 200, pattern: NOT_BLANK_PATTERN, description: 'Person name of the lead; not blank.' }),
   email: Nullable(Type.String({ format: 'email', maxLength: EMAIL_MAX })),
   companyName: Nullable(Type.String({ maxLength: 200 })),
-  companyWebsite: Nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]', maxLength: 2048, description: 'An absolute http or https URL.' })),
+  companyWebsite: Nullable(Type.String({
+    format: 'website', maxLength: 2048,
+    description: 'An absolute http or https URL, or a bare host (`www.example.com`, `example.com/about`), which is stored as '
+      + '`https://` and the host.',
+  })),
   status: LeadStatus,
   assignedToUserId: Nullable(Type.String({ format: 'uuid', maxLength: 36, description: 'A user of the same workspace.' })),
 };

@@ -3,16 +3,30 @@
 // validated in the CPU pool against the same LeadCreate schema as POST /api/v1/leads.
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { websiteProblem, websiteUrl } from '../domain/validation.ts';
 
 // Unknown body fields are refused, never dropped.
 const BASE: AjvOptions = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false };
 
+const uri = fullFormats.uri as (value: string) => boolean;
+
+/**
+ * The formats of leadrun's own rules, from src/domain/validation.ts, which the web UI applies too. `website`: an
+ * http(s) URL or a bare host, which the domain stores as https://host; once that prefix is there it must be the
+ * absolute URI it was before bare hosts were taken.
+ */
+function withLeadrunFormats(ajv: Ajv): Ajv {
+  ajv.addFormat('website', { type: 'string', validate: (value: string) => websiteProblem(value) === null && uri(websiteUrl(value)) });
+  return ajv;
+}
+
 /** Bodies are JSON and are not coerced: `{"name": 42}` is refused rather than turned into "42". */
 export function bodyValidator(): Ajv {
-  return addFormats.default(new Ajv({ ...BASE, coerceTypes: false }));
+  return withLeadrunFormats(addFormats.default(new Ajv({ ...BASE, coerceTypes: false })));
 }
 
 /** Query strings and path parameters arrive as text and are coerced to their types. */
 export function textValidator(): Ajv {
-  return addFormats.default(new Ajv({ ...BASE, coerceTypes: 'array' }));
+  return withLeadrunFormats(addFormats.default(new Ajv({ ...BASE, coerceTypes: 'array' })));
 }

@@ -374,10 +374,10 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
     const dialog = page.getByRole('dialog', { name: 'Edit José Núñez' });
     const email = dialog.getByLabel('E-mail');
     await email.fill('jose@');
-    await dialog.getByLabel('Company website').fill('tierra.example');
+    await dialog.getByLabel('Company website').fill('ftp://tierra.example');
     await dialog.getByRole('button', { name: 'Save changes' }).click();
     await dialog.getByText('Enter an e-mail address like name@company.com.').waitFor();
-    await dialog.getByText('Enter a full web address starting with http:// or https://.').waitFor();
+    await dialog.getByText('Enter a web address such as www.example.com or https://example.com.').waitFor();
     assert.equal(await email.getAttribute('aria-invalid'), 'true');
     const describedBy = await email.getAttribute('aria-describedby');
     assert.match(await page.locator(`[id="${describedBy}"]`).innerText(), /Enter an e-mail address/);

@@ -103,6 +103,10 @@ export function useFormSubmit({ known, check, send, failed, nested = false }: Fo
 }
 
 /** The API's "must be at most 200 characters" → "Must be at most 200 characters."; some get a form's own words. */
+export function fieldMessage(message: string): string {
+  return sentence(message);
+}
+
 function sentence(message: string): string {
   const text = message.replace(/\\"/g, '"');
   const friendly = FRIENDLY.find(([pattern]) => pattern.test(text));
@@ -113,7 +117,7 @@ function sentence(message: string): string {
 
 const FRIENDLY: [RegExp, string][] = [
   [/^must be an e-mail address$/, 'Enter an e-mail address like name@company.com.'],
-  [/^must be an (absolute URL|http or https URL)$/, 'Enter a full web address starting with http:// or https://.'],
+  [/^must be an (absolute URL|http or https URL)/, 'Enter a web address such as www.example.com or https://example.com.'],
   [/^must not be empty$|^is required$/, 'This field is required.'],
   [/is not your current password/, 'That is not your current password.'],
 ];

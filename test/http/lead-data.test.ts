@@ -1,0 +1,127 @@
+// The data people bring (issue 45): blank names, websites written without a scheme, internationalised addresses,
+// other CRMs' exports and leadrun's own export read back, through POST/PATCH /api/v1/leads and the import alike.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { BACKENDS, startTestApp, type ApiResponse, type TestApp } from '../helpers.ts';
+import { assertInvalid, createLead } from './support.ts';
+
+const IMPORT = '/api/v1/leads/import';
+
+async function importCsv(t: TestApp, key: string, csv: string, query = ''): Promise<ApiResponse> {
+  const res = await fetch(`${t.url}${IMPORT}${query}`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body: csv,
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined, text };
+}
+
+/** The message of the one error on `field`. */
+function messageOf(res: ApiResponse, field: string): string {
+  const errors = res.json.errors.filter((e: { field: string }) => e.field === field);
+  assert.equal(errors.length, 1, `one error on ${field}: ${res.text}`);
+  return errors[0].message;
+}
+
+for (const kind of BACKENDS) {
+  describe(`lead data (${kind})`, () => {
+    let t: TestApp;
+
+    /** A workspace of its own, so that each test sees only its leads. */
+    const fresh = async () => {
+      const w = await t.workspace('pro');
+      return { ...w, key: (await t.key(w.id)).key };
+    };
+
+    before(async () => {
+      t = await startTestApp(kind, { config: { rateLimitPerMinute: 1_000_000 } });
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    it('refuses a blank name on create, patch and import with one message', async () => {
+      const { key } = await fresh();
+      for (const name of ['   ', '', '\t\u00a0']) {
+        const res = await t.api('POST', '/api/v1/leads', { key, body: { name } });
+        assertInvalid(res, ['name'], JSON.stringify(name));
+        assert.equal(messageOf(res, 'name'), 'must not be blank');
+      }
+      const lead = await createLead(t, key, { name: 'Ada' });
+      const patched = await t.api('PATCH', `/api/v1/leads/${lead.id}`, { key, body: { name: '  ' } });
+      assertInvalid(patched, ['name']);
+      assert.equal(messageOf(patched, 'name'), 'must not be blank');
+      const csv = await importCsv(t, key, 'name,email\n"   ",a@example.com\nBea,b@example.com\n');
+      assert.equal(csv.status, 200, csv.text);
+      assert.deepEqual(csv.json.errors, [{ row: 2, field: 'name', message: 'must not be blank' }]);
+      const json = await t.api('POST', IMPORT, { key, body: { leads: [{ name: ' ' }] } });
+      assert.deepEqual(json.json.errors, [{ row: 0, field: 'name', message: 'must not be blank' }]);
+    });
+
+    it('takes a website without a scheme as https://host, and still refuses other schemes', async () => {
+      const { key } = await fresh();
+      const bare = await createLead(t, key, { name: 'Kestrel', companyWebsite: 'www.kestrelfreight.nl' });
+      assert.equal(bare.companyWebsite, 'https://www.kestrelfreight.nl');
+      const patched = await t.api('PATCH', `/api/v1/leads/${bare.id}`, { key, body: { companyWebsite: 'sato.example/about?x=1' } });
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.json.data.companyWebsite, 'https://sato.example/about?x=1');
+      const kept = await createLead(t, key, { name: 'Kept', companyWebsite: 'http://plain.example:8080/' });
+      assert.equal(kept.companyWebsite, 'http://plain.example:8080/');
+      const port = await createLead(t, key, { name: 'Port', companyWebsite: 'sato.example:8080' });
+      assert.equal(port.companyWebsite, 'https://sato.example:8080');
+      for (const companyWebsite of ['ftp://files.example', 'mailto:a@b.example', 'javascript:alert(1)', 'hello', 'localhost:3000',
+        'www.exa mple.com', '//example.com', 'https://', 'www.example.com\n']) {
+        const res = await t.api('POST', '/api/v1/leads', { key, body: { name: 'X', companyWebsite } });
+        assertInvalid(res, ['companyWebsite'], companyWebsite);
+        assert.match(messageOf(res, 'companyWebsite'), /must be an http or https URL, or a host name/);
+      }
+      const csv = await importCsv(t, key, 'name,website\nSato,sato.example\nFtp,ftp://files.example\nWww,www.kestrelfreight.nl\n');
+      assert.equal(csv.status, 200, csv.text);
+      assert.deepEqual(csv.json.errors.map((e: { row: number; field: string }) => [e.row, e.field]), [[3, 'companyWebsite']]);
+      const list = await t.api('GET', '/api/v1/leads?q=sato', { key });
+      assert.deepEqual(list.json.data.map((l: { companyWebsite: string }) => l.companyWebsite), ['https://sato.example']);
+      const www = await t.api('GET', '/api/v1/leads?q=www', { key });
+      assert.deepEqual(www.json.data.map((l: { companyWebsite: string }) => l.companyWebsite), ['https://www.kestrelfreight.nl']);
+    });
+
+    it('reads its own export back: 20 tricky leads come back identical in another workspace', async () => {
+      const a = await fresh();
+      const b = await fresh();
+      const tricky = [
+        '=1+1', '+33 6 12 34 56 78', '-5 Ltd', '@handle', '  leading spaces', 'trailing spaces  ', 'Say "hello"', 'Comma, Inc',
+        'Line\nbreak', 'Carriage\r\nreturn', 'Zoë Ångström', '山田 太郎', 'Emoji 🚀 Co', "'quoted'", "'=already", '=HYPERLINK("x")',
+        ' ', '\t tabbed', 'semi;colon', 'Ünïcödé ümlaut',
+      ];
+      for (const [i, text] of tricky.entries()) {
+        await createLead(t, a.key, {
+          name: text === ' ' ? `Lead ${i}` : text, companyName: text, email: `lead${i}@example.com`,
+          ...(i % 4 === 0 ? { companyWebsite: `https://site${i}.example/p?q=${i}` } : {}),
+          status: (['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'WON'] as const)[i % 4],
+        });
+      }
+      const exported = await fetch(`${t.url}/api/v1/leads/export`, { headers: { authorization: `Bearer ${a.key}` } });
+      const csv = await exported.text();
+      assert.match(csv.split('\r\n')[0]!, /,ownerName,ownerEmail,lastContactedAt,lastReplyAt$/);
+      const res = await importCsv(t, b.key, csv);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual([res.json.created, res.json.skipped], [20, 0], res.text);
+      const ignored = res.json.columns.filter((c: { field: string | null }) => c.field === null).map((c: { header: string }) => c.header);
+      assert.deepEqual(ignored, ['createdAt', 'updatedAt', 'ownerName', 'ownerEmail', 'lastContactedAt', 'lastReplyAt']);
+      const fields = (lead: Record<string, unknown>) =>
+        [lead.name, lead.email, lead.companyName, lead.companyWebsite, lead.status].map((v) => JSON.stringify(v)).join(' ');
+      const listed = async (key: string) =>
+        (await t.api('GET', '/api/v1/leads?limit=100', { key })).json.data.map(fields).sort();
+      assert.deepEqual(await listed(b.key), await listed(a.key));
+    });
+
+    it('exports the owner, the last contact and the last reply, as the leads table shows them', async () => {
+      const a = await fresh();
+      const lead = await createLead(t, a.key, { name: 'Owned', assignedToUserId: a.adminUserId });
+      const owner = await t.deps.db.selectFrom('users').select(['name', 'email']).where('id', '=', a.adminUserId).executeTakeFirstOrThrow();
+      await t.deps.db.updateTable('leads').set({ last_contacted_at: new Date('2026-01-02T03:04:05.006Z') })
+        .where('id', '=', lead.id).execute();
+      const csv = await (await fetch(`${t.url}/api/v1/leads/export`, { headers: { authorization: `Bearer ${a.key}` } })).text();
+      const row = csv.split('\r\n')[1]!;
+      assert.ok(row.endsWith(`,${owner.name ?? ''},${owner.email ?? ''},2026-01-02T03:04:05.006Z,`), row);
+    });
+  });
+}
