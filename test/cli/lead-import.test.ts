@@ -50,7 +50,7 @@ describe('leadrun leads import on PostgreSQL', () => {
     const result = await leadrunJson(['leads', 'import', file('leads.csv', SPREADSHEET), '--workspace', workspaceId, '--json'], env);
     assert.deepEqual(result, {
       created: 2, updated: 0, skipped: 1,
-      errors: [{ row: 4, field: 'email', message: 'must be an e-mail address' }], errorCount: 1,
+      errors: [{ row: 4, field: 'email', message: 'must be an e-mail address' }], errorCount: 1, warnings: [],
       rows: 3, dryRun: false,
       columns: [{ header: 'Full Name', field: 'name' }, { header: 'E-mail', field: 'email' }, { header: 'Company', field: 'companyName' }, { header: 'Notes', field: null }],
     });

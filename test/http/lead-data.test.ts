@@ -1,11 +1,13 @@
 // The data people bring (issue 45): blank names, websites written without a scheme, internationalised addresses,
 // other CRMs' exports and leadrun's own export read back, through POST/PATCH /api/v1/leads and the import alike.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { BACKENDS, startTestApp, type ApiResponse, type TestApp } from '../helpers.ts';
 import { assertInvalid, createLead } from './support.ts';
 
 const IMPORT = '/api/v1/leads/import';
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 
 async function importCsv(t: TestApp, key: string, csv: string, query = ''): Promise<ApiResponse> {
   const res = await fetch(`${t.url}${IMPORT}${query}`, {
@@ -122,6 +124,56 @@ for (const kind of BACKENDS) {
       const csv = await (await fetch(`${t.url}/api/v1/leads/export`, { headers: { authorization: `Bearer ${a.key}` } })).text();
       const row = csv.split('\r\n')[1]!;
       assert.ok(row.endsWith(`,${owner.name ?? ''},${owner.email ?? ''},2026-01-02T03:04:05.006Z,`), row);
+    });
+
+    it("imports an Apollo export: its Stage is not a status, its headers are read, LinkedIn is not the website", async () => {
+      const { key } = await fresh();
+      const res = await importCsv(t, key, fixture('apollo-contacts.csv'));
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual([res.json.created, res.json.skipped, res.json.warnings], [12, 0, []], res.text);
+      const field = (header: string) => res.json.columns.find((c: { header: string }) => c.header === header).field;
+      assert.deepEqual(['First Name', 'Last Name', 'Company', 'Company Name for Emails', 'Email', 'Stage', 'Person Linkedin Url', 'Website']
+        .map(field), ['firstName', 'lastName', 'companyName', null, 'email', null, null, 'companyWebsite']);
+      const leads = (await t.api('GET', '/api/v1/leads?limit=100', { key })).json.data;
+      assert.ok(leads.every((l: { status: string }) => l.status === 'DISCOVERY'));
+      const sato = leads.find((l: { name: string }) => l.name === 'Kenji Sato');
+      assert.deepEqual([sato.email, sato.companyName, sato.companyWebsite], ['kenji@sato.example', 'Sato Robotics', 'https://sato.example']);
+    });
+
+    it('imports a Salesforce export with unknown statuses as the default, a warning per value, and statusMap', async () => {
+      const { key } = await fresh();
+      const csv = fixture('salesforce-leads.csv');
+      const res = await importCsv(t, key, csv, '?dryRun=true');
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual([res.json.created, res.json.skipped], [12, 0], res.text);
+      assert.deepEqual(res.json.warnings.map((w: { field: string; value: string; rows: number }) => [w.field, w.value, w.rows]), [
+        ['status', 'Open - Not Contacted', 2], ['status', 'Working - Contacted', 2], ['status', 'Contact in Future', 2],
+        ['status', 'Closed - Not Converted', 1], ['status', 'SENT', 2], ['status', 'Closed - Converted', 1],
+      ]);
+      assert.match(res.json.warnings[0].message, /statusMap=Open - Not Contacted:STATUS/);
+      const mapped = await importCsv(t, key, csv,
+        `?statusMap=${encodeURIComponent('contact in future:CONTACTED')}&statusMap=SENT:contacted&statusMap=${encodeURIComponent('Closed - Converted:WON')}`);
+      assert.equal(mapped.status, 200, mapped.text);
+      assert.deepEqual(mapped.json.warnings.map((w: { value: string }) => w.value), ['Open - Not Contacted', 'Working - Contacted', 'Closed - Not Converted']);
+      const leads = (await t.api('GET', '/api/v1/leads?limit=100', { key })).json.data;
+      const statusOf = (name: string) => leads.find((l: { name: string }) => l.name === name).status;
+      assert.deepEqual(['Olivia Brown', 'Aiko Tanaka', 'Ravi Patel', 'Mateo López', 'Felix Wagner', 'Hanna Schmidt'].map(statusOf),
+        ['CONTACTED', 'CONTACTED', 'WON', 'QUALIFIED', 'WON', 'DISCOVERY']);
+      const hanna = leads.find((l: { name: string }) => l.name === 'Hanna Schmidt');
+      assert.deepEqual([hanna.email, hanna.companyName, hanna.companyWebsite],
+        ['hanna.schmidt@mueller-maschinenbau.example', 'Müller Maschinenbau GmbH', 'https://www.mueller-maschinenbau.example']);
+      const bad = await importCsv(t, key, csv, '?statusMap=Cold:HOT');
+      assertInvalid(bad, ['statusMap']);
+      const json = await t.api('POST', `${IMPORT}?statusMap=Cold:DISCOVERY`, { key, body: { leads: [{ name: 'X' }] } });
+      assertInvalid(json, ['statusMap']);
+    });
+
+    it('reads a Stage column whose values are statuses as the status, and the usual e-mail and company headers', async () => {
+      const { key } = await fresh();
+      const res = await importCsv(t, key, 'Name,Email 1,Account Name,Stage\nA,a@example.com,Acme,Qualified\nB,b@example.com,Beta,Cold\n');
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.json.columns.map((c: { field: string }) => c.field), ['name', 'email', 'companyName', 'status']);
+      assert.deepEqual(res.json.warnings.map((w: { value: string }) => w.value), ['Cold']);
     });
   });
 }
