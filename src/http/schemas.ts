@@ -69,7 +69,7 @@ export const LeadStatus = Type.Enum(LEAD_STATUSES, { description: 'Where the lea
 export const Lead = Type.Object({
   id: Id('Identifier of the lead.'),
   name: Type.String({ maxLength: 200, description: 'Person name of the lead.' }),
-  email: Nullable(Type.String({ format: 'email', maxLength: EMAIL_MAX })),
+  email: Nullable(Type.String({ format: 'idn-email', maxLength: EMAIL_MAX })),
   companyName: Nullable(Type.String({ maxLength: 200 })),
   companyWebsite: Nullable(Type.String({ format: 'uri', maxLength: 2048 })),
   status: LeadStatus,
@@ -82,7 +82,7 @@ export const Lead = Type.Object({
 
 const leadFields = {
   name: Type.String({ maxLength: 200, pattern: NOT_BLANK_PATTERN, description: 'Person name of the lead; not blank.' }),
-  email: Nullable(Type.String({ format: 'email', maxLength: EMAIL_MAX })),
+  email: Nullable(Type.String({ format: 'idn-email', maxLength: EMAIL_MAX })),
   companyName: Nullable(Type.String({ maxLength: 200 })),
   companyWebsite: Nullable(Type.String({
     format: 'website', maxLength: 2048,
@@ -361,7 +361,9 @@ export const DraftEdit = Type.Object({
     minLength: 1, maxLength: BODY_MAX, pattern: '^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$',
     description: `The plain-text body: 1 to ${BODY_MAX} characters; line breaks and tabs are the only control characters allowed.`,
   })),
-  to: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: EMAIL_MAX, description: 'The recipient; null leaves the draft without one.' }))),
+  to: Type.Optional(Nullable(Type.String({
+    format: 'idn-email', maxLength: EMAIL_MAX, description: 'The recipient; null leaves the draft without one.',
+  }))),
 }, { additionalProperties: false, minProperties: 1 });
 
 export const RunStatus = Type.Enum(RUN_STATUSES);

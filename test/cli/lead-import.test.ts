@@ -50,7 +50,7 @@ describe('leadrun leads import on PostgreSQL', () => {
     const result = await leadrunJson(['leads', 'import', file('leads.csv', SPREADSHEET), '--workspace', workspaceId, '--json'], env);
     assert.deepEqual(result, {
       created: 2, updated: 0, skipped: 1,
-      errors: [{ row: 4, field: 'email', message: 'must be an e-mail address' }], errorCount: 1, warnings: [],
+      errors: [{ row: 4, field: 'email', message: 'must be an e-mail address: no @' }], errorCount: 1, warnings: [],
       rows: 3, dryRun: false,
       columns: [{ header: 'Full Name', field: 'name' }, { header: 'E-mail', field: 'email' }, { header: 'Company', field: 'companyName' }, { header: 'Notes', field: null }],
     });
@@ -72,7 +72,7 @@ describe('leadrun leads import on PostgreSQL', () => {
     assert.equal(result.stdout, [
       'Dry run (nothing written): would create 0, update 2, skipped 1 of 3 rows.',
       'Ignored columns: Notes',
-      '  row 4: email must be an e-mail address',
+      '  row 4: email must be an e-mail address: no @',
       '',
     ].join('\n'));
     assert.equal((await leads()).length, 2, 'a dry run writes nothing');

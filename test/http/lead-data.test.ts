@@ -85,6 +85,24 @@ for (const kind of BACKENDS) {
       assert.deepEqual(www.json.data.map((l: { companyWebsite: string }) => l.companyWebsite), ['https://www.kestrelfreight.nl']);
     });
 
+    it('takes internationalised addresses as written, and says what is wrong with one that is not an address', async () => {
+      const { key } = await fresh();
+      const unicode = await createLead(t, key, { name: 'Müller', email: 'info@müller.de' });
+      assert.equal(unicode.email, 'info@müller.de');
+      const res = await importCsv(t, key, 'name,email\nÖmer,ömer.nováková0@example.com\nNo At,omer.example.com\nNo Dot,a@b\n');
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.json.created, 1);
+      assert.deepEqual(res.json.errors, [
+        { row: 3, field: 'email', message: 'must be an e-mail address: no @' },
+        { row: 4, field: 'email', message: 'must be an e-mail address: the domain has no dot' },
+      ]);
+      const bad = await t.api('POST', '/api/v1/leads', { key, body: { name: 'X', email: 'x@@y.example' } });
+      assert.equal(messageOf(bad, 'email'), 'must be an e-mail address: more than one @');
+      const patched = await t.api('PATCH', `/api/v1/leads/${unicode.id}`, { key, body: { email: 'ömer@例え.jp' } });
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.json.data.email, 'ömer@例え.jp');
+    });
+
     it('reads its own export back: 20 tricky leads come back identical in another workspace', async () => {
       const a = await fresh();
       const b = await fresh();

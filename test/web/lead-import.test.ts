@@ -14,11 +14,11 @@ import { launchBrowser, type TestBrowser } from './browser.ts';
 const ROWS = 2_000;
 /** Lead i is on spreadsheet row i + 1 (the header is row 1); a cell over two lines leaves it one row. */
 const BROKEN: Record<number, { cells: string[]; problem: string }> = {
-  500: { cells: ['Lead 500', 'not-an-email', 'Acme 500', 'https://acme500.example', '555-0500', ''], problem: 'E-mail must be an e-mail address' },
+  500: { cells: ['Lead 500', 'not-an-email', 'Acme 500', 'https://acme500.example', '555-0500', ''], problem: 'E-mail must be an e-mail address: no @' },
   1200: { cells: ['', 'lead1200@example.com', 'Acme 1200', 'https://acme1200.example', '555-1200', ''], problem: 'Name (column “Full Name”) is required' },
   1800: {
     cells: ['Lead 1800', 'lead1800@example.com', 'Acme 1800', 'ftp://files.acme1800.example', '555-1800', ''],
-    problem: 'Website must be an http or https URL',
+    problem: 'Website must be an http or https URL, or a host name such as www.example.com',
   },
 };
 const HEADER = ['Full Name', 'E-mail', 'Firm', 'Website', 'Phone', 'Notes'];
@@ -177,7 +177,7 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     const bad = page.getByRole('table', { name: 'Rows with a problem' });
     await bad.locator('code', { hasText: 'nameless@json.example' }).waitFor();
     assert.equal(await bad.locator('tbody th').innerText(), '1');
-    assert.equal(await bad.locator('tbody li').innerText(), 'Name must not be empty');
+    assert.equal(await bad.locator('tbody li').innerText(), 'Name must not be blank');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download bad rows' }).click()]);
     assert.equal(download.suggestedFilename(), 'crm-bad-rows.json');
     assert.deepEqual(JSON.parse(await readFile((await download.path())!, 'utf8')), { leads: [leads[1]] });

@@ -44,7 +44,7 @@ describe('a run in the web UI', { skip: browserUnavailable() ?? false }, () => {
 
     // The server's 400 names both fields; each message sits under its field and the field is marked invalid.
     const email = form.getByLabel('E-mail');
-    await form.getByText('Enter an e-mail address like name@company.com.').waitFor();
+    await form.getByText('Enter an e-mail address like name@company.com (nothing after the @).').waitFor();
     await form.getByText('Enter a web address such as www.example.com or https://example.com.').waitFor();
     assert.equal(await email.getAttribute('aria-invalid'), 'true');
     const describedBy = await email.getAttribute('aria-describedby');
