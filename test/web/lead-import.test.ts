@@ -184,6 +184,24 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     assert.equal(await count(), ROWS - 3 + 2);
   });
 
+  it("offers a status for each of another CRM's status values a check finds, and sends the choice as statusMap", async () => {
+    await page.goto(`${server.url}/leads/import`);
+    const csv = 'Name,Email,Lead Status\nAnn Crm,ann@crm.example,Cold\nBo Crm,bo@crm.example,Contact in Future\nCy Crm,cy@crm.example,Cold\n';
+    await page.locator('input[type="file"]').setInputFiles({ name: 'crm.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByRole('button', { name: 'Check file' }).click();
+    await page.getByText('The file was checked; nothing was written').waitFor();
+    await page.getByText('Some values were not read as written').waitFor();
+    await page.getByText('These values of the status column are not lead statuses.').waitFor();
+    await page.getByLabel('Cold', { exact: true }).selectOption('CONTACTED');
+    await page.getByLabel('Contact in Future', { exact: true }).selectOption('QUALIFIED');
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await page.getByText('The file was imported').waitFor();
+    assert.deepEqual(new URL(imports.at(-1)!).searchParams.getAll('statusMap').sort(), ['COLD:CONTACTED', 'CONTACT IN FUTURE:QUALIFIED']);
+    const leads = (await client.ok('GET', '/api/v1/leads?q=crm.example&limit=100')).data as Array<{ name: string; status: string }>;
+    assert.deepEqual(leads.map((l) => [l.name, l.status]).sort(), [['Ann Crm', 'CONTACTED'], ['Bo Crm', 'QUALIFIED'], ['Cy Crm', 'CONTACTED']]);
+    assert.deepEqual(consoleErrors, []);
+  });
+
   it('refuses a file over 10 MiB, or of another kind, before sending it, and says why', async () => {
     await page.goto(`${server.url}/leads/import`);
     const before = imports.length;
@@ -205,7 +223,7 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     await page.getByRole('button', { name: 'Check file' }).click();
     const alert = page.getByRole('alert').filter({ hasText: 'The file was refused' });
     await alert.getByText('Row 2502 opens a quoted cell that is never closed', { exact: false }).waitFor();
-    assert.equal(await count(), ROWS - 3 + 2, 'nothing more was written');
+    assert.equal(await count(), ROWS - 3 + 2 + 3, 'nothing more was written (the JSON file wrote 2, the CRM file 3)');
     assert.deepEqual(consoleErrors, []);
   });
 });
