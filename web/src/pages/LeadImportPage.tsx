@@ -10,7 +10,7 @@ import { LEAD_STATUSES, type LeadStatus } from '../api/types';
 import { formatNumber, LEAD_STATUS_LABEL, plural } from '../lib/format';
 import {
   badRowsFile, chooseField, fieldLabel, FIELD_LABEL, formatBytes, formatOf, groupByRow, IMPORT_FIELDS, IMPORT_MAX_BYTES,
-  isUtf8Start, mapEntries, mappingProblem, matchColumns, PREVIEW_BYTES, previewCsv,
+  initialFields, isUtf8Start, mapEntries, mappingProblem, PREVIEW_BYTES, previewCsv,
   type CsvPreview, type FileRows, type ImportField, type ImportFormat, refusalOf,
 } from '../lib/leadImport';
 import type { PickAnswer, PickRequest } from '../lib/importRows.worker';
@@ -149,7 +149,7 @@ export function LeadImportPage() {
     try {
       const read = await readChosen(file);
       setChosen(read);
-      setFields(read.csv ? matchColumns(read.csv.headers).fields : []);
+      setFields(read.csv ? initialFields(read.csv, LEAD_STATUSES) : []);
     } finally {
       setReading(false);
     }
