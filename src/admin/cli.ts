@@ -316,7 +316,9 @@ function humanImport(result: LeadImportResult): string {
     + `${result.dryRun ? 'update' : 'updated'} ${result.updated}, skipped ${result.skipped} of ${result.rows} rows.`];
   const ignored = (result.columns ?? []).filter((c) => c.field === null).map((c) => printable(c.header));
   if (ignored.length > 0) lines.push(`Ignored columns: ${ignored.join(', ')}`);
-  for (const w of result.warnings) lines.push(`  ${w.rows} row(s) with ${printable(w.field)} "${printable(w.value)}": ${printable(w.message)}`);
+  for (const w of result.warnings) {
+    lines.push(`  ${w.rows} row(s) with ${printable(w.field)} "${printable(w.value)}": ${printable(w.message)}`);
+  }
   for (const e of result.errors.slice(0, 20)) lines.push(`  row ${e.row}: ${printable(e.field)} ${printable(e.message)}`);
   if (result.errorCount > 20) lines.push(`  … and ${result.errorCount - 20} more (--json lists up to ${result.errors.length})`);
   return lines.join('\n');

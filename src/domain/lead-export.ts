@@ -30,7 +30,8 @@ const cells = (lead: Lead, owners: ReadonlyMap<string, Owner>) => {
   return [
     defused(lead.name), lead.email, defused(lead.companyName), lead.companyWebsite, lead.status, lead.assignedToUserId,
     lead.createdAt.toISOString(), lead.updatedAt.toISOString(),
-    defused(owner?.name ?? null), owner?.email ?? null, lead.lastContactedAt?.toISOString() ?? null, lead.lastReplyAt?.toISOString() ?? null,
+    defused(owner?.name ?? null), owner?.email ?? null,
+    lead.lastContactedAt?.toISOString() ?? null, lead.lastReplyAt?.toISOString() ?? null,
   ];
 };
 
@@ -50,7 +51,8 @@ async function* chunks(db: Kysely<DB>, workspaceId: string, filter: LeadFilter, 
   const { stringify } = await import('csv-stringify/sync');
   // A workspace has a few members and many leads: its users are read once, not joined to every page. A removed
   // member keeps their name; their address is theirs no more, and is not written.
-  const users = await db.selectFrom('users').select(['id', 'name', 'email']).where('workspace_id', '=', workspaceId).execute();
+  const users = await db.selectFrom('users').select(['id', 'name', 'email'])
+    .where('workspace_id', '=', workspaceId).execute();
   const owners = new Map(users.map((user) => [user.id, { name: user.name, email: user.email }]));
   let cursor: Cursor | null = null;
   let first = true;

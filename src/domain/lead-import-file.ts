@@ -10,7 +10,8 @@ import type { FieldError } from './errors.ts';
 import { LEAD_STATUSES } from './leads.ts';
 import { websiteUrl } from './validation.ts';
 import {
-  hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_LISTED_WARNINGS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS, matchColumns,
+  hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_LISTED_WARNINGS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS,
+  matchColumns,
   type ColumnMap, type ImportField,
 } from './lead-import-format.ts';
 import { fieldErrorsOf } from '../http/problem.ts';
@@ -356,7 +357,8 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
     else if (unknown.size < IMPORT_LISTED_WARNINGS) {
       unknown.set(shownValue, {
         field: 'status', value: shownValue, rows: 1,
-        message: `is not a lead status: imported as ${LEAD_STATUSES[0]} (with dedupe=email, an existing lead keeps its own); `
+        message: `is not a lead status: imported as ${LEAD_STATUSES[0]} `
+          + '(with dedupe=email, an existing lead keeps its own); '
           + `choose one with statusMap=${shownValue}:STATUS`,
       });
     }
@@ -448,5 +450,6 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
     fields[file.tentativeStatus] = null;
     unknown.clear();
   }
-  return rows.result(headers.map((header, index) => ({ header: shown(header), field: fields[index] ?? null })), [...unknown.values()]);
+  const columns = headers.map((header, index) => ({ header: shown(header), field: fields[index] ?? null }));
+  return rows.result(columns, [...unknown.values()]);
 }

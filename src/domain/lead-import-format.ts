@@ -31,7 +31,9 @@ const SYNONYMS: Record<ImportField, readonly string[]> = {
   // Apollo's "Email" and "Email 1"; Salesforce's and HubSpot's "Work Email".
   email: ['email', 'emailaddress', 'mail', 'workemail', 'email1', 'primaryemail', 'businessemail'],
   // Apollo's "Company Name for Emails" (after its "Company"), Salesforce's "Account Name".
-  companyName: ['company', 'companyname', 'organisation', 'organization', 'employer', 'companynameforemails', 'accountname'],
+  companyName: [
+    'company', 'companyname', 'organisation', 'organization', 'employer', 'companynameforemails', 'accountname',
+  ],
   companyWebsite: ['website', 'companywebsite', 'url', 'web', 'homepage', 'companyurl', 'websiteurl'],
   status: ['status', 'leadstatus'],
   assignedToUserId: ['assignedtouserid', 'assignedto', 'assignee'],
@@ -158,7 +160,8 @@ export function parseStatusMap(entries: readonly string[], statuses: readonly st
     const value = colon < 0 ? '' : entry.slice(0, colon).trim().toUpperCase();
     const status = colon < 0 ? '' : entry.slice(colon + 1).trim().toUpperCase();
     if (value === '' || !statuses.includes(status)) {
-      problems.push({ field: 'statusMap', message: `must be VALUE:STATUS, where STATUS is one of ${statuses.join(', ')}` });
+      const message = `must be VALUE:STATUS, where STATUS is one of ${statuses.join(', ')}`;
+      problems.push({ field: 'statusMap', message });
     } else if (Object.hasOwn(map, value)) {
       problems.push({ field: 'statusMap', message: `maps "${value}" more than once` });
     } else {

@@ -8,7 +8,9 @@ import { planEachTime } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import type { AuditDetails } from './audit.ts';
 import { AppError, invalid } from './errors.ts';
-import type { ImportColumn, ImportFileInput, ImportFileResult, ImportRowError, ImportWarning, ReadImport } from './lead-import-file.ts';
+import type {
+  ImportColumn, ImportFileInput, ImportFileResult, ImportRowError, ImportWarning, ReadImport,
+} from './lead-import-file.ts';
 import { parseColumnMap, parseStatusMap, type ColumnMap } from './lead-import-format.ts';
 import { LEAD_STATUSES } from './leads.ts';
 import { emitLeadsCreated } from './webhooks/events.ts';
@@ -46,14 +48,16 @@ export interface LeadImportResult {
  * before the file is read.
  */
 export function importFile(
-  format: ImportFile['format'], bytes: Uint8Array, mapEntries: readonly string[], statusMapEntries: readonly string[] = [],
+  format: ImportFile['format'], bytes: Uint8Array, mapEntries: readonly string[],
+  statusMapEntries: readonly string[] = [],
 ): ImportFile {
   const { map, problems } = parseColumnMap(mapEntries);
   if (problems.length > 0) throw new AppError('invalid_request', `The request is invalid: map ${problems[0]!.message}.`, { errors: problems });
   if (format === 'json' && mapEntries.length > 0) throw invalid('map', 'applies to CSV files only');
   const statuses = parseStatusMap(statusMapEntries, LEAD_STATUSES);
   if (statuses.problems.length > 0) {
-    throw new AppError('invalid_request', `The request is invalid: statusMap ${statuses.problems[0]!.message}.`, { errors: statuses.problems });
+    const message = `The request is invalid: statusMap ${statuses.problems[0]!.message}.`;
+    throw new AppError('invalid_request', message, { errors: statuses.problems });
   }
   // A JSON import is checked as POST /api/v1/leads checks a lead, and its status is the API's, never another CRM's.
   if (format === 'json' && statusMapEntries.length > 0) throw invalid('statusMap', 'applies to CSV files only');

@@ -102,7 +102,9 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(input.email !== undefined ? { email: input.email } : {}),
     ...(input.companyName !== undefined ? { company_name: input.companyName } : {}),
-    ...(input.companyWebsite !== undefined ? { company_website: input.companyWebsite && websiteUrl(input.companyWebsite) } : {}),
+    ...(input.companyWebsite !== undefined
+      ? { company_website: input.companyWebsite && websiteUrl(input.companyWebsite) }
+      : {}),
     ...(input.status !== undefined ? { status: input.status } : {}),
     ...(input.assignedToUserId !== undefined ? { assigned_to_user_id: input.assignedToUserId } : {}),
   };

@@ -86,8 +86,8 @@ const leadFields = {
   companyName: Nullable(Type.String({ maxLength: 200 })),
   companyWebsite: Nullable(Type.String({
     format: 'website', maxLength: 2048,
-    description: 'An absolute http or https URL, or a bare host (`www.example.com`, `example.com/about`), which is stored as '
-      + '`https://` and the host.',
+    description: 'An absolute http or https URL, or a bare host (`www.example.com`, `example.com/about`), which is '
+      + 'stored as `https://` and the host.',
   })),
   status: LeadStatus,
   assignedToUserId: Nullable(Type.String({ format: 'uuid', maxLength: 36, description: 'A user of the same workspace.' })),
@@ -149,9 +149,9 @@ export const LeadImportQuery = Type.Object({
   statusMap: Type.Optional(Type.Array(Type.String({ maxLength: 300 }), {
     maxItems: IMPORT_LISTED_WARNINGS,
     description: 'CSV only: read a status value of the file that is not a lead status as one, as `VALUE:STATUS` '
-      + '(`statusMap=Cold:DISCOVERY`, `statusMap=Contact in Future:CONTACTED`); VALUE is compared without case or surrounding '
-      + `spaces, and STATUS is one of ${LEAD_STATUSES.join(', ')}. Repeat for more values; an unknown value that is not mapped `
-      + 'gives the lead the default status, and a warning.',
+      + '(`statusMap=Cold:DISCOVERY`, `statusMap=Contact in Future:CONTACTED`); VALUE is compared without case or '
+      + `surrounding spaces, and STATUS is one of ${LEAD_STATUSES.join(', ')}. Repeat for more values; an unknown `
+      + 'value that is not mapped gives the lead the default status, and a warning.',
   })),
 });
 
@@ -180,11 +180,14 @@ export const LeadImportResult = Type.Object({
     field: Type.String({ maxLength: 100, description: 'The lead field: `status`.' }),
     value: Type.String({ maxLength: 200, description: 'The value as the file holds it (its first 200 characters).' }),
     rows: Int32({ minimum: 1, description: 'How many rows hold it.' }),
-    message: Type.String({ maxLength: MESSAGE_MAX, description: 'What the import did with those rows, and how to choose otherwise.' }),
+    message: Type.String({
+      maxLength: MESSAGE_MAX, description: 'What the import did with those rows, and how to choose otherwise.',
+    }),
   }), {
     maxItems: IMPORT_LISTED_WARNINGS,
     description: 'CSV: each distinct value the import could not read as written, once (the first '
-      + `${IMPORT_LISTED_WARNINGS}): a status that is not a lead status. Its rows were imported with the default status; `
+      + `${IMPORT_LISTED_WARNINGS}): a status that is not a lead status. Its rows were imported with the default `
+      + 'status; '
       + 'map it with `statusMap`. Empty for JSON, whose statuses are checked as `POST /api/v1/leads` checks them.',
   }),
   rows: Int32({ minimum: 0, description: 'Rows of leads read: created + updated + skipped. Blank rows are not counted.' }),

@@ -24,7 +24,8 @@ function withLeadrunFormats(ajv: Ajv): Ajv {
   const email = (value: string) => value.length > 254 || isEmail(value);
   ajv.addFormat('email', { type: 'string', validate: email });
   ajv.addFormat('idn-email', { type: 'string', validate: email });
-  ajv.addFormat('website', { type: 'string', validate: (value: string) => websiteProblem(value) === null && uri(websiteUrl(value)) });
+  const website = (value: string) => websiteProblem(value) === null && uri(websiteUrl(value));
+  ajv.addFormat('website', { type: 'string', validate: website });
   return ajv;
 }
 

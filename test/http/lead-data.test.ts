@@ -63,33 +63,40 @@ for (const kind of BACKENDS) {
       const { key } = await fresh();
       const bare = await createLead(t, key, { name: 'Kestrel', companyWebsite: 'www.kestrelfreight.nl' });
       assert.equal(bare.companyWebsite, 'https://www.kestrelfreight.nl');
-      const patched = await t.api('PATCH', `/api/v1/leads/${bare.id}`, { key, body: { companyWebsite: 'sato.example/about?x=1' } });
+      const patched = await t.api('PATCH', `/api/v1/leads/${bare.id}`, {
+        key, body: { companyWebsite: 'sato.example/about?x=1' },
+      });
       assert.equal(patched.status, 200, patched.text);
       assert.equal(patched.json.data.companyWebsite, 'https://sato.example/about?x=1');
       const kept = await createLead(t, key, { name: 'Kept', companyWebsite: 'http://plain.example:8080/' });
       assert.equal(kept.companyWebsite, 'http://plain.example:8080/');
       const port = await createLead(t, key, { name: 'Port', companyWebsite: 'sato.example:8080' });
       assert.equal(port.companyWebsite, 'https://sato.example:8080');
-      for (const companyWebsite of ['ftp://files.example', 'mailto:a@b.example', 'javascript:alert(1)', 'hello', 'localhost:3000',
-        'www.exa mple.com', '//example.com', 'https://', 'www.example.com\n']) {
+      for (const companyWebsite of [
+        'ftp://files.example', 'mailto:a@b.example', 'javascript:alert(1)', 'hello', 'localhost:3000',
+        'www.exa mple.com', '//example.com', 'https://', 'www.example.com\n',
+      ]) {
         const res = await t.api('POST', '/api/v1/leads', { key, body: { name: 'X', companyWebsite } });
         assertInvalid(res, ['companyWebsite'], companyWebsite);
         assert.match(messageOf(res, 'companyWebsite'), /must be an http or https URL, or a host name/);
       }
-      const csv = await importCsv(t, key, 'name,website\nSato,sato.example\nFtp,ftp://files.example\nWww,www.kestrelfreight.nl\n');
+      const csv = await importCsv(t, key,
+        'name,website\nSato,sato.example\nFtp,ftp://files.example\nWww,www.kestrelfreight.nl\n');
       assert.equal(csv.status, 200, csv.text);
-      assert.deepEqual(csv.json.errors.map((e: { row: number; field: string }) => [e.row, e.field]), [[3, 'companyWebsite']]);
-      const list = await t.api('GET', '/api/v1/leads?q=sato', { key });
-      assert.deepEqual(list.json.data.map((l: { companyWebsite: string }) => l.companyWebsite), ['https://sato.example']);
-      const www = await t.api('GET', '/api/v1/leads?q=www', { key });
-      assert.deepEqual(www.json.data.map((l: { companyWebsite: string }) => l.companyWebsite), ['https://www.kestrelfreight.nl']);
+      assert.deepEqual(csv.json.errors.map((e: { row: number; field: string }) => [e.row, e.field]),
+        [[3, 'companyWebsite']]);
+      const websites = async (q: string) => (await t.api('GET', `/api/v1/leads?q=${q}`, { key })).json.data
+        .map((l: { companyWebsite: string }) => l.companyWebsite);
+      assert.deepEqual(await websites('sato'), ['https://sato.example']);
+      assert.deepEqual(await websites('www'), ['https://www.kestrelfreight.nl']);
     });
 
-    it('takes internationalised addresses as written, and says what is wrong with one that is not an address', async () => {
+    it('takes internationalised addresses as written, and says what is wrong with one that is not one', async () => {
       const { key } = await fresh();
       const unicode = await createLead(t, key, { name: 'Müller', email: 'info@müller.de' });
       assert.equal(unicode.email, 'info@müller.de');
-      const res = await importCsv(t, key, 'name,email\nÖmer,ömer.nováková0@example.com\nNo At,omer.example.com\nNo Dot,a@b\n');
+      const res = await importCsv(t, key,
+        'name,email\nÖmer,ömer.nováková0@example.com\nNo At,omer.example.com\nNo Dot,a@b\n');
       assert.equal(res.status, 200, res.text);
       assert.equal(res.json.created, 1);
       assert.deepEqual(res.json.errors, [
@@ -107,9 +114,9 @@ for (const kind of BACKENDS) {
       const a = await fresh();
       const b = await fresh();
       const tricky = [
-        '=1+1', '+33 6 12 34 56 78', '-5 Ltd', '@handle', '  leading spaces', 'trailing spaces  ', 'Say "hello"', 'Comma, Inc',
-        'Line\nbreak', 'Carriage\r\nreturn', 'Zoë Ångström', '山田 太郎', 'Emoji 🚀 Co', "'quoted'", "'=already", '=HYPERLINK("x")',
-        ' ', '\t tabbed', 'semi;colon', 'Ünïcödé ümlaut',
+        '=1+1', '+33 6 12 34 56 78', '-5 Ltd', '@handle', '  leading spaces', 'trailing spaces  ', 'Say "hello"',
+        'Comma, Inc', 'Line\nbreak', 'Carriage\r\nreturn', 'Zoë Ångström', '山田 太郎', 'Emoji 🚀 Co', "'quoted'",
+        "'=already", '=HYPERLINK("x")', ' ', '\t tabbed', 'semi;colon', 'Ünïcödé ümlaut',
       ];
       for (const [i, text] of tricky.entries()) {
         await createLead(t, a.key, {
@@ -124,10 +131,12 @@ for (const kind of BACKENDS) {
       const res = await importCsv(t, b.key, csv);
       assert.equal(res.status, 200, res.text);
       assert.deepEqual([res.json.created, res.json.skipped], [20, 0], res.text);
-      const ignored = res.json.columns.filter((c: { field: string | null }) => c.field === null).map((c: { header: string }) => c.header);
-      assert.deepEqual(ignored, ['createdAt', 'updatedAt', 'ownerName', 'ownerEmail', 'lastContactedAt', 'lastReplyAt']);
-      const fields = (lead: Record<string, unknown>) =>
-        [lead.name, lead.email, lead.companyName, lead.companyWebsite, lead.status].map((v) => JSON.stringify(v)).join(' ');
+      const ignored = res.json.columns.filter((c: { field: string | null }) => c.field === null)
+        .map((c: { header: string }) => c.header);
+      assert.deepEqual(ignored,
+        ['createdAt', 'updatedAt', 'ownerName', 'ownerEmail', 'lastContactedAt', 'lastReplyAt']);
+      const fields = (lead: Record<string, unknown>) => [lead.name, lead.email, lead.companyName, lead.companyWebsite,
+        lead.status].map((v) => JSON.stringify(v)).join(' ');
       const listed = async (key: string) =>
         (await t.api('GET', '/api/v1/leads?limit=100', { key })).json.data.map(fields).sort();
       assert.deepEqual(await listed(b.key), await listed(a.key));
@@ -136,61 +145,75 @@ for (const kind of BACKENDS) {
     it('exports the owner, the last contact and the last reply, as the leads table shows them', async () => {
       const a = await fresh();
       const lead = await createLead(t, a.key, { name: 'Owned', assignedToUserId: a.adminUserId });
-      const owner = await t.deps.db.selectFrom('users').select(['name', 'email']).where('id', '=', a.adminUserId).executeTakeFirstOrThrow();
+      const owner = await t.deps.db.selectFrom('users').select(['name', 'email']).where('id', '=', a.adminUserId)
+        .executeTakeFirstOrThrow();
       await t.deps.db.updateTable('leads').set({ last_contacted_at: new Date('2026-01-02T03:04:05.006Z') })
         .where('id', '=', lead.id).execute();
-      const csv = await (await fetch(`${t.url}/api/v1/leads/export`, { headers: { authorization: `Bearer ${a.key}` } })).text();
+      const exported = await fetch(`${t.url}/api/v1/leads/export`, { headers: { authorization: `Bearer ${a.key}` } });
+      const csv = await exported.text();
       const row = csv.split('\r\n')[1]!;
       assert.ok(row.endsWith(`,${owner.name ?? ''},${owner.email ?? ''},2026-01-02T03:04:05.006Z,`), row);
     });
 
-    it("imports an Apollo export: its Stage is not a status, its headers are read, LinkedIn is not the website", async () => {
+    it("imports an Apollo export: its Stage is no status, its headers are read, LinkedIn is no website", async () => {
       const { key } = await fresh();
       const res = await importCsv(t, key, fixture('apollo-contacts.csv'));
       assert.equal(res.status, 200, res.text);
       assert.deepEqual([res.json.created, res.json.skipped, res.json.warnings], [12, 0, []], res.text);
       const field = (header: string) => res.json.columns.find((c: { header: string }) => c.header === header).field;
-      assert.deepEqual(['First Name', 'Last Name', 'Company', 'Company Name for Emails', 'Email', 'Stage', 'Person Linkedin Url', 'Website']
-        .map(field), ['firstName', 'lastName', 'companyName', null, 'email', null, null, 'companyWebsite']);
+      const headers = [
+        'First Name', 'Last Name', 'Company', 'Company Name for Emails', 'Email', 'Stage', 'Person Linkedin Url',
+        'Website',
+      ];
+      assert.deepEqual(headers.map(field),
+        ['firstName', 'lastName', 'companyName', null, 'email', null, null, 'companyWebsite']);
       const leads = (await t.api('GET', '/api/v1/leads?limit=100', { key })).json.data;
       assert.ok(leads.every((l: { status: string }) => l.status === 'DISCOVERY'));
       const sato = leads.find((l: { name: string }) => l.name === 'Kenji Sato');
-      assert.deepEqual([sato.email, sato.companyName, sato.companyWebsite], ['kenji@sato.example', 'Sato Robotics', 'https://sato.example']);
+      assert.deepEqual([sato.email, sato.companyName, sato.companyWebsite],
+        ['kenji@sato.example', 'Sato Robotics', 'https://sato.example']);
     });
 
-    it('imports a Salesforce export with unknown statuses as the default, a warning per value, and statusMap', async () => {
+    it('imports a Salesforce export: unknown statuses as the default, a warning per value, and statusMap', async () => {
       const { key } = await fresh();
       const csv = fixture('salesforce-leads.csv');
       const res = await importCsv(t, key, csv, '?dryRun=true');
       assert.equal(res.status, 200, res.text);
       assert.deepEqual([res.json.created, res.json.skipped], [12, 0], res.text);
-      assert.deepEqual(res.json.warnings.map((w: { field: string; value: string; rows: number }) => [w.field, w.value, w.rows]), [
+      const warned = res.json.warnings
+        .map((w: { field: string; value: string; rows: number }) => [w.field, w.value, w.rows]);
+      assert.deepEqual(warned, [
         ['status', 'Open - Not Contacted', 2], ['status', 'Working - Contacted', 2], ['status', 'Contact in Future', 2],
         ['status', 'Closed - Not Converted', 1], ['status', 'SENT', 2], ['status', 'Closed - Converted', 1],
       ]);
       assert.match(res.json.warnings[0].message, /statusMap=Open - Not Contacted:STATUS/);
       const mapped = await importCsv(t, key, csv,
-        `?statusMap=${encodeURIComponent('contact in future:CONTACTED')}&statusMap=SENT:contacted&statusMap=${encodeURIComponent('Closed - Converted:WON')}`);
+        `?statusMap=${encodeURIComponent('contact in future:CONTACTED')}&statusMap=SENT:contacted`
+        + `&statusMap=${encodeURIComponent('Closed - Converted:WON')}`);
       assert.equal(mapped.status, 200, mapped.text);
-      assert.deepEqual(mapped.json.warnings.map((w: { value: string }) => w.value), ['Open - Not Contacted', 'Working - Contacted', 'Closed - Not Converted']);
+      assert.deepEqual(mapped.json.warnings.map((w: { value: string }) => w.value),
+        ['Open - Not Contacted', 'Working - Contacted', 'Closed - Not Converted']);
       const leads = (await t.api('GET', '/api/v1/leads?limit=100', { key })).json.data;
       const statusOf = (name: string) => leads.find((l: { name: string }) => l.name === name).status;
-      assert.deepEqual(['Olivia Brown', 'Aiko Tanaka', 'Ravi Patel', 'Mateo López', 'Felix Wagner', 'Hanna Schmidt'].map(statusOf),
-        ['CONTACTED', 'CONTACTED', 'WON', 'QUALIFIED', 'WON', 'DISCOVERY']);
+      const names = ['Olivia Brown', 'Aiko Tanaka', 'Ravi Patel', 'Mateo López', 'Felix Wagner', 'Hanna Schmidt'];
+      assert.deepEqual(names.map(statusOf), ['CONTACTED', 'CONTACTED', 'WON', 'QUALIFIED', 'WON', 'DISCOVERY']);
       const hanna = leads.find((l: { name: string }) => l.name === 'Hanna Schmidt');
       assert.deepEqual([hanna.email, hanna.companyName, hanna.companyWebsite],
-        ['hanna.schmidt@mueller-maschinenbau.example', 'Müller Maschinenbau GmbH', 'https://www.mueller-maschinenbau.example']);
+        ['hanna.schmidt@mueller-maschinenbau.example', 'Müller Maschinenbau GmbH',
+          'https://www.mueller-maschinenbau.example']);
       const bad = await importCsv(t, key, csv, '?statusMap=Cold:HOT');
       assertInvalid(bad, ['statusMap']);
       const json = await t.api('POST', `${IMPORT}?statusMap=Cold:DISCOVERY`, { key, body: { leads: [{ name: 'X' }] } });
       assertInvalid(json, ['statusMap']);
     });
 
-    it('reads a Stage column whose values are statuses as the status, and the usual e-mail and company headers', async () => {
+    it('reads a Stage column of statuses as the status, and more e-mail and company headers', async () => {
       const { key } = await fresh();
-      const res = await importCsv(t, key, 'Name,Email 1,Account Name,Stage\nA,a@example.com,Acme,Qualified\nB,b@example.com,Beta,Cold\n');
+      const res = await importCsv(t, key,
+        'Name,Email 1,Account Name,Stage\nA,a@example.com,Acme,Qualified\nB,b@example.com,Beta,Cold\n');
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.json.columns.map((c: { field: string }) => c.field), ['name', 'email', 'companyName', 'status']);
+      const fields = res.json.columns.map((c: { field: string }) => c.field);
+      assert.deepEqual(fields, ['name', 'email', 'companyName', 'status']);
       assert.deepEqual(res.json.warnings.map((w: { value: string }) => w.value), ['Cold']);
     });
   });

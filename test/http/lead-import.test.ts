@@ -43,7 +43,8 @@ const errorPlaces = (res: ApiResponse) => res.json.errors.map((e: { row: number;
 
 function assertOk(res: ApiResponse, context = ''): void {
   assert.equal(res.status, 200, `${context} ${res.text.slice(0, 500)}`);
-  assert.deepEqual(Object.keys(res.json).sort(), ['columns', 'created', 'dryRun', 'errorCount', 'errors', 'rows', 'skipped', 'updated', 'warnings']);
+  assert.deepEqual(Object.keys(res.json).sort(),
+    ['columns', 'created', 'dryRun', 'errorCount', 'errors', 'rows', 'skipped', 'updated', 'warnings']);
   assert.equal(res.json.created + res.json.updated + res.json.skipped, res.json.rows, 'every row is counted once');
 }
 
@@ -604,7 +605,8 @@ for (const kind of BACKENDS) {
       assert.equal(entry.source, 'api');
       assert.ok(entry.key_id);
       assert.deepEqual([entry.target_type, entry.target_id], [null, null]);
-      assert.deepEqual(entry.details, { format: 'csv', rows: 7, created: 4, updated: 0, skipped: 3, dedupe: 'email', dryRun: false });
+      assert.deepEqual(entry.details,
+        { format: 'csv', rows: 7, created: 4, updated: 0, skipped: 3, dedupe: 'email', dryRun: false });
       const stored = JSON.stringify(entry);
       for (const personal of ['Ada', 'Lovelace', 'analytical', 'Navy', 'linus', 'not-an-email', 'Full Name']) {
         assert.ok(!stored.includes(personal), `the audit entry holds no "${personal}"`);

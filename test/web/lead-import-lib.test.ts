@@ -8,8 +8,8 @@ import { readCsvRecords } from '../../src/domain/csv-records.ts';
 import { readImportFile, type ReadImport } from '../../src/domain/lead-import-file.ts';
 import { IMPORT_FIELDS, parseColumnMap, type ImportField } from '../../src/domain/lead-import-format.ts';
 import {
-  badRowsFile, chooseField, formatBytes, formatOf, groupByRow, initialFields, isUtf8Start, mapEntries, mappingProblem, matchColumns,
-  pickRows, previewCsv, refusalOf,
+  badRowsFile, chooseField, formatBytes, formatOf, groupByRow, initialFields, isUtf8Start, mapEntries, mappingProblem,
+  matchColumns, pickRows, previewCsv, refusalOf,
 } from '../../web/src/lib/leadImport.ts';
 
 const encoder = new TextEncoder();

@@ -14,7 +14,10 @@ import { launchBrowser, type TestBrowser } from './browser.ts';
 const ROWS = 2_000;
 /** Lead i is on spreadsheet row i + 1 (the header is row 1); a cell over two lines leaves it one row. */
 const BROKEN: Record<number, { cells: string[]; problem: string }> = {
-  500: { cells: ['Lead 500', 'not-an-email', 'Acme 500', 'https://acme500.example', '555-0500', ''], problem: 'E-mail must be an e-mail address: no @' },
+  500: {
+    cells: ['Lead 500', 'not-an-email', 'Acme 500', 'https://acme500.example', '555-0500', ''],
+    problem: 'E-mail must be an e-mail address: no @',
+  },
   1200: { cells: ['', 'lead1200@example.com', 'Acme 1200', 'https://acme1200.example', '555-1200', ''], problem: 'Name (column “Full Name”) is required' },
   1800: {
     cells: ['Lead 1800', 'lead1800@example.com', 'Acme 1800', 'ftp://files.acme1800.example', '555-1800', ''],
@@ -184,10 +187,12 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     assert.equal(await count(), ROWS - 3 + 2);
   });
 
-  it("offers a status for each of another CRM's status values a check finds, and sends the choice as statusMap", async () => {
+  it("offers a status for each of another CRM's status values a check finds, sent as statusMap", async () => {
     await page.goto(`${server.url}/leads/import`);
-    const csv = 'Name,Email,Lead Status\nAnn Crm,ann@crm.example,Cold\nBo Crm,bo@crm.example,Contact in Future\nCy Crm,cy@crm.example,Cold\n';
-    await page.locator('input[type="file"]').setInputFiles({ name: 'crm.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    const csv = 'Name,Email,Lead Status\nAnn Crm,ann@crm.example,Cold\nBo Crm,bo@crm.example,Contact in Future\n'
+      + 'Cy Crm,cy@crm.example,Cold\n';
+    await page.locator('input[type="file"]')
+      .setInputFiles({ name: 'crm.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await page.getByRole('button', { name: 'Check file' }).click();
     await page.getByText('The file was checked; nothing was written').waitFor();
     await page.getByText('Some values were not read as written').waitFor();
@@ -196,9 +201,14 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     await page.getByLabel('Contact in Future', { exact: true }).selectOption('QUALIFIED');
     await page.getByRole('button', { name: 'Import', exact: true }).click();
     await page.getByText('The file was imported').waitFor();
-    assert.deepEqual(new URL(imports.at(-1)!).searchParams.getAll('statusMap').sort(), ['COLD:CONTACTED', 'CONTACT IN FUTURE:QUALIFIED']);
-    const leads = (await client.ok('GET', '/api/v1/leads?q=crm.example&limit=100')).data as Array<{ name: string; status: string }>;
-    assert.deepEqual(leads.map((l) => [l.name, l.status]).sort(), [['Ann Crm', 'CONTACTED'], ['Bo Crm', 'QUALIFIED'], ['Cy Crm', 'CONTACTED']]);
+    assert.deepEqual(new URL(imports.at(-1)!).searchParams.getAll('statusMap').sort(),
+      ['COLD:CONTACTED', 'CONTACT IN FUTURE:QUALIFIED']);
+    const leads = (await client.ok('GET', '/api/v1/leads?q=crm.example&limit=100')).data as Array<{
+      name: string;
+      status: string;
+    }>;
+    assert.deepEqual(leads.map((l) => [l.name, l.status]).sort(),
+      [['Ann Crm', 'CONTACTED'], ['Bo Crm', 'QUALIFIED'], ['Cy Crm', 'CONTACTED']]);
     assert.deepEqual(consoleErrors, []);
   });
 

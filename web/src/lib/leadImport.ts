@@ -97,7 +97,8 @@ export interface CsvPreview {
 export function initialFields(preview: CsvPreview, statuses: readonly string[]): Array<ImportField | null> {
   const { fields, tentativeStatus } = matchColumns(preview.headers);
   if (tentativeStatus === null) return fields;
-  const known = preview.rows.some(({ cells }) => statuses.includes((cells[tentativeStatus] ?? '').trim().toUpperCase()));
+  const isStatus = (cell: string | undefined) => statuses.includes((cell ?? '').trim().toUpperCase());
+  const known = preview.rows.some(({ cells }) => isStatus(cells[tentativeStatus]));
   return known ? fields : fields.map((field, index) => (index === tentativeStatus ? null : field));
 }
 

@@ -28,7 +28,8 @@ interface LeadValues {
 const optional = (text: string) => (text.trim() ? text.trim() : null);
 // The server's rule (src/domain/validation.ts), checked before sending, in the words the server would use; the other
 // fields are checked by the server alone, whose 400 names each field.
-const checkLead = (values: LeadValues): Record<string, string> => (isBlank(values.name) ? { name: fieldMessage(BLANK_MESSAGE) } : {});
+const checkLead = (values: LeadValues): Record<string, string> =>
+  (isBlank(values.name) ? { name: fieldMessage(BLANK_MESSAGE) } : {});
 
 function LeadFields({ id, values, setValues, errors, formRef, onSubmit }: {
   id: string;
@@ -63,9 +64,18 @@ function LeadFields({ id, values, setValues, errors, formRef, onSubmit }: {
           )}
         </Field>
       </div>
-      <Field label="Company website" error={errors.fields.companyWebsite} optional hint="The address research starts from, e.g. www.example.com">
-        {/* Text rather than type=url: a browser's url field refuses www.example.com, which leadrun takes as https://www.example.com. */}
-        {(p) => <input {...p} className="input" type="text" inputMode="url" value={values.companyWebsite} onChange={change('companyWebsite')} autoComplete="off" placeholder="www.example.com" />}
+      <Field
+        label="Company website" error={errors.fields.companyWebsite} optional
+        hint="The address research starts from, e.g. www.example.com"
+      >
+        {/* Text rather than type=url: a browser's url field refuses www.example.com, which leadrun stores as
+            https://www.example.com. */}
+        {(p) => (
+          <input
+            {...p} className="input" type="text" inputMode="url" value={values.companyWebsite}
+            onChange={change('companyWebsite')} autoComplete="off" placeholder="www.example.com"
+          />
+        )}
       </Field>
       <Field label="Owner" error={errors.fields.assignedToUserId} hint="The member who works on this lead.">
         {(p) => (

@@ -182,8 +182,12 @@ export function LeadImportPage() {
       ({ body: result } = await upload('/api/v1/leads/import', chosen.file, {
         contentType: chosen.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json',
         query: {
-          dryRun, dedupe: dedupe ? 'email' : undefined, map: chosen.format === 'csv' ? mapEntries(headers, fields) : undefined,
-          statusMap: chosen.format === 'csv' ? Object.entries(statusMap).map(([value, status]) => `${value}:${status}`) : undefined,
+          dryRun,
+          dedupe: dedupe ? 'email' : undefined,
+          map: chosen.format === 'csv' ? mapEntries(headers, fields) : undefined,
+          statusMap: chosen.format === 'csv'
+            ? Object.entries(statusMap).map(([value, status]) => `${value}:${status}`)
+            : undefined,
         },
         signal: controller.signal,
         onProgress: (sent, total) => setProgress({ dryRun, sent, total, uploaded: sent >= total }),
@@ -200,7 +204,8 @@ export function LeadImportPage() {
     const unknown = result.warnings.filter((w) => w.field === 'status');
     if (unknown.length > 0) {
       setUnknownStatuses((known) => [
-        ...known, ...unknown.filter((w) => !known.some((k) => k.value === w.value)).map(({ value, rows }) => ({ value, rows })),
+        ...known,
+        ...unknown.filter((w) => !known.some((k) => k.value === w.value)).map(({ value, rows }) => ({ value, rows })),
       ]);
     }
     if (result.errors.length === 0) return;
@@ -300,8 +305,8 @@ export function LeadImportPage() {
       {chosen?.csv && !chosen.problem && unknownStatuses.length > 0 && !imported && (
         <Card title="Statuses" titleId="import-statuses-title">
           <p className="import-lead-in">
-            These values of the status column are not lead statuses. Their rows are imported as {LEAD_STATUS_LABEL.DISCOVERY}
-            {' '}unless you choose a status for them.
+            These values of the status column are not lead statuses. Their rows are imported as
+            {' '}{LEAD_STATUS_LABEL.DISCOVERY} unless you choose a status for them.
           </p>
           <div className="import-mapping">
             {unknownStatuses.map(({ value, rows }, index) => {
@@ -326,7 +331,9 @@ export function LeadImportPage() {
                     }}
                   >
                     <option value="">Default ({LEAD_STATUS_LABEL.DISCOVERY})</option>
-                    {LEAD_STATUSES.map((status) => <option key={status} value={status}>{LEAD_STATUS_LABEL[status]}</option>)}
+                    {LEAD_STATUSES.map((status) => (
+                      <option key={status} value={status}>{LEAD_STATUS_LABEL[status]}</option>
+                    ))}
                   </select>
                 </div>
               );
@@ -509,7 +516,8 @@ function ResultView({ outcome, chosen, fields }: { outcome: Outcome; chosen: Cho
           <ul className="import-problems">
             {result.warnings.map((w) => (
               <li key={`${w.field}:${w.value}`}>
-                <strong>{fieldLabel(w.field)}</strong> “{w.value}” ({plural(w.rows, 'row')}) {w.message.replace(/; choose one with .*$/, '')}
+                <strong>{fieldLabel(w.field)}</strong> “{w.value}” ({plural(w.rows, 'row')})
+                {' '}{w.message.replace(/; choose one with .*$/, '')}
                 {result.dryRun && w.field === 'status' ? '; choose a status for it under Statuses above.' : '.'}
               </li>
             ))}
