@@ -221,7 +221,8 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     words: 'leads import',
-    usage: 'leadrun leads import FILE --workspace ID|NAME [--dedupe email] [--dry-run] [--map FIELD:COLUMN]... [--json]',
+    usage: 'leadrun leads import FILE --workspace ID|NAME [--dedupe email] [--dry-run] [--map FIELD:COLUMN]... '
+      + '[--status-map VALUE:STATUS]... [--json]',
     about: 'Imports a CSV file (a header row, then a row per lead) or a JSON file ({"leads": […]}, named *.json) of\n'
       + 'leads, as POST /api/v1/leads/import does: valid rows are written in one transaction, invalid rows are\n'
       + 'reported and skipped.',
@@ -231,6 +232,11 @@ export const COMMANDS: CommandSpec[] = [
       { flag: '--dedupe email', meaning: 'update the lead with the same e-mail (any case) instead of creating a second' },
       { flag: '--dry-run', meaning: 'check the file and count, write nothing' },
       { flag: '--map FIELD:COLUMN', meaning: 'read a field from the column with that header, e.g. --map "email:Work E-mail" (repeatable)', repeatable: true },
+      {
+        flag: '--status-map VALUE:STATUS',
+        meaning: 'read a status value that is not a lead status as one, e.g. --status-map Cold:DISCOVERY (repeatable)',
+        repeatable: true,
+      },
       JSON_OPTION,
     ],
     build: (args) => {
@@ -240,6 +246,7 @@ export const COMMANDS: CommandSpec[] = [
       const dedupe = args.values.dedupe;
       if (dedupe !== undefined && dedupe !== 'email') throw new UsageError('--dedupe takes one value: email');
       const map = args.values.map;
+      const statusMap = args.values['status-map'];
       return admin({
         command: 'leads.import',
         workspace,
@@ -248,6 +255,7 @@ export const COMMANDS: CommandSpec[] = [
         dedupe: dedupe ?? null,
         dryRun: args.values['dry-run'] === true,
         map: Array.isArray(map) ? map : [],
+        statusMap: Array.isArray(statusMap) ? statusMap : [],
       });
     },
     human: (result: LeadImportResult) => humanImport(result),

@@ -85,6 +85,16 @@ describe('leadrun leads import on PostgreSQL', () => {
     assert.deepEqual((await leads()).map((l) => [l.name, l.company_name]), [['Ada King', 'Analytical; Engines'], ['Grace\r\nHopper', 'Navy'], ['Linus', null]]);
   });
 
+  it('--status-map reads another CRM\'s status as a lead status; the others get the default and a warning', async () => {
+    const csv = file('statuses.csv', 'Name,Lead Status\nCold One,Cold\nFuture One,Contact in Future\n');
+    const result = await leadrunJson(
+      ['leads', 'import', csv, '--workspace', workspaceId, '--status-map', 'Cold:CONTACTED', '--json'], env);
+    assert.deepEqual(result.warnings.map((w: { value: string; rows: number }) => [w.value, w.rows]), [['Contact in Future', 1]]);
+    const { rows } = await client.query(
+      "SELECT name, status FROM leads WHERE workspace_id = $1 AND name LIKE '% One' ORDER BY name", [workspaceId]);
+    assert.deepEqual(rows.map((l) => [l.name, l.status]), [['Cold One', 'CONTACTED'], ['Future One', 'DISCOVERY']]);
+  });
+
   it('--map reads a field from the column of your choice', async () => {
     const csv = file('mapped.csv', 'Contact,Work E-mail\nMapped Person,mapped@x.example\n');
     const result = await leadrunJson(['leads', 'import', csv, '--workspace', workspaceId, '--map', 'name:Contact', '--map', 'email:Work E-mail', '--json'], env);
