@@ -349,13 +349,15 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
     statuses: number;
   } = { headers: null, fields: [], read: [], records: 0, tentativeStatus: null, statuses: 0 };
   const statusMap = input.statusMap ?? {};
+  // Keyed by the value in upper case, as statusMap matches it: "Cold" and "COLD" are one value, shown as first met.
   const unknown = new Map<string, ImportWarning>();
   const unknownStatus = (value: string) => {
-    const shownValue = shown(value);
-    const known = unknown.get(shownValue);
+    const key = value.toUpperCase();
+    const known = unknown.get(key);
     if (known) known.rows += 1;
     else if (unknown.size < IMPORT_LISTED_WARNINGS) {
-      unknown.set(shownValue, {
+      const shownValue = shown(value);
+      unknown.set(key, {
         field: 'status', value: shownValue, rows: 1,
         message: `is not a lead status: imported as ${LEAD_STATUSES[0]} `
           + '(with dedupe=email, an existing lead keeps its own); '

@@ -210,11 +210,11 @@ for (const kind of BACKENDS) {
     it('reads a Stage column of statuses as the status, and more e-mail and company headers', async () => {
       const { key } = await fresh();
       const res = await importCsv(t, key,
-        'Name,Email 1,Account Name,Stage\nA,a@example.com,Acme,Qualified\nB,b@example.com,Beta,Cold\n');
+        'Name,Email 1,Account Name,Stage\nA,a@example.com,Acme,Qualified\nB,b@example.com,Beta,Cold\nC,,,COLD\n');
       assert.equal(res.status, 200, res.text);
       const fields = res.json.columns.map((c: { field: string }) => c.field);
       assert.deepEqual(fields, ['name', 'email', 'companyName', 'status']);
-      assert.deepEqual(res.json.warnings.map((w: { value: string }) => w.value), ['Cold']);
+      assert.deepEqual(res.json.warnings.map((w: { value: string; rows: number }) => [w.value, w.rows]), [['Cold', 2]]);
     });
   });
 }
