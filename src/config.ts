@@ -1,5 +1,6 @@
 // Environment → a typed, validated Config. A bad value stops the program with one line naming the variable.
 import path from 'node:path';
+import { emailProblem } from './domain/validation.ts';
 
 export interface Config {
   port: number;
@@ -97,7 +98,6 @@ function boolean(env: Env, name: string): boolean {
   throw new ConfigError(name, `must be true or false (got "${raw}")`);
 }
 
-const ADDRESS = /^[^\s@<>",;]+@[^\s@<>",;]+\.[^\s@<>",;]+$/;
 
 /** MAIL_FROM: `Name <address>`, `"Name" <address>` or a bare address. */
 function mailFrom(env: Env): Config['mailFrom'] {
@@ -106,7 +106,10 @@ function mailFrom(env: Env): Config['mailFrom'] {
   const named = /^\s*"?([^"<>]*?)"?\s*<([^<>]+)>\s*$/.exec(raw);
   const name = named ? named[1]!.trim() || null : null;
   const address = (named ? named[2]! : raw).trim();
-  if (!ADDRESS.test(address)) throw new ConfigError('MAIL_FROM', `must be an e-mail address or "Name <address>" (got "${raw}")`);
+  const problem = emailProblem(address);
+  if (problem) {
+    throw new ConfigError('MAIL_FROM', `must be an e-mail address or "Name <address>" (got "${raw}"; ${problem})`);
+  }
   return { name, address };
 }
 

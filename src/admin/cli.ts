@@ -229,7 +229,8 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     words: 'leads import',
-    usage: 'leadrun leads import FILE --workspace ID|NAME [--dedupe email] [--dry-run] [--map FIELD:COLUMN]... [--json]',
+    usage: 'leadrun leads import FILE --workspace ID|NAME [--dedupe email] [--dry-run] [--map FIELD:COLUMN]... '
+      + '[--status-map VALUE:STATUS]... [--json]',
     about: 'Imports a CSV file (a header row, then a row per lead) or a JSON file ({"leads": […]}, named *.json) of\n'
       + 'leads, as POST /api/v1/leads/import does: valid rows are written in one transaction, invalid rows are\n'
       + 'reported and skipped.',
@@ -239,6 +240,11 @@ export const COMMANDS: CommandSpec[] = [
       { flag: '--dedupe email', meaning: 'update the lead with the same e-mail (any case) instead of creating a second' },
       { flag: '--dry-run', meaning: 'check the file and count, write nothing' },
       { flag: '--map FIELD:COLUMN', meaning: 'read a field from the column with that header, e.g. --map "email:Work E-mail" (repeatable)', repeatable: true },
+      {
+        flag: '--status-map VALUE:STATUS',
+        meaning: 'read a status value that is not a lead status as one, e.g. --status-map Cold:DISCOVERY (repeatable)',
+        repeatable: true,
+      },
       JSON_OPTION,
     ],
     build: (args) => {
@@ -248,6 +254,7 @@ export const COMMANDS: CommandSpec[] = [
       const dedupe = args.values.dedupe;
       if (dedupe !== undefined && dedupe !== 'email') throw new UsageError('--dedupe takes one value: email');
       const map = args.values.map;
+      const statusMap = args.values['status-map'];
       return admin({
         command: 'leads.import',
         workspace,
@@ -256,6 +263,7 @@ export const COMMANDS: CommandSpec[] = [
         dedupe: dedupe ?? null,
         dryRun: args.values['dry-run'] === true,
         map: Array.isArray(map) ? map : [],
+        statusMap: Array.isArray(statusMap) ? statusMap : [],
       });
     },
     human: (result: LeadImportResult) => humanImport(result),
@@ -324,6 +332,9 @@ function humanImport(result: LeadImportResult): string {
     + `${result.dryRun ? 'update' : 'updated'} ${result.updated}, skipped ${result.skipped} of ${result.rows} rows.`];
   const ignored = (result.columns ?? []).filter((c) => c.field === null).map((c) => printable(c.header));
   if (ignored.length > 0) lines.push(`Ignored columns: ${ignored.join(', ')}`);
+  for (const w of result.warnings) {
+    lines.push(`  ${w.rows} row(s) with ${printable(w.field)} "${printable(w.value)}": ${printable(w.message)}`);
+  }
   for (const e of result.errors.slice(0, 20)) lines.push(`  row ${e.row}: ${printable(e.field)} ${printable(e.message)}`);
   if (result.errorCount > 20) lines.push(`  … and ${result.errorCount - 20} more (--json lists up to ${result.errors.length})`);
   return lines.join('\n');

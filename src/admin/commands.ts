@@ -35,6 +35,8 @@ export type AdminCommand =
     dedupe: 'email' | null;
     dryRun: boolean;
     map: string[];
+    /** `VALUE:STATUS` entries: a status value of the file read as a lead status (absent from an older client). */
+    statusMap?: string[];
   }
   | { command: 'webhook.create'; workspace: string; url: string; events: string[]; description?: string | null }
   | { command: 'migrate' };
@@ -155,7 +157,7 @@ export async function runAdminCommand(deps: AdminDeps, input: AdminCommand): Pro
 
     case 'leads.import': {
       const workspace = await resolveWorkspace(db, input.workspace);
-      const file = importFile(input.format, Buffer.from(input.content, 'base64'), input.map);
+      const file = importFile(input.format, Buffer.from(input.content, 'base64'), input.map, input.statusMap ?? []);
       const options = { dedupe: input.dedupe, dryRun: input.dryRun };
       const rows = await readLeadImport(db, workspace.id, file, options, importReader(deps.cpu ?? null));
       return db.transaction().execute(async (trx) => {

@@ -7,8 +7,11 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { CsvError } from 'csv-parse';
 import { CELLS_SPLIT, csvDelimiterOf, type CsvRecord, holdsText, isCsvError, readCsvRecords, rowOfCsvError } from './csv-records.ts';
 import type { FieldError } from './errors.ts';
+import { LEAD_STATUSES } from './leads.ts';
+import { websiteUrl } from './validation.ts';
 import {
-  hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS, matchColumns,
+  hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_LISTED_WARNINGS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS,
+  matchColumns,
   type ColumnMap, type ImportField,
 } from './lead-import-format.ts';
 import { fieldErrorsOf } from '../http/problem.ts';
@@ -20,6 +23,8 @@ export interface ImportFileInput {
   bytes: Uint8Array;
   /** The explicit column mapping (CSV). */
   map: ColumnMap;
+  /** CSV: the status each unknown status value is read as, keyed by the value in upper case (`statusMap`). */
+  statusMap?: Record<string, string>;
   /** With `dedupe=email`, the rows with one e-mail become one lead. */
   dedupe: boolean;
   /** The ids of the workspace's users: a row's assignedToUserId must be one of them. */
@@ -29,6 +34,14 @@ export interface ImportFileInput {
 export interface ImportRowError {
   row: number;
   field: string;
+  message: string;
+}
+
+/** A value the import read other than as written: each distinct one once, with how many rows hold it. */
+export interface ImportWarning {
+  field: string;
+  value: string;
+  rows: number;
   message: string;
 }
 
@@ -46,6 +59,7 @@ export interface ReadImport {
   /** The first IMPORT_LISTED_ERRORS errors, in row order. */
   errors: ImportRowError[];
   errorCount: number;
+  warnings: ImportWarning[];
   columns: ImportColumn[] | null;
   /**
    * The valid rows as JSON arrays of lead records (IMPORT_WRITE_BATCH in each) in the database's column names,
@@ -83,6 +97,22 @@ export interface LeadRecord {
 const COLUMN_OF = {
   name: 'name', email: 'email', companyName: 'company_name', companyWebsite: 'company_website', status: 'status', assignedToUserId: 'assigned_to_user_id',
 } as const satisfies Partial<Record<ImportField, keyof LeadRecord>>;
+
+const STATUSES: ReadonlySet<string> = new Set(LEAD_STATUSES);
+
+/** The fields whose cells are read as written; the others are trimmed. */
+const KEPT_AS_WRITTEN: ReadonlySet<ImportField> = new Set(['name', 'companyName']);
+
+// What a spreadsheet would run as a formula, which an export (leadrun's, with csv-stringify's escape_formulas, and
+// others') writes with an apostrophe before it. Read back, the apostrophe goes: "'=1+1" was "=1+1" before export.
+// leadrun's export also puts one before a cell that is apostrophes and then one of these ("'=x" is written "''=x"),
+// so that what it writes reads back as it was.
+const ESCAPED_FORMULA = /^'+[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
+
+/** A cell as it was before an export defused it. */
+function unescapedCell(cell: string): string {
+  return ESCAPED_FORMULA.test(cell) ? cell.slice(1) : cell;
+}
 
 // The NUL character cannot be stored in PostgreSQL text; POST /api/v1/leads refuses it with these words.
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
@@ -186,6 +216,8 @@ class Rows {
       (record as unknown as Record<string, string | null>)[column] = typeof value === 'string' ? value.toWellFormed() : value;
     }
     if (record.assigned_to_user_id) record.assigned_to_user_id = record.assigned_to_user_id.toLowerCase();
+    // A bare host (www.example.com) is stored as the API stores it: https:// and the host.
+    if (record.company_website) record.company_website = websiteUrl(record.company_website);
     const key = this.#dedupe && typeof record.email === 'string' ? record.email.toLowerCase() : null;
     const earlier = key === null ? undefined : this.#byKey.get(key);
     if (earlier) {
@@ -200,13 +232,14 @@ class Rows {
     this.#records.push(record);
   }
 
-  result(columns: ImportColumn[] | null): ReadImport {
+  result(columns: ImportColumn[] | null, warnings: ImportWarning[] = []): ReadImport {
     return {
       ok: true,
       rows: this.rows,
       skipped: this.skipped,
       errors: this.errors,
       errorCount: this.errorCount,
+      warnings,
       columns,
       records: Array.from({ length: Math.ceil(this.#records.length / IMPORT_WRITE_BATCH) },
         (_, i) => JSON.stringify(this.#records.slice(i * IMPORT_WRITE_BATCH, (i + 1) * IMPORT_WRITE_BATCH))),
@@ -311,7 +344,27 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
     read: Array<[number, ImportField]>;
     /** The records read under the header, blank or not. */
     records: number;
-  } = { headers: null, fields: [], read: [], records: 0 };
+    /** The column read as the status only if its values are statuses, and how many of its values were. */
+    tentativeStatus: number | null;
+    statuses: number;
+  } = { headers: null, fields: [], read: [], records: 0, tentativeStatus: null, statuses: 0 };
+  const statusMap = input.statusMap ?? {};
+  // Keyed by the value in upper case, as statusMap matches it: "Cold" and "COLD" are one value, shown as first met.
+  const unknown = new Map<string, ImportWarning>();
+  const unknownStatus = (value: string) => {
+    const key = value.toUpperCase();
+    const known = unknown.get(key);
+    if (known) known.rows += 1;
+    else if (unknown.size < IMPORT_LISTED_WARNINGS) {
+      const shownValue = shown(value);
+      unknown.set(key, {
+        field: 'status', value: shownValue, rows: 1,
+        message: `is not a lead status: imported as ${LEAD_STATUSES[0]} `
+          + '(with dedupe=email, an existing lead keeps its own); '
+          + `choose one with statusMap=${shownValue}:STATUS`,
+      });
+    }
+  };
 
   const onRecord = ({ cells, row, width }: CsvRecord): void => {
     if (file.headers === null) {
@@ -327,6 +380,7 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
           matched.problems.map((p) => ({ field: p.field, message: shown(p.message) }))));
       }
       file.fields = matched.fields;
+      file.tentativeStatus = matched.tentativeStatus;
       if (!hasNameColumn(file.fields)) {
         const found = headers.slice(0, 20).map((h) => `"${shown(h, 40)}"`).join(', ');
         throw new Stop(refused('invalid_request', `No column of the file holds the leads' names (its columns: ${found}${headers.length > 20 ? ', …' : ''}). `
@@ -342,18 +396,39 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
     if (file.records > IMPORT_MAX_ROWS) throw new Stop(tooManyRows());
     if (!holdsText(cells, 0, delimiter)) return;
     const given: Partial<Record<ImportField, string>> = {};
+    let blankName: string | null = null;
     for (const [index, field] of file.read) {
-      const cell = cells[index]?.trim() ?? '';
-      if (cell !== '') given[field] = cell;
+      const cell = unescapedCell(cells[index] ?? '');
+      // A name and a company are kept as written, spaces and all, as POST /api/v1/leads keeps them: an export read
+      // back gives the leads it was made of. The other fields are trimmed, as a space there would only be refused.
+      if (KEPT_AS_WRITTEN.has(field)) {
+        if (field === 'name' && cell !== '' && !/\S/.test(cell)) blankName = cell;
+        else if (cell !== '') given[field] = cell;
+      } else if (/\S/.test(cell)) {
+        given[field] = cell.trim();
+      }
     }
     const lead: Record<string, unknown> = {};
     const name = given.name ?? [given.firstName, given.lastName].filter(Boolean).join(' ');
     if (name !== '') lead.name = name;
+    // A name of spaces alone is refused as POST /api/v1/leads refuses it ("must not be blank"), not taken for none.
+    else if (blankName !== null) lead.name = blankName;
     if (given.email !== undefined) lead.email = given.email;
     if (given.companyName !== undefined) lead.companyName = given.companyName;
     if (given.companyWebsite !== undefined) lead.companyWebsite = given.companyWebsite;
-    // A spreadsheet's "Qualified" is the API's QUALIFIED.
-    if (given.status !== undefined) lead.status = given.status.toUpperCase();
+    // A spreadsheet's "Qualified" is the API's QUALIFIED. Another CRM's status (Apollo's "Cold", "Contact in
+    // Future") is read through statusMap, or else left out, so that the lead is imported with the default status
+    // and the value reported once among the warnings, rather than the row refused.
+    if (given.status !== undefined) {
+      const value = given.status.toUpperCase();
+      const status = Object.hasOwn(statusMap, value) ? statusMap[value] : STATUSES.has(value) ? value : undefined;
+      if (status !== undefined) {
+        lead.status = status;
+        file.statuses += 1;
+      } else {
+        unknownStatus(given.status);
+      }
+    }
     if (given.assignedToUserId !== undefined) lead.assignedToUserId = given.assignedToUserId;
     const columns = file.headers.length;
     const extra = width > columns && holdsText(cells, columns, delimiter)
@@ -371,5 +446,12 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
   }
   const { headers, fields } = file;
   if (headers === null) return refused('invalid_request', 'The file has no header row.', [{ field: '(body)', message: 'has no header row' }]);
-  return rows.result(headers.map((header, index) => ({ header: shown(header), field: fields[index] ?? null })));
+  // A "Stage" column none of whose values is a status (or mapped to one) was not the leads' status: it is reported as
+  // ignored, and its values are no warnings. No lead took a status from it.
+  if (file.tentativeStatus !== null && file.statuses === 0) {
+    fields[file.tentativeStatus] = null;
+    unknown.clear();
+  }
+  const columns = headers.map((header, index) => ({ header: shown(header), field: fields[index] ?? null }));
+  return rows.result(columns, [...unknown.values()]);
 }

@@ -28,10 +28,14 @@ const SYNONYMS: Record<ImportField, readonly string[]> = {
   name: ['name', 'fullname', 'contactname', 'leadname', 'personname'],
   firstName: ['firstname', 'givenname', 'forename', 'first'],
   lastName: ['lastname', 'surname', 'familyname', 'last'],
-  email: ['email', 'emailaddress', 'mail', 'workemail'],
-  companyName: ['company', 'companyname', 'organisation', 'organization', 'employer'],
+  // Apollo's "Email" and "Email 1"; Salesforce's and HubSpot's "Work Email".
+  email: ['email', 'emailaddress', 'mail', 'workemail', 'email1', 'primaryemail', 'businessemail'],
+  // Apollo's "Company Name for Emails" (after its "Company"), Salesforce's "Account Name".
+  companyName: [
+    'company', 'companyname', 'organisation', 'organization', 'employer', 'companynameforemails', 'accountname',
+  ],
   companyWebsite: ['website', 'companywebsite', 'url', 'web', 'homepage', 'companyurl', 'websiteurl'],
-  status: ['status', 'leadstatus', 'stage'],
+  status: ['status', 'leadstatus'],
   assignedToUserId: ['assignedtouserid', 'assignedto', 'assignee'],
 };
 
@@ -39,9 +43,25 @@ const FIELD_OF_HEADER = new Map<string, ImportField>(
   IMPORT_FIELDS.flatMap((field) => SYNONYMS[field].map((header) => [header, field] as [string, ImportField])),
 );
 
+/**
+ * Headers read as the status only when the file has no status column, and then only if their values turn out to be
+ * statuses: Apollo's "Stage" holds Cold, Approaching, Replied, which are Apollo's and not a lead's status.
+ */
+const TENTATIVE_STATUS = new Set(['stage', 'leadstage']);
+
+/**
+ * Headers that are ignored by name, whatever a synonym might one day match in them: a profile's address is not the
+ * company's website, and the columns leadrun's export adds for people are not written back.
+ */
+export const IGNORED_HEADERS: ReadonlySet<string> = new Set([
+  'personlinkedinurl', 'companylinkedinurl', 'linkedinurl', 'linkedin', 'twitterurl', 'facebookurl',
+  'ownername', 'owneremail', 'lastcontactedat', 'lastreplyat', 'createdat', 'updatedat',
+]);
+
 /** The field a header names by itself, or null. */
 export function fieldOfHeader(header: string): ImportField | null {
-  return FIELD_OF_HEADER.get(normaliseHeader(header)) ?? null;
+  const normal = normaliseHeader(header);
+  return IGNORED_HEADERS.has(normal) ? null : FIELD_OF_HEADER.get(normal) ?? null;
 }
 
 export interface MappingProblem {
@@ -79,7 +99,12 @@ export function parseColumnMap(entries: readonly string[]): { map: ColumnMap; pr
  * header, else by its normalised one. Every other column is recognised by its header, the first of two columns
  * with the same meaning winning; a field the mapping sets to null is read from no column.
  */
-export function matchColumns(headers: readonly string[], map: ColumnMap = {}): { fields: Array<ImportField | null>; problems: MappingProblem[] } {
+export function matchColumns(headers: readonly string[], map: ColumnMap = {}): {
+  fields: Array<ImportField | null>;
+  problems: MappingProblem[];
+  /** The column read as the status only if its values are statuses (a "Stage" column), or null. */
+  tentativeStatus: number | null;
+} {
   const fields: Array<ImportField | null> = headers.map(() => null);
   const normalisedHeaders = headers.map(normaliseHeader);
   const problems: MappingProblem[] = [];
@@ -98,14 +123,52 @@ export function matchColumns(headers: readonly string[], map: ColumnMap = {}): {
     else fields[index] = field;
   }
   normalisedHeaders.forEach((header, index) => {
-    if (fields[index] !== null) return;
+    if (fields[index] !== null || IGNORED_HEADERS.has(header)) return;
     const field = FIELD_OF_HEADER.get(header);
     if (field && !taken.has(field)) {
       fields[index] = field;
       taken.add(field);
     }
   });
-  return { fields, problems };
+  let tentativeStatus: number | null = null;
+  if (!taken.has('status')) {
+    const index = normalisedHeaders.findIndex((header, i) => fields[i] === null && TENTATIVE_STATUS.has(header));
+    if (index >= 0) {
+      fields[index] = 'status';
+      tentativeStatus = index;
+    }
+  }
+  return { fields, problems, tentativeStatus };
+}
+
+/** The most distinct unknown values an import warns of; the rows of others are imported all the same. */
+export const IMPORT_LISTED_WARNINGS = 100;
+
+/**
+ * Reads `statusMap` entries, each `VALUE:STATUS` (`Cold:DISCOVERY`; the last colon splits, since a value may hold
+ * one). VALUE is compared without case or surrounding spaces, as the file's statuses are; STATUS must be one of
+ * `statuses`.
+ */
+export function parseStatusMap(entries: readonly string[], statuses: readonly string[]): {
+  map: Record<string, string>;
+  problems: MappingProblem[];
+} {
+  const map: Record<string, string> = {};
+  const problems: MappingProblem[] = [];
+  for (const entry of entries) {
+    const colon = entry.lastIndexOf(':');
+    const value = colon < 0 ? '' : entry.slice(0, colon).trim().toUpperCase();
+    const status = colon < 0 ? '' : entry.slice(colon + 1).trim().toUpperCase();
+    if (value === '' || !statuses.includes(status)) {
+      const message = `must be VALUE:STATUS, where STATUS is one of ${statuses.join(', ')}`;
+      problems.push({ field: 'statusMap', message });
+    } else if (Object.hasOwn(map, value)) {
+      problems.push({ field: 'statusMap', message: `maps "${value}" more than once` });
+    } else {
+      map[value] = status;
+    }
+  }
+  return { map, problems };
 }
 
 /** Whether the columns give each row a name: a name column, or first and last name columns (either suffices). */

@@ -8,8 +8,11 @@ import { planEachTime } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import type { AuditDetails } from './audit.ts';
 import { AppError, invalid } from './errors.ts';
-import type { ImportColumn, ImportFileInput, ImportFileResult, ImportRowError, ReadImport } from './lead-import-file.ts';
-import { parseColumnMap, type ColumnMap } from './lead-import-format.ts';
+import type {
+  ImportColumn, ImportFileInput, ImportFileResult, ImportRowError, ImportWarning, ReadImport,
+} from './lead-import-file.ts';
+import { parseColumnMap, parseStatusMap, type ColumnMap } from './lead-import-format.ts';
+import { LEAD_STATUSES } from './leads.ts';
 import { emitLeadsCreated } from './webhooks/events.ts';
 
 export interface ImportOptions {
@@ -23,6 +26,8 @@ export interface ImportFile {
   format: 'csv' | 'json';
   bytes: Uint8Array;
   map: ColumnMap;
+  /** The status each unknown status value is read as, keyed by the value in upper case. */
+  statusMap: Record<string, string>;
 }
 
 /** The answer of an import. */
@@ -32,6 +37,7 @@ export interface LeadImportResult {
   skipped: number;
   errors: ImportRowError[];
   errorCount: number;
+  warnings: ImportWarning[];
   rows: number;
   dryRun: boolean;
   columns: ImportColumn[] | null;
@@ -41,11 +47,21 @@ export interface LeadImportResult {
  * A file to import, with its `map` entries (`FIELD:COLUMN`, CSV only) read; entries that make no sense are a 400,
  * before the file is read.
  */
-export function importFile(format: ImportFile['format'], bytes: Uint8Array, mapEntries: readonly string[]): ImportFile {
+export function importFile(
+  format: ImportFile['format'], bytes: Uint8Array, mapEntries: readonly string[],
+  statusMapEntries: readonly string[] = [],
+): ImportFile {
   const { map, problems } = parseColumnMap(mapEntries);
   if (problems.length > 0) throw new AppError('invalid_request', `The request is invalid: map ${problems[0]!.message}.`, { errors: problems });
   if (format === 'json' && mapEntries.length > 0) throw invalid('map', 'applies to CSV files only');
-  return { format, bytes, map };
+  const statuses = parseStatusMap(statusMapEntries, LEAD_STATUSES);
+  if (statuses.problems.length > 0) {
+    const message = `The request is invalid: statusMap ${statuses.problems[0]!.message}.`;
+    throw new AppError('invalid_request', message, { errors: statuses.problems });
+  }
+  // A JSON import is checked as POST /api/v1/leads checks a lead, and its status is the API's, never another CRM's.
+  if (format === 'json' && statusMapEntries.length > 0) throw invalid('statusMap', 'applies to CSV files only');
+  return { format, bytes, map, statusMap: statuses.map };
 }
 
 /**
@@ -116,6 +132,7 @@ export async function writeLeadImport(
     skipped: read.skipped,
     errors: read.errors,
     errorCount: read.errorCount,
+    warnings: read.warnings,
     rows: read.rows,
     dryRun: options.dryRun,
     columns: read.columns,

@@ -6,7 +6,7 @@ import { literal, prepare } from '../db/database.ts';
 import type { DB, LeadsTable, LeadStatus } from '../db/schema.ts';
 import { invalid, notFound } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
-import { isUuid } from './validation.ts';
+import { isUuid, websiteUrl } from './validation.ts';
 import { isUserOfWorkspace } from './workspaces.ts';
 import { emitWebhookEvent } from './webhooks/events.ts';
 
@@ -73,7 +73,7 @@ export async function createLead(db: Kysely<DB>, workspaceId: string, input: Lea
     name: input.name,
     email: input.email ?? null,
     companyName: input.companyName ?? null,
-    companyWebsite: input.companyWebsite ?? null,
+    companyWebsite: input.companyWebsite ? websiteUrl(input.companyWebsite) : null,
     status: input.status ?? 'DISCOVERY',
     assignedToUserId: input.assignedToUserId ?? null,
     createdAt: now,
@@ -102,7 +102,9 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(input.email !== undefined ? { email: input.email } : {}),
     ...(input.companyName !== undefined ? { company_name: input.companyName } : {}),
-    ...(input.companyWebsite !== undefined ? { company_website: input.companyWebsite } : {}),
+    ...(input.companyWebsite !== undefined
+      ? { company_website: input.companyWebsite && websiteUrl(input.companyWebsite) }
+      : {}),
     ...(input.status !== undefined ? { status: input.status } : {}),
     ...(input.assignedToUserId !== undefined ? { assigned_to_user_id: input.assignedToUserId } : {}),
   };

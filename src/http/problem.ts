@@ -1,7 +1,9 @@
 // Every error leaves the server as an RFC 9457 problem document. The code → status map lives here and only here.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, type FieldError } from '../domain/errors.ts';
-import { ONE_LINE_MESSAGE, ONE_LINE_PATTERN } from '../domain/validation.ts';
+import {
+  BLANK_MESSAGE, EMAIL_MESSAGE, emailProblem, NOT_BLANK_PATTERN, ONE_LINE_MESSAGE, ONE_LINE_PATTERN, WEBSITE_MESSAGE,
+} from '../domain/validation.ts';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -110,6 +112,8 @@ interface ValidationIssue {
   keyword: string;
   params: unknown;
   message?: string | undefined;
+  /** The value refused (Ajv's `verbose`). */
+  data?: unknown;
 }
 
 function isUnionNoise(issue: ValidationIssue): boolean {
@@ -134,13 +138,20 @@ export function fieldErrorsOf(issues: ReadonlyArray<ValidationIssue>, whole: str
     if (issue.keyword === 'additionalProperties') {
       return { field: [path, params.additionalProperty].filter(Boolean).join('.'), message: 'is not a known field' };
     }
-    return { field: path || whole, message: issueMessage(issue.keyword, params, issue.message) };
+    const isAddress = issue.keyword === 'format' && EMAIL_FORMATS.has(String(params.format));
+    const email = isAddress && typeof issue.data === 'string' ? emailProblem(issue.data) : null;
+    return { field: path || whole, message: email ?? issueMessage(issue.keyword, params, issue.message) };
   });
 }
 
+/** The formats of an e-mail address, refused with what is wrong with the address (`emailProblem`). */
+const EMAIL_FORMATS = new Set(['email', 'idn-email']);
+
 const FORMATS: Record<string, string> = {
-  email: 'must be an e-mail address',
+  email: EMAIL_MESSAGE,
+  'idn-email': EMAIL_MESSAGE,
   uri: 'must be an absolute URL',
+  website: WEBSITE_MESSAGE,
   uuid: 'must be a UUID',
   'date-time': 'must be a date and time such as 2026-03-01T09:30:00Z',
 };
@@ -154,6 +165,7 @@ const TYPES: Record<string, string> = {
 const PATTERNS: Record<string, string> = {
   '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]': 'must be an http or https URL',
   [ONE_LINE_PATTERN]: ONE_LINE_MESSAGE,
+  [NOT_BLANK_PATTERN]: BLANK_MESSAGE,
 };
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;

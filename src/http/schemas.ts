@@ -3,7 +3,9 @@
 import { Type, type TSchema } from 'typebox';
 import { AnalysisOutput, MAX_ANSWER_BYTES, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from '../agent/outputs.ts';
 import { LEAD_STATUSES, SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../domain/leads.ts';
-import { IMPORT_FIELDS, IMPORT_LISTED_ERRORS, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS } from '../domain/lead-import-format.ts';
+import {
+  IMPORT_FIELDS, IMPORT_LISTED_ERRORS, IMPORT_LISTED_WARNINGS, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS,
+} from '../domain/lead-import-format.ts';
 import { RUN_STATUSES } from '../domain/runs.ts';
 import { DRAFT_ORIGINS, DRAFT_STATUSES } from '../domain/drafts.ts';
 import { BODY_MAX, SUBJECT_MAX } from '../agent/grounding.ts';
@@ -12,7 +14,7 @@ import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import { URL_MAX } from '../domain/webhooks/url.ts';
 import { ERROR_CODES } from '../domain/errors.ts';
 import { TRANSCRIPT_FORMATS } from '../agent/transcript/types.ts';
-import { ONE_LINE_PATTERN } from '../domain/validation.ts';
+import { NOT_BLANK_PATTERN, ONE_LINE_PATTERN } from '../domain/validation.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 // Every string and array of the document states its bound, answers included, so that a client can size what it
@@ -67,7 +69,7 @@ export const LeadStatus = Type.Enum(LEAD_STATUSES, { description: 'Where the lea
 export const Lead = Type.Object({
   id: Id('Identifier of the lead.'),
   name: Type.String({ maxLength: 200, description: 'Person name of the lead.' }),
-  email: Nullable(Type.String({ format: 'email', maxLength: EMAIL_MAX })),
+  email: Nullable(Type.String({ format: 'idn-email', maxLength: EMAIL_MAX })),
   companyName: Nullable(Type.String({ maxLength: 200 })),
   companyWebsite: Nullable(Type.String({ format: 'uri', maxLength: 2048 })),
   status: LeadStatus,
@@ -79,10 +81,14 @@ export const Lead = Type.Object({
 }, { $id: 'Lead' });
 
 const leadFields = {
-  name: Type.String({ minLength: 1, maxLength: 200, description: 'Person name of the lead.' }),
-  email: Nullable(Type.String({ format: 'email', maxLength: EMAIL_MAX })),
+  name: Type.String({ maxLength: 200, pattern: NOT_BLANK_PATTERN, description: 'Person name of the lead; not blank.' }),
+  email: Nullable(Type.String({ format: 'idn-email', maxLength: EMAIL_MAX })),
   companyName: Nullable(Type.String({ maxLength: 200 })),
-  companyWebsite: Nullable(Type.String({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]', maxLength: 2048, description: 'An absolute http or https URL.' })),
+  companyWebsite: Nullable(Type.String({
+    format: 'website', maxLength: 2048,
+    description: 'An absolute http or https URL, or a bare host (`www.example.com`, `example.com/about`), which is '
+      + 'stored as `https://` and the host.',
+  })),
   status: LeadStatus,
   assignedToUserId: Nullable(Type.String({ format: 'uuid', maxLength: 36, description: 'A user of the same workspace.' })),
 };
@@ -149,6 +155,13 @@ export const LeadImportQuery = Type.Object({
       + `reads that field from no column. FIELD is one of ${IMPORT_FIELDS.join(', ')}. Repeat for more fields; the other `
       + 'columns are matched by their headers.',
   })),
+  statusMap: Type.Optional(Type.Array(Type.String({ maxLength: 300 }), {
+    maxItems: IMPORT_LISTED_WARNINGS,
+    description: 'CSV only: read a status value of the file that is not a lead status as one, as `VALUE:STATUS` '
+      + '(`statusMap=Cold:DISCOVERY`, `statusMap=Contact in Future:CONTACTED`); VALUE is compared without case or '
+      + `surrounding spaces, and STATUS is one of ${LEAD_STATUSES.join(', ')}. Repeat for more values; an unknown `
+      + 'value that is not mapped gives the lead the default status, and a warning.',
+  })),
 });
 
 export const LeadImportResult = Type.Object({
@@ -172,6 +185,20 @@ export const LeadImportResult = Type.Object({
     message: Type.String({ maxLength: MESSAGE_MAX, description: 'What is wrong, in the words of POST /api/v1/leads.' }),
   }), { maxItems: IMPORT_LISTED_ERRORS, description: `What is wrong with each skipped row, in row order: the first ${IMPORT_LISTED_ERRORS.toLocaleString('en')}.` }),
   errorCount: Int32({ minimum: 0, description: 'How many entries `errors` would have in all.' }),
+  warnings: Type.Array(Type.Object({
+    field: Type.String({ maxLength: 100, description: 'The lead field: `status`.' }),
+    value: Type.String({ maxLength: 200, description: 'The value as the file holds it (its first 200 characters).' }),
+    rows: Int32({ minimum: 1, description: 'How many rows hold it.' }),
+    message: Type.String({
+      maxLength: MESSAGE_MAX, description: 'What the import did with those rows, and how to choose otherwise.',
+    }),
+  }), {
+    maxItems: IMPORT_LISTED_WARNINGS,
+    description: 'CSV: each distinct value the import could not read as written, once (the first '
+      + `${IMPORT_LISTED_WARNINGS}): a status that is not a lead status. Its rows were imported with the default `
+      + 'status; '
+      + 'map it with `statusMap`. Empty for JSON, whose statuses are checked as `POST /api/v1/leads` checks them.',
+  }),
   rows: Int32({ minimum: 0, description: 'Rows of leads read: created + updated + skipped. Blank rows are not counted.' }),
   dryRun: Type.Boolean({ description: 'True when nothing was written: the counts say what the import would do.' }),
   columns: Nullable(Type.Array(Type.Object({
@@ -346,7 +373,9 @@ export const DraftEdit = Type.Object({
     minLength: 1, maxLength: BODY_MAX, pattern: '^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]*$',
     description: `The plain-text body: 1 to ${BODY_MAX} characters; line breaks and tabs are the only control characters allowed.`,
   })),
-  to: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: EMAIL_MAX, description: 'The recipient; null leaves the draft without one.' }))),
+  to: Type.Optional(Nullable(Type.String({
+    format: 'idn-email', maxLength: EMAIL_MAX, description: 'The recipient; null leaves the draft without one.',
+  }))),
 }, { additionalProperties: false, minProperties: 1 });
 
 export const RunStatus = Type.Enum(RUN_STATUSES);

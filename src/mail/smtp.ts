@@ -2,6 +2,7 @@
 // by address (TLS still checks the name), the workspace's TLS mode, and errors told apart as a delivery needs them:
 // a 5xx answer is final, a 4xx answer or a broken connection is worth another try.
 import { isIP } from 'node:net';
+import { asciiDomain } from '../domain/validation.ts';
 import { MailHostRefused, resolveMailHost } from './guard.ts';
 import type { SmtpSettings } from './settings.ts';
 
@@ -58,11 +59,16 @@ function explain(error: NodemailerError, host: string): SmtpFailure {
 }
 
 async function transportFor(smtp: SmtpSettings, options: SmtpOptions) {
-  const address = await resolveMailHost(smtp.host, options.allowPrivateHosts);
-  const name = smtp.host.replace(/\.$/, '');
   // Loaded by the first message sent or checked, not by every process that starts (docs/PERFORMANCE.md, Memory).
   const { default: nodemailer } = await import('nodemailer');
-  return nodemailer.createTransport({
+  return nodemailer.createTransport(await connectionOptions(smtp, options));
+}
+
+/** How the server is reached: its address through the guard, the workspace's TLS mode, and the time limits. */
+async function connectionOptions(smtp: SmtpSettings, options: SmtpOptions) {
+  const address = await resolveMailHost(smtp.host, options.allowPrivateHosts);
+  const name = smtp.host.replace(/\.$/, '');
+  return {
     host: address,
     port: smtp.port,
     secure: smtp.security === 'tls',
@@ -79,7 +85,47 @@ async function transportFor(smtp: SmtpSettings, options: SmtpOptions) {
     socketTimeout: TIMEOUT_MS,
     disableFileAccess: true,
     disableUrlAccess: true,
-  });
+  };
+}
+
+/**
+ * An address as the envelope gives it to the server: the domain in its IDNA (ASCII) form, which every server reads
+ * (info@müller.de is sent to info@xn--mller-kva.de). The part before the @ is what it is: beyond ASCII, it needs
+ * SMTPUTF8 (RFC 6531).
+ */
+export function envelopeAddress(address: string): string {
+  const at = address.lastIndexOf('@');
+  const ascii = at < 0 ? null : asciiDomain(address.slice(at + 1));
+  return ascii === null ? address : `${address.slice(0, at)}@${ascii}`;
+}
+
+const BEYOND_ASCII = /[^\u0000-\u007f]/;
+
+/**
+ * Refuses, before the message is sent, an envelope the server cannot take: an address with more than ASCII before
+ * its @ needs the server's SMTPUTF8, and nodemailer, when the server does not offer it, sends the address without it,
+ * which a server may take and mangle. The server's extensions are read from a connection of their own (nodemailer
+ * keeps them in SMTPConnection's `_supportedExtensions`, which its transport does not show); this happens only for
+ * such an address.
+ */
+async function requireSmtpUtf8(smtp: SmtpSettings, options: SmtpOptions, addresses: readonly string[]): Promise<void> {
+  const unicode = addresses.find((address) => BEYOND_ASCII.test(address));
+  if (unicode === undefined) return;
+  const { default: SMTPConnection } = await import('nodemailer/lib/smtp-connection');
+  const connection = new SMTPConnection(await connectionOptions(smtp, options));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      connection.once('error', reject);
+      connection.connect(() => resolve());
+    });
+    const extensions = (connection as unknown as { _supportedExtensions?: unknown })._supportedExtensions;
+    if (Array.isArray(extensions) && extensions.includes('SMTPUTF8')) return;
+  } finally {
+    connection.quit();
+  }
+  throw new SmtpFailure(`${unicode} has characters beyond ASCII before the @, which need the SMTPUTF8 extension, and `
+    + `${smtp.host} does not offer it: the message was not sent. Send it through a server that offers SMTPUTF8, or use `
+    + 'another address.', true);
 }
 
 /** Sends a composed message; resolves to the server's reply line (`250 …`). Throws SmtpFailure. */
@@ -87,9 +133,11 @@ export async function sendRaw(
   smtp: SmtpSettings, envelope: { from: string; to: string[] }, raw: Buffer, options: SmtpOptions,
 ): Promise<{ response: string }> {
   try {
+    const wire = { from: envelopeAddress(envelope.from), to: envelope.to.map(envelopeAddress) };
+    await requireSmtpUtf8(smtp, options, [wire.from, ...wire.to]);
     const transport = await transportFor(smtp, options);
     try {
-      const mail = { envelope, raw, ...(options.signal ? { signal: options.signal } : {}) };
+      const mail = { envelope: wire, raw, ...(options.signal ? { signal: options.signal } : {}) };
       const info = await transport.sendMail(mail as Parameters<typeof transport.sendMail>[0]);
       return { response: String(info.response ?? '250 accepted') };
     } finally {
@@ -97,6 +145,7 @@ export async function sendRaw(
     }
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason;
+    if (error instanceof SmtpFailure) throw error;
     throw explain(error as NodemailerError, smtp.host);
   }
 }

@@ -50,7 +50,7 @@ describe('leadrun leads import on PostgreSQL', () => {
     const result = await leadrunJson(['leads', 'import', file('leads.csv', SPREADSHEET), '--workspace', workspaceId, '--json'], env);
     assert.deepEqual(result, {
       created: 2, updated: 0, skipped: 1,
-      errors: [{ row: 4, field: 'email', message: 'must be an e-mail address' }], errorCount: 1,
+      errors: [{ row: 4, field: 'email', message: 'must be an e-mail address: no @' }], errorCount: 1, warnings: [],
       rows: 3, dryRun: false,
       columns: [{ header: 'Full Name', field: 'name' }, { header: 'E-mail', field: 'email' }, { header: 'Company', field: 'companyName' }, { header: 'Notes', field: null }],
     });
@@ -72,7 +72,7 @@ describe('leadrun leads import on PostgreSQL', () => {
     assert.equal(result.stdout, [
       'Dry run (nothing written): would create 0, update 2, skipped 1 of 3 rows.',
       'Ignored columns: Notes',
-      '  row 4: email must be an e-mail address',
+      '  row 4: email must be an e-mail address: no @',
       '',
     ].join('\n'));
     assert.equal((await leads()).length, 2, 'a dry run writes nothing');
@@ -83,6 +83,16 @@ describe('leadrun leads import on PostgreSQL', () => {
     const result = await leadrunJson(['leads', 'import', json, '--workspace', workspaceId, '--dedupe', 'email', '--json'], env);
     assert.deepEqual([result.created, result.updated, result.skipped, result.columns], [1, 1, 0, null]);
     assert.deepEqual((await leads()).map((l) => [l.name, l.company_name]), [['Ada King', 'Analytical; Engines'], ['Grace\r\nHopper', 'Navy'], ['Linus', null]]);
+  });
+
+  it('--status-map reads another CRM\'s status as a lead status; the others get the default and a warning', async () => {
+    const csv = file('statuses.csv', 'Name,Lead Status\nCold One,Cold\nFuture One,Contact in Future\n');
+    const result = await leadrunJson(
+      ['leads', 'import', csv, '--workspace', workspaceId, '--status-map', 'Cold:CONTACTED', '--json'], env);
+    assert.deepEqual(result.warnings.map((w: { value: string; rows: number }) => [w.value, w.rows]), [['Contact in Future', 1]]);
+    const { rows } = await client.query(
+      "SELECT name, status FROM leads WHERE workspace_id = $1 AND name LIKE '% One' ORDER BY name", [workspaceId]);
+    assert.deepEqual(rows.map((l) => [l.name, l.status]), [['Cold One', 'CONTACTED'], ['Future One', 'DISCOVERY']]);
   });
 
   it('--map reads a field from the column of your choice', async () => {

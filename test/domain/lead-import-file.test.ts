@@ -40,9 +40,9 @@ describe('reading a lead import CSV', () => {
 
   it('ends rows at CRLF, LF or CR, mixed in one file; passes empty lines over, counting them as rows, and a final line end', () => {
     const result = readOk('\r\n\nname,status\r\nAda,won\n\nBob,maybe\r\rCy,late\r\n\n\n');
-    assert.deepEqual(leadsOf(result), [['Ada', null]]);
-    // The header is on line 3 of the spreadsheet; the empty lines are rows 1, 2, 5 and 7.
-    assert.deepEqual(errorPlaces(result), [[6, 'status'], [8, 'status']]);
+    // A status that is not a lead's gives the default and a warning, not an error (issue 45).
+    assert.deepEqual(leadsOf(result), [['Ada', null], ['Bob', null], ['Cy', null]]);
+    assert.deepEqual(result.warnings.map((w) => [w.value, w.rows]), [['maybe', 1], ['late', 1]]);
     assert.equal(result.rows, 3);
     assert.deepEqual(leadsOf(readOk('name\r\n"a\r\nb"\r\n')), [['a\r\nb', null]]);
   });
@@ -50,7 +50,8 @@ describe('reading a lead import CSV', () => {
   it('passes blank rows over (white space and delimiters only), and keeps their rows in the numbering', () => {
     const result = readOk('name,status\n,\n  ,\t\n;,\nAda,nope\n');
     assert.equal(result.rows, 2, 'the ";," row holds text: a name of ";"');
-    assert.deepEqual(errorPlaces(result), [[5, 'status']]);
+    assert.deepEqual(errorPlaces(result), []);
+    assert.deepEqual(result.warnings.map((w) => [w.field, w.value]), [['status', 'nope']]);
   });
 
   it('takes the delimiter the header holds most outside quotes (comma, semicolon or tab), and strips a byte order mark', () => {

@@ -10,7 +10,8 @@ import { EXPORT_COLUMNS, EXPORT_PAGE } from '../../src/domain/lead-export.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { assertInvalid, assertProblem, createLead, db, walkPages } from './support.ts';
 
-const HEADER = 'name,email,companyName,companyWebsite,status,assignedToUserId,createdAt,updatedAt';
+const HEADER = 'name,email,companyName,companyWebsite,status,assignedToUserId,createdAt,updatedAt,'
+  + 'ownerName,ownerEmail,lastContactedAt,lastReplyAt';
 /** A cell as the export writes it: with a ' before what a spreadsheet would run as a formula. */
 const defused = (cell: string) => (/^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell);
 
@@ -61,11 +62,18 @@ for (const kind of BACKENDS) {
       assert.ok(res.text.startsWith(`\ufeff${HEADER}\r\n`), res.text.slice(0, 120));
       assert.deepEqual([...EXPORT_COLUMNS], HEADER.split(','));
       const rows = rowsOf(res.text);
+      const owner = await db(t).selectFrom('users').select(['name', 'email']).where('id', '=', A.adminUserId)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(rows, [
-        { name: 'Line\nBreak', email: '', companyName: '', companyWebsite: '', status: 'DISCOVERY', assignedToUserId: '', createdAt: bare.createdAt, updatedAt: bare.updatedAt },
+        {
+          name: 'Line\nBreak', email: '', companyName: '', companyWebsite: '', status: 'DISCOVERY',
+          assignedToUserId: '', createdAt: bare.createdAt, updatedAt: bare.updatedAt,
+          ownerName: '', ownerEmail: '', lastContactedAt: '', lastReplyAt: '',
+        },
         {
           name: full.name, email: full.email, companyName: full.companyName, companyWebsite: full.companyWebsite, status: 'QUALIFIED',
           assignedToUserId: A.adminUserId, createdAt: full.createdAt, updatedAt: full.updatedAt,
+          ownerName: owner.name ?? '', ownerEmail: owner.email ?? '', lastContactedAt: '', lastReplyAt: '',
         },
       ]);
       assert.ok(res.text.includes('"Line\nBreak"'), 'a line break inside a cell is quoted');

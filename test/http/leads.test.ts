@@ -109,7 +109,7 @@ for (const kind of BACKENDS) {
         ['a javascript: website', { name: 'X', companyWebsite: 'javascript:alert(1)' }, ['companyWebsite']],
         ['an ftp: website', { name: 'X', companyWebsite: 'ftp://example.com/' }, ['companyWebsite']],
         ['a relative website', { name: 'X', companyWebsite: '/about' }, ['companyWebsite']],
-        ['a website without a scheme', { name: 'X', companyWebsite: 'example.com' }, ['companyWebsite']],
+        ['a website of another scheme', { name: 'X', companyWebsite: 'gopher://example.com' }, ['companyWebsite']],
         ['a website without a host', { name: 'X', companyWebsite: 'https://' }, ['companyWebsite']],
         ['a data: website', { name: 'X', companyWebsite: 'data:text/html,<script>alert(1)</script>' }, ['companyWebsite']],
         ['a numeric companyName', { name: 'X', companyName: 7 }, ['companyName']],

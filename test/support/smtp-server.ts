@@ -10,6 +10,8 @@ import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 
 export interface ReceivedMail {
   envelope: { from: string; to: string[] };
+  /** Whether MAIL FROM carried SMTPUTF8. */
+  smtpUtf8: boolean;
   user: string | null;
   raw: Buffer;
   parsed: ParsedMail;
@@ -23,6 +25,8 @@ export interface TestSmtpServer {
   port: number;
   /** Messages the server accepted, in order. */
   received: ReceivedMail[];
+  /** Every command a client sent, as sent. */
+  commands: string[];
   /** Every DATA the server got, accepted or not. */
   attempts: number;
   /** Every AUTH the server was sent, refused or not, and whether the connection was encrypted when it came. */
@@ -40,6 +44,8 @@ export interface SmtpServerOptions {
   /** `starttls`: plain, offering STARTTLS; `tls`: TLS from the first byte; `none`: no TLS offered. */
   security?: 'none' | 'starttls' | 'tls';
   certificate?: { key: string; cert: string };
+  /** false: the server does not offer SMTPUTF8 (smtp-server offers it by default). */
+  smtpUtf8?: boolean;
 }
 
 /** A self-signed certificate for 127.0.0.1 and localhost, made with openssl. */
@@ -64,6 +70,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
     host: '127.0.0.1',
     port: 0,
     received: [],
+    commands: [],
     attempts: 0,
     auths: [],
     answer: () => ({ accept: true }),
@@ -83,11 +90,19 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
     secure: security === 'tls',
     ...(security !== 'none' && options.certificate ? { key: options.certificate.key, cert: options.certificate.cert } : {}),
     hideSTARTTLS: security === 'none',
+    hideSMTPUTF8: options.smtpUtf8 === false,
     disabledCommands: users ? [] : ['AUTH'],
     authOptional: !users,
     allowInsecureAuth: true,
     authMethods: ['PLAIN', 'LOGIN'],
-    logger: false,
+    // The client's commands as they came (MAIL FROM, RCPT TO…): smtp-server shows an envelope's domains decoded from
+    // their IDNA form, and a test of what went on the wire reads these.
+    logger: {
+      debug: (_meta: unknown, prefix: unknown, line: unknown) => {
+        if (prefix === 'C:' && typeof line === 'string') state.commands.push(line);
+      },
+      info: () => {}, warn: () => {}, error: () => {}, trace: () => {}, fatal: () => {},
+    } as unknown as SMTPServerOptions['logger'],
     onAuth(auth, session, callback) {
       state.auths.push({ user: auth.username ?? '', password: auth.password ?? '', secure: session.secure });
       if (users && users[auth.username ?? ''] !== undefined && users[auth.username ?? ''] === auth.password) {
@@ -108,6 +123,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
               from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
               to: session.envelope.rcptTo.map((r) => r.address),
             },
+            smtpUtf8: Boolean(((session.envelope.mailFrom || undefined)?.args || undefined)?.SMTPUTF8),
             user: typeof session.user === 'string' ? session.user : null,
             raw,
             parsed: await simpleParser(raw),

@@ -8,8 +8,8 @@ import { readCsvRecords } from '../../src/domain/csv-records.ts';
 import { readImportFile, type ReadImport } from '../../src/domain/lead-import-file.ts';
 import { IMPORT_FIELDS, parseColumnMap, type ImportField } from '../../src/domain/lead-import-format.ts';
 import {
-  badRowsFile, chooseField, formatBytes, formatOf, groupByRow, isUtf8Start, mapEntries, mappingProblem, matchColumns, pickRows,
-  previewCsv, refusalOf,
+  badRowsFile, chooseField, formatBytes, formatOf, groupByRow, initialFields, isUtf8Start, mapEntries, mappingProblem,
+  matchColumns, pickRows, previewCsv, refusalOf,
 } from '../../web/src/lib/leadImport.ts';
 
 const encoder = new TextEncoder();
@@ -92,6 +92,16 @@ describe('the import page reads a file as the server does', () => {
     const read = serverReads(text, entries);
     assert.deepEqual(read.columns!.map((c) => c.field), chosen);
     assert.equal(read.errors.length, 0);
+  });
+
+  it('shows a Stage column ignored when none of its values is a status, as the server reads it', () => {
+    const statuses = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'];
+    for (const [stages, read] of [[['Cold', 'Replied'], null], [['Cold', 'won'], 'status']] as const) {
+      const text = `Name,Stage\nAda,${stages[0]}\nBo,${stages[1]}\n`;
+      const fields = initialFields(previewCsv(text, true), statuses);
+      assert.deepEqual(fields, ['name', read]);
+      assert.deepEqual(serverReads(text).columns!.map((c) => c.field), fields);
+    }
   });
 
   it('says why a mapping cannot be sent as shown: two columns of one header, a column with no header, no name', () => {

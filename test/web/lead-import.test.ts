@@ -14,11 +14,14 @@ import { launchBrowser, type TestBrowser } from './browser.ts';
 const ROWS = 2_000;
 /** Lead i is on spreadsheet row i + 1 (the header is row 1); a cell over two lines leaves it one row. */
 const BROKEN: Record<number, { cells: string[]; problem: string }> = {
-  500: { cells: ['Lead 500', 'not-an-email', 'Acme 500', 'https://acme500.example', '555-0500', ''], problem: 'E-mail must be an e-mail address' },
+  500: {
+    cells: ['Lead 500', 'not-an-email', 'Acme 500', 'https://acme500.example', '555-0500', ''],
+    problem: 'E-mail must be an e-mail address: no @',
+  },
   1200: { cells: ['', 'lead1200@example.com', 'Acme 1200', 'https://acme1200.example', '555-1200', ''], problem: 'Name (column “Full Name”) is required' },
   1800: {
     cells: ['Lead 1800', 'lead1800@example.com', 'Acme 1800', 'ftp://files.acme1800.example', '555-1800', ''],
-    problem: 'Website must be an http or https URL',
+    problem: 'Website must be an http or https URL, or a host name such as www.example.com',
   },
 };
 const HEADER = ['Full Name', 'E-mail', 'Firm', 'Website', 'Phone', 'Notes'];
@@ -177,11 +180,36 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     const bad = page.getByRole('table', { name: 'Rows with a problem' });
     await bad.locator('code', { hasText: 'nameless@json.example' }).waitFor();
     assert.equal(await bad.locator('tbody th').innerText(), '1');
-    assert.equal(await bad.locator('tbody li').innerText(), 'Name must not be empty');
+    assert.equal(await bad.locator('tbody li').innerText(), 'Name must not be blank');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download bad rows' }).click()]);
     assert.equal(download.suggestedFilename(), 'crm-bad-rows.json');
     assert.deepEqual(JSON.parse(await readFile((await download.path())!, 'utf8')), { leads: [leads[1]] });
     assert.equal(await count(), ROWS - 3 + 2);
+  });
+
+  it("offers a status for each of another CRM's status values a check finds, sent as statusMap", async () => {
+    await page.goto(`${server.url}/leads/import`);
+    const csv = 'Name,Email,Lead Status\nAnn Crm,ann@crm.example,Cold\nBo Crm,bo@crm.example,Contact in Future\n'
+      + 'Cy Crm,cy@crm.example,Cold\n';
+    await page.locator('input[type="file"]')
+      .setInputFiles({ name: 'crm.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByRole('button', { name: 'Check file' }).click();
+    await page.getByText('The file was checked; nothing was written').waitFor();
+    await page.getByText('Some values were not read as written').waitFor();
+    await page.getByText('These values of the status column are not lead statuses.').waitFor();
+    await page.getByLabel('Cold', { exact: true }).selectOption('CONTACTED');
+    await page.getByLabel('Contact in Future', { exact: true }).selectOption('QUALIFIED');
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await page.getByText('The file was imported').waitFor();
+    assert.deepEqual(new URL(imports.at(-1)!).searchParams.getAll('statusMap').sort(),
+      ['COLD:CONTACTED', 'CONTACT IN FUTURE:QUALIFIED']);
+    const leads = (await client.ok('GET', '/api/v1/leads?q=crm.example&limit=100')).data as Array<{
+      name: string;
+      status: string;
+    }>;
+    assert.deepEqual(leads.map((l) => [l.name, l.status]).sort(),
+      [['Ann Crm', 'CONTACTED'], ['Bo Crm', 'QUALIFIED'], ['Cy Crm', 'CONTACTED']]);
+    assert.deepEqual(consoleErrors, []);
   });
 
   it('refuses a file over 10 MiB, or of another kind, before sending it, and says why', async () => {
@@ -205,7 +233,7 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     await page.getByRole('button', { name: 'Check file' }).click();
     const alert = page.getByRole('alert').filter({ hasText: 'The file was refused' });
     await alert.getByText('Row 2502 opens a quoted cell that is never closed', { exact: false }).waitFor();
-    assert.equal(await count(), ROWS - 3 + 2, 'nothing more was written');
+    assert.equal(await count(), ROWS - 3 + 2 + 3, 'nothing more was written (the JSON file wrote 2, the CRM file 3)');
     assert.deepEqual(consoleErrors, []);
   });
 });

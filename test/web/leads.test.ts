@@ -254,7 +254,10 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
     assert.match(download.suggestedFilename(), /^leads-\d{4}-\d{2}-\d{2}\.csv$/);
     const text = (await readFile((await download.path())!, 'utf8')).replace(/^\uFEFF/, '');
     const [header, ...data] = parseCsv(text).filter((row) => row.some(Boolean));
-    assert.deepEqual(header, ['name', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId', 'createdAt', 'updatedAt']);
+    assert.deepEqual(header, [
+      'name', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId', 'createdAt', 'updatedAt',
+      'ownerName', 'ownerEmail', 'lastContactedAt', 'lastReplyAt',
+    ]);
     assert.deepEqual(new Set(data.map((row) => row[0])), mine);
     assert.equal(data.length, mine.size);
     for (const row of data) assert.equal(row[5], adminId);
@@ -374,10 +377,10 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
     const dialog = page.getByRole('dialog', { name: 'Edit José Núñez' });
     const email = dialog.getByLabel('E-mail');
     await email.fill('jose@');
-    await dialog.getByLabel('Company website').fill('tierra.example');
+    await dialog.getByLabel('Company website').fill('ftp://tierra.example');
     await dialog.getByRole('button', { name: 'Save changes' }).click();
-    await dialog.getByText('Enter an e-mail address like name@company.com.').waitFor();
-    await dialog.getByText('Enter a full web address starting with http:// or https://.').waitFor();
+    await dialog.getByText('Enter an e-mail address like name@company.com (nothing after the @).').waitFor();
+    await dialog.getByText('Enter a web address such as www.example.com or https://example.com.').waitFor();
     assert.equal(await email.getAttribute('aria-invalid'), 'true');
     const describedBy = await email.getAttribute('aria-describedby');
     assert.match(await page.locator(`[id="${describedBy}"]`).innerText(), /Enter an e-mail address/);

@@ -39,13 +39,13 @@ describe('a run in the web UI', { skip: browserUnavailable() ?? false }, () => {
     await form.getByLabel('Name').fill('Priya Raman');
     await form.getByLabel('E-mail').fill('priya@');
     await form.getByLabel('Company (optional)', { exact: true }).fill('Northwind Freight');
-    await form.getByLabel('Company website').fill('northwind.example');
+    await form.getByLabel('Company website').fill('ftp://northwind.example');
     await form.getByRole('button', { name: 'Create lead' }).click();
 
     // The server's 400 names both fields; each message sits under its field and the field is marked invalid.
     const email = form.getByLabel('E-mail');
-    await form.getByText('Enter an e-mail address like name@company.com.').waitFor();
-    await form.getByText('Enter a full web address starting with http:// or https://.').waitFor();
+    await form.getByText('Enter an e-mail address like name@company.com (nothing after the @).').waitFor();
+    await form.getByText('Enter a web address such as www.example.com or https://example.com.').waitFor();
     assert.equal(await email.getAttribute('aria-invalid'), 'true');
     const describedBy = await email.getAttribute('aria-describedby');
     assert.ok(describedBy, 'the e-mail field is described by its error');

@@ -112,7 +112,9 @@ export default async function mailCheckRoutes(app: AppInstance): Promise<void> {
       summary: 'Send a test e-mail with the saved settings',
       description: 'To `to`, or to the admin\'s own address. Answers 200 either way: `ok` with the `messageId`, or `error`.',
       tags,
-      body: Type.Optional(Type.Object({ to: Type.Optional(Type.String({ format: 'email', maxLength: 320 })) }, { additionalProperties: false })),
+      body: Type.Optional(Type.Object({
+        to: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+      }, { additionalProperties: false })),
       response: {
         200: Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String()), messageId: Type.Optional(Type.String()) }),
         ...writeProblems,

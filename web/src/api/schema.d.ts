@@ -162,7 +162,7 @@ export type paths = {
         put?: never;
         /**
          * Import leads from a CSV or JSON file
-         * @description Up to 10 MiB and 50,000 rows of leads, as `text/csv` or as `application/json` `{"leads": […]}`, in UTF-8. Every row is checked as `POST /api/v1/leads` checks a lead; the valid rows are written in one transaction and the others reported by row and field, and skipped. A CSV file has a header row; its delimiter (comma, semicolon or tab) is found from it, and its columns are matched by their headers, forgivingly (case, spaces, `_` and `-` do not matter): `name` or `full name` (or `first name` and `last name`), `email` or `e-mail`, `company`, `website`, `status` (any case), `assignedToUserId`. Other columns are ignored, and listed in `columns`. `map` chooses the column of a field. An empty cell gives no value: with `dedupe=email` it leaves the lead's value as it is. A row of delimiters only (`;;;`, as spreadsheets save blank rows) is left out of the leads but counts towards the 50,000 rows; empty lines do not count. `leads:write` does not grant reading: to a key without `leads:read`, `created` counts every row written and `updated` is 0, with `dedupe=email` too, so that the answer does not say which e-mails are leads already.
+         * @description Up to 10 MiB and 50,000 rows of leads, as `text/csv` or as `application/json` `{"leads": […]}`, in UTF-8. Every row is checked as `POST /api/v1/leads` checks a lead; the valid rows are written in one transaction and the others reported by row and field, and skipped. A CSV file has a header row; its delimiter (comma, semicolon or tab) is found from it, and its columns are matched by their headers, forgivingly (case, spaces, `_` and `-` do not matter): `name` or `full name` (or `first name` and `last name`), `email` or `e-mail`, `company`, `website`, `status` (any case), `assignedToUserId`, and the usual headers of CRM exports (`Email 1`, `Work Email`, `Account Name`, `Company Name for Emails`, `Website URL`; a `Stage` column only if its values are statuses). Other columns are ignored, and listed in `columns`. `map` chooses the column of a field. A status that is not a lead status (another CRM's `Cold`) does not refuse the row: the lead gets the default status, each such value is listed once in `warnings`, and `statusMap` reads it as a status of your choice. A cell an export wrote with an apostrophe before `=`, `+`, `-`, `@`, a tab or a carriage return is read without it; a name and a company are kept as written, spaces and all, as `POST /api/v1/leads` keeps them. An empty cell gives no value: with `dedupe=email` it leaves the lead's value as it is. A row of delimiters only (`;;;`, as spreadsheets save blank rows) is left out of the leads but counts towards the 50,000 rows; empty lines do not count. `leads:write` does not grant reading: to a key without `leads:read`, `created` counts every row written and `updated` is 0, with `dedupe=email` too, so that the answer does not say which e-mails are leads already.
          *
          *     Required scope: `leads:write`.
          */
@@ -6006,7 +6006,7 @@ export interface operations {
                     companyName?: string | null;
                     companyWebsite?: string | null;
                     email?: string | null;
-                    /** @description Person name of the lead. */
+                    /** @description Person name of the lead; not blank. */
                     name: string;
                     /**
                      * @description Where the lead stands.
@@ -6444,7 +6444,7 @@ export interface operations {
                     companyName?: string | null;
                     companyWebsite?: string | null;
                     email?: string | null;
-                    /** @description Person name of the lead. */
+                    /** @description Person name of the lead; not blank. */
                     name?: string;
                     /**
                      * @description Where the lead stands.
@@ -7322,6 +7322,8 @@ export interface operations {
                 dryRun?: boolean;
                 /** @description CSV only: read a field from a column of your choice, as `FIELD:COLUMN` (`map=email:Work E-mail`); `FIELD:` reads that field from no column. FIELD is one of name, firstName, lastName, email, companyName, companyWebsite, status, assignedToUserId. Repeat for more fields; the other columns are matched by their headers. */
                 map?: string[];
+                /** @description CSV only: read a status value of the file that is not a lead status as one, as `VALUE:STATUS` (`statusMap=Cold:DISCOVERY`, `statusMap=Contact in Future:CONTACTED`); VALUE is compared without case or surrounding spaces, and STATUS is one of DISCOVERY, CONTACTED, QUALIFIED, PROPOSAL, WON, LOST. Repeat for more values; an unknown value that is not mapped gives the lead the default status, and a warning. */
+                statusMap?: string[];
             };
             header?: {
                 /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
@@ -7396,6 +7398,20 @@ export interface operations {
                          * @description Rows that updated a lead (with `dedupe=email`): one already there, or one an earlier row created. Always 0 to a key without `leads:read`: it would say which e-mails are leads already.
                          */
                         updated: number;
+                        /** @description CSV: each distinct value the import could not read as written, once (the first 100): a status that is not a lead status. Its rows were imported with the default status; map it with `statusMap`. Empty for JSON, whose statuses are checked as `POST /api/v1/leads` checks them. */
+                        warnings: {
+                            /** @description The lead field: `status`. */
+                            field: string;
+                            /** @description What the import did with those rows, and how to choose otherwise. */
+                            message: string;
+                            /**
+                             * Format: int32
+                             * @description How many rows hold it.
+                             */
+                            rows: number;
+                            /** @description The value as the file holds it (its first 200 characters). */
+                            value: string;
+                        }[];
                     };
                 };
             };

@@ -103,21 +103,29 @@ export function useFormSubmit({ known, check, send, failed, nested = false }: Fo
 }
 
 /** The API's "must be at most 200 characters" → "Must be at most 200 characters."; some get a form's own words. */
+export function fieldMessage(message: string): string {
+  return sentence(message);
+}
+
 function sentence(message: string): string {
   const text = message.replace(/\\"/g, '"');
-  const friendly = FRIENDLY.find(([pattern]) => pattern.test(text));
-  if (friendly) return friendly[1];
+  for (const [pattern, words] of FRIENDLY) {
+    const match = pattern.exec(text);
+    if (match) return typeof words === 'string' ? words : words(match[1] ?? '');
+  }
   const first = text.charAt(0).toUpperCase() + text.slice(1);
   return /[.!?]$/.test(first) ? first : `${first}.`;
 }
 
-const FRIENDLY: [RegExp, string][] = [
+const FRIENDLY: Array<[RegExp, string | ((detail: string) => string)]> = [
   [/^must be an e-mail address$/, 'Enter an e-mail address like name@company.com.'],
-  [/^must be an (absolute URL|http or https URL)$/, 'Enter a full web address starting with http:// or https://.'],
+  // The server says what is wrong with the address ("must be an e-mail address: no @"): the form says it too.
+  [/^must be an e-mail address: (.*)$/, (why) => `Enter an e-mail address like name@company.com (${why}).`],
+  [/^must be an (absolute URL|http or https URL)/,
+    'Enter a web address such as www.example.com or https://example.com.'],
   [/^must not be empty$|^is required$/, 'This field is required.'],
   [/is not your current password/, 'That is not your current password.'],
 ];
 
-export function isEmail(value: string): boolean {
-  return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value);
-}
+// The server's one rule for an e-mail address (src/domain/validation.ts), so that a form refuses what the API would.
+export { isEmail } from '../../../src/domain/validation.ts';

@@ -89,6 +89,19 @@ export interface CsvPreview {
   problem: string | null;
 }
 
+/**
+ * How the columns of a previewed file are first read: as the server matches them, except a "Stage" column (read as
+ * the status only if its values are statuses) none of whose previewed values is one of `statuses`: Apollo's Stage
+ * holds Cold and Replied, which are not a lead's status. It is then shown ignored, and can still be chosen.
+ */
+export function initialFields(preview: CsvPreview, statuses: readonly string[]): Array<ImportField | null> {
+  const { fields, tentativeStatus } = matchColumns(preview.headers);
+  if (tentativeStatus === null) return fields;
+  const isStatus = (cell: string | undefined) => statuses.includes((cell ?? '').trim().toUpperCase());
+  const known = preview.rows.some(({ cells }) => isStatus(cells[tentativeStatus]));
+  return known ? fields : fields.map((field, index) => (index === tentativeStatus ? null : field));
+}
+
 class Enough {}
 
 /**

@@ -8,9 +8,10 @@ import { LEAD_STATUSES } from '../api/types';
 import { Dialog } from '../components/Dialog';
 import { Alert, Button, Field } from '../components/ui';
 import { displayName, LEAD_STATUS_LABEL } from '../lib/format';
-import { useFormSubmit, type FormErrors } from '../lib/forms';
+import { fieldMessage, useFormSubmit, type FormErrors } from '../lib/forms';
 import { useMembers } from '../lib/members';
 import { useSignedIn } from '../lib/session';
+import { BLANK_MESSAGE, isBlank } from '../../../src/domain/validation.ts';
 
 const FIELDS = ['name', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId'] as const;
 
@@ -25,7 +26,10 @@ interface LeadValues {
 }
 
 const optional = (text: string) => (text.trim() ? text.trim() : null);
-const checkName = (values: LeadValues): Record<string, string> => (values.name.trim() ? {} : { name: "Enter the lead's name." });
+// The server's rule (src/domain/validation.ts), checked before sending, in the words the server would use; the other
+// fields are checked by the server alone, whose 400 names each field.
+const checkLead = (values: LeadValues): Record<string, string> =>
+  (isBlank(values.name) ? { name: fieldMessage(BLANK_MESSAGE) } : {});
 
 function LeadFields({ id, values, setValues, errors, formRef, onSubmit }: {
   id: string;
@@ -60,8 +64,18 @@ function LeadFields({ id, values, setValues, errors, formRef, onSubmit }: {
           )}
         </Field>
       </div>
-      <Field label="Company website" error={errors.fields.companyWebsite} optional hint="The address research starts from, e.g. https://example.com">
-        {(p) => <input {...p} className="input" type="url" value={values.companyWebsite} onChange={change('companyWebsite')} autoComplete="off" placeholder="https://" />}
+      <Field
+        label="Company website" error={errors.fields.companyWebsite} optional
+        hint="The address research starts from, e.g. www.example.com"
+      >
+        {/* Text rather than type=url: a browser's url field refuses www.example.com, which leadrun stores as
+            https://www.example.com. */}
+        {(p) => (
+          <input
+            {...p} className="input" type="text" inputMode="url" value={values.companyWebsite}
+            onChange={change('companyWebsite')} autoComplete="off" placeholder="www.example.com"
+          />
+        )}
       </Field>
       <Field label="Owner" error={errors.fields.assignedToUserId} hint="The member who works on this lead.">
         {(p) => (
@@ -80,7 +94,7 @@ export function NewLeadDialog({ onClose, onCreated }: { onClose(): void; onCreat
   const [values, setValues] = useState<LeadValues>({ name: '', email: '', companyName: '', companyWebsite: '', status: 'DISCOVERY', assignedToUserId: '' });
   const { errors, busy, formRef, onSubmit } = useFormSubmit({
     known: FIELDS,
-    check: () => checkName(values),
+    check: () => checkLead(values),
     send: async () => {
       const { body } = await api.post('/api/v1/leads', {
         body: {
@@ -137,7 +151,7 @@ export function EditLeadDialog({ lead, onClose, onSaved }: { lead: Lead; onClose
   });
   const { errors, busy, formRef, onSubmit } = useFormSubmit({
     known: FIELDS,
-    check: () => checkName(values),
+    check: () => checkLead(values),
     send: async () => {
       const update = changes(lead, values);
       if (Object.keys(update).length === 0) return onClose();

@@ -6,10 +6,11 @@ import { useEffect, useId, useRef, useState, type ChangeEvent, type CSSPropertie
 import { ApiError, upload, type ResponseOf } from '../api/client';
 import { Icon } from '../components/Icon';
 import { Alert, Button, Card, ErrorAlert, PageHeader, Spinner } from '../components/ui';
-import { formatNumber, plural } from '../lib/format';
+import { LEAD_STATUSES, type LeadStatus } from '../api/types';
+import { formatNumber, LEAD_STATUS_LABEL, plural } from '../lib/format';
 import {
   badRowsFile, chooseField, fieldLabel, FIELD_LABEL, formatBytes, formatOf, groupByRow, IMPORT_FIELDS, IMPORT_MAX_BYTES,
-  isUtf8Start, mapEntries, mappingProblem, matchColumns, PREVIEW_BYTES, previewCsv,
+  initialFields, isUtf8Start, mapEntries, mappingProblem, PREVIEW_BYTES, previewCsv,
   type CsvPreview, type FileRows, type ImportField, type ImportFormat, refusalOf,
 } from '../lib/leadImport';
 import type { PickAnswer, PickRequest } from '../lib/importRows.worker';
@@ -18,6 +19,12 @@ import { useTitle } from '../lib/useAsync';
 import '../styles/import.css';
 
 type ImportResult = ResponseOf<'post', '/api/v1/leads/import'>;
+
+/** A status value of the file that is not a lead status, as a check answered it, and how many rows hold it. */
+interface UnknownStatus {
+  value: string;
+  rows: number;
+}
 
 /** Bad rows shown on the page; the download holds every one the answer lists. */
 const SHOWN_BAD_ROWS = 200;
@@ -108,6 +115,10 @@ export function LeadImportPage() {
   const [refusal, setRefusal] = useState<string | null>(null);
   const [fields, setFields] = useState<Array<ImportField | null>>([]);
   const [dedupe, setDedupe] = useState(false);
+  // The file's status values that are not lead statuses, from the answers to checks (a value once mapped is no longer
+  // in an answer's warnings, and stays listed), and the status chosen for each: sent as statusMap=VALUE:STATUS.
+  const [unknownStatuses, setUnknownStatuses] = useState<UnknownStatus[]>([]);
+  const [statusMap, setStatusMap] = useState<Record<string, LeadStatus>>({});
   const [progress, setProgress] = useState<Progress | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
@@ -129,6 +140,8 @@ export function LeadImportPage() {
     if (!file) return;
     reset();
     setChosen(null);
+    setUnknownStatuses([]);
+    setStatusMap({});
     const refused = refusalOf(file);
     setRefusal(refused);
     if (refused) return;
@@ -136,7 +149,7 @@ export function LeadImportPage() {
     try {
       const read = await readChosen(file);
       setChosen(read);
-      setFields(read.csv ? matchColumns(read.csv.headers).fields : []);
+      setFields(read.csv ? initialFields(read.csv, LEAD_STATUSES) : []);
     } finally {
       setReading(false);
     }
@@ -168,7 +181,14 @@ export function LeadImportPage() {
     try {
       ({ body: result } = await upload('/api/v1/leads/import', chosen.file, {
         contentType: chosen.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json',
-        query: { dryRun, dedupe: dedupe ? 'email' : undefined, map: chosen.format === 'csv' ? mapEntries(headers, fields) : undefined },
+        query: {
+          dryRun,
+          dedupe: dedupe ? 'email' : undefined,
+          map: chosen.format === 'csv' ? mapEntries(headers, fields) : undefined,
+          statusMap: chosen.format === 'csv'
+            ? Object.entries(statusMap).map(([value, status]) => `${value}:${status}`)
+            : undefined,
+        },
         signal: controller.signal,
         onProgress: (sent, total) => setProgress({ dryRun, sent, total, uploaded: sent >= total }),
       }));
@@ -181,6 +201,13 @@ export function LeadImportPage() {
     if (controller.signal.aborted) return;
     setProgress(null);
     setOutcome({ result, rows: null, rowsError: null });
+    const unknown = result.warnings.filter((w) => w.field === 'status');
+    if (unknown.length > 0) {
+      setUnknownStatuses((known) => [
+        ...known,
+        ...unknown.filter((w) => !known.some((k) => k.value === w.value)).map(({ value, rows }) => ({ value, rows })),
+      ]);
+    }
     if (result.errors.length === 0) return;
     const rows = [...new Set(result.errors.map((e) => e.row))];
     try {
@@ -273,6 +300,46 @@ export function LeadImportPage() {
             {mapping && <div className="import-gap"><Alert tone="warning">{mapping}</Alert></div>}
           </Card>
         </>
+      )}
+
+      {chosen?.csv && !chosen.problem && unknownStatuses.length > 0 && !imported && (
+        <Card title="Statuses" titleId="import-statuses-title">
+          <p className="import-lead-in">
+            These values of the status column are not lead statuses. Their rows are imported as
+            {' '}{LEAD_STATUS_LABEL.DISCOVERY} unless you choose a status for them.
+          </p>
+          <div className="import-mapping">
+            {unknownStatuses.map(({ value, rows }, index) => {
+              const id = `${inputId}-status-${index}`;
+              return (
+                <div className="import-mapping-row" key={value}>
+                  <div className="import-mapping-column">
+                    <label htmlFor={id} className="field-label">{value}</label>
+                    <span className="import-sample">{plural(rows, 'row')}</span>
+                  </div>
+                  <Icon name="chevronRight" />
+                  <select
+                    id={id}
+                    className="input select"
+                    value={statusMap[value.toUpperCase()] ?? ''}
+                    disabled={busy}
+                    onChange={(event) => {
+                      reset();
+                      const { [value.toUpperCase()]: _dropped, ...others } = statusMap;
+                      const status = event.target.value as LeadStatus | '';
+                      setStatusMap(status ? { ...others, [value.toUpperCase()]: status } : others);
+                    }}
+                  >
+                    <option value="">Default ({LEAD_STATUS_LABEL.DISCOVERY})</option>
+                    {LEAD_STATUSES.map((status) => (
+                      <option key={status} value={status}>{LEAD_STATUS_LABEL[status]}</option>
+                    ))}
+                  </select>
+                </div>
+              );
+            })}
+          </div>
+        </Card>
       )}
 
       {chosen?.json && !chosen.problem && <JsonPreviewCard leads={chosen.json.leads} count={chosen.json.count} />}
@@ -444,6 +511,19 @@ function ResultView({ outcome, chosen, fields }: { outcome: Outcome; chosen: Cho
           : `${plural(result.created + result.updated, 'lead')} written.`}
         {result.skipped > 0 && ` ${plural(result.skipped, 'row')} ${result.skipped === 1 ? 'has' : 'have'} a problem and ${result.skipped === 1 ? 'is' : 'are'} left out.`}
       </Alert>
+      {result.warnings.length > 0 && (
+        <Alert tone="warning" title="Some values were not read as written">
+          <ul className="import-problems">
+            {result.warnings.map((w) => (
+              <li key={`${w.field}:${w.value}`}>
+                <strong>{fieldLabel(w.field)}</strong> “{w.value}” ({plural(w.rows, 'row')})
+                {' '}{w.message.replace(/; choose one with .*$/, '')}
+                {result.dryRun && w.field === 'status' ? '; choose a status for it under Statuses above.' : '.'}
+              </li>
+            ))}
+          </ul>
+        </Alert>
+      )}
       <dl className="stat-strip import-counts" aria-label="Rows of the file">
         <div><dt>Created</dt><dd>{formatNumber(result.created)}<span className="stat-sub">new leads {verb} added</span></dd></div>
         <div><dt>Updated</dt><dd>{formatNumber(result.updated)}<span className="stat-sub">leads {verb} updated</span></dd></div>

@@ -67,8 +67,15 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
         + 'are written in one transaction and the others reported by row and field, and skipped. A CSV file has a header row; its '
         + 'delimiter (comma, semicolon or tab) is found from it, and its columns are matched by their headers, forgivingly (case, '
         + 'spaces, `_` and `-` do not matter): `name` or `full name` (or `first name` and `last name`), `email` or `e-mail`, `company`, '
-        + '`website`, `status` (any case), `assignedToUserId`. Other columns are ignored, and listed in `columns`. `map` chooses '
-        + 'the column of a field. An empty cell gives no value: with `dedupe=email` it leaves the lead\'s value as it is. A row of '
+        + '`website`, `status` (any case), `assignedToUserId`, and the usual headers of CRM exports (`Email 1`, `Work '
+        + 'Email`, `Account Name`, `Company Name for Emails`, `Website URL`; a `Stage` column only if its values are '
+        + 'statuses). Other columns are ignored, and listed in `columns`. `map` chooses the column of a field. A '
+        + 'status that is not a lead status (another CRM\'s `Cold`) does not refuse the row: the lead gets the default '
+        + 'status, each such value is listed once in `warnings`, and `statusMap` reads it as a status of your choice. '
+        + 'A cell an export wrote with an apostrophe before `=`, `+`, `-`, `@`, a tab or a carriage return is read '
+        + 'without it; a name and a company are kept as written, spaces and all, as `POST /api/v1/leads` keeps them. '
+        + 'An empty cell gives no value: with `dedupe=email` it leaves the '
+        + 'lead\'s value as it is. A row of '
         + `delimiters only (\`;;;\`, as spreadsheets save blank rows) is left out of the leads but counts towards the ${IMPORT_MAX_ROWS.toLocaleString('en')} `
         + 'rows; empty lines do not count. `leads:write` does not grant reading: to a key without `leads:read`, '
         + '`created` counts every row written and `updated` is 0, with `dedupe=email` too, so that the answer does not '
@@ -96,8 +103,8 @@ export default async function leadImportRoutes(app: AppInstance): Promise<void> 
     // Only a request with no body at all, and no Content-Type, comes this far without one.
     if (!Buffer.isBuffer(body)) throw new AppError('unsupported_media_type', `The request has no file. ${MEDIA_TYPES}`);
     const format = mediaType(request.headers['content-type']) === 'text/csv' ? 'csv' : 'json';
-    const { dedupe, dryRun = false, map = [] } = request.query;
-    const file = importFile(format, body, map);
+    const { dedupe, dryRun = false, map = [], statusMap = [] } = request.query;
+    const file = importFile(format, body, map, statusMap);
     const options = { dedupe: dedupe ?? null, dryRun };
     const rows = await readLeadImport(db, workspaceId, file, options, read);
     // The embedded database's statistics brought up to date first (src/db/statistics.ts), so that the import's
