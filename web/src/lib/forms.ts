@@ -121,8 +121,9 @@ const FRIENDLY: Array<[RegExp, string | ((detail: string) => string)]> = [
   [/^must be an e-mail address$/, 'Enter an e-mail address like name@company.com.'],
   // The server says what is wrong with the address ("must be an e-mail address: no @"): the form says it too.
   [/^must be an e-mail address: (.*)$/, (why) => `Enter an e-mail address like name@company.com (${why}).`],
-  [/^must be an (absolute URL|http or https URL)/,
-    'Enter a web address such as www.example.com or https://example.com.'],
+  // A lead's website may be a bare host; a webhook's URL may not, and its form says so.
+  [/^must be an http or https URL, or a host name/, 'Enter a web address such as www.example.com or https://example.com.'],
+  [/^must be an (absolute URL|http or https URL)$/, 'Enter a full web address starting with http:// or https://.'],
   [/^must not be empty$|^is required$/, 'This field is required.'],
   [/is not your current password/, 'That is not your current password.'],
 ];
