@@ -30,7 +30,8 @@ export type AppPage = (typeof APP_PAGES)[number];
 export const ENTRY_PAGES = ['/', '/setup', '/signin', '/reset-password'] as const;
 
 /**
- * Paths that belong to the API or to the build's files, where a miss is an error for a program, not a page for a
- * person: they keep the JSON problem; any other unknown GET gets the app, which shows its not-found page.
+ * Paths that belong to the API, its reference (/docs/) or to the build's files, where a miss is an error for a
+ * program, not a page for a person: they keep the JSON problem; any other unknown GET gets the app, which shows its
+ * not-found page.
  */
-export const NOT_APP_PREFIXES = ['/api/', '/ui/api/', '/assets/'] as const;
+export const NOT_APP_PREFIXES = ['/api/', '/ui/api/', '/assets/', '/docs/'] as const;
