@@ -156,7 +156,7 @@ async function main(): Promise<void> {
     await page.getByLabel('E-mail').fill('noah@');
     await page.getByLabel('Company website').fill('fischer-logistik.de');
     await page.getByRole('button', { name: 'Create lead' }).click();
-    await page.getByText('Enter an e-mail address like name@company.com.').waitFor();
+    await page.getByText(/^Enter an e-mail address like name@company\.com/).waitFor();
     await shoot(page, 'lead-form-errors');
     await page.keyboard.press('Escape');
 
@@ -180,7 +180,7 @@ async function main(): Promise<void> {
     const edit = page.getByRole('dialog', { name: 'Edit Priya Raman' });
     await edit.getByLabel('E-mail').fill('priya.raman@');
     await edit.getByRole('button', { name: 'Save changes' }).click();
-    await edit.getByText('Enter an e-mail address like name@company.com.').waitFor();
+    await edit.getByText(/^Enter an e-mail address like name@company\.com/).waitFor();
     await shoot(page, 'lead-edit');
     await page.keyboard.press('Escape');
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
@@ -192,6 +192,12 @@ async function main(): Promise<void> {
     await page.getByRole('button', { name: 'Approve' }).waitFor();
     await shoot(page, 'run');
     await shoot(page, 'run-full', { fullPage: true });
+    // Where the analysis's items came from: the first pain's transcript line, quoted beneath it.
+    const analysis = page.getByRole('region', { name: 'What the call revealed' });
+    await analysis.getByRole('region', { name: 'Pain points' }).getByRole('button', { name: /^lines? \d/ }).first().click();
+    await analysis.locator('.source-quote').first().waitFor();
+    await analysis.scrollIntoViewIfNeeded();
+    await shoot(page, 'run-analysis');
 
     // The draft edited in place, then its two versions side by side with what changed marked.
     const draftCard = page.getByRole('region', { name: 'E-mail draft' });
