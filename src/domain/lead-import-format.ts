@@ -25,14 +25,24 @@ export function normaliseHeader(header: string): string {
 
 /** The headers each field is recognised by, normalised. */
 const SYNONYMS: Record<ImportField, readonly string[]> = {
-  name: ['name', 'fullname', 'contactname', 'leadname', 'personname'],
+  // Close's and Zoho's "Contact Name", Pipedrive's "Person - Name". Not "Lead Name": see companyName.
+  name: ['name', 'fullname', 'contactname', 'personname'],
   firstName: ['firstname', 'givenname', 'forename', 'first'],
   lastName: ['lastname', 'surname', 'familyname', 'last'],
-  // Apollo's "Email" and "Email 1"; Salesforce's and HubSpot's "Work Email".
-  email: ['email', 'emailaddress', 'mail', 'workemail', 'email1', 'primaryemail', 'businessemail'],
-  // Apollo's "Company Name for Emails" (after its "Company"), Salesforce's "Account Name".
+  // Apollo's "Email" and "Email 1"; Salesforce's and HubSpot's "Work Email"; Pipedrive's "Person - Email" and
+  // "Person - Email - Work" (its "- Home" and "- Other" are left, as they are not the address to sell to); Close's
+  // "Contact Email".
+  email: [
+    'email', 'emailaddress', 'mail', 'workemail', 'email1', 'primaryemail', 'businessemail', 'personemail',
+    'personemailwork', 'contactemail',
+  ],
+  // Apollo's "Company Name for Emails" (after its "Company"), Salesforce's "Account Name", Pipedrive's
+  // "Organization - Name" and "Person - Organization". Close's "Lead Name" too: a lead in Close is the company, its
+  // people are the lead's contacts (elsewhere a lead is a person, so "Lead Name" is no longer read as the name; a
+  // file whose only name column it is is refused for want of one, and map=name:Lead Name reads it so).
   companyName: [
     'company', 'companyname', 'organisation', 'organization', 'employer', 'companynameforemails', 'accountname',
+    'organizationname', 'organisationname', 'personorganization', 'leadname',
   ],
   companyWebsite: ['website', 'companywebsite', 'url', 'web', 'homepage', 'companyurl', 'websiteurl'],
   status: ['status', 'leadstatus'],
@@ -45,17 +55,21 @@ const FIELD_OF_HEADER = new Map<string, ImportField>(
 
 /**
  * Headers read as the status only when the file has no status column, and then only if their values turn out to be
- * statuses: Apollo's "Stage" holds Cold, Approaching, Replied, which are Apollo's and not a lead's status.
+ * statuses: Apollo's "Stage" holds Cold, Approaching, Replied, which are Apollo's and not a lead's status; HubSpot's
+ * "Lifecycle Stage" holds subscriber, lead, marketingqualifiedlead; Pipedrive's "Deal - Stage" holds its pipeline's
+ * stages, of which the default pipeline's first, Qualified, is one.
  */
-const TENTATIVE_STATUS = new Set(['stage', 'leadstage']);
+const TENTATIVE_STATUS = new Set(['stage', 'leadstage', 'lifecyclestage', 'dealstage']);
 
 /**
  * Headers that are ignored by name, whatever a synonym might one day match in them: a profile's address is not the
- * company's website, and the columns leadrun's export adds for people are not written back.
+ * company's website, and the columns leadrun's export adds for people are not written back. Close's "Display Name"
+ * is its lead's, that is the company's, name, or a contact's when the lead has none, while an address book's is a
+ * person's: which one a file holds cannot be told, so it is read only when mapped (map=name:Display Name).
  */
 export const IGNORED_HEADERS: ReadonlySet<string> = new Set([
   'personlinkedinurl', 'companylinkedinurl', 'linkedinurl', 'linkedin', 'twitterurl', 'facebookurl',
-  'ownername', 'owneremail', 'lastcontactedat', 'lastreplyat', 'createdat', 'updatedat',
+  'ownername', 'owneremail', 'lastcontactedat', 'lastreplyat', 'createdat', 'updatedat', 'displayname',
 ]);
 
 /** The field a header names by itself, or null. */

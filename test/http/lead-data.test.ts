@@ -207,6 +207,144 @@ for (const kind of BACKENDS) {
       assertInvalid(json, ['statusMap']);
     });
 
+    /** How the answer read each of `headers`. */
+    const fieldsOf = (res: ApiResponse, headers: string[]) =>
+      headers.map((header) => res.json.columns.find((c: { header: string }) => c.header === header).field);
+    const warningsOf = (res: ApiResponse) =>
+      res.json.warnings.map((w: { field: string; value: string; rows: number }) => [w.field, w.value, w.rows]);
+    /** The stored leads of a workspace, by name. */
+    const leadsOf = async (key: string) => {
+      const leads = (await t.api('GET', '/api/v1/leads?limit=100', { key })).json.data;
+      return (name: string) => {
+        const lead = leads.find((l: { name: string }) => l.name === name);
+        assert.ok(lead, `a lead named ${name}`);
+        return [lead.email, lead.companyName, lead.companyWebsite, lead.status];
+      };
+    };
+
+    it('imports a HubSpot export: a BOM, Lead Status warned of, Lifecycle Stage ignored, a nameless row skipped',
+      async () => {
+      const { key } = await fresh();
+      const res = await importCsv(t, key, fixture('hubspot-contacts.csv'));
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual([res.json.created, res.json.skipped], [11, 1], res.text);
+      // A form's subscriber known by an e-mail alone has no name, which a lead needs.
+      assert.deepEqual(res.json.errors, [{ row: 6, field: 'name', message: 'is required' }]);
+      assert.deepEqual(fieldsOf(res, ['Record ID', 'First Name', 'Last Name', 'Email', 'Company Name', 'Website URL',
+        'Lifecycle Stage', 'Lead Status', 'Associated Company']),
+      [null, 'firstName', 'lastName', 'email', 'companyName', 'companyWebsite', null, 'status', null]);
+      assert.deepEqual(warningsOf(res), [
+        ['status', 'New', 2], ['status', 'Open', 2], ['status', 'In Progress', 1], ['status', 'Open Deal', 1],
+        ['status', 'Unqualified', 1], ['status', 'Attempted to Contact', 1], ['status', 'Connected', 1],
+        ['status', 'Bad Timing', 1],
+      ]);
+      const lead = await leadsOf(key);
+      assert.deepEqual(lead('Élodie Lefèvre'), ['elodie.lefevre@boulangerie-lefevre.example',
+        'Boulangerie Lefèvre, SARL', 'https://boulangerie-lefevre.example', 'DISCOVERY']);
+      assert.deepEqual(lead("Grace O'Neill"),
+        ['grace@oneill-design.example', "O'Neill Design", 'http://oneill-design.example', 'DISCOVERY']);
+      assert.deepEqual(lead('Fatima Al-Sayed'),
+        ['fatima@alsayed-trading.example', 'Al-Sayed Trading', null, 'DISCOVERY']);
+    });
+
+    it("imports a Pipedrive deals export: the person's work e-mail, the organisation, Deal - Stage as statuses",
+      async () => {
+      const { key } = await fresh();
+      const csv = fixture('pipedrive-deals.csv');
+      const res = await importCsv(t, key, csv, '?dryRun=true');
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual([res.json.created, res.json.skipped], [12, 0], res.text);
+      assert.deepEqual(fieldsOf(res, ['Deal - Title', 'Deal - Stage', 'Deal - Status', 'Deal - Owner', 'Person - Name',
+        'Person - Email - Work', 'Person - Email - Home', 'Organization - Name', 'Organization - Address']),
+      [null, 'status', null, null, 'name', 'email', null, 'companyName', null]);
+      // The default pipeline's first stage, Qualified, is a lead status: the column is read, the other stages are
+      // warned of.
+      assert.deepEqual(warningsOf(res), [['status', 'Contact Made', 3], ['status', 'Demo Scheduled', 2],
+        ['status', 'Proposal Made', 2], ['status', 'Negotiations Started', 2]]);
+      const mapped = await importCsv(t, key, csv, `?statusMap=${encodeURIComponent('Contact Made:CONTACTED')}`
+        + `&statusMap=${encodeURIComponent('Proposal Made:PROPOSAL')}`);
+      assert.equal(mapped.status, 200, mapped.text);
+      assert.deepEqual(mapped.json.warnings.map((w: { value: string }) => w.value),
+        ['Demo Scheduled', 'Negotiations Started']);
+      const lead = await leadsOf(key);
+      assert.deepEqual(lead('Anneke de Vries'),
+        ['anneke@kestrelfreight.nl', 'Kestrel Freight B.V.', null, 'QUALIFIED']);
+      assert.deepEqual(lead('Paweł Ślusarczyk'),
+        ['pawel@slusarczyk-metal.example', 'Ślusarczyk Metal Sp. z o.o.', null, 'CONTACTED']);
+      assert.deepEqual(lead('Keisha Williams'), ['keisha@brightpath.example', 'BrightPath, Inc.', null, 'DISCOVERY']);
+      assert.deepEqual(lead('Renée Dupont'), ['renee@cafenoir.example', 'Café Noir', null, 'PROPOSAL']);
+      // A home address alone is not taken for the address to sell to; the person is imported without one.
+      assert.deepEqual(lead('Håkon Næss'), [null, 'Næss Fiskeri AS', null, 'QUALIFIED']);
+    });
+
+    it('imports a Zoho CRM export, saved with commas and a BOM or with semicolons: Contacted is a status', async () => {
+      const { key } = await fresh();
+      const csv = fixture('zoho-leads.csv');
+      // Every cell of Zoho's export is quoted, so a spreadsheet's semicolon-separated copy differs only in delimiter.
+      for (const file of [csv, csv.replaceAll('","', '";"')]) {
+        const res = await importCsv(t, key, file, '?dryRun=true');
+        assert.equal(res.status, 200, res.text);
+        assert.deepEqual([res.json.created, res.json.skipped], [11, 1], res.text);
+        assert.deepEqual(res.json.errors,
+          [{ row: 13, field: 'email', message: 'must be an e-mail address: the domain has no dot' }]);
+        assert.deepEqual(fieldsOf(res, ['Record Id', 'Lead Owner', 'Salutation', 'First Name', 'Last Name', 'Company',
+          'Email', 'Secondary Email', 'Website', 'Lead Status']),
+        [null, null, null, 'firstName', 'lastName', 'companyName', 'email', null, 'companyWebsite', 'status']);
+        assert.deepEqual(warningsOf(res), [
+          ['status', 'Attempted to Contact', 2], ['status', 'Contact in Future', 1], ['status', 'Junk Lead', 1],
+          ['status', 'Lost Lead', 1], ['status', 'Not Contacted', 3], ['status', 'Pre-Qualified', 1],
+          ['status', 'Not Qualified', 1],
+        ]);
+      }
+      const res = await importCsv(t, key, csv, `?statusMap=${encodeURIComponent('Lost Lead:LOST')}`);
+      assert.deepEqual([res.status, res.json.created], [200, 11], res.text);
+      const lead = await leadsOf(key);
+      assert.deepEqual(lead('Ayşe Demir'),
+        ['ayse.demir@demirinsaat.example', 'Demir İnşaat A.Ş.', 'http://demirinsaat.example', 'CONTACTED']);
+      assert.deepEqual(lead('Pedro Álvarez'), ['pedro@alvarez-asociados.example', 'Álvarez y Asociados, S.C.',
+        'https://alvarez-asociados.example', 'LOST']);
+      assert.deepEqual(lead('Nguyễn Văn An'),
+        ['an@anphat.example', 'Công ty TNHH An Phát', 'https://anphat.example', 'DISCOVERY']);
+      assert.deepEqual(lead('Søren Kierkegaard'),
+        ['soren@kierkegaard-aps.example', 'Kierkegaard ApS', 'https://kierkegaard-aps.example', 'DISCOVERY']);
+    });
+
+    it("imports a Close export: a row per contact, the lead's name as the company, Display Name ignored", async () => {
+      const { key } = await fresh();
+      const res = await importCsv(t, key, fixture('close-leads.csv'));
+      assert.equal(res.status, 200, res.text);
+      // A lead without contacts is a row without a person, which is no lead of leadrun's.
+      assert.deepEqual([res.json.created, res.json.skipped], [11, 1], res.text);
+      assert.deepEqual(res.json.errors, [{ row: 6, field: 'name', message: 'is required' }]);
+      assert.deepEqual(fieldsOf(res, ['id', 'Display Name', 'Lead Name', 'Status', 'URL', 'Description', 'Contact Name',
+        'Contact Title', 'Contact Email']),
+      [null, null, 'companyName', 'status', 'companyWebsite', null, 'name', null, 'email']);
+      assert.deepEqual(warningsOf(res),
+        [['status', 'Potential', 5], ['status', 'Customer', 2], ['status', 'Bad Fit', 2]]);
+      const lead = await leadsOf(key);
+      assert.deepEqual(lead('Road Runner'),
+        ['rr@acme-rockets.example', 'Acme Rocket Supply', 'https://acme-rockets.example', 'DISCOVERY']);
+      assert.deepEqual(lead('Ursula Zürcher'), ['ursula@baeckerei-zuercher.example', 'Bäckerei Zürcher',
+        'https://baeckerei-zuercher.example', 'QUALIFIED']);
+      assert.deepEqual(lead('Priya Nair'),
+        ['priya@orionlabs.example', 'Orion Labs, Inc.', 'http://orionlabs.example', 'DISCOVERY']);
+      // A lead named after its one contact has no company; its Display Name would have made one of the person.
+      assert.deepEqual(lead('Jean-Luc Picard'), ['jl.picard@starfleet.example', null, null, 'DISCOVERY']);
+    });
+
+    it('reads a Lifecycle Stage or Deal - Stage column as the status only when its values are statuses', async () => {
+      const { key } = await fresh();
+      const lifecycle = await importCsv(t, key, 'Name,Lifecycle Stage\nA,lead\nB,customer\n', '?dryRun=true');
+      assert.deepEqual([lifecycle.status, lifecycle.json.created, lifecycle.json.warnings], [200, 2, []],
+        lifecycle.text);
+      assert.deepEqual(fieldsOf(lifecycle, ['Lifecycle Stage']), [null]);
+      const deal = await importCsv(t, key, 'Person - Name,Deal - Stage\nA,Won\nB,Lost\nC,Contact Made\n',
+        '?dryRun=true');
+      assert.deepEqual([deal.status, deal.json.created], [200, 3], deal.text);
+      assert.deepEqual(fieldsOf(deal, ['Deal - Stage']), ['status']);
+      assert.deepEqual(warningsOf(deal), [['status', 'Contact Made', 1]]);
+    });
+
     it('reads a Stage column of statuses as the status, and more e-mail and company headers', async () => {
       const { key } = await fresh();
       const res = await importCsv(t, key,

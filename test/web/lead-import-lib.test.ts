@@ -2,6 +2,7 @@
 // (src/domain/lead-import-file.ts, called here in-process): the preview's rows and their numbers, the column mapping
 // the page shows and sends, the bad rows picked by the numbers the server reports, and the file of bad rows.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { readCsvRecords } from '../../src/domain/csv-records.ts';
@@ -101,6 +102,16 @@ describe('the import page reads a file as the server does', () => {
       const fields = initialFields(previewCsv(text, true), statuses);
       assert.deepEqual(fields, ['name', read]);
       assert.deepEqual(serverReads(text).columns!.map((c) => c.field), fields);
+    }
+  });
+
+  it("prefills the columns of HubSpot's, Pipedrive's, Zoho's and Close's exports as the server reads them", () => {
+    const statuses = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'];
+    for (const name of ['hubspot-contacts', 'pipedrive-deals', 'zoho-leads', 'close-leads']) {
+      const text = readFileSync(new URL(`../http/fixtures/${name}.csv`, import.meta.url), 'utf8');
+      const fields = initialFields(previewCsv(decoded(text), true), statuses);
+      assert.ok(fields.includes('email') && fields.includes('companyName') && fields.includes('status'), name);
+      assert.deepEqual(serverReads(text).columns!.map((c) => c.field), fields, name);
     }
   });
 
