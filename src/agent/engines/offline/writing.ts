@@ -146,19 +146,26 @@ function partsOf(ctx: WriteContext, facts: CallFacts, style: Style, ours: (text:
   if (facts.notNow) {
     parts.push({ kind: 'open', text: v === 1 ? 'I appreciated the straight answer on our call.' : 'Thanks for being straight with me on the call.', priority: 0, paragraph: 0 });
     const context = facts.deadlines[0] ?? facts.pains[0];
-    if (context) parts.push({ kind: 'deadline', text: `Understood: ${lowerFirst(ours(restate(context.text, DEADLINE_CLAUSE)))}, and that comes first.`, priority: 3, paragraph: 0 });
+    const told = context ? ours(restate(context.text, DEADLINE_CLAUSE)) : '';
+    if (told) parts.push({ kind: 'deadline', text: `Understood: ${lowerFirst(told)}, and that comes first.`, priority: 3, paragraph: 0 });
   } else {
     const opening = v === 1 ? 'Good to speak with you' : v === 2 ? 'Thanks again for the call' : 'Thanks for the time on the call';
     parts.push({ kind: 'open', text: `${opening}${others.length ? `, and to ${others.join(' and ')} for joining` : ''}.`, short: `${opening}.`, priority: 0, paragraph: 0 });
-    const pains = (v === 2 ? [...facts.pains.slice(1), facts.pains[0]] : facts.pains).filter((p) => p !== undefined).slice(0, 2);
-    const said = pains.map((p) => ours(restate(p.text, p.figure, p.note)));
+    // A pain the copy guard could only tell without its figure, or not at all, gives way to the next one.
+    const told = (v === 2 ? [...facts.pains.slice(1), facts.pains[0]] : facts.pains).filter((p) => p !== undefined).slice(0, 6)
+      .map((p) => ({ pain: p, text: ours(restate(p.text, p.figure, p.note)) }))
+      .filter(({ pain, text }) => text.split(/\s+/).length >= 3 && (!pain.figure || /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|half|dozen)\b/i.test(text)))
+      .slice(0, 2);
+    const pains = told.map((t) => t.pain);
+    const said = told.map((t) => t.text);
     if (said.length === 2) {
       parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'Two things stood out'}: ${lowerFirst(said[0]!)}, and ${lowerFirst(said[1]!)}.`, short: `${upperFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     } else if (said.length === 1) {
       parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'The point that stood out'}: ${lowerFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     }
     const deadline = facts.deadlines[0];
-    if (deadline) parts.push({ kind: 'deadline', text: `On timing: ${lowerFirst(ours(restate(deadline.text, DEADLINE_CLAUSE)))}.`, priority: 3, paragraph: 1 });
+    const timing = deadline ? ours(restate(deadline.text, DEADLINE_CLAUSE)) : '';
+    if (timing) parts.push({ kind: 'deadline', text: `On timing: ${lowerFirst(timing)}.`, priority: 3, paragraph: 1 });
     const condition = facts.conditions
       .filter((c) => !pains.some((p) => p.text === c.text))
       .map((c) => ours(restate(c.text, CONDITION)))
@@ -327,7 +334,16 @@ function composeWith(ctx: WriteContext, facts: CallFacts, style: Style, kept: st
       parts.unshift({ ...led, text: upperFirst(led.text.replace(/^As promised: /, 'First, as promised: ').replace(/^Noted, too: /, '')), paragraph: -1, priority: 0 });
     }
   }
-  parts = parts.map((p) => ({ ...p, text: inOurWords(p.text, said, protectedWord), short: p.short && inOurWords(p.short, said, protectedWord) }));
+  // A sentence the guard had to shorten still ends as one; one it had to drop goes, unless a promise or the next step.
+  const guarded = (text: string): string => {
+    const done = inOurWords(text, said, protectedWord);
+    return done === text || done === '' ? done : /[.!?]$/.test(done) ? done : `${done}.`;
+  };
+  parts = parts.flatMap((p) => {
+    const text = guarded(p.text);
+    if (text === '' && p.kind !== 'commitment' && p.kind !== 'next') return [];
+    return [{ ...p, text: text || p.text, short: p.short && (guarded(p.short) || undefined) }];
+  });
   // The person's own sentences, as they wrote them, before the next step; dropped for length before a commitment.
   if (kept.length > 0) parts.push({ kind: 'kept', text: kept.join(' '), priority: 2, paragraph: 2.5 });
   if (style.formal) parts = parts.map((p) => ({ ...p, text: formalise(p.text), short: p.short && formalise(p.short) }));
