@@ -210,3 +210,21 @@ describe('offline writer: the copy guard keeps phrases whole', () => {
     assert.match(out, /distributors your size/);
   });
 });
+
+describe('offline writer: names and capitals after a colon', () => {
+  const CALL = `Sam: Thanks for making the time today. What is slowing the property team down?
+Adeyemi: Reporting takes four days at every month end, and the owners keep asking for it sooner.
+Adeyemi: Our portfolio manager Bola runs the numbers with me.
+Sam: Understood. I'll send you a sample owner report by Friday.
+Adeyemi: Good. Let's talk again on Tuesday at 3pm with Bola.`;
+
+  it('a clause after a colon starts lower-case unless it starts on a name', () => {
+    const { draft } = run(CALL, 'Ngozi Adeyemi', 'Harbour Lets');
+    assert.match(draft.body, /stood out: reporting\b/);
+  });
+
+  it('the lead is never thanked as a stakeholder by their surname', () => {
+    assert.ok(!readCallFacts(CALL, 'Ngozi Adeyemi', null, 'Harbour Lets').stakeholders.includes('Adeyemi'));
+    assert.doesNotMatch(run(CALL, 'Ngozi Adeyemi', 'Harbour Lets').draft.body, /Adeyemi for joining/);
+  });
+});

@@ -75,7 +75,24 @@ export function restate(sentence: string, anchor: string | RegExp | null, note =
 }
 
 const COMMON_START = /^(?:You|Your|You’re|You’ve|You’ll|The|A|An|Every|Each|It|It's|It’s|That|This|There|About|Around|Roughly|One|Some|Most|All|If|When|Once|Nothing|No|Go-live|Within|By|Before|Today)\b/;
-const lowerFirst = (t: string): string => (COMMON_START.test(t) ? t.charAt(0).toLowerCase() + t.slice(1) : t);
+/**
+ * A clause joined after a colon starts lower-case ("stood out: reporting takes four days"), unless its first word is
+ * a name: "I", an acronym or a word with capitals or digits inside, or one the call writes capitalised mid-sentence.
+ */
+const lowerFirstOf = (t: string, names: ReadonlySet<string> = new Set()): string => {
+  const first = /^[\p{L}'’-]+/u.exec(t)?.[0] ?? '';
+  const common = COMMON_START.test(t) || (/^\p{Lu}\p{Ll}+$/u.test(first) && !names.has(first) && !/^I['’]/.test(first));
+  return common ? t.charAt(0).toLowerCase() + t.slice(1) : t;
+};
+
+/** The words a call capitalises mid-sentence: names, which keep their capital after a colon. */
+function namesOf(facts: CallFacts): Set<string> {
+  const names = new Set<string>();
+  for (const s of facts.sentences.slice(0, 2000)) {
+    for (const m of s.text.slice(0, 2000).matchAll(/(?<=[\p{L}\p{N},;)]\s)\p{Lu}[\p{L}'’-]*/gu)) names.add(m[0]);
+  }
+  return names;
+}
 const upperFirst = (t: string): string => t.charAt(0).toUpperCase() + t.slice(1);
 
 /** "send you X, Jonas, and Y, Erik" → "send X for Jonas, and Y for Erik"; appositives after the object dropped. */
@@ -141,6 +158,8 @@ export function companyOf(ctx: RunContext): string {
 /** The parts of the draft in their order, before any word limit. */
 function partsOf(ctx: WriteContext, facts: CallFacts, style: Style, ours: (text: string) => string): Part[] {
   const parts: Part[] = [];
+  const names = namesOf(facts);
+  const lowerFirst = (t: string): string => lowerFirstOf(t, names);
   const v = style.variant % 3;
   const others = facts.stakeholders.filter((n) => facts.sentences.some((s) => s.role === 'buyer' && s.speaker?.startsWith(n))).slice(0, 2);
   if (facts.notNow) {
@@ -206,6 +225,7 @@ function mentionPart(request: string, facts: CallFacts, current: string): Part |
     ? answer.text.replace(/[.!?]+$/, '').replace(/^(?:(?:understood|sure|yes|yeah|right|okay|ok|great|of course|absolutely)[,.!]?\s+)+/i, '')
     : restate(answer.text, keys.find((k) => answer.text.toLowerCase().includes(k)) ?? null);
   const about = new RegExp(keys.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i').test(clause);
+  const lowerFirst = (t: string): string => lowerFirstOf(t, namesOf(facts));
   return { kind: 'mention', text: about ? `On ${topic}, too: ${lowerFirst(clause)}.` : `On ${topic}: ${lowerFirst(clause)}.`, priority: 1, paragraph: 1 };
 }
 
