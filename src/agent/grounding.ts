@@ -58,6 +58,8 @@ function collectSources(ctx: RunContext): Sources {
   }
   const numbers = new Set<string>();
   for (const match of text.matchAll(NUMBER)) for (const form of knownForms(match)) numbers.add(form);
+  // "six hours" said grounds "6 hours" written: a draft may put a spelled-out number in digits.
+  for (const word of words) if (SPELLED[word]) numbers.add(SPELLED[word]);
   return { words, numbers };
 }
 
@@ -88,6 +90,13 @@ const NOT_A_CLAIM = [
   // From the start of a run of address characters only: from each of them, a run with no @ would be read again.
   /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu,
 ];
+
+/** Numbers as a call spells them, to their digits. */
+const SPELLED: Record<string, string> = {
+  two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12',
+  thirteen: '13', fourteen: '14', fifteen: '15', sixteen: '16', seventeen: '17', eighteen: '18', nineteen: '19', twenty: '20',
+  thirty: '30', forty: '40', fifty: '50', sixty: '60', seventy: '70', eighty: '80', ninety: '90', hundred: '100',
+};
 
 const SCALE: Record<string, number> = { k: 1e3, thousand: 1e3, m: 1e6, million: 1e6, bn: 1e9, billion: 1e9 };
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PreviousDraft, RunContext } from '../../src/agent/engine.ts';
 import { offlineRules } from '../../src/agent/engines/offline.ts';
-import { SaidIndex } from '../../src/agent/engines/offline/copying.ts';
+import { inOurWords, SaidIndex } from '../../src/agent/engines/offline/copying.ts';
 import { bodyWords } from '../../src/agent/engines/offline/feedback.ts';
 import { readCallFacts } from '../../src/agent/engines/offline/facts.ts';
 import { detectFormat, readTranscript } from '../../src/agent/engines/offline/transcript.ts';
@@ -72,7 +72,7 @@ describe('offline writer: the rules of DESIGN §12', () => {
     assert.match(draft.body, /by Wednesday/i);
     assert.match(draft.body, /Monday at 3pm/);
     assert.match(draft.body, /Rita/);
-    assert.match(draft.body, /nine hours/);
+    assert.match(draft.body, /(?:nine|9) hours/);
     assert.equal(analysis.commitments?.[0]?.when, 'by Wednesday');
     assert.ok(analysis.evidence?.some((e) => e.kind === 'pain' && e.lines.length > 0));
   });
@@ -172,5 +172,59 @@ describe('offline reading: small words that misled it', () => {
     assert.equal(said.utterances[0]!.text, 'See you at 2 pm and the 10:30 pm slot.');
     const facts = readCallFacts('Rep: Thanks for the time.\nAda: No problem, you have about twenty minutes.\nAda: Our reps lose six hours a week on manual entry.', 'Ada Lee', null, null);
     assert.deepEqual(facts.pains.map((p) => p.text), ['Our reps lose six hours a week on manual entry.']);
+  });
+});
+
+describe('offline writer: the copy guard keeps phrases whole', () => {
+  const name = (w: string): boolean => /\d/.test(w) || (/^[A-Z]/.test(w) && !/^(?:The|A|Our|Your|And)$/.test(w));
+  const guard = (said: string, text: string): string => inOurWords(text, new SaidIndex([said]), name, true);
+  const DANGLING = /\b(?:the|a|an|and|or|of|to|in|on|at|by|with|from|between|every|how|get|understand)$/i;
+
+  it('rephrases a figure rather than cutting it off, and never ends on a dangling word', () => {
+    const cases: Array<[string, string, RegExp]> = [
+      ['My dispatchers handle every call by phone in Samsara, twelve minutes each, and most end up as callbacks.',
+        'your dispatchers handle every call by phone in Samsara, twelve minutes each', /\b12 minutes each$/],
+      ['We are opening a second warehouse, Northfield, on April 9, and I want the new scanners there first.',
+        'you are opening a second warehouse, Northfield, on April 9', /April 9th$/],
+      ['The cold room failure cost us 40 thousand dollars in stock at the depot last spring.',
+        'the cold room failure cost you 40 thousand dollars in stock at the depot', /\$40,000/],
+    ];
+    for (const [said, text, kept] of cases) {
+      const out = guard(said, text);
+      assert.match(out, kept);
+      assert.doesNotMatch(out, DANGLING);
+      assert.equal(new SaidIndex([said]).copiedRun(out), null);
+    }
+  });
+
+  it('drops a clause it cannot keep whole: no lone "every time…", no half a "from … to …" range', () => {
+    assert.equal(guard('Every time we update the price list the shelf labels go out of date and I redo them.',
+      'every time you update the price list the shelf labels go out of date'), '');
+    assert.equal(guard('I need to see how you get from temperature readings to spoiled stock avoided.',
+      'you need to see how you get from temperature readings to spoiled stock avoided'), '');
+  });
+
+  it('keeps "your" before a measure: "distributors your size", never "distributors the size"', () => {
+    const out = guard('Honestly we mostly sell to distributors your size across the whole region today.',
+      'you mostly sell to distributors your size across the whole region today');
+    assert.match(out, /distributors your size/);
+  });
+});
+
+describe('offline writer: names and capitals after a colon', () => {
+  const CALL = `Sam: Thanks for making the time today. What is slowing the property team down?
+Adeyemi: Reporting takes four days at every month end, and the owners keep asking for it sooner.
+Adeyemi: Our portfolio manager Bola runs the numbers with me.
+Sam: Understood. I'll send you a sample owner report by Friday.
+Adeyemi: Good. Let's talk again on Tuesday at 3pm with Bola.`;
+
+  it('a clause after a colon starts lower-case unless it starts on a name', () => {
+    const { draft } = run(CALL, 'Ngozi Adeyemi', 'Harbour Lets');
+    assert.match(draft.body, /stood out: reporting\b/);
+  });
+
+  it('the lead is never thanked as a stakeholder by their surname', () => {
+    assert.ok(!readCallFacts(CALL, 'Ngozi Adeyemi', null, 'Harbour Lets').stakeholders.includes('Adeyemi'));
+    assert.doesNotMatch(run(CALL, 'Ngozi Adeyemi', 'Harbour Lets').draft.body, /Adeyemi for joining/);
   });
 });

@@ -14,9 +14,10 @@ const CONTRACTIONS: Record<string, string[]> = {
 const VERBS: Record<string, string> = { am: 'be', are: 'be', is: 'be', was: 'was', were: 'was', has: 'have', have: 'have', does: 'do', do: 'do' };
 const WORD = /[\p{L}\p{N}]+(?:['.,\-/][\p{L}\p{N}]+)*/gu;
 const RUN = 8;
-/** Words no phrase ends on: articles, prepositions, conjunctions, possessives, auxiliaries, "last", "next". */
+/** Words no phrase ends on: articles, prepositions, conjunctions, possessives, auxiliaries, "last", "next", and verbs
+ * and question words that need what follows ("how you get"). */
 const DANGLING_WORD =
-  /^(?:the|a|an|and|or|but|so|for|of|to|in|on|at|by|with|from|into|over|under|per|as|than|that|this|these|those|which|who|your|our|my|their|its|his|her|is|are|was|were|be|been|has|have|had|do|does|did|will|would|can|could|should|about|around|last|next|every|each|any|some|no|not|very|more|most|less|before|after|until|since|if|when|while|because|plus|including|through|just|also|like)$/i;
+  /^(?:the|a|an|and|or|but|so|for|of|to|in|on|at|by|with|from|into|over|under|per|as|than|that|this|these|those|which|who|your|our|my|their|its|his|her|is|are|was|were|be|been|has|have|had|do|does|did|will|would|can|could|should|about|around|last|next|every|each|any|some|no|not|very|more|most|less|before|after|until|since|if|when|while|because|plus|including|through|just|also|like|get|go|come|move|turn|make|take|put|see|know|show|find|understand|how|what|where|why)$/i;
 
 function fold(text: string): string[] {
   const out: string[] = [];
@@ -55,8 +56,37 @@ export class SaidIndex {
 const SWAPS: Record<string, string> = {
   about: 'around', around: 'about', roughly: 'about', every: 'each', each: 'every', and: 'plus', our: 'the', your: 'the', my: 'the',
   their: 'the', big: 'large', large: 'big', whole: 'entire', start: 'begin', across: 'over', send: 'share', review: 'go through',
-  with: 'including', based: 'built', show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts', takes: 'eats up', handles: 'deals with', get: 'have', problem: 'issue', issue: 'problem', losing: 'losing out on',
+    with: 'including', based: 'built', show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts',
+  takes: 'eats up', handles: 'deals with', problem: 'issue', issue: 'problem', losing: 'losing out on',
 };
+/** Nouns a possessive measures by ("teams your size"): "the" would lose the comparison, so the word stays. */
+const MEASURE = /^\s+(?:size|age|scale|stage|kind|sort|type|level)\b/i;
+/** A phrase ends after "each" or "every" used alone ("fifteen minutes each"): a swap there leaves "every" dangling. */
+const ENDS_HERE = /^\s*(?:[,;:.!?)]|$)/;
+const NUMBER_WORDS: Record<string, string> = {
+  two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12',
+  thirteen: '13', fourteen: '14', fifteen: '15', sixteen: '16', seventeen: '17', eighteen: '18', nineteen: '19', twenty: '20',
+  thirty: '30', forty: '40', fifty: '50', sixty: '60', seventy: '70', eighty: '80', ninety: '90', hundred: '100',
+};
+const MONTH_NAMES = 'January|February|March|April|May|June|July|August|September|October|November|December';
+/**
+ * The same figure written another way: a run said word for word is broken without losing what it measures.
+ * "fifteen minutes" → "15 minutes", "85 thousand dollars" → "$85,000", "May 6" → "May 6th", "18 percent" → "18%".
+ */
+const FIGURE_FORMS: Array<[RegExp, (...m: string[]) => string]> = [
+  [new RegExp(String.raw`\b(${Object.keys(NUMBER_WORDS).join('|')})(?=\s(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b)`, 'i'),
+    (_m, n) => NUMBER_WORDS[n!.toLowerCase()]!],
+  [/(?<![$€£\d.,])\b(\d{1,3}) thousand (dollars|euros|pounds)\b/i,
+    (_m, n, c) => `${({ dollars: '$', euros: '€', pounds: '£' } as Record<string, string>)[c!.toLowerCase()]}${n},000`],
+  [new RegExp(String.raw`\b(${MONTH_NAMES})\s(\d{1,2})\b(?![\d:,.]\d|st|nd|rd|th)`),
+    (_m, month, d) => `${month} ${d}${/1[123]$/.test(d!) ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<string, string>)[d!.slice(-1)] ?? 'th'}`],
+  [/\b(\d+(?:\.\d+)?) percent\b/i, (_m, n) => `${n}%`],
+];
+/** A clause that only sets the scene ("every time…", "when…"): without its main clause, it tells no fact. */
+const SUBORDINATE = /^\s*(?:and\s)?(?:every time|each time|whenever|when|if|because|since|while|once|unless|although)\b/i;
+/** Words a new phrase starts on: a cut just before one of them leaves a phrase that is whole. */
+const PHRASE_START =
+  /^(?:and|or|but|so|because|when|while|if|since|until|before|after|for|of|to|in|on|at|by|with|from|into|over|under|between|across|through|about|around|that|which|who|where|including|plus|than|per)$/i;
 const PAST: Record<string, string> = {
   is: 'was', are: 'were', has: 'had', have: 'had', wants: 'wanted', needs: 'needed', takes: 'took', spends: 'spent', handles: 'handled',
   does: 'did', gets: 'got', goes: 'went', runs: 'ran', keeps: 'kept', loses: 'lost', costs: 'cost', make: 'made', makes: 'made', returns: 'returned',
@@ -83,9 +113,19 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         const m = matches[at]!;
         const word = m[0];
         const lower = word.toLowerCase();
-        if (keep(word) || (pass === 'swap' && /^(our|your|my|their)$/.test(lower) && /^\s*own\b/i.test(out.slice(m.index + word.length)))) continue;
+        const after = out.slice(m.index + word.length);
+        if (keep(word)) continue;
+        if (pass === 'swap' && /^(our|your|my|their)$/.test(lower) && (/^\s*own\b/i.test(after) || MEASURE.test(after))) continue;
+        if (pass === 'swap' && /^(each|every)$/.test(lower) && ENDS_HERE.test(after)) continue;
         if (pass === 'drop' && DROPPABLE.has(lower) && !(lower === 'the' && at === run.from)) {
-          out = `${out.slice(0, m.index)}${out.slice(m.index + word.length).replace(/^\s+/, '')}`;
+          const rest = out.slice(m.index + word.length);
+          // A word dropped before a comma or the end takes its space with it: "on that line ," never.
+          out = /^\s*(?:[,;:.!?)]|$)/.test(rest) ? `${out.slice(0, m.index).replace(/\s+$/, '')}${rest.replace(/^\s+/, '')}`
+            : `${out.slice(0, m.index)}${rest.replace(/^\s+/, '')}`;
+          edited = true;
+        } else if (pass === 'swap' && lower === 'see' && /^\s+(?:how|what|whether|if|why|where)\b/i.test(after)) {
+          // "to see how you get from X to Y": "understand" says it, and no phrase is cut short for it.
+          out = `${out.slice(0, m.index)}understand${after}`;
           edited = true;
         } else if (pass === 'swap' && SWAPS[lower]) {
           const swap = /^[A-Z]/.test(word) ? SWAPS[lower]!.charAt(0).toUpperCase() + SWAPS[lower]!.slice(1) : SWAPS[lower]!;
@@ -110,16 +150,39 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
       if (shifted) continue;
     }
     if (!edited) {
-      // Nothing small breaks it: the text ends inside the run, on a word that can end a phrase ("140 hours", never
-      // "140 hours last" or "before tax season in"), else before the run at a clause's end.
-      let end = run.from + 6;
-      while (end > run.from + 2 && DANGLING_WORD.test(matches[end]![0])) end--;
-      if (DANGLING_WORD.test(matches[end]![0])) {
-        const before = out.slice(0, matches[run.from]!.index).replace(/[,;:\s]+$/, '').replace(/\s(?:and|but|so|or|plus)$/i, '');
-        if (before.split(/\s+/).length >= 3) return before;
+      // The figure written another way: "fifteen minutes" → "15 minutes" says the same and breaks the run.
+      const from = matches[run.from]!.index;
+      const to = matches[run.to]!.index + matches[run.to]![0].length;
+      for (const [pattern, form] of FIGURE_FORMS) {
+        const m = pattern.exec(out.slice(from, to + 20));
+        if (!m || m.index >= to - from) continue;
+        out = `${out.slice(0, from + m.index)}${form(...m)}${out.slice(from + m.index + m[0].length)}`;
+        edited = true;
+        break;
       }
-      const m = matches[end]!;
-      return out.slice(0, m.index + m[0].length).replace(/[,;:\s]+$/, '');
+      if (edited) continue;
+    }
+    if (!edited) {
+      // Nothing small breaks it: the text ends inside the run where a phrase ends whole ("140 hours a month", never
+      // "140 hours last", "fifteen minutes every" or "between the repair"), and never drops the figure that follows;
+      // with no such place, the clause goes and what came before it stays.
+      const figureIn = (ms: RegExpMatchArray[]) => ms.some((w) => /\d/.test(w[0]) || NUMBER_WORDS[w[0].toLowerCase()] !== undefined);
+      for (let end = run.from + 6; end >= run.from + 2; end--) {
+        const word = matches[end]!;
+        const next = matches[end + 1];
+        if (DANGLING_WORD.test(word[0])) continue;
+        const gap = next ? out.slice(word.index + word[0].length, next.index) : '';
+        if (next && !/[,;:(—–]/.test(gap) && !PHRASE_START.test(next[0])) continue;
+        if (figureIn(matches.slice(end + 1)) && !figureIn(matches.slice(run.from, end + 1))) continue;
+        // "from sensors" without its "to dollars" is half a range: the range stays whole or goes.
+        if (/^to$/i.test(next?.[0] ?? '') && matches.slice(Math.max(run.from, end - 3), end + 1).some((w) => /^from$/i.test(w[0]))) continue;
+        const kept = out.slice(0, word.index + word[0].length).replace(/[,;:\s]+$/, '');
+        // "every time you changed something", cut from its main clause, says nothing: the clause goes instead.
+        if (SUBORDINATE.test(kept.slice(kept.lastIndexOf(':') + 1))) break;
+        return kept;
+      }
+      const before = out.slice(0, matches[run.from]!.index).replace(/[,;:\s]+$/, '').replace(/\s(?:and|but|so|or|plus)$/i, '');
+      return before.split(/\s+/).length >= 3 && !DANGLING_WORD.test(before.split(/\s+/).at(-1)!) ? before : '';
     }
   }
   return out;

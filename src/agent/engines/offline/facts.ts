@@ -234,6 +234,8 @@ function stakeholdersOf(sentences: Sentence[], leadName: string): string[] {
     }
   }
   names.delete(leadFirst);
+  // The lead is thanked as the reader, never as a stakeholder by the surname a label or a mention gave them.
+  for (const part of leadName.trim().split(/\s+/)) names.delete(part.replace(/[^\p{L}'’-]/gu, ''));
   return [...names].slice(0, MAX_EACH);
 }
 

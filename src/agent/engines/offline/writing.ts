@@ -75,7 +75,24 @@ export function restate(sentence: string, anchor: string | RegExp | null, note =
 }
 
 const COMMON_START = /^(?:You|Your|You’re|You’ve|You’ll|The|A|An|Every|Each|It|It's|It’s|That|This|There|About|Around|Roughly|One|Some|Most|All|If|When|Once|Nothing|No|Go-live|Within|By|Before|Today)\b/;
-const lowerFirst = (t: string): string => (COMMON_START.test(t) ? t.charAt(0).toLowerCase() + t.slice(1) : t);
+/**
+ * A clause joined after a colon starts lower-case ("stood out: reporting takes four days"), unless its first word is
+ * a name: "I", an acronym or a word with capitals or digits inside, or one the call writes capitalised mid-sentence.
+ */
+const lowerFirstOf = (t: string, names: ReadonlySet<string> = new Set()): string => {
+  const first = /^[\p{L}'’-]+/u.exec(t)?.[0] ?? '';
+  const common = COMMON_START.test(t) || (/^\p{Lu}\p{Ll}+$/u.test(first) && !names.has(first) && !/^I['’]/.test(first));
+  return common ? t.charAt(0).toLowerCase() + t.slice(1) : t;
+};
+
+/** The words a call capitalises mid-sentence: names, which keep their capital after a colon. */
+function namesOf(facts: CallFacts): Set<string> {
+  const names = new Set<string>();
+  for (const s of facts.sentences.slice(0, 2000)) {
+    for (const m of s.text.slice(0, 2000).matchAll(/(?<=[\p{L}\p{N},;)]\s)\p{Lu}[\p{L}'’-]*/gu)) names.add(m[0]);
+  }
+  return names;
+}
 const upperFirst = (t: string): string => t.charAt(0).toUpperCase() + t.slice(1);
 
 /** "send you X, Jonas, and Y, Erik" → "send X for Jonas, and Y for Erik"; appositives after the object dropped. */
@@ -141,24 +158,33 @@ export function companyOf(ctx: RunContext): string {
 /** The parts of the draft in their order, before any word limit. */
 function partsOf(ctx: WriteContext, facts: CallFacts, style: Style, ours: (text: string) => string): Part[] {
   const parts: Part[] = [];
+  const names = namesOf(facts);
+  const lowerFirst = (t: string): string => lowerFirstOf(t, names);
   const v = style.variant % 3;
   const others = facts.stakeholders.filter((n) => facts.sentences.some((s) => s.role === 'buyer' && s.speaker?.startsWith(n))).slice(0, 2);
   if (facts.notNow) {
     parts.push({ kind: 'open', text: v === 1 ? 'I appreciated the straight answer on our call.' : 'Thanks for being straight with me on the call.', priority: 0, paragraph: 0 });
     const context = facts.deadlines[0] ?? facts.pains[0];
-    if (context) parts.push({ kind: 'deadline', text: `Understood: ${lowerFirst(ours(restate(context.text, DEADLINE_CLAUSE)))}, and that comes first.`, priority: 3, paragraph: 0 });
+    const told = context ? ours(restate(context.text, DEADLINE_CLAUSE)) : '';
+    if (told) parts.push({ kind: 'deadline', text: `Understood: ${lowerFirst(told)}, and that comes first.`, priority: 3, paragraph: 0 });
   } else {
     const opening = v === 1 ? 'Good to speak with you' : v === 2 ? 'Thanks again for the call' : 'Thanks for the time on the call';
     parts.push({ kind: 'open', text: `${opening}${others.length ? `, and to ${others.join(' and ')} for joining` : ''}.`, short: `${opening}.`, priority: 0, paragraph: 0 });
-    const pains = (v === 2 ? [...facts.pains.slice(1), facts.pains[0]] : facts.pains).filter((p) => p !== undefined).slice(0, 2);
-    const said = pains.map((p) => ours(restate(p.text, p.figure, p.note)));
+    // A pain the copy guard could only tell without its figure, or not at all, gives way to the next one.
+    const told = (v === 2 ? [...facts.pains.slice(1), facts.pains[0]] : facts.pains).filter((p) => p !== undefined).slice(0, 6)
+      .map((p) => ({ pain: p, text: ours(restate(p.text, p.figure, p.note)) }))
+      .filter(({ pain, text }) => text.split(/\s+/).length >= 3 && (!pain.figure || /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|half|dozen)\b/i.test(text)))
+      .slice(0, 2);
+    const pains = told.map((t) => t.pain);
+    const said = told.map((t) => t.text);
     if (said.length === 2) {
       parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'Two things stood out'}: ${lowerFirst(said[0]!)}, and ${lowerFirst(said[1]!)}.`, short: `${upperFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     } else if (said.length === 1) {
       parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'The point that stood out'}: ${lowerFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     }
     const deadline = facts.deadlines[0];
-    if (deadline) parts.push({ kind: 'deadline', text: `On timing: ${lowerFirst(ours(restate(deadline.text, DEADLINE_CLAUSE)))}.`, priority: 3, paragraph: 1 });
+    const timing = deadline ? ours(restate(deadline.text, DEADLINE_CLAUSE)) : '';
+    if (timing) parts.push({ kind: 'deadline', text: `On timing: ${lowerFirst(timing)}.`, priority: 3, paragraph: 1 });
     const condition = facts.conditions
       .filter((c) => !pains.some((p) => p.text === c.text))
       .map((c) => ours(restate(c.text, CONDITION)))
@@ -199,6 +225,7 @@ function mentionPart(request: string, facts: CallFacts, current: string): Part |
     ? answer.text.replace(/[.!?]+$/, '').replace(/^(?:(?:understood|sure|yes|yeah|right|okay|ok|great|of course|absolutely)[,.!]?\s+)+/i, '')
     : restate(answer.text, keys.find((k) => answer.text.toLowerCase().includes(k)) ?? null);
   const about = new RegExp(keys.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i').test(clause);
+  const lowerFirst = (t: string): string => lowerFirstOf(t, namesOf(facts));
   return { kind: 'mention', text: about ? `On ${topic}, too: ${lowerFirst(clause)}.` : `On ${topic}: ${lowerFirst(clause)}.`, priority: 1, paragraph: 1 };
 }
 
@@ -327,7 +354,16 @@ function composeWith(ctx: WriteContext, facts: CallFacts, style: Style, kept: st
       parts.unshift({ ...led, text: upperFirst(led.text.replace(/^As promised: /, 'First, as promised: ').replace(/^Noted, too: /, '')), paragraph: -1, priority: 0 });
     }
   }
-  parts = parts.map((p) => ({ ...p, text: inOurWords(p.text, said, protectedWord), short: p.short && inOurWords(p.short, said, protectedWord) }));
+  // A sentence the guard had to shorten still ends as one; one it had to drop goes, unless a promise or the next step.
+  const guarded = (text: string): string => {
+    const done = inOurWords(text, said, protectedWord);
+    return done === text || done === '' ? done : /[.!?]$/.test(done) ? done : `${done}.`;
+  };
+  parts = parts.flatMap((p) => {
+    const text = guarded(p.text);
+    if (text === '' && p.kind !== 'commitment' && p.kind !== 'next') return [];
+    return [{ ...p, text: text || p.text, short: p.short && (guarded(p.short) || undefined) }];
+  });
   // The person's own sentences, as they wrote them, before the next step; dropped for length before a commitment.
   if (kept.length > 0) parts.push({ kind: 'kept', text: kept.join(' '), priority: 2, paragraph: 2.5 });
   if (style.formal) parts = parts.map((p) => ({ ...p, text: formalise(p.text), short: p.short && formalise(p.short) }));
