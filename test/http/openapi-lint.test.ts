@@ -70,22 +70,26 @@ async function writeDocument(text: string): Promise<{ dir: string; file: string 
 const serious = (findings: Finding[]) => findings.filter((f) => f.severity === 'error' || f.severity === 'warn');
 const listed = (findings: Finding[]) => findings.slice(0, 30).map((f) => `${f.severity} ${f.rule} at ${f.where}: ${f.message}`).join('\n');
 
+/** A test app whose PUBLIC_URL is `publicUrl`, the API document it serves, and that document written to a file to lint. */
+async function servedDocument(publicUrl: string): Promise<{ t: TestApp; doc: any; dir: string; file: string }> {
+  const t = await startTestApp('pglite', { config: { publicUrl } });
+  const res = await t.api('GET', '/api/v1/openapi.json');
+  assert.equal(res.status, 200);
+  return { t, doc: res.json, ...await writeDocument(res.text) };
+}
+
+async function closeServed(t: TestApp | undefined, dir: string | undefined): Promise<void> {
+  await t?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+}
+
 describe('the API document (/api/v1/openapi.json)', () => {
   let t: TestApp;
   let doc: any;
   let dir: string;
   let file: string;
-  before(async () => {
-    t = await startTestApp('pglite', { config: { publicUrl: PUBLIC_URL } });
-    const res = await t.api('GET', '/api/v1/openapi.json');
-    assert.equal(res.status, 200);
-    doc = res.json;
-    ({ dir, file } = await writeDocument(res.text));
-  });
-  after(async () => {
-    await t?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  before(async () => ({ t, doc, dir, file } = await servedDocument(PUBLIC_URL)));
+  after(() => closeServed(t, dir));
 
   it('lints with no error and no warning under Redocly recommended', async () => {
     const findings = serious(await redocly(file));
@@ -297,18 +301,9 @@ describe('the API document as a fresh `npm start` serves it (PUBLIC_URL left at 
   let doc: any;
   let dir: string;
   let file: string;
-  before(async () => {
-    // The default PUBLIC_URL, as loadConfig makes it from an empty environment.
-    t = await startTestApp('pglite', { config: { publicUrl: loadConfig({}).publicUrl } });
-    const res = await t.api('GET', '/api/v1/openapi.json');
-    assert.equal(res.status, 200);
-    doc = res.json;
-    ({ dir, file } = await writeDocument(res.text));
-  });
-  after(async () => {
-    await t?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  // The default PUBLIC_URL, as loadConfig makes it from an empty environment.
+  before(async () => ({ t, doc, dir, file } = await servedDocument(loadConfig({}).publicUrl)));
+  after(() => closeServed(t, dir));
 
   it('names its server `/`, the one that serves it, for local use', () => {
     assert.equal(loadConfig({}).publicUrl, 'http://localhost:3000');
