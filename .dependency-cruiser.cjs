@@ -1,0 +1,33 @@
+// The layers of src/ (docs/ARCHITECTURE.md), checked by test/architecture.test.ts on every `npm test`.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'A cycle, type-only imports included, means two modules cannot be read or changed one without the other.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'domain-knows-no-transport',
+      severity: 'error',
+      comment: 'Domain code is called by HTTP routes, admin commands and jobs alike: it never imports http/ or mail/.',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/(http|mail)/' },
+    },
+    {
+      name: 'schemas-are-typebox-only',
+      severity: 'error',
+      comment: 'src/schemas/ describes the API in TypeBox; it may import TypeBox and itself, nothing else.',
+      from: { path: '^src/schemas/' },
+      to: { pathNot: ['^src/schemas/', '^node_modules/typebox/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports count: a cycle through a type is still a cycle for a reader.
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js', '.mjs'] },
+  },
+};
