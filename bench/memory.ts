@@ -78,7 +78,7 @@ async function inspect(port: number): Promise<{ evaluate(expression: string): Pr
 }
 
 /**
- * How long serve is left alone before the idle and the quiet samples: long enough for src/memory-release.ts to see
+ * How long serve is left alone before the idle and the quiet samples: long enough for src/observability/memory-release.ts to see
  * a whole quiet interval after a busy one (two of its 5 s intervals, and a margin).
  */
 export const SETTLE_MS = 12_000;

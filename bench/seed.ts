@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../src/db/schema.ts';
-import { generateKey, keyDigest, SCOPES } from '../src/domain/keys.ts';
+import { generateKey, keyDigest, SCOPES } from '../src/domain/keys/keys.ts';
 import { createDatabaseOn } from '../test/support/postgres.ts';
 
 export const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

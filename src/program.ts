@@ -12,10 +12,10 @@ import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { AppError } from './domain/errors.ts';
-import { loadSecretBox, type SecretBox } from './mail/secrets.ts';
-import { redactSecrets } from './redact.ts';
+import { loadSecretBox, type SecretBox } from './domain/secret-box.ts';
+import { redactSecrets } from './observability/redact.ts';
 import { claimOrWait, fail, Failure, open } from './startup.ts';
-import { terminalLog } from './terminal-log.ts';
+import { terminalLog } from './observability/terminal-log.ts';
 
 /** What the program reads and writes: a process's own, or a test's. */
 export interface Terminal {
@@ -161,7 +161,7 @@ async function run(argv: string[], terminal: Terminal, ownProcess: boolean): Pro
   if (isService && !ownProcess) throw new Error('leadrun serve and leadrun worker run in a process of their own');
   const { pino } = await import('pino');
   // A key a client put where it does not belong (a URL, a field) is logged with its prefix only.
-  // A service writes JSON lines, or short text lines when a person runs it at a terminal (src/terminal-log.ts),
+  // A service writes JSON lines, or short text lines when a person runs it at a terminal (src/observability/terminal-log.ts),
   // as DESIGN.md §11 says: a service manager, a container or a pipe still gets JSON.
   const destination = !isService ? terminal.stderr
     : process.stdout.isTTY ? terminalLog(process.stdout) : pino.destination(1);

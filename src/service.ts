@@ -8,14 +8,14 @@ import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createCpuPool, defaultThreadCount } from './cpu/pool.ts';
 import { REFRESH_EVERY_MS, refreshStatisticsEvery } from './db/statistics.ts';
-import { issueSetupToken } from './domain/setup-tokens.ts';
-import { setupNeeded } from './domain/users.ts';
+import { issueSetupToken } from './domain/members/setup-tokens.ts';
+import { setupNeeded } from './domain/members/users.ts';
 import { buildApp, createDeps } from './http/app.ts';
 import { isLoopbackAddress } from './http/hosts.ts';
 import { pruneHandler, schedulePruning } from './jobs/prune.ts';
-import { releaseMemoryWhenQuiet } from './memory-release.ts';
+import { releaseMemoryWhenQuiet } from './observability/memory-release.ts';
 import { open } from './startup.ts';
-import { startTelemetry } from './telemetry.ts';
+import { startTelemetry } from './observability/telemetry.ts';
 
 /** The line `serve` prints on a terminal once it answers requests. */
 function readyLine(publicUrl: string, setupNeeded: boolean, setupToken: string | null): string {
@@ -90,7 +90,7 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
   const app = mode.http ? await buildApp(deps, { logger }) : null;
   if (app) {
     // An empty installation reachable from other machines is set up only with a token printed here, so that the
-    // first stranger to open it cannot make themselves its admin (src/domain/setup-tokens.ts).
+    // first stranger to open it cannot make themselves its admin (src/domain/members/setup-tokens.ts).
     const needsSetup = await setupNeeded(database.db);
     const setupToken = needsSetup && !isLoopbackAddress(config.host) ? await issueSetupToken(database.db, systemClock) : null;
     await app.listen({ port: config.port, host: config.host });

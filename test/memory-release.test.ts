@@ -1,10 +1,10 @@
-// src/memory-release.ts: the last-resort collection runs once the event loop is quiet after being busy, and not
+// src/observability/memory-release.ts: the last-resort collection runs once the event loop is quiet after being busy, and not
 // again until it has been busy again. What it decides is checked on given readings of the loop's utilization, at
 // intervals of a mocked clock; the loop's own readings once, on a spell of real work.
 // npm test: in a process of its own (it judges the whole event loop: another file's leftover work would be busy).
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { releaseMemoryWhenQuiet } from '../src/memory-release.ts';
+import { releaseMemoryWhenQuiet } from '../src/observability/memory-release.ts';
 
 // An interval counts as busy from 5 % of it spent running code, by the clock. On a loaded machine a timer's callback
 // that the system took the core from in its middle reached that, 2 ms of 40, then 10 ms of 200, 25 ms of 500 under a

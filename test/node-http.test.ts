@@ -1,4 +1,4 @@
-// The modules that call node:http take it without building its ES module (src/node-http.ts), whose WebSocket getter
+// The modules that call node:http take it without building its ES module (src/net/node-http.ts), whose WebSocket getter
 // would load undici at every start of serve and worker. Checked in a new process, where nothing else loaded it first.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -5,7 +5,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { AdminCommand } from './commands.ts';
 import { IMPORT_MAX_BYTES } from '../domain/lead-import-format.ts';
-import type { LeadImportResult } from '../domain/lead-import.ts';
+import type { LeadImportResult } from '../domain/leads/import.ts';
 import { isEmail } from '../domain/validation.ts';
 
 export const USAGE = `leadrun: leads, calls and agent runs that draft sales e-mails

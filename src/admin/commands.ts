@@ -5,16 +5,16 @@ import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
-import { listAudit, writeAudit } from '../domain/audit.ts';
+import { listAudit, writeAudit } from '../domain/audit/audit.ts';
 import { AppError } from '../domain/errors.ts';
-import { createKey, revokeKey, SCOPES } from '../domain/keys.ts';
-import { importAuditDetails, importFile, importReader, readLeadImport, writeLeadImport } from '../domain/lead-import.ts';
+import { createKey, revokeKey, SCOPES } from '../domain/keys/keys.ts';
+import { importAuditDetails, importFile, importReader, readLeadImport, writeLeadImport } from '../domain/leads/import.ts';
 import { isUuid } from '../domain/validation.ts';
-import { setPassword, setUpOrFindInstallation } from '../domain/users.ts';
-import { createWorkspace, listWorkspaces } from '../domain/workspaces.ts';
+import { setPassword, setUpOrFindInstallation } from '../domain/members/users.ts';
+import { createWorkspace, listWorkspaces } from '../domain/workspaces/workspaces.ts';
 import { checkEndpointUrl, createEndpoint } from '../domain/webhooks/endpoints.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
-import type { SecretBox } from '../mail/secrets.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
 import { resolveWorkspace } from './workspaces.ts';
 
 /** An admin command. `workspace` is a workspace's id or its exact name (src/admin/workspaces.ts). */

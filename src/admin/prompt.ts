@@ -3,7 +3,7 @@
 // it in the process list and the shell keeps it in its history.
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../domain/passwords.ts';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../domain/members/passwords.ts';
 
 /** The password could not be read, or breaks the rules: one line that says so. */
 export class PasswordInputError extends Error {}

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
 import { isUuid } from '../domain/validation.ts';
-import { listWorkspaces, type WorkspaceSummary } from '../domain/workspaces.ts';
+import { listWorkspaces, type WorkspaceSummary } from '../domain/workspaces/workspaces.ts';
 
 /**
  * The workspace with this id, or else the one workspace with exactly this name (names are not unique: two

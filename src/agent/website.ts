@@ -10,7 +10,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import ipaddr from 'ipaddr.js';
-import { http } from '../node-http.ts';
+import { http } from '../net/node-http.ts';
 
 export const USER_AGENT = 'leadrun-research/0.1 (+https://github.com/leadrun)';
 export const DEFAULT_TIMEOUT_MS = 5_000;

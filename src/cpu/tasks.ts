@@ -36,7 +36,7 @@ const LOADERS = {
   },
   /** A lead import's file: parsed, and every row validated. */
   readLeadImport: async () => {
-    const { prepareImportReading, readImportFile } = await import('../domain/lead-import-file.ts');
+    const { prepareImportReading, readImportFile } = await import('../domain/leads/import-file.ts');
     prepareImportReading();
     return readImportFile;
   },

@@ -54,7 +54,7 @@ export const planEachTime = sql.raw(`${PLAN_EACH_TIME_MARK} `);
  * A value written into a statement's text as an SQL literal, for a value its plan depends on. leadrun's PostgreSQL
  * connections plan every statement once for any values of its parameters (`plan_cache_mode=force_generic_plan`,
  * below), which suits a statement whose best plan does not depend on them; a search for a word is not one
- * (src/domain/leads.ts): its words and its LIMIT are written into its text, and it is planned for them, in one round
+ * (src/domain/leads/leads.ts): its words and its LIMIT are written into its text, and it is planned for them, in one round
  * trip, without a transaction that changes the setting.
  *
  * A text is quoted by the `pg` driver's escapeLiteral (quotes doubled; with a backslash, the E'…' form with every

@@ -329,13 +329,13 @@ export interface MailSettingsTable {
   smtp_port: number | null;
   smtp_security: TlsMode | null;
   smtp_user: string | null;
-  /** AES-256-GCM ciphertext (src/mail/secrets.ts). */
+  /** AES-256-GCM ciphertext (src/domain/secret-box.ts). */
   smtp_password: string | null;
   imap_host: string | null;
   imap_port: number | null;
   imap_security: TlsMode | null;
   imap_user: string | null;
-  /** AES-256-GCM ciphertext (src/mail/secrets.ts). */
+  /** AES-256-GCM ciphertext (src/domain/secret-box.ts). */
   imap_password: string | null;
   imap_drafts_folder: string | null;
   updated_at: Date;
@@ -365,7 +365,7 @@ export interface WebhookEndpointsTable {
    * these scopes read (EVENT_SCOPES in src/domain/webhooks/events.ts).
    */
   read_scopes: string[];
-  /** SecretBox ciphertext of `whsec_…` (src/mail/secrets.ts). */
+  /** SecretBox ciphertext of `whsec_…` (src/domain/secret-box.ts). */
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;

@@ -12,11 +12,11 @@ import { createCpuPool, defaultThreadCount, type CpuPool } from '../cpu/pool.ts'
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
-import { KEY_REVOKED_CHANNEL, KeyVerifier, LastUsedRecorder } from '../domain/keys.ts';
+import { KEY_REVOKED_CHANNEL, KeyVerifier, LastUsedRecorder } from '../domain/keys/keys.ts';
 import cookie from '@fastify/cookie';
 import { authenticate } from './auth.ts';
 import { refuseForeignHosts } from './hosts.ts';
-import { Metrics } from './metrics.ts';
+import { Metrics } from '../observability/metrics.ts';
 import { auditRefusals, idempotency } from './mutation.ts';
 import { sendProblem, toAppError } from './problem.ts';
 import { Problem } from './schemas.ts';
@@ -34,14 +34,14 @@ import { RunEventHub } from './run-event-hub.ts';
 import security from './security.ts';
 import approvalRoutes from './ui/approvals.ts';
 import batchRoutes from './ui/batches.ts';
-import mailSettingsRoutes from './ui/mail-settings.ts';
-import mailboxCheckRoutes from './ui/mailbox-checks.ts';
-import mailCheckRoutes from './ui/mail-checks.ts';
-import memberRoutes from './ui/members.ts';
-import uiRoutes from './ui/routes.ts';
-import webApp, { appPageSender, isAppPath } from './ui/web-app.ts';
+import mailSettingsRoutes from './routes/ui/mail-settings.ts';
+import mailboxCheckRoutes from './routes/ui/mailbox-checks.ts';
+import mailCheckRoutes from './routes/ui/mail-checks.ts';
+import memberRoutes from './routes/ui/members.ts';
+import uiRoutes from './routes/ui/session.ts';
+import webApp, { appPageSender, isAppPath } from './routes/ui/web-app.ts';
 import { bodyValidator, textValidator } from './validators.ts';
-import { loadSecretBox, type SecretBox } from '../mail/secrets.ts';
+import { loadSecretBox, type SecretBox } from '../domain/secret-box.ts';
 
 function once<T>(make: () => T): () => T {
   let made: { value: T } | null = null;
@@ -59,7 +59,7 @@ export interface AppDeps {
   runEvents: RunEventHub;
   /** Where CPU work over untrusted input runs (a lead import's file): worker threads, never the event loop. */
   cpu: CpuPool;
-  /** The key that seals stored mail passwords (src/mail/secrets.ts), read or made on first use. */
+  /** The key that seals stored mail passwords (src/domain/secret-box.ts), read or made on first use. */
   secrets: () => SecretBox;
 }
 

@@ -6,8 +6,8 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DB, Plan, Role } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
-import { SCOPES, type KeyVerifier, type LastUsedRecorder, type Scope } from '../domain/keys.ts';
-import { csrfTokenMatches, findSession } from '../domain/sessions.ts';
+import { SCOPES, type KeyVerifier, type LastUsedRecorder, type Scope } from '../domain/keys/keys.ts';
+import { csrfTokenMatches, findSession } from '../domain/members/sessions.ts';
 import { hostnameOf, isOwnHostname, isOwnOrigin, misdirected } from './hosts.ts';
 import type { Kysely } from 'kysely';
 

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { inTransaction, retryConflicts } from '../db/transaction.ts';
-import { auditInsert, writeAudit, type AuditDetails } from '../domain/audit.ts';
+import { auditInsert, writeAudit, type AuditDetails } from '../domain/audit/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { principalOf } from './auth.ts';
 

@@ -10,8 +10,8 @@ import { sql, type Kysely } from 'kysely';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Database } from '../db/database.ts';
 import type { DB, RunStatus } from '../db/schema.ts';
-import { credentialName, validCredentials, type Credential } from '../domain/credentials.ts';
-import { KEY_REVOKED_CHANNEL } from '../domain/keys.ts';
+import { credentialName, validCredentials, type Credential } from '../domain/keys/credentials.ts';
+import { KEY_REVOKED_CHANNEL } from '../domain/keys/keys.ts';
 import { isSettled, readRunProgress, RUN_EVENTS_CHANNEL, type RunEvent } from '../domain/run-events.ts';
 
 /** Events read at once for a run; a longer log is read in turns. */

@@ -2,7 +2,7 @@
 // OpenAPI document: a shape is described here once.
 import { Type, type TSchema } from 'typebox';
 import { AnalysisOutput, MAX_ANSWER_BYTES, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from '../agent/outputs.ts';
-import { LEAD_STATUSES, SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../domain/leads.ts';
+import { LEAD_STATUSES, SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../domain/leads/leads.ts';
 import {
   IMPORT_FIELDS, IMPORT_LISTED_ERRORS, IMPORT_LISTED_WARNINGS, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS,
 } from '../domain/lead-import-format.ts';
@@ -131,7 +131,7 @@ export const LeadCount = Type.Object({
 
 /**
  * A JSON lead import: each lead as POST /api/v1/leads takes it. The rows are validated one by one, against LeadCreate
- * itself (src/domain/lead-import-file.ts), and a row that fails is answered in `errors` of a 200, not refused: so the
+ * itself (src/domain/leads/import-file.ts), and a row that fails is answered in `errors` of a 200, not refused: so the
  * document puts no schema on a row. With LeadCreate there, a tool that checks requests against the document (Prism,
  * a fuzzer) would call such a request invalid and expect the 4xx the server never gives.
  */

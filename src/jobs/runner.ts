@@ -12,8 +12,8 @@ import type { Config } from '../config.ts';
 import type { CpuPool } from '../cpu/pool.ts';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
-import type { Metrics } from '../http/metrics.ts';
-import type { SecretBox } from '../mail/secrets.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
 import { finishJob, jobsTable, killJob, rescheduleJob, retryJob } from './queue.ts';
 import { Sleepers } from './sleepers.ts';
 import {

@@ -10,7 +10,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
-import type { SecretBox } from '../mail/secrets.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
 
 /** A job as its handler sees it, claimed by this runner. */
 export interface ClaimedJob {

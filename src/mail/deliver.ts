@@ -6,7 +6,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { systemClock, type Clock } from '../clock.ts';
 import type { DB, LeadStatus } from '../db/schema.ts';
-import { writeAudit } from '../domain/audit.ts';
+import { writeAudit } from '../domain/audit/audit.ts';
 import { DELIVERY_MAX_ATTEMPTS, EMAIL_DELIVER, type DeliverPayload } from '../domain/deliveries.ts';
 import { recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
 import { PermanentJobError, RetryJobError, type ClaimedJob, type JobContext, type JobHandler } from '../jobs/types.ts';

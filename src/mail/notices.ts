@@ -6,7 +6,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import { composeMessage, newMessageId } from './message.ts';
-import type { SecretBox } from './secrets.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
 import { loadMailTransport } from './settings.ts';
 import { sendRaw, SmtpFailure } from './smtp.ts';
 

@@ -10,7 +10,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
-import { writeAudit } from '../domain/audit.ts';
+import { writeAudit } from '../domain/audit/audit.ts';
 import { recordEvent } from '../domain/run-events.ts';
 import { enqueueJob, JOBS_CHANNEL } from '../jobs/queue.ts';
 import { RetryJobError, type JobHandler } from '../jobs/types.ts';

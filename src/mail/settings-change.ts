@@ -6,11 +6,11 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DB, MailSettingsTable } from '../db/schema.ts';
-import type { AuditDetails } from '../domain/audit.ts';
+import type { AuditDetails } from '../domain/audit/audit.ts';
 import { AppError, type FieldError } from '../domain/errors.ts';
 import { oneLineProblem } from '../domain/validation.ts';
 import { MailHostRefused, resolveMailHost } from './guard.ts';
-import type { SecretBox } from './secrets.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
 import {
   bindingOfChange, getMailSettingsView, keptPassword, saveMailSettings, type MailSettingsInput, type MailSettingsView,
 } from './settings.ts';

@@ -8,7 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DB, MailSettingsTable, TlsMode } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
-import type { SecretBox } from './secrets.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
 
 export type DeliverMethod = 'send' | 'mailbox' | 'none';
 

@@ -8,9 +8,9 @@ import { assertStepOutput } from '../agent/output-check.ts';
 import type { WriterOutput } from '../agent/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
 import { CpuBudgetExceeded } from '../cpu/pool.ts';
-import type { Metrics } from '../http/metrics.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import { describeError, type JobEnd, type SourcedJobHandler, type WorkContext } from '../jobs/types.ts';
-import { traceStep } from '../telemetry.ts';
+import { traceStep } from '../observability/telemetry.ts';
 import {
   completeStep, failRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
 } from './queue.ts';

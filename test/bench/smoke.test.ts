@@ -21,7 +21,7 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       batchRounds: 2,
       searchLeads: 1000,
       importRows: 300,
-      // The memory workload's waits are for src/memory-release.ts to act, the key check's two seconds for a steady
+      // The memory workload's waits are for src/observability/memory-release.ts to act, the key check's two seconds for a steady
       // figure; here each is only checked to run.
       memorySettleSec: 1,
       keyCheckSec: 0.2,

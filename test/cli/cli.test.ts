@@ -10,8 +10,8 @@ import pg from 'pg';
 import { controlSocketPath } from '../../src/admin/control.ts';
 import { systemClock } from '../../src/clock.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { verifyPassword } from '../../src/domain/passwords.ts';
-import { createSession, findSession } from '../../src/domain/sessions.ts';
+import { verifyPassword } from '../../src/domain/members/passwords.ts';
+import { createSession, findSession } from '../../src/domain/members/sessions.ts';
 import { createMigratedPostgresDatabase, createPostgresDatabase } from '../helpers.ts';
 import {
   assertCleanFailure, cleanEnv, freePort, LEADRUN_BIN, PROJECT_ROOT, leadrunJson, runCommand, runLeadrun, spawnLeadrun, tempDir, waitForLine, waitForReady, workingDir, type LeadrunProcess,

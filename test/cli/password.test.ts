@@ -8,7 +8,7 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { PasswordInputError, readNewPassword } from '../../src/admin/prompt.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { verifyPassword } from '../../src/domain/passwords.ts';
+import { verifyPassword } from '../../src/domain/members/passwords.ts';
 import { createMigratedPostgresDatabase } from '../helpers.ts';
 import { cleanEnv, LEADRUN_BIN, leadrunJson, workingDir } from './support.ts';
 

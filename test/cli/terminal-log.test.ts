@@ -1,10 +1,10 @@
-// `leadrun serve` at a terminal writes short lines a person reads (src/terminal-log.ts), one per request; its
+// `leadrun serve` at a terminal writes short lines a person reads (src/observability/terminal-log.ts), one per request; its
 // output to anything else stays JSON lines (the other CLI tests read those).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { terminalLine } from '../../src/terminal-log.ts';
+import { terminalLine } from '../../src/observability/terminal-log.ts';
 import { cleanEnv, freePort, LEADRUN_BIN, tempDir, workingDir } from './support.ts';
 
 const AT = new Date(2026, 11, 7, 9, 5, 3).getTime();

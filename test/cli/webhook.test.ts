@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { SecretBox } from '../../src/mail/secrets.ts';
+import { SecretBox } from '../../src/domain/secret-box.ts';
 import { secretContext } from '../../src/domain/webhooks/signing.ts';
 import { createMigratedPostgresDatabase } from '../helpers.ts';
 import { assertCleanFailure, leadrunJson, runLeadrun } from './support.ts';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { readPage } from '../../src/agent/page.ts';
 import { CpuBudgetExceeded, createCpuPool, type CpuPool } from '../../src/cpu/pool.ts';
-import { importReader } from '../../src/domain/lead-import.ts';
+import { importReader } from '../../src/domain/leads/import.ts';
 
 const SMALL = '<html><head><title>Kestrel</title></head><body><main><p>Kestrel plans routes for 400 carriers across Europe.</p></main></body></html>';
 /** About 1 MiB of ordinary paragraphs: real work for a thread, far more than a few milliseconds of it. */

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KyselyPlugin } from 'kysely';
 import { systemClock } from '../../src/clock.ts';
-import { createKey, KeyVerifier, keyDigest, revokeKey } from '../../src/domain/keys.ts';
-import { createWorkspace } from '../../src/domain/workspaces.ts';
+import { createKey, KeyVerifier, keyDigest, revokeKey } from '../../src/domain/keys/keys.ts';
+import { createWorkspace } from '../../src/domain/workspaces/workspaces.ts';
 import { BACKENDS, createTestDatabase, type TestDatabase } from '../helpers.ts';
 
 /** Counts the statements that read api_keys, and can hold their answers until released. */

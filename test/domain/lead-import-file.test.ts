@@ -1,10 +1,10 @@
-// Reading a lead import's CSV (src/domain/lead-import-file.ts, with csv-parse): quotes, line ends, empty lines and
+// Reading a lead import's CSV (src/domain/leads/import-file.ts, with csv-parse): quotes, line ends, empty lines and
 // row numbers as a spreadsheet shows them, the delimiter, the byte order mark, rows wider than the header, the
 // quotes it refuses and the row it names, the cap of 50,000 rows, and that no 10 MiB file takes it long. (The same
 // through HTTP, with the database: test/http/lead-import.test.ts.)
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readImportFile, type ImportFileResult, type LeadRecord, type ReadImport, type RefusedImport } from '../../src/domain/lead-import-file.ts';
+import { readImportFile, type ImportFileResult, type LeadRecord, type ReadImport, type RefusedImport } from '../../src/domain/leads/import-file.ts';
 import { timedCpu } from '../support/thread-cpu.ts';
 
 const MiB = 1024 * 1024;

@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import { systemClock } from '../../src/clock.ts';
 import type { DB } from '../../src/db/schema.ts';
-import { readImportFile, type ReadImport } from '../../src/domain/lead-import-file.ts';
-import { writeLeadImport, type LeadImportResult } from '../../src/domain/lead-import.ts';
+import { readImportFile, type ReadImport } from '../../src/domain/leads/import-file.ts';
+import { writeLeadImport, type LeadImportResult } from '../../src/domain/leads/import.ts';
 import { BACKENDS, createTestDatabase, type TestDatabase } from '../helpers.ts';
 
 /** A CSV file of `count` leads from `first` on; `name` tells one version of a lead from another. */

@@ -2,7 +2,7 @@
 // this file checks the cost leadrun itself uses, and that a hash of either cost is checked by what it carries.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { hashPassword, PASSWORD_HASH_N, setPasswordHashCostForTests, verifyPassword } from '../../src/domain/passwords.ts';
+import { hashPassword, PASSWORD_HASH_N, setPasswordHashCostForTests, verifyPassword } from '../../src/domain/members/passwords.ts';
 
 describe('password hashes', () => {
   let testN: number;

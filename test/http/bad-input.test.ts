@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
-import { createSession } from '../../src/domain/sessions.ts';
+import { createSession } from '../../src/domain/members/sessions.ts';
 import { createEndpoint } from '../../src/domain/webhooks/endpoints.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { sql } from 'kysely';
 import { ManualClock } from '../../src/clock.ts';
-import { EXPORT_COLUMNS, EXPORT_PAGE } from '../../src/domain/lead-export.ts';
+import { EXPORT_COLUMNS, EXPORT_PAGE } from '../../src/domain/leads/export.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { assertInvalid, assertProblem, createLead, db, walkPages } from './support.ts';
 

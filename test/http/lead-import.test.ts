@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { runAdminCommand } from '../../src/admin/commands.ts';
 import { systemClock } from '../../src/clock.ts';
 import { createCpuPool } from '../../src/cpu/pool.ts';
-import { createSession } from '../../src/domain/sessions.ts';
+import { createSession } from '../../src/domain/members/sessions.ts';
 import { buildApp, createDeps } from '../../src/http/app.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { BACKENDS, createTestDatabase, silentLogger, startTestApp, testConfig, type ApiResponse, type TestApp } from '../helpers.ts';

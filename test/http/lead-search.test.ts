@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ManualClock, systemClock } from '../../src/clock.ts';
 import { literal } from '../../src/db/database.ts';
-import { addMember } from '../../src/domain/users.ts';
+import { addMember } from '../../src/domain/members/users.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { assertInvalid, assertProblem, createLead, nextLink, walkPages } from './support.ts';
 

@@ -3,7 +3,7 @@
 // aimed at this workspace's resources). A new route is covered the moment it is registered.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { generateKey, isWellFormedKey } from '../../src/domain/keys.ts';
+import { generateKey, isWellFormedKey } from '../../src/domain/keys/keys.ts';
 import { buildApp, type RouteEntry } from '../../src/http/app.ts';
 import { ALL_SCOPES, BACKENDS, silentLogger, startTestApp, TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
 import { assertProblem, countRows, createCall, createLead, isPublicRoute, startRun } from './support.ts';

@@ -2,7 +2,7 @@
 // POST /ui/api/setup needs a token `serve` issued; on loopback it needs none. GET /ui/api/setup says which.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { issueSetupToken } from '../../src/domain/setup-tokens.ts';
+import { issueSetupToken } from '../../src/domain/members/setup-tokens.ts';
 import { isLoopbackAddress } from '../../src/http/hosts.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { assertInvalid, assertProblem, browserOf, db } from './support.ts';

@@ -1,12 +1,12 @@
 // The web UI's scripts and style sheets are sent compressed, as the build wrote them beside each file
-// (web/vite.config.ts), to a browser that takes it, and as they are to one that does not (src/http/ui/web-app.ts).
+// (web/vite.config.ts), to a browser that takes it, and as they are to one that does not (src/http/routes/ui/web-app.ts).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { WEB_DIST } from '../../src/http/ui/web-app.ts';
+import { WEB_DIST } from '../../src/http/routes/ui/web-app.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { ensureWebBuild } from '../web/support.ts';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { systemClock } from '../../src/clock.ts';
-import { createSession } from '../../src/domain/sessions.ts';
+import { createSession } from '../../src/domain/members/sessions.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { assertProblem, createCall, createLead, startRun } from './support.ts';

@@ -9,7 +9,7 @@ import { DAY_MS, PRUNE_KIND, pruneHandler, schedulePruning } from '../../src/job
 import { enqueueJob } from '../../src/jobs/queue.ts';
 import { JOBS_CHANNEL, JobRunner } from '../../src/jobs/runner.ts';
 import { PermanentJobError, RetryJobError, type ClaimedJob, type JobHandler, type JobSource } from '../../src/jobs/types.ts';
-import { SecretBox } from '../../src/mail/secrets.ts';
+import { SecretBox } from '../../src/domain/secret-box.ts';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.ts';
 import { BACKENDS, createTestDatabase, silentLogger, testConfig, type TestDatabase } from '../helpers.ts';
 import { testCpu } from '../support/cpu.ts';

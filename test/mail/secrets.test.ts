@@ -1,4 +1,4 @@
-// Sealed mail passwords (src/mail/secrets.ts): AES-256-GCM bound to where the ciphertext is kept; the key from
+// Sealed mail passwords (src/domain/secret-box.ts): AES-256-GCM bound to where the ciphertext is kept; the key from
 // SECRETS_KEY, or made once into DATA_DIR/secrets.key with mode 0600, the same for every process that starts at once.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { loadSecretBox, SecretBox } from '../../src/mail/secrets.ts';
+import { loadSecretBox, SecretBox } from '../../src/domain/secret-box.ts';
 
-const SECRETS_MODULE = fileURLToPath(new URL('../../src/mail/secrets.ts', import.meta.url));
+const SECRETS_MODULE = fileURLToPath(new URL('../../src/domain/secret-box.ts', import.meta.url));
 const dirs: string[] = [];
 const freshDir = () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'leadrun-secrets-'));

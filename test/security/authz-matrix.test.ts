@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
-import { generateKey, type Scope } from '../../src/domain/keys.ts';
-import { createSession } from '../../src/domain/sessions.ts';
-import { addMember } from '../../src/domain/users.ts';
+import { generateKey, type Scope } from '../../src/domain/keys/keys.ts';
+import { createSession } from '../../src/domain/members/sessions.ts';
+import { addMember } from '../../src/domain/members/users.ts';
 import type { RouteEntry } from '../../src/http/app.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type ApiResponse, type TestApp } from '../helpers.ts';

@@ -3,7 +3,7 @@
 // the CPU pool's threads, so the event loop that answers HTTP keeps answering.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { readImportFile } from '../../src/domain/lead-import-file.ts';
+import { readImportFile } from '../../src/domain/leads/import-file.ts';
 import { freePort, leadrunJson, spawnLeadrun, tempDir, waitForReady, type LeadrunProcess } from '../cli/support.ts';
 import { importWhileProbing } from './probing.ts';
 

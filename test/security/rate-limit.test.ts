@@ -3,8 +3,8 @@
 // authentication; /healthz, /readyz and /metrics never limited; in memory per process, or in Redis shared by all.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { generateKey } from '../../src/domain/keys.ts';
-import { createSession } from '../../src/domain/sessions.ts';
+import { generateKey } from '../../src/domain/keys/keys.ts';
+import { createSession } from '../../src/domain/members/sessions.ts';
 import { systemClock } from '../../src/clock.ts';
 import { buildApp, createDeps, type AppInstance } from '../../src/http/app.ts';
 import { SESSION_COOKIE, type Principal } from '../../src/http/auth.ts';

@@ -1,12 +1,12 @@
 // What the import page reads of a file (web/src/lib/leadImport.ts) agrees with what the server's import reads of it
-// (src/domain/lead-import-file.ts, called here in-process): the preview's rows and their numbers, the column mapping
+// (src/domain/leads/import-file.ts, called here in-process): the preview's rows and their numbers, the column mapping
 // the page shows and sends, the bad rows picked by the numbers the server reports, and the file of bad rows.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { readCsvRecords } from '../../src/domain/csv-records.ts';
-import { readImportFile, type ReadImport } from '../../src/domain/lead-import-file.ts';
+import { readImportFile, type ReadImport } from '../../src/domain/leads/import-file.ts';
 import { IMPORT_FIELDS, parseColumnMap, type ImportField } from '../../src/domain/lead-import-format.ts';
 import {
   badRowsFile, chooseField, formatBytes, formatOf, groupByRow, initialFields, isUtf8Start, mapEntries, mappingProblem,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Engine } from '../../src/agent/engine.ts';
-import { startTelemetry, type Telemetry } from '../../src/telemetry.ts';
+import { startTelemetry, type Telemetry } from '../../src/observability/telemetry.ts';
 import { startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { testOfflineEngine } from '../support/cpu.ts';
 

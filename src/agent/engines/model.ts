@@ -3,7 +3,7 @@
 // It makes exactly one request per call: retries, with backoff, belong to the worker.
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7, type LanguageModelUsage } from 'ai';
-import { http } from '../../node-http.ts';
+import { http } from '../../net/node-http.ts';
 import { ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../engine.ts';
 import { BODY_MAX, fitDraft } from '../grounding.ts';
 import { assertStepOutput } from '../output-check.ts';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { DB, WebhookDeliveryStatus, WebhookEndpointsTable } from '../../db/schema.ts';
-import type { SecretBox } from '../../mail/secrets.ts';
+import type { SecretBox } from '../secret-box.ts';
 import { AppError, invalid, notFound } from '../errors.ts';
 import { pageOf, type Cursor } from '../pagination.ts';
 import { isUuid } from '../validation.ts';

@@ -2,7 +2,7 @@
 // redirect followed, the whole attempt bounded by a deadline, and no more of the answer read than the excerpt kept.
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { http } from '../../node-http.ts';
+import { http } from '../../net/node-http.ts';
 import { resolveEndpointHost, WebhookUrlRefused } from './url.ts';
 
 /** The most of an answer's body that is read and kept for the delivery log. */

@@ -7,8 +7,8 @@ import {
   answer, authProblems, problem, writeProblems, Call, CallCreate, Cursor, Limit, listOf,
 } from '../../schemas.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
-import { createCall, listCalls } from '../../../domain/calls.ts';
-import { deleteCall } from '../../../domain/erasure.ts';
+import { createCall, listCalls } from '../../../domain/calls/calls.ts';
+import { deleteCall } from '../../../domain/leads/erasure.ts';
 import { notFound } from '../../../domain/errors.ts';
 
 const LeadParam = Type.Object({ leadId: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the lead.' }) });

@@ -13,7 +13,7 @@ import {
 import { AppError } from '../../../domain/errors.ts';
 import {
   importAuditDetails, importFile, importReader, readLeadImport, withoutLeadReads, writeLeadImport,
-} from '../../../domain/lead-import.ts';
+} from '../../../domain/leads/import.ts';
 import { IMPORT_MAX_BYTES, IMPORT_MAX_ROWS } from '../../../domain/lead-import-format.ts';
 
 const MiB = 1024 * 1024;

@@ -8,9 +8,9 @@ import {
   answer, authProblems, writeProblems, Cursor, dataOf, IdParam, Lead, LeadCount, LeadCreate, LeadFilters, LeadUpdate,
   Limit, listOf,
 } from '../../schemas.ts';
-import { countLeads, createLead, getLead, listLeadsJson, updateLead } from '../../../domain/leads.ts';
-import { deleteLead } from '../../../domain/erasure.ts';
-import { exportLeadsCsv } from '../../../domain/lead-export.ts';
+import { countLeads, createLead, getLead, listLeadsJson, updateLead } from '../../../domain/leads/leads.ts';
+import { deleteLead } from '../../../domain/leads/erasure.ts';
+import { exportLeadsCsv } from '../../../domain/leads/export.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
 

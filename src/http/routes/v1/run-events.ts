@@ -11,7 +11,7 @@ import {
 } from '../../schemas.ts';
 import { rateLimitKey } from '../../security.ts';
 import { STREAM_RETRY_AFTER_SECONDS, StreamSlots } from '../../stream-slots.ts';
-import { sessionCredential, type Credential } from '../../../domain/credentials.ts';
+import { sessionCredential, type Credential } from '../../../domain/keys/credentials.ts';
 import { AppError, invalid, notFound } from '../../../domain/errors.ts';
 import { readRunProgress } from '../../../domain/run-events.ts';
 

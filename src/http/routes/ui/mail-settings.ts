@@ -1,15 +1,15 @@
 // /ui/api/settings/email: the workspace's mail transport (DESIGN §7), for its admins. The answer shows whether a
 // password is stored, never the password; a change is audited as `mail_settings.updated` with the parts it changed.
 import { Type } from 'typebox';
-import type { AppInstance } from '../app.ts';
-import { principalOf } from '../auth.ts';
-import { mutate } from '../mutation.ts';
-import { authProblems, Nullable, Timestamp, writeProblems } from '../schemas.ts';
+import type { AppInstance } from '../../app.ts';
+import { principalOf } from '../../auth.ts';
+import { mutate } from '../../mutation.ts';
+import { authProblems, Nullable, Timestamp, writeProblems } from '../../schemas.ts';
 import {
   changeMailSettings, DRAFTS_FOLDER_MAX, FROM_NAME_MAX, HOST_MAX, MAIL_PASSWORD_MAX, MAIL_USER_MAX, refusePrivateMailHosts,
-} from '../../mail/settings-change.ts';
-import { scheduleReplyChecks } from '../../mail/replies.ts';
-import { getMailSettingsView } from '../../mail/settings.ts';
+} from '../../../mail/settings-change.ts';
+import { scheduleReplyChecks } from '../../../mail/replies.ts';
+import { getMailSettingsView } from '../../../mail/settings.ts';
 
 const Security = Type.Enum(['tls', 'starttls', 'none'], {
   description: '`tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.',

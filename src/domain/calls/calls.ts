@@ -1,14 +1,14 @@
 // Calls: conversations held with a lead, whose transcripts the agent analyses.
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
-import { detectFormat } from '../agent/transcript/detect.ts';
-import type { TranscriptFormat } from '../agent/transcript/types.ts';
-import type { Clock } from '../clock.ts';
-import type { CallsTable, DB } from '../db/schema.ts';
-import { invalid, notFound } from './errors.ts';
-import { getLead } from './leads.ts';
-import { pageOf, type Cursor } from './pagination.ts';
-import { isStorableInstant, isUuid } from './validation.ts';
+import { detectFormat } from '../../agent/transcript/detect.ts';
+import type { TranscriptFormat } from '../../agent/transcript/types.ts';
+import type { Clock } from '../../clock.ts';
+import type { CallsTable, DB } from '../../db/schema.ts';
+import { invalid, notFound } from '../errors.ts';
+import { getLead } from '../leads/leads.ts';
+import { pageOf, type Cursor } from '../pagination.ts';
+import { isStorableInstant, isUuid } from '../validation.ts';
 
 export interface Call {
   id: string;

@@ -1,14 +1,14 @@
 // Leads: the people a workspace sells to. Every query is bounded by the workspace id.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import type { Clock } from '../clock.ts';
-import { literal, prepare } from '../db/database.ts';
-import type { DB, LeadsTable, LeadStatus } from '../db/schema.ts';
-import { invalid, notFound } from './errors.ts';
-import { pageOf, type Cursor } from './pagination.ts';
-import { isUuid, websiteUrl } from './validation.ts';
-import { isUserOfWorkspace } from './workspaces.ts';
-import { emitWebhookEvent } from './webhooks/events.ts';
+import type { Clock } from '../../clock.ts';
+import { literal, prepare } from '../../db/database.ts';
+import type { DB, LeadsTable, LeadStatus } from '../../db/schema.ts';
+import { invalid, notFound } from '../errors.ts';
+import { pageOf, type Cursor } from '../pagination.ts';
+import { isUuid, websiteUrl } from '../validation.ts';
+import { isUserOfWorkspace } from '../workspaces/workspaces.ts';
+import { emitWebhookEvent } from '../webhooks/events.ts';
 
 export const LEAD_STATUSES = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'] as const;
 

@@ -4,15 +4,15 @@
 // (docs/decisions/0008-addresses-are-unique-per-workspace.md).
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import { inTransaction } from '../db/transaction.ts';
-import type { DB, Role } from '../db/schema.ts';
-import { AppError, invalid } from './errors.ts';
+import type { Clock } from '../../clock.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import type { DB, Role } from '../../db/schema.ts';
+import { AppError, invalid } from '../errors.ts';
 import { endResetLinks } from './password-resets.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
 import { endUserSessions } from './sessions.ts';
-import { isEmail, oneLineProblem } from './validation.ts';
-import { createWorkspace, listWorkspaces, type WorkspaceSummary } from './workspaces.ts';
+import { isEmail, oneLineProblem } from '../validation.ts';
+import { createWorkspace, listWorkspaces, type WorkspaceSummary } from '../workspaces/workspaces.ts';
 
 function normaliseEmail(email: string): string {
   const normal = email.trim().toLowerCase();

@@ -3,9 +3,9 @@
 // table shows besides (the owner's name and e-mail, the last contact and reply) are for people, and the import
 // ignores them by name.
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.ts';
+import type { DB } from '../../db/schema.ts';
 import { listLeads, searchWords, type Lead, type LeadFilter } from './leads.ts';
-import type { Cursor } from './pagination.ts';
+import type { Cursor } from '../pagination.ts';
 
 export const EXPORT_COLUMNS = [
   'name', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId', 'createdAt', 'updatedAt',
@@ -16,7 +16,7 @@ export const EXPORT_PAGE = 1000;
 
 // A cell of apostrophes and then what a spreadsheet would run as a formula: csv-stringify leaves it as it is, and
 // the import, which drops the apostrophe an export puts before a formula, would drop one of its own. One more ' before
-// it keeps it (src/domain/lead-import-file.ts).
+// it keeps it (src/domain/leads/import-file.ts).
 const APOSTROPHES_THEN_FORMULA = /^'+[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
 const defused = (cell: string | null) => (cell !== null && APOSTROPHES_THEN_FORMULA.test(cell) ? `'${cell}` : cell);
 

@@ -1,8 +1,8 @@
 // A workspace's plan and what it has used this month, for Settings / Plan and usage.
 import { sql, type Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import type { DB, Plan } from '../db/schema.ts';
-import { monthStart, monthUsage } from './runs.ts';
+import type { Clock } from '../../clock.ts';
+import type { DB, Plan } from '../../db/schema.ts';
+import { monthStart, monthUsage } from '../runs.ts';
 
 export interface Usage {
   plan: Plan;

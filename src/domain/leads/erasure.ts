@@ -11,12 +11,12 @@
 //   (SKIP LOCKED), so a step being stored finishes before the erasure, and the worker's next write finds no run to
 //   hold and stops without writing (src/worker/queue.ts).
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../db/schema.ts';
-import { EMAIL_DELIVER } from './deliveries.ts';
-import { AppError, notFound } from './errors.ts';
-import { RUN_EVENTS_CHANNEL } from './run-events.ts';
-import { emitWebhookEvent, forgetWebhookEvents } from './webhooks/events.ts';
-import { isUuid } from './validation.ts';
+import type { DB } from '../../db/schema.ts';
+import { EMAIL_DELIVER } from '../deliveries.ts';
+import { AppError, notFound } from '../errors.ts';
+import { RUN_EVENTS_CHANNEL } from '../run-events.ts';
+import { emitWebhookEvent, forgetWebhookEvents } from '../webhooks/events.ts';
+import { isUuid } from '../validation.ts';
 
 /** The runs being removed: those of a lead, or those of one call. */
 type Runs = { leadId: string } | { callId: string };

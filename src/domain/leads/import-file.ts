@@ -5,18 +5,18 @@
 import type { ValidateFunction } from 'ajv';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { CsvError } from 'csv-parse';
-import { CELLS_SPLIT, csvDelimiterOf, type CsvRecord, holdsText, isCsvError, readCsvRecords, rowOfCsvError } from './csv-records.ts';
-import type { FieldError } from './errors.ts';
+import { CELLS_SPLIT, csvDelimiterOf, type CsvRecord, holdsText, isCsvError, readCsvRecords, rowOfCsvError } from '../csv-records.ts';
+import type { FieldError } from '../errors.ts';
 import { LEAD_STATUSES } from './leads.ts';
-import { websiteUrl } from './validation.ts';
+import { websiteUrl } from '../validation.ts';
 import {
   hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_LISTED_WARNINGS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS,
   matchColumns,
   type ColumnMap, type ImportField,
-} from './lead-import-format.ts';
-import { fieldErrorsOf } from '../http/problem.ts';
-import { LeadCreate, LeadImportJson } from '../http/schemas.ts';
-import { bodyValidator } from '../http/validators.ts';
+} from '../lead-import-format.ts';
+import { fieldErrorsOf } from '../../http/problem.ts';
+import { LeadCreate, LeadImportJson } from '../../http/schemas.ts';
+import { bodyValidator } from '../../http/validators.ts';
 
 export interface ImportFileInput {
   format: 'csv' | 'json';
@@ -82,7 +82,7 @@ export interface RefusedImport {
 
 export type ImportFileResult = ReadImport | RefusedImport;
 
-/** The database record of a valid row (src/domain/lead-import.ts writes it). */
+/** The database record of a valid row (src/domain/leads/import.ts writes it). */
 export interface LeadRecord {
   n: number;
   key?: string;

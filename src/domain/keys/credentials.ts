@@ -3,8 +3,8 @@
 // when the key is revoked or the session signed out, expired or idle.
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../db/schema.ts';
-import { SESSION_IDLE_MS } from './sessions.ts';
+import type { DB } from '../../db/schema.ts';
+import { SESSION_IDLE_MS } from '../members/sessions.ts';
 
 export interface Credential {
   kind: 'key' | 'session';

@@ -2,15 +2,15 @@
 // both changes lock the workspace row before counting its admins, so two admins demoting or removing each other at
 // the same moment are taken one after the other, and the second is refused.
 import type { Kysely, Transaction } from 'kysely';
-import type { Clock } from '../clock.ts';
-import { inTransaction } from '../db/transaction.ts';
-import type { DB, Role } from '../db/schema.ts';
-import { AppError, notFound } from './errors.ts';
-import { revokeKey } from './keys.ts';
+import type { Clock } from '../../clock.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import type { DB, Role } from '../../db/schema.ts';
+import { AppError, notFound } from '../errors.ts';
+import { revokeKey } from '../keys/keys.ts';
 import { endResetLinks } from './password-resets.ts';
 import { endUserSessions } from './sessions.ts';
 import type { Member } from './users.ts';
-import { isUuid } from './validation.ts';
+import { isUuid } from '../validation.ts';
 
 // FOR NO KEY UPDATE, not FOR UPDATE: it takes role changes and removals in turn all the same, and lets rows that
 // reference the workspace be written meanwhile (their foreign key takes KEY SHARE on it). With FOR UPDATE, a lead

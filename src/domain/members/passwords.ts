@@ -1,6 +1,6 @@
 // Web UI passwords: their length rules, and scrypt hashes that carry their own cost.
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { invalid } from './errors.ts';
+import { invalid } from '../errors.ts';
 
 const scrypt = (password: string, salt: Buffer, length: number, options: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) => scryptCallback(password, salt, length, options, (error, key) => (error ? reject(error) : resolve(key))));

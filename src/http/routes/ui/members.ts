@@ -1,22 +1,22 @@
-// /ui/api for people, beyond adding them (src/http/ui/routes.ts): admins change a member's role, remove them and
+// /ui/api for people, beyond adding them (src/http/routes/ui/session.ts): admins change a member's role, remove them and
 // make password reset links; everyone renames themselves and changes their password; and the two public routes
 // that take a reset link's token. Changes are audited with source "ui"; no token or password is ever recorded.
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import { normalizeIP } from '@fastify/rate-limit';
-import type { AppInstance } from '../app.ts';
-import { assertSameOrigin, principalOf, SESSION_COOKIE, setSessionCookie } from '../auth.ts';
-import { auditContext, mutate } from '../mutation.ts';
-import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../schemas.ts';
-import { writeAudit } from '../../domain/audit.ts';
-import { AppError } from '../../domain/errors.ts';
-import { changeRole, removeMember } from '../../domain/members.ts';
-import { createResetLink, describeResetLink, resetLinkUrl, resetPassword } from '../../domain/password-resets.ts';
-import { PASSWORD_MAX } from '../../domain/passwords.ts';
-import { changeOwnPassword, getProfile, SENDER_NAME_MAX, SIGNATURE_MAX, SIGNATURE_MAX_LINES, updateProfile } from '../../domain/profile.ts';
-import { createSession, findSession } from '../../domain/sessions.ts';
-import { emailResetLink } from '../../mail/notices.ts';
-import { Member, Name, Password, Role, Session, sessionView } from './routes.ts';
+import type { AppInstance } from '../../app.ts';
+import { assertSameOrigin, principalOf, SESSION_COOKIE, setSessionCookie } from '../../auth.ts';
+import { auditContext, mutate } from '../../mutation.ts';
+import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../../schemas.ts';
+import { writeAudit } from '../../../domain/audit/audit.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { changeRole, removeMember } from '../../../domain/members/members.ts';
+import { createResetLink, describeResetLink, resetLinkUrl, resetPassword } from '../../../domain/members/password-resets.ts';
+import { PASSWORD_MAX } from '../../../domain/members/passwords.ts';
+import { changeOwnPassword, getProfile, SENDER_NAME_MAX, SIGNATURE_MAX, SIGNATURE_MAX_LINES, updateProfile } from '../../../domain/members/profile.ts';
+import { createSession, findSession } from '../../../domain/members/sessions.ts';
+import { emailResetLink } from '../../../mail/notices.ts';
+import { Member, Name, Password, Role, Session, sessionView } from './session.ts';
 
 const Timestamp = TimestampOf();
 

@@ -3,10 +3,10 @@
 // as a digest too.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import { inTransaction } from '../db/transaction.ts';
-import type { DB, Plan, Role } from '../db/schema.ts';
-import { AppError } from './errors.ts';
+import type { Clock } from '../../clock.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import type { DB, Plan, Role } from '../../db/schema.ts';
+import { AppError } from '../errors.ts';
 import { verifyPassword } from './passwords.ts';
 
 export const SESSION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;

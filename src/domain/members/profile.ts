@@ -1,14 +1,14 @@
 // What every person changes about themselves: their name, the sender name and signature of the e-mails sent in their
 // name (DESIGN §7), and their password.
 import type { Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import { inTransaction } from '../db/transaction.ts';
-import type { DB } from '../db/schema.ts';
-import { AppError, invalid, notFound, type FieldError } from './errors.ts';
+import type { Clock } from '../../clock.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import type { DB } from '../../db/schema.ts';
+import { AppError, invalid, notFound, type FieldError } from '../errors.ts';
 import { endResetLinks } from './password-resets.ts';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
 import { endUserSessions } from './sessions.ts';
-import { oneLineProblem } from './validation.ts';
+import { oneLineProblem } from '../validation.ts';
 
 export async function renameUser(db: Kysely<DB>, workspaceId: string, userId: string, name: string): Promise<void> {
   const trimmed = name.trim();

@@ -3,9 +3,9 @@
 // anyone on the network. There `serve` issues a token at start and prints it, and setup needs it.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import type { DB } from '../db/schema.ts';
-import { AppError } from './errors.ts';
+import type { Clock } from '../../clock.ts';
+import type { DB } from '../../db/schema.ts';
+import { AppError } from '../errors.ts';
 
 const digestOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 

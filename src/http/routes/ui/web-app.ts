@@ -6,10 +6,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppInstance } from '../app.ts';
-import { APP_PAGES, ENTRY_PAGES, NOT_APP_PREFIXES } from './app-pages.ts';
+import type { AppInstance } from '../../app.ts';
+import { APP_PAGES, ENTRY_PAGES, NOT_APP_PREFIXES } from '../../ui/app-pages.ts';
 
-export const WEB_DIST = path.resolve(import.meta.dirname, '../../../web/dist');
+export const WEB_DIST = path.resolve(import.meta.dirname, '../../../../web/dist');
 
 
 const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>leadrun</title>

@@ -4,7 +4,7 @@
 // semantic conventions (gen_ai.*).
 import { createHash } from 'node:crypto';
 import { context, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type Span } from '@opentelemetry/api';
-import type { EngineName, EngineResult } from './agent/engine.ts';
+import type { EngineName, EngineResult } from '../agent/engine.ts';
 
 const TRACER = 'leadrun';
 

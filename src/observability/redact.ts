@@ -1,6 +1,6 @@
 // Cutting API keys out of log lines: the logger of every leadrun process writes each line through redactSecrets.
 
-// An API key: "sk_", 32 random characters and a 6-character checksum (src/domain/keys.ts). In a URL any of its
+// An API key: "sk_", 32 random characters and a 6-character checksum (src/domain/keys/keys.ts). In a URL any of its
 // characters may come percent-encoded, once or more (`sk%5F…`, `%73k%255F…`): each is matched as itself or as its
 // %XX escape behind up to three further encodings of the `%` (`%25`). A token longer than a key is cut too.
 const ENCODED = '%(?:25){0,3}';

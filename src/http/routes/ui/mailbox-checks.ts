@@ -2,13 +2,13 @@
 // or the saved ones. The answer is 200 either way, saying whether the server signed in and has a Drafts folder, or
 // why not in words for the admin; the attempt is audited (never with the password).
 import { Type } from 'typebox';
-import type { AppInstance } from '../app.ts';
-import { principalOf } from '../auth.ts';
-import { mutate } from '../mutation.ts';
-import { authProblems, writeProblems } from '../schemas.ts';
-import { invalid } from '../../domain/errors.ts';
-import { verifyImap } from '../../mail/imap.ts';
-import { DEFAULT_DRAFTS_FOLDER, loadMailTransport, passwordAppliesTo, type ImapSettings } from '../../mail/settings.ts';
+import type { AppInstance } from '../../app.ts';
+import { principalOf } from '../../auth.ts';
+import { mutate } from '../../mutation.ts';
+import { authProblems, writeProblems } from '../../schemas.ts';
+import { invalid } from '../../../domain/errors.ts';
+import { verifyImap } from '../../../mail/imap.ts';
+import { DEFAULT_DRAFTS_FOLDER, loadMailTransport, passwordAppliesTo, type ImapSettings } from '../../../mail/settings.ts';
 
 export const ImapCheck = Type.Object({
   host: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/@]+$', description: 'A host name or address.' })),

@@ -2,11 +2,11 @@
 // through the API are attributed to.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import type { DB, Plan } from '../db/schema.ts';
-import { AppError } from './errors.ts';
-import { isEmail, oneLineProblem } from './validation.ts';
-import { inTransaction } from '../db/transaction.ts';
+import type { Clock } from '../../clock.ts';
+import type { DB, Plan } from '../../db/schema.ts';
+import { AppError } from '../errors.ts';
+import { isEmail, oneLineProblem } from '../validation.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 export interface CreatedWorkspace {
   id: string;

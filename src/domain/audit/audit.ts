@@ -1,9 +1,9 @@
 // The audit log: one entry for every POST made with a valid key, every UI mutation and every admin command.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { AuditOutcome, AuditSource, DB } from '../db/schema.ts';
-import { pageOf, type Cursor } from './pagination.ts';
-import { isUuid } from './validation.ts';
+import type { AuditOutcome, AuditSource, DB } from '../../db/schema.ts';
+import { pageOf, type Cursor } from '../pagination.ts';
+import { isUuid } from '../validation.ts';
 
 export interface AuditEntryInput {
   workspaceId: string;

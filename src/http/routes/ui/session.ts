@@ -3,21 +3,21 @@
 import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeIP } from '@fastify/rate-limit';
-import type { AppInstance } from '../app.ts';
-import { assertSameOrigin, principalOf, SESSION_COOKIE } from '../auth.ts';
-import { isLoopbackAddress } from '../hosts.ts';
-import { auditContext, mutate } from '../mutation.ts';
-import { cursorParam, linkNextPage } from '../pagination.ts';
-import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../schemas.ts';
-import { listAudit, writeAudit } from '../../domain/audit.ts';
-import { AppError, notFound } from '../../domain/errors.ts';
-import { createKey, listKeys, revokeKey, SCOPES } from '../../domain/keys.ts';
-import { createSession, endSession, findSession, signIn, type SessionView } from '../../domain/sessions.ts';
-import { workspaceUsage } from '../../domain/usage.ts';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../../domain/passwords.ts';
-import { checkSetupToken, clearSetupTokens } from '../../domain/setup-tokens.ts';
-import { addMember, listMembers, setUpInstallation, setupNeeded } from '../../domain/users.ts';
-import { isUuid } from '../../domain/validation.ts';
+import type { AppInstance } from '../../app.ts';
+import { assertSameOrigin, principalOf, SESSION_COOKIE } from '../../auth.ts';
+import { isLoopbackAddress } from '../../hosts.ts';
+import { auditContext, mutate } from '../../mutation.ts';
+import { cursorParam, linkNextPage } from '../../pagination.ts';
+import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../../schemas.ts';
+import { listAudit, writeAudit } from '../../../domain/audit/audit.ts';
+import { AppError, notFound } from '../../../domain/errors.ts';
+import { createKey, listKeys, revokeKey, SCOPES } from '../../../domain/keys/keys.ts';
+import { createSession, endSession, findSession, signIn, type SessionView } from '../../../domain/members/sessions.ts';
+import { workspaceUsage } from '../../../domain/workspaces/usage.ts';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../../../domain/members/passwords.ts';
+import { checkSetupToken, clearSetupTokens } from '../../../domain/members/setup-tokens.ts';
+import { addMember, listMembers, setUpInstallation, setupNeeded } from '../../../domain/members/users.ts';
+import { isUuid } from '../../../domain/validation.ts';
 
 const Timestamp = TimestampOf();
 export const Role = Type.Enum(['ADMIN', 'MEMBER']);
@@ -100,7 +100,7 @@ export default async function uiRoutes(app: AppInstance): Promise<void> {
     });
 
   // On a non-loopback address anyone on the network could reach an empty installation first: setup then needs
-  // the one-time token `serve` printed (src/domain/setup-tokens.ts).
+  // the one-time token `serve` printed (src/domain/members/setup-tokens.ts).
   const setupTokenRequired = !isLoopbackAddress(config.host);
 
   app.get('/ui/api/setup', {

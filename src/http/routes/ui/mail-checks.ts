@@ -4,14 +4,14 @@
 // to the server outside any database transaction (a slow server must not hold a connection), then audit the outcome.
 import { Type, type Static } from 'typebox';
 import type { FastifyRequest } from 'fastify';
-import type { AppInstance } from '../app.ts';
-import { principalOf } from '../auth.ts';
-import { mutate } from '../mutation.ts';
-import { authProblems, writeProblems } from '../schemas.ts';
-import { invalid } from '../../domain/errors.ts';
-import { composeMessage, newMessageId } from '../../mail/message.ts';
-import { loadMailTransport, passwordAppliesTo, type MailTransport, type SmtpSettings } from '../../mail/settings.ts';
-import { sendRaw, SmtpFailure, verifySmtp } from '../../mail/smtp.ts';
+import type { AppInstance } from '../../app.ts';
+import { principalOf } from '../../auth.ts';
+import { mutate } from '../../mutation.ts';
+import { authProblems, writeProblems } from '../../schemas.ts';
+import { invalid } from '../../../domain/errors.ts';
+import { composeMessage, newMessageId } from '../../../mail/message.ts';
+import { loadMailTransport, passwordAppliesTo, type MailTransport, type SmtpSettings } from '../../../mail/settings.ts';
+import { sendRaw, SmtpFailure, verifySmtp } from '../../../mail/smtp.ts';
 
 const CheckResult = Type.Object({
   ok: Type.Boolean(),

@@ -3,13 +3,13 @@
 // and only while it is the person's newest: a newer link, a password change or a removal ends it.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import { inTransaction } from '../db/transaction.ts';
-import type { DB } from '../db/schema.ts';
-import { invalid, notFound } from './errors.ts';
+import type { Clock } from '../../clock.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import type { DB } from '../../db/schema.ts';
+import { invalid, notFound } from '../errors.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
 import { endUserSessions } from './sessions.ts';
-import { isUuid } from './validation.ts';
+import { isUuid } from '../validation.ts';
 
 export const RESET_LINK_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;

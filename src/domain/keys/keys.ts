@@ -3,9 +3,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { sql, type Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import type { DB, Plan } from '../db/schema.ts';
-import { AppError } from './errors.ts';
+import type { Clock } from '../../clock.ts';
+import type { DB, Plan } from '../../db/schema.ts';
+import { AppError } from '../errors.ts';
 
 /** Carries the digest of each revoked key to every process. */
 export const KEY_REVOKED_CHANNEL = 'leadrun_key_revoked';

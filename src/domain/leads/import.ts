@@ -1,19 +1,19 @@
 // Lead import (POST /api/v1/leads/import, `leadrun leads import`): a file of leads read in the CPU pool
-// (src/domain/lead-import-file.ts), then written in one transaction, a statement for each IMPORT_WRITE_BATCH rows,
+// (src/domain/leads/import-file.ts), then written in one transaction, a statement for each IMPORT_WRITE_BATCH rows,
 // never a statement per row. Every query is bounded by the workspace id.
 import { sql, type Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import { CpuBudgetExceeded, type CpuPool } from '../cpu/pool.ts';
-import { planEachTime } from '../db/database.ts';
-import type { DB } from '../db/schema.ts';
-import type { AuditDetails } from './audit.ts';
-import { AppError, invalid } from './errors.ts';
+import type { Clock } from '../../clock.ts';
+import { CpuBudgetExceeded, type CpuPool } from '../../cpu/pool.ts';
+import { planEachTime } from '../../db/database.ts';
+import type { DB } from '../../db/schema.ts';
+import type { AuditDetails } from '../audit/audit.ts';
+import { AppError, invalid } from '../errors.ts';
 import type {
   ImportColumn, ImportFileInput, ImportFileResult, ImportRowError, ImportWarning, ReadImport,
-} from './lead-import-file.ts';
-import { parseColumnMap, parseStatusMap, type ColumnMap } from './lead-import-format.ts';
+} from './import-file.ts';
+import { parseColumnMap, parseStatusMap, type ColumnMap } from '../lead-import-format.ts';
 import { LEAD_STATUSES } from './leads.ts';
-import { emitLeadsCreated } from './webhooks/events.ts';
+import { emitLeadsCreated } from '../webhooks/events.ts';
 
 export interface ImportOptions {
   /** `email`: a row whose e-mail is a lead's already updates that lead. */
@@ -73,7 +73,7 @@ export type ImportReader = (input: ImportFileInput) => Promise<ImportFileResult>
 
 export function importReader(cpu: CpuPool | null): ImportReader {
   // Loaded here only when used: a server reads files in the pool's threads, and holds no CSV parser of its own.
-  if (!cpu) return async (input) => (await import('./lead-import-file.ts')).readImportFile(input);
+  if (!cpu) return async (input) => (await import('./import-file.ts')).readImportFile(input);
   return async (input) => {
     try {
       const { bytes } = input;
