@@ -1,4 +1,7 @@
 // The layers of src/ (docs/ARCHITECTURE.md), checked by test/architecture.test.ts on every `npm test`.
+/** Modules of constants and plain functions the web UI imports too (web/src), so they stay where web/ finds them. */
+const SHARED_LEAVES = ['validation', 'lead-import-format'];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -19,9 +22,17 @@ module.exports = {
     {
       name: 'schemas-are-typebox-only',
       severity: 'error',
-      comment: 'src/schemas/ describes the API in TypeBox; it may import TypeBox and itself, nothing else.',
+      comment: 'src/schemas/ describes the API in TypeBox; it imports TypeBox, itself and the leaf modules of constants it '
+        + 'shares with the web UI, nothing else.',
       from: { path: '^src/schemas/' },
-      to: { pathNot: ['^src/schemas/', '^node_modules/typebox/'] },
+      to: { pathNot: ['^src/schemas/', '^typebox$', '^node_modules/typebox/', `^src/domain/(${SHARED_LEAVES.join('|')})[.]ts$`] },
+    },
+    {
+      name: 'shared-leaves-import-nothing',
+      severity: 'error',
+      comment: 'The modules the web UI and the schemas share are plain constants and functions: they import nothing.',
+      from: { path: `^src/domain/(${SHARED_LEAVES.join('|')})[.]ts$` },
+      to: {},
     },
   ],
   options: {

@@ -1,27 +1,9 @@
 // One error type for the whole product, with a closed list of codes. The HTTP layer maps each code to its
 // status in one place (src/http/problem.ts); domain code never speaks of statuses.
 
-export const ERROR_CODES = [
-  'invalid_request',
-  'unauthorized',
-  'run_limit_reached',
-  'insufficient_scope',
-  'forbidden',
-  'not_found',
-  'misdirected_request',
-  'idempotency_conflict',
-  'invalid_state',
-  // A delivery asked for what the workspace has not set up (no SMTP server, no IMAP mailbox, no sender address): the
-  // request is sound and the run's state allows it, but an admin must act first; apart from invalid_state so that a
-  // client can tell "set up e-mail" from "the run moved on".
-  'mail_not_configured',
-  'payload_too_large',
-  'unsupported_media_type',
-  'idempotency_key_reused',
-  'rate_limited',
-  'unavailable',
-  'internal',
-] as const;
+import { ERROR_CODES } from '../schemas/errors.ts';
+
+export { ERROR_CODES };
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

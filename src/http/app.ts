@@ -19,7 +19,7 @@ import { refuseForeignHosts } from './hosts.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { auditRefusals, idempotency } from './mutation.ts';
 import { sendProblem, toAppError } from './problem.ts';
-import { Problem } from './schemas.ts';
+import { Problem } from '../schemas/index.ts';
 import { forSerializer } from './serializer-schema.ts';
 import apiDocs from './routes/docs.ts';
 import serviceRoutes from './routes/service.ts';
@@ -40,7 +40,7 @@ import mailCheckRoutes from './routes/ui/mail-checks.ts';
 import memberRoutes from './routes/ui/members.ts';
 import uiRoutes from './routes/ui/session.ts';
 import webApp, { appPageSender, isAppPath } from './routes/ui/web-app.ts';
-import { bodyValidator, textValidator } from './validators.ts';
+import { bodyValidator, textValidator } from '../domain/validators.ts';
 import { loadSecretBox, type SecretBox } from '../domain/secret-box.ts';
 
 function once<T>(make: () => T): () => T {

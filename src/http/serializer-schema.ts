@@ -8,7 +8,7 @@
 //   stored (src/agent/output-check.ts), and is written as it is stored, as GET /api/v1/runs/{id} writes it. The
 //   serializer compiled and ran the four outputs' validators on each route that lists runs: 0.1-0.2 s of CPU each on
 //   its first answer (docs/PERFORMANCE.md).
-import { StepOutput } from './schemas.ts';
+import { StepOutput } from '../schemas/index.ts';
 
 type Schema = Record<string, unknown>;
 

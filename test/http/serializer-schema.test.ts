@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Type } from 'typebox';
-import { listOf, Nullable, Run, RunStatus, Step, StepOutput, Timestamp } from '../../src/http/schemas.ts';
+import { listOf, Nullable, Run, RunStatus, Step, StepOutput, Timestamp } from '../../src/schemas/index.ts';
 import { forSerializer } from '../../src/http/serializer-schema.ts';
 import { BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type TestApp } from '../helpers.ts';
 

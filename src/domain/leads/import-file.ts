@@ -7,16 +7,15 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { CsvError } from 'csv-parse';
 import { CELLS_SPLIT, csvDelimiterOf, type CsvRecord, holdsText, isCsvError, readCsvRecords, rowOfCsvError } from '../csv-records.ts';
 import type { FieldError } from '../errors.ts';
-import { LEAD_STATUSES } from './leads.ts';
+import { LEAD_STATUSES } from '../../schemas/leads.ts';
 import { websiteUrl } from '../validation.ts';
 import {
   hasNameColumn, IMPORT_LISTED_ERRORS, IMPORT_LISTED_WARNINGS, IMPORT_MAX_BYTES, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS,
   matchColumns,
   type ColumnMap, type ImportField,
 } from '../lead-import-format.ts';
-import { fieldErrorsOf } from '../../http/problem.ts';
-import { LeadCreate, LeadImportJson } from '../../http/schemas.ts';
-import { bodyValidator } from '../../http/validators.ts';
+import { LeadCreate, LeadImportJson } from '../../schemas/index.ts';
+import { bodyValidator, fieldErrorsOf } from '../validators.ts';
 
 export interface ImportFileInput {
   format: 'csv' | 'json';

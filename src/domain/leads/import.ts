@@ -12,7 +12,7 @@ import type {
   ImportColumn, ImportFileInput, ImportFileResult, ImportRowError, ImportWarning, ReadImport,
 } from './import-file.ts';
 import { parseColumnMap, parseStatusMap, type ColumnMap } from '../lead-import-format.ts';
-import { LEAD_STATUSES } from './leads.ts';
+import { LEAD_STATUSES } from '../../schemas/leads.ts';
 import { emitLeadsCreated } from '../webhooks/events.ts';
 
 export interface ImportOptions {

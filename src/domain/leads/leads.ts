@@ -9,8 +9,7 @@ import { pageOf, type Cursor } from '../pagination.ts';
 import { isUuid, websiteUrl } from '../validation.ts';
 import { isUserOfWorkspace } from '../workspaces/workspaces.ts';
 import { emitWebhookEvent } from '../webhooks/events.ts';
-
-export const LEAD_STATUSES = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'] as const;
+import { LEAD_STATUSES, SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../../schemas/leads.ts';
 
 export interface Lead {
   id: string;
@@ -129,11 +128,6 @@ export interface LeadFilter {
   /** The id of the user the leads are assigned to, or `none` for the leads assigned to nobody. */
   assignedToUserId?: string | null;
 }
-
-export const SEARCH_MAX_LENGTH = 200;
-export const SEARCH_MAX_WORDS = 10;
-/** The value of `assignedToUserId` that asks for the leads assigned to nobody. */
-export const UNASSIGNED = 'none';
 
 /**
  * The words of a search, none for a blank one. Whitespace and control characters part words alike, so no control

@@ -16,7 +16,6 @@ import {
 import { newWebhookSecret, secretContext } from './signing.ts';
 import { parseEndpointUrl, resolveEndpointHost, WebhookUrlRefused } from './url.ts';
 
-export const DESCRIPTION_MAX = 500;
 /** More endpoints than a workspace could mean: each one multiplies every change's deliveries. */
 export const ENDPOINTS_MAX = 20;
 /** How long the previous secret signs too after a roll-over. */

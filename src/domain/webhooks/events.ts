@@ -6,12 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { enqueueJob, JOBS_CHANNEL } from '../../jobs/queue.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../schemas/webhooks.ts';
 
-export const WEBHOOK_EVENT_TYPES = [
-  'lead.created', 'lead.updated', 'lead.deleted',
-  'run.started', 'run.step_completed', 'run.awaiting_approval', 'run.failed', 'run.completed', 'run.rejected', 'run.cancelled',
-  'draft.sent', 'draft.delivery_failed', 'draft.replied',
-] as const;
+export { WEBHOOK_EVENT_TYPES };
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** The read scopes an endpoint's data can come from: an endpoint holds some of them (`read_scopes`). */

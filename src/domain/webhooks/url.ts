@@ -4,8 +4,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { disallowedAddressReason } from '../../agent/website.ts';
-
-export const URL_MAX = 2048;
+import { URL_MAX } from '../../schemas/webhooks.ts';
 
 /** Why an endpoint URL is refused, in words fit for an admin. */
 export class WebhookUrlRefused extends Error {

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { AppInstance } from '../app.ts';
 import { AppError } from '../../domain/errors.ts';
-import { answer, problem } from '../schemas.ts';
+import { answer, problem } from '../../schemas/index.ts';
 import { jobsTable } from '../../jobs/queue.ts';
 import { runStats } from '../../worker/queue.ts';
 

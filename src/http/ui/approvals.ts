@@ -10,7 +10,7 @@ import type { AppInstance } from '../app.ts';
 import { principalOf } from '../auth.ts';
 import { mutate } from '../mutation.ts';
 import { renderRun } from '../run-render.ts';
-import { authProblems, dataOf, IdParam, Nullable, problem, Run, RunApprove, writeProblems } from '../schemas.ts';
+import { authProblems, dataOf, IdParam, Nullable, problem, Run, RunApprove, writeProblems } from '../../schemas/index.ts';
 import type { DB } from '../../db/schema.ts';
 import { approveRun, undoApproval } from '../../domain/run-decisions.ts';
 import { loadMailTransport } from '../../mail/settings.ts';

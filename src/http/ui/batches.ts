@@ -4,7 +4,7 @@
 import { Type } from 'typebox';
 import type { AppInstance } from '../app.ts';
 import { principalOf } from '../auth.ts';
-import { authProblems, IdParam, Nullable, RunStatus, Timestamp } from '../schemas.ts';
+import { authProblems, IdParam, Nullable, RunStatus, Timestamp } from '../../schemas/index.ts';
 import { batchProgress } from '../../domain/run-batches.ts';
 import { notFound } from '../../domain/errors.ts';
 

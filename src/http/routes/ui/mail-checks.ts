@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, writeProblems } from '../../schemas.ts';
+import { authProblems, writeProblems } from '../../../schemas/index.ts';
 import { invalid } from '../../../domain/errors.ts';
 import { composeMessage, newMessageId } from '../../../mail/message.ts';
 import { loadMailTransport, passwordAppliesTo, type MailTransport, type SmtpSettings } from '../../../mail/settings.ts';

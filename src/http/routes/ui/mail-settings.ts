@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, Nullable, Timestamp, writeProblems } from '../../schemas.ts';
+import { authProblems, Nullable, Timestamp, writeProblems } from '../../../schemas/index.ts';
 import {
   changeMailSettings, DRAFTS_FOLDER_MAX, FROM_NAME_MAX, HOST_MAX, MAIL_PASSWORD_MAX, MAIL_USER_MAX, refusePrivateMailHosts,
 } from '../../../mail/settings-change.ts';

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../../app.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
-import { authProblems, writeProblems } from '../../schemas.ts';
+import { authProblems, writeProblems } from '../../../schemas/index.ts';
 import { invalid } from '../../../domain/errors.ts';
 import { verifyImap } from '../../../mail/imap.ts';
 import { DEFAULT_DRAFTS_FOLDER, loadMailTransport, passwordAppliesTo, type ImapSettings } from '../../../mail/settings.ts';

@@ -7,7 +7,7 @@ import { normalizeIP } from '@fastify/rate-limit';
 import type { AppInstance } from '../../app.ts';
 import { assertSameOrigin, principalOf, SESSION_COOKIE, setSessionCookie } from '../../auth.ts';
 import { auditContext, mutate } from '../../mutation.ts';
-import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../../schemas.ts';
+import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../../../schemas/index.ts';
 import { writeAudit } from '../../../domain/audit/audit.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { changeRole, removeMember } from '../../../domain/members/members.ts';

@@ -8,7 +8,7 @@ import { assertSameOrigin, principalOf, SESSION_COOKIE } from '../../auth.ts';
 import { isLoopbackAddress } from '../../hosts.ts';
 import { auditContext, mutate } from '../../mutation.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
-import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../../schemas.ts';
+import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../../../schemas/index.ts';
 import { listAudit, writeAudit } from '../../../domain/audit/audit.ts';
 import { AppError, notFound } from '../../../domain/errors.ts';
 import { createKey, listKeys, revokeKey, SCOPES } from '../../../domain/keys/keys.ts';

@@ -5,7 +5,7 @@ import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import {
   answer, authProblems, problem, writeProblems, Call, CallCreate, Cursor, Limit, listOf,
-} from '../../schemas.ts';
+} from '../../../schemas/index.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { createCall, listCalls } from '../../../domain/calls/calls.ts';
 import { deleteCall } from '../../../domain/leads/erasure.ts';

@@ -6,7 +6,7 @@ import { mutate } from '../../mutation.ts';
 import { renderRun } from '../../run-render.ts';
 import {
   answer, authProblems, dataOf, DraftEdit, DraftVersion, IdParam, INT32_MAX, listOf, problem, Run, writeProblems,
-} from '../../schemas.ts';
+} from '../../../schemas/index.ts';
 import { detached } from '../../../agent/engine.ts';
 import { CpuBudgetExceeded } from '../../../cpu/pool.ts';
 import { checkEditAhead, editDraft, listDraftVersions, rememberingCheck, type DraftGroundingCheck } from '../../../domain/drafts.ts';

@@ -9,7 +9,7 @@ import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import {
   answer, authProblems, LeadImportJson, LeadImportQuery, LeadImportResult, problem, writeProblems,
-} from '../../schemas.ts';
+} from '../../../schemas/index.ts';
 import { AppError } from '../../../domain/errors.ts';
 import {
   importAuditDetails, importFile, importReader, readLeadImport, withoutLeadReads, writeLeadImport,

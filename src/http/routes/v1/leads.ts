@@ -7,7 +7,7 @@ import { mutate } from '../../mutation.ts';
 import {
   answer, authProblems, writeProblems, Cursor, dataOf, IdParam, Lead, LeadCount, LeadCreate, LeadFilters, LeadUpdate,
   Limit, listOf,
-} from '../../schemas.ts';
+} from '../../../schemas/index.ts';
 import { countLeads, createLead, getLead, listLeadsJson, updateLead } from '../../../domain/leads/leads.ts';
 import { deleteLead } from '../../../domain/leads/erasure.ts';
 import { exportLeadsCsv } from '../../../domain/leads/export.ts';

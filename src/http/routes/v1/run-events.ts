@@ -8,7 +8,7 @@ import type { AppInstance } from '../../app.ts';
 import { principalOf, SESSION_COOKIE } from '../../auth.ts';
 import {
   authProblems, IdParam, Int32, Int64, MESSAGE_MAX, MODEL_NAME_MAX, RunStatus, StepNode, Timestamp,
-} from '../../schemas.ts';
+} from '../../../schemas/index.ts';
 import { rateLimitKey } from '../../security.ts';
 import { STREAM_RETRY_AFTER_SECONDS, StreamSlots } from '../../stream-slots.ts';
 import { sessionCredential, type Credential } from '../../../domain/keys/credentials.ts';

@@ -6,7 +6,7 @@ import { mutate } from '../../mutation.ts';
 import {
   answer, authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunApprove,
   RunBatchCreate, RunCreate, RunReject, RunStatus,
-} from '../../schemas.ts';
+} from '../../../schemas/index.ts';
 import { getRun, getRunJson, listRuns, startRun, startRunAlone, type Run as RunRecord } from '../../../domain/runs.ts';
 import { retryDelivery } from '../../../domain/deliveries.ts';
 import { loadMailTransport } from '../../../mail/settings.ts';

@@ -9,7 +9,7 @@ import { cursorParam, linkNextPage } from '../../pagination.ts';
 import {
   answer, authProblems, Cursor, dataOf, IdParam, Limit, listOf, problem, WebhookDelivery, WebhookEndpoint,
   WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEndpointWithSecret, writeProblems,
-} from '../../schemas.ts';
+} from '../../../schemas/index.ts';
 import { AppError, notFound } from '../../../domain/errors.ts';
 import {
   checkEndpointUrl, createEndpoint, ENDPOINTS_MAX, deleteEndpoint, getEndpoint, listDeliveries, listEndpoints, replayDelivery, rotateSecret,
