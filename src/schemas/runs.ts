@@ -45,7 +45,7 @@ export const Step = Type.Object({
   completedAt: Nullable(Timestamp()),
   error: Nullable(Type.String({ maxLength: MESSAGE_MAX, description: 'Why the step failed, when it did.' })),
   engine: Nullable(Type.String({ maxLength: 20, description: 'The engine that produced the output: offline or model.' })),
-  model: Nullable(Type.String({ maxLength: description: 'The model that answered, for the model engine.' })),
+  model: Nullable(Type.String({ maxLength: MODEL_NAME_MAX, description: 'The model that answered, for the model engine.' })),
   promptVersion: Nullable(Type.String({ maxLength: 100, description: 'The version of the prompt (or rules) that produced the output.' })),
   durationMs: Nullable(Int64({ description: 'How long the completing attempt took.' })),
   usage: Nullable(Type.Object({ inputTokens: Int64(), outputTokens: Int64(), totalTokens: Int64() }, {
