@@ -2,6 +2,7 @@
 // document: a shape is described once, in the file of its resource. TypeBox only: this layer imports nothing of the
 // service (test/architecture.test.ts).
 export * from './common.ts';
+export * from './problem.ts';
 export * from './leads.ts';
 export * from './calls.ts';
 export * from './runs.ts';
