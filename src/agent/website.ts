@@ -9,7 +9,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import ipaddr from 'ipaddr.js';
+import { articleOf, disallowedAddressReason, shownAddress } from '../net/address-guard.ts';
 import { http } from '../net/node-http.ts';
 
 export const USER_AGENT = 'leadrun-research/0.1 (+https://github.com/leadrun)';
@@ -49,25 +49,6 @@ export interface FetchPageOptions {
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 
-const METADATA_ADDRESSES = new Set(['169.254.169.254', 'fd00:ec2::254']);
-
-const RANGE_NAMES: Record<string, string> = {
-  unspecified: 'unspecified',
-  broadcast: 'broadcast',
-  multicast: 'multicast',
-  linkLocal: 'link-local',
-  loopback: 'loopback',
-  carrierGradeNat: 'carrier-grade NAT',
-  private: 'private',
-  reserved: 'reserved',
-  uniqueLocal: 'unique-local',
-  ipv4Compatible: 'IPv4-compatible',
-  rfc6052: 'NAT64',
-  rfc6145: 'IPv4-translated',
-  '6to4': '6to4',
-  teredo: 'Teredo',
-};
-
 /** A site problem with a message fit to show a user. */
 class PageError extends Error {
   readonly status: number | null;
@@ -77,37 +58,13 @@ class PageError extends Error {
   }
 }
 
-/**
- * Why an address may not be connected to, or null when it is an ordinary public unicast address.
- * IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
- */
-export function disallowedAddressReason(address: string): string | null {
-  let ip: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    ip = ipaddr.parse(address);
-  } catch {
-    return 'unparseable';
-  }
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
-  if (METADATA_ADDRESSES.has(ip.toNormalizedString()) || METADATA_ADDRESSES.has(ip.toString())) return 'cloud metadata';
-  const range = ip.range();
-  if (range !== 'unicast') return RANGE_NAMES[range] ?? range;
-  // ::a.b.c.d (deprecated IPv4-compatible) has no named range in ipaddr.js, so it reads as unicast.
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) {
-    return RANGE_NAMES.ipv4Compatible ?? 'reserved';
-  }
-  return null;
-}
-
 /** A host as a person reads it: the final dot of a fully qualified name (`acme.co.uk.`) is left out. */
 function shownHost(host: string): string {
   return host.replace(/\.(?=:\d+$|$)/, '');
 }
 
 function refuseAddress(host: string, address: string, reason: string): PageError {
-  const shown = host === address ? address : `${shownHost(host)} (${address})`;
-  const article = /^[aeiouAEIOU]/.test(reason) ? 'an' : 'a';
-  return new PageError(`Refused to connect to ${shown}: it is ${article} ${reason} address.`);
+  return new PageError(`Refused to connect to ${shownAddress(shownHost(host), address)}: it is ${articleOf(reason)} ${reason} address.`);
 }
 
 const systemResolve: ResolveHost = (hostname) =>

@@ -3,7 +3,7 @@
 // only at the address the mail-host guard approved; TLS still checks the certificate against the configured name.
 import { isIP } from 'node:net';
 import type { ImapFlow, ListResponse } from 'imapflow';
-import { MailHostRefused, resolveMailHost } from './guard.ts';
+import { AddressRefused as MailHostRefused, resolveMailHost } from './guard.ts';
 import type { ImapSettings } from './settings.ts';
 
 export interface ImapOptions {

@@ -9,7 +9,7 @@ import type { DB, MailSettingsTable } from '../db/schema.ts';
 import type { AuditDetails } from '../domain/audit/audit.ts';
 import { AppError, type FieldError } from '../domain/errors.ts';
 import { oneLineProblem } from '../domain/validation.ts';
-import { MailHostRefused, resolveMailHost } from './guard.ts';
+import { AddressRefused, resolveMailHost } from './guard.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import {
   bindingOfChange, getMailSettingsView, keptPassword, saveMailSettings, type MailSettingsInput, type MailSettingsView,
@@ -91,7 +91,7 @@ export async function refusePrivateMailHosts(input: MailSettingsInput, allowPriv
     try {
       await resolveMailHost(normalHost(host), false);
     } catch (error) {
-      if (!(error instanceof MailHostRefused)) throw error;
+      if (!(error instanceof AddressRefused)) throw error;
       if (!error.unresolved) errors.push({ field, message: error.message });
     }
   }

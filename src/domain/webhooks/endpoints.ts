@@ -14,6 +14,7 @@ import {
   type WebhookEventType,
 } from './events.ts';
 import { newWebhookSecret, secretContext } from './signing.ts';
+import { AddressRefused } from '../../net/address-guard.ts';
 import { parseEndpointUrl, resolveEndpointHost, WebhookUrlRefused } from './url.ts';
 
 /** More endpoints than a workspace could mean: each one multiplies every change's deliveries. */
@@ -76,7 +77,7 @@ export async function checkEndpointUrl(url: string, allowPrivateHosts: boolean):
   try {
     await resolveEndpointHost(parseEndpointUrl(url), allowPrivateHosts);
   } catch (error) {
-    if (error instanceof WebhookUrlRefused) throw invalid('url', error.message);
+    if (error instanceof WebhookUrlRefused || error instanceof AddressRefused) throw invalid('url', error.message);
     throw error;
   }
 }

@@ -1,9 +1,6 @@
-// Endpoint URLs pass the private-address guard of RESEARCH and the mail servers (DESIGN §7, §9): an admin's webhook
-// must not turn leadrun into a probe of the network it runs in. A name is resolved once, checked, and the checked
-// address is the one dialled, so a second lookup cannot answer differently.
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import { disallowedAddressReason } from '../../agent/website.ts';
+// Endpoint URLs: their shape (http or https, no credentials, bounded), and their host through the private-address
+// guard of research and the mail servers (src/net/address-guard.ts), refused in words for the admin who set it.
+import { resolvePublicAddress, type RefusalWords } from '../../net/address-guard.ts';
 import { URL_MAX } from '../../schemas/webhooks.ts';
 
 /** Why an endpoint URL is refused, in words fit for an admin. */
@@ -29,28 +26,13 @@ export function parseEndpointUrl(text: string): URL {
   return url;
 }
 
-/** The address to dial for the URL's host, or WebhookUrlRefused saying why not. */
-export async function resolveEndpointHost(url: URL, allowPrivateHosts: boolean): Promise<string> {
-  const name = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
-  let addresses: string[];
-  if (isIP(name)) addresses = [name];
-  else {
-    try {
-      addresses = (await lookup(name, { all: true, verbatim: true })).map((a) => a.address);
-    } catch {
-      throw new WebhookUrlRefused(`names a host that does not resolve (${name})`);
-    }
-  }
-  if (addresses.length === 0) throw new WebhookUrlRefused(`names a host without an address (${name})`);
-  if (!allowPrivateHosts) {
-    for (const address of addresses) {
-      const reason = disallowedAddressReason(address);
-      if (reason !== null) {
-        const shown = name === address ? address : `${name} (${address})`;
-        const article = /^[aeiou]/i.test(reason) ? 'an' : 'a';
-        throw new WebhookUrlRefused(`points to ${shown}, ${article} ${reason} address; webhooks reach only public addresses unless ALLOW_PRIVATE_HOSTS=true`);
-      }
-    }
-  }
-  return addresses[0]!;
+const WEBHOOK_WORDS: RefusalWords = {
+  unresolved: (name) => `names a host that does not resolve (${name})`,
+  noAddress: (name) => `names a host without an address (${name})`,
+  notPublic: (shown, article, reason) => `points to ${shown}, ${article} ${reason} address; webhooks reach only public addresses unless ALLOW_PRIVATE_HOSTS=true`,
+};
+
+/** The address to dial for the URL's host, or AddressRefused saying why not. */
+export function resolveEndpointHost(url: URL, allowPrivateHosts: boolean): Promise<string> {
+  return resolvePublicAddress(url.hostname, allowPrivateHosts, WEBHOOK_WORDS);
 }
