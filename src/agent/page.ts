@@ -2,7 +2,7 @@
 // concrete statements in it (facts), a short summary, and the links to the pages worth reading next. Pure CPU
 // work over a stranger's HTML: it runs in the CPU pool's threads (src/cpu), never on the event loop that answers
 // HTTP, and every parser and pattern here is linear in the size of the page (DESIGN §10).
-import { type Attributes, type HtmlVisitor, walkHtml } from './html.ts';
+import { type Attributes, type HtmlVisitor, walkHtml } from '../text/html-walk.ts';
 import type { Fact } from './outputs.ts';
 import { factKey } from './text.ts';
 
@@ -46,7 +46,7 @@ export function readPage(input: { html: string; url: string; companyName: string
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Parsing: one walk over the document (src/agent/html.ts) reads everything at once. Which element holds the main
+// Parsing: one walk over the document (src/text/html-walk.ts) reads everything at once. Which element holds the main
 // text is known only at the end (the first <main>, else the only <article>, else <body>), so the text of each of
 // the three is kept as it goes, each without its own chrome.
 

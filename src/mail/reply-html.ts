@@ -1,6 +1,6 @@
 // The text of an HTML-only reply (src/mail/reply-reading.ts), read in a CPU pool thread: apart, so that the main
 // thread, which needs the rest of reply-reading.ts for the reply check, does not load the HTML tokenizer.
-import { walkHtml, type Attributes, type HtmlVisitor } from '../agent/html.ts';
+import { walkHtml, type Attributes, type HtmlVisitor } from '../text/html-walk.ts';
 import { MAX_BYTES_PER_MESSAGE } from './reply-reading.ts';
 
 /** Elements whose content is not what the reply says: code, styles, the head, and the e-mail it quotes. */
@@ -44,7 +44,7 @@ class HtmlReplyText implements HtmlVisitor<boolean> {
 }
 
 /**
- * The text of an HTML-only message, read by the project's own walk (src/agent/html.ts: one pass, no recursion, bounded
+ * The text of an HTML-only message, read by the project's own walk (src/text/html-walk.ts: one pass, no recursion, bounded
  * depth), as line breaks and words, with the quoted e-mail left out.
  */
 export function htmlReplyText(html: string): string {

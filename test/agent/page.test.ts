@@ -1,4 +1,4 @@
-// How RESEARCH reads one page's HTML (src/agent/page.ts over src/agent/html.ts): what counts as the title, the
+// How RESEARCH reads one page's HTML (src/agent/page.ts over src/text/html-walk.ts): what counts as the title, the
 // description, the links, the main text and its blocks, on markup as browsers meet it (optional end tags,
 // misnesting, entities). The worst cases in time are in page-hostile.test.ts.
 import assert from 'node:assert/strict';
