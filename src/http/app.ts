@@ -1,16 +1,14 @@
 // buildApp(): the HTTP API as a Fastify instance, with every dependency passed in. The process entry
 // (src/service.ts) decides what to pass; tests pass their own database and clock.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyServerOptions, type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { SerializerSelector, type Serializer, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
-import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { createCpuPool, defaultThreadCount, type CpuPool } from '../cpu/pool.ts';
 import type { Database } from '../db/database.ts';
-import type { DB } from '../db/schema.ts';
 import { AppError } from '../domain/errors.ts';
 import { KEY_REVOKED_CHANNEL, KeyVerifier, LastUsedRecorder } from '../domain/keys/keys.ts';
 import cookie from '@fastify/cookie';
@@ -41,46 +39,12 @@ import memberRoutes from './routes/ui/members.ts';
 import uiRoutes from './routes/ui/session.ts';
 import webApp, { appPageSender, isAppPath } from './routes/ui/web-app.ts';
 import { bodyValidator, textValidator } from '../domain/validators.ts';
-import { loadSecretBox, type SecretBox } from '../domain/secret-box.ts';
+import type { AppDeps, AppInstance, RouteEntry } from './app-instance.ts';
+import { loadSecretBox } from '../domain/secret-box.ts';
 
 function once<T>(make: () => T): () => T {
   let made: { value: T } | null = null;
   return () => (made ??= { value: make() }).value;
-}
-
-export interface AppDeps {
-  config: Config;
-  database: Database;
-  db: Kysely<DB>;
-  clock: Clock;
-  keys: KeyVerifier;
-  lastUsed: LastUsedRecorder;
-  metrics: Metrics;
-  runEvents: RunEventHub;
-  /** Where CPU work over untrusted input runs (a lead import's file): worker threads, never the event loop. */
-  cpu: CpuPool;
-  /** The key that seals stored mail passwords (src/domain/secret-box.ts), read or made on first use. */
-  secrets: () => SecretBox;
-}
-
-export type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider> & {
-  deps: AppDeps;
-};
-
-export interface RouteEntry {
-  method: string;
-  url: string;
-  scope: string | null;
-  /** For the web UI's routes: who may use them (a session). */
-  access: 'signed-in' | 'admin' | null;
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    deps: AppDeps;
-    /** Every route with the scope it needs, so tests can cover each route without anyone listing them. */
-    routeTable: RouteEntry[];
-  }
 }
 
 export const BODY_LIMIT = 1024 * 1024;

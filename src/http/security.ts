@@ -12,7 +12,7 @@ import helmet from 'helmet';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppInstance } from './app.ts';
+import type { AppInstance } from './app-instance.ts';
 import { AppError } from '../domain/errors.ts';
 
 declare module 'fastify' {

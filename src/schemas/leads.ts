@@ -4,7 +4,7 @@ import {
   IMPORT_FIELDS, IMPORT_LISTED_ERRORS, IMPORT_LISTED_WARNINGS, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS,
 } from '../domain/lead-import-format.ts';
 import { NOT_BLANK_PATTERN } from '../domain/validation.ts';
-import { Nullable, MESSAGE_MAX, Int32, Int64, Timestamp, Id, EMAIL_MAX, answer } from './common.ts';
+import { Nullable, MESSAGE_MAX, Int32, Int64, Timestamp, Id, EMAIL_MAX } from './common.ts';
 
 export const LEAD_STATUSES = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'] as const;
 export const SEARCH_MAX_LENGTH = 200;

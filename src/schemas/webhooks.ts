@@ -1,6 +1,6 @@
 // Webhooks (DESIGN §9): endpoints, what makes and changes one, and the log of deliveries.
 import { Type } from 'typebox';
-import { Nullable, MESSAGE_MAX, Int32, Timestamp, Id, answer } from './common.ts';
+import { Nullable, MESSAGE_MAX, Int32, Timestamp, Id } from './common.ts';
 
 export const WEBHOOK_EVENT_TYPES = [
   'lead.created', 'lead.updated', 'lead.deleted',

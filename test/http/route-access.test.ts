@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { generateKey, isWellFormedKey } from '../../src/domain/keys/keys.ts';
-import { buildApp, type RouteEntry } from '../../src/http/app.ts';
+import { buildApp } from '../../src/http/app.ts';
+import type { RouteEntry } from '../../src/http/app-instance.ts';
 import { ALL_SCOPES, BACKENDS, silentLogger, startTestApp, TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
 import { assertProblem, countRows, createCall, createLead, isPublicRoute, startRun } from './support.ts';
 

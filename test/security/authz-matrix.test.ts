@@ -8,7 +8,7 @@ import { systemClock } from '../../src/clock.ts';
 import { generateKey, type Scope } from '../../src/domain/keys/keys.ts';
 import { createSession } from '../../src/domain/members/sessions.ts';
 import { addMember } from '../../src/domain/members/users.ts';
-import type { RouteEntry } from '../../src/http/app.ts';
+import type { RouteEntry } from '../../src/http/app-instance.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type ApiResponse, type TestApp } from '../helpers.ts';
 import { assertInvalid, assertProblem, createCall, createLead, startRun } from '../http/support.ts';

@@ -13,7 +13,7 @@ import { systemClock } from '../../src/clock.ts';
 import { generateKey } from '../../src/domain/keys/keys.ts';
 import { createSession } from '../../src/domain/members/sessions.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
-import type { RouteEntry } from '../../src/http/app.ts';
+import type { RouteEntry } from '../../src/http/app-instance.ts';
 import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type TestApp } from '../helpers.ts';
 import { assertNoStackTrace, assertProblem, createCall, createLead, startRun } from '../http/support.ts';
 import { asApiResponse, rawRequest, type RawResponse } from '../support/http.ts';

@@ -9,7 +9,7 @@ import { pageOf, type Cursor } from '../pagination.ts';
 import { isUuid, websiteUrl } from '../validation.ts';
 import { isUserOfWorkspace } from '../workspaces/workspaces.ts';
 import { emitWebhookEvent } from '../webhooks/events.ts';
-import { LEAD_STATUSES, SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../../schemas/leads.ts';
+import { SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../../schemas/leads.ts';
 
 export interface Lead {
   id: string;

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { AppInstance } from '../app.ts';
+import type { AppInstance } from '../app-instance.ts';
 import { finishDocument, isUiPath, publicDocument, type OpenApiDocument } from '../openapi.ts';
 import { docsContentSecurityPolicy } from '../security.ts';
 

@@ -1,7 +1,7 @@
 // Service endpoints that need no key: liveness, readiness and metrics.
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import type { AppInstance } from '../app.ts';
+import type { AppInstance } from '../app-instance.ts';
 import { AppError } from '../../domain/errors.ts';
 import { answer, problem } from '../../schemas/index.ts';
 import { jobsTable } from '../../jobs/queue.ts';

@@ -6,7 +6,7 @@
 // which sends at once: a program that approves has decided.
 import { Type } from 'typebox';
 import type { Kysely } from 'kysely';
-import type { AppInstance } from '../app.ts';
+import type { AppInstance } from '../app-instance.ts';
 import { principalOf } from '../auth.ts';
 import { mutate } from '../mutation.ts';
 import { renderRun } from '../run-render.ts';

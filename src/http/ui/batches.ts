@@ -2,7 +2,7 @@
 // pipeline. One query gives each run's state with its lead's name and its draft's subject, without the steps'
 // outputs that GET /api/v1/runs?batchId=… carries (API clients follow a batch there).
 import { Type } from 'typebox';
-import type { AppInstance } from '../app.ts';
+import type { AppInstance } from '../app-instance.ts';
 import { principalOf } from '../auth.ts';
 import { authProblems, IdParam, Nullable, RunStatus, Timestamp } from '../../schemas/index.ts';
 import { batchProgress } from '../../domain/run-batches.ts';

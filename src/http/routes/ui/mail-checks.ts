@@ -4,7 +4,7 @@
 // to the server outside any database transaction (a slow server must not hold a connection), then audit the outcome.
 import { Type, type Static } from 'typebox';
 import type { FastifyRequest } from 'fastify';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { authProblems, writeProblems } from '../../../schemas/index.ts';

@@ -1,7 +1,7 @@
 // /ui/api/settings/email: the workspace's mail transport (DESIGN §7), for its admins. The answer shows whether a
 // password is stored, never the password; a change is audited as `mail_settings.updated` with the parts it changed.
 import { Type } from 'typebox';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { authProblems, Nullable, Timestamp, writeProblems } from '../../../schemas/index.ts';

@@ -2,7 +2,7 @@
 // or the saved ones. The answer is 200 either way, saying whether the server signed in and has a Drafts folder, or
 // why not in words for the admin; the attempt is audited (never with the password).
 import { Type } from 'typebox';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { authProblems, writeProblems } from '../../../schemas/index.ts';

@@ -4,7 +4,7 @@
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import { normalizeIP } from '@fastify/rate-limit';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { assertSameOrigin, principalOf, SESSION_COOKIE, setSessionCookie } from '../../auth.ts';
 import { auditContext, mutate } from '../../mutation.ts';
 import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../../../schemas/index.ts';

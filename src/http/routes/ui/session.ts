@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeIP } from '@fastify/rate-limit';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { assertSameOrigin, principalOf, SESSION_COOKIE } from '../../auth.ts';
 import { isLoopbackAddress } from '../../hosts.ts';
 import { auditContext, mutate } from '../../mutation.ts';

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { APP_PAGES, ENTRY_PAGES, NOT_APP_PREFIXES } from '../../ui/app-pages.ts';
 
 export const WEB_DIST = path.resolve(import.meta.dirname, '../../../../web/dist');

@@ -1,6 +1,6 @@
 // /api/v1/leads/{leadId}/calls: the calls held with a lead.
 import { Type } from 'typebox';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import {

@@ -1,6 +1,6 @@
 // /api/v1/runs/{id}/draft and …/drafts: edit a run's draft in place, and read every version of it (DESIGN §7).
 import { Type } from 'typebox';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { renderRun } from '../../run-render.ts';

@@ -4,7 +4,7 @@
 // transaction with the import's audit entry.
 import { Type } from 'typebox';
 import type { FastifyError } from 'fastify';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import {

@@ -1,7 +1,7 @@
 // /api/v1/leads: list, search, count, export, create, read, update and erase the workspace's leads.
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import {

@@ -4,7 +4,7 @@
 // ends when that key is revoked or that session ends (RunEventHub).
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { principalOf, SESSION_COOKIE } from '../../auth.ts';
 import {
   authProblems, IdParam, Int32, Int64, MESSAGE_MAX, MODEL_NAME_MAX, RunStatus, StepNode, Timestamp,

@@ -1,6 +1,6 @@
 // /api/v1/runs: start agent runs and follow them.
 import { Type, type TSchema } from 'typebox';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import {

@@ -2,7 +2,7 @@
 // secret roll-over. Keys need webhooks:read or webhooks:write; in the web UI, only admins manage webhooks.
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
-import type { AppInstance } from '../../app.ts';
+import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
