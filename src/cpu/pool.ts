@@ -4,20 +4,13 @@
 // or over its memory limit, has its thread ended and fails with CpuBudgetExceeded, and the pool starts a fresh
 // thread for the next task.
 import { availableParallelism } from 'node:os';
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import type { Tasks } from './tasks.ts';
+import type { TaskEnvelope, Tasks } from './tasks.ts';
 
 export type TaskName = keyof Tasks;
 export type TaskInput<K extends TaskName> = Parameters<Tasks[K]>[0];
 export type TaskOutput<K extends TaskName> = ReturnType<Tasks[K]>;
-
-/** What a thread receives: the task, its input, and a port on which it says that it has begun. */
-export interface TaskEnvelope {
-  task: TaskName;
-  input: unknown;
-  started: MessagePort;
-}
 
 export class CpuBudgetExceeded extends Error {
   readonly task: TaskName;

@@ -8,7 +8,7 @@
 import type { RunContext } from '../agent/engine.ts';
 import type { Draft } from '../agent/grounding.ts';
 import type { People } from '../agent/transcript/types.ts';
-import type { TaskEnvelope } from './pool.ts';
+import type { MessagePort } from 'node:worker_threads';
 
 const offline = async () => (await import('../agent/engines/offline.ts')).offlineRules;
 
@@ -43,6 +43,13 @@ const LOADERS = {
   /** One message of a rep's inbox, read as a possible reply. */
   readReply: async () => (await import('../mail/reply-reading.ts')).readReply,
 };
+
+/** What a thread receives: the task, its input, and a port on which it says that it has begun. */
+export interface TaskEnvelope {
+  task: keyof Tasks;
+  input: unknown;
+  started: MessagePort;
+}
 
 /** Each task's function, by name. */
 export type Tasks = { [K in keyof typeof LOADERS]: Awaited<ReturnType<(typeof LOADERS)[K]>> };

@@ -14,7 +14,7 @@ import {
   matchColumns,
   type ColumnMap, type ImportField,
 } from '../lead-import-format.ts';
-import { LeadCreate, LeadImportJson } from '../../schemas/index.ts';
+import { LeadCreate, LeadImportJson } from '../../schemas/leads.ts';
 import { bodyValidator, fieldErrorsOf } from '../validators.ts';
 
 export interface ImportFileInput {
