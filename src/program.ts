@@ -6,7 +6,7 @@ import v8 from 'node:v8';
 import type { Logger } from 'pino';
 import { commandHelp, parseCommandLine, printable, UsageError, USAGE, type CommandSpec, type Invocation } from './admin/cli.ts';
 import type { AdminCommand, AdminDeps } from './admin/commands.ts';
-import { claimDataDir, DataDirError, sendControlCommand } from './admin/control.ts';
+import { claimDataDir, claimOrWait, DataDirError, sendControlCommand } from './admin/control.ts';
 import { PasswordInputError, readNewPassword } from './admin/prompt.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
@@ -14,8 +14,22 @@ import type { Database } from './db/database.ts';
 import { AppError } from './domain/errors.ts';
 import { loadSecretBox, type SecretBox } from './domain/secret-box.ts';
 import { redactSecrets } from './observability/redact.ts';
-import { claimOrWait, fail, Failure, open } from './startup.ts';
 import { terminalLog } from './observability/terminal-log.ts';
+
+/** An error of the program, said as it is: one line on standard error, with exit code 1. */
+class Failure extends Error {}
+
+function fail(message: string): never {
+  throw new Failure(message);
+}
+
+/**
+ * The configured database. Its drivers are loaded here, not above: a command that fails before it needs the database
+ * (help, a usage mistake, a DATA_DIR that cannot be used) starts without them.
+ */
+async function open(config: Config, logger: Logger, migrate: boolean): Promise<Database> {
+  return (await import('./db/database.ts')).openConfiguredDatabase(config, logger, migrate);
+}
 
 /** What the program reads and writes: a process's own, or a test's. */
 export interface Terminal {
@@ -171,7 +185,7 @@ async function run(argv: string[], terminal: Terminal, ownProcess: boolean): Pro
   try {
     if (invocation.kind === 'service') {
       // DATA_DIR first, before loading the server: a second serve on it is refused at once.
-      const claim = config.databaseUrl ? null : await claimOrWait(config, logger, invocation.http ? 'serve' : 'worker');
+      const claim = config.databaseUrl ? null : await claimOrWait(config.dataDir, logger, invocation.http ? 'serve' : 'worker');
       await (await import('./service.ts')).runService(config, logger, { http: invocation.http, worker: invocation.worker }, claim);
     } else {
       const command: AdminCommand = invocation.kind === 'password'

@@ -7,6 +7,7 @@ import { createOfflineEngine } from './agent/engines/offline.ts';
 import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createCpuPool, defaultThreadCount } from './cpu/pool.ts';
+import { openConfiguredDatabase } from './db/database.ts';
 import { REFRESH_EVERY_MS, refreshStatisticsEvery } from './db/statistics.ts';
 import { issueSetupToken } from './domain/members/setup-tokens.ts';
 import { setupNeeded } from './domain/members/users.ts';
@@ -14,7 +15,6 @@ import { buildApp, createDeps } from './http/app.ts';
 import { isLoopbackAddress } from './http/hosts.ts';
 import { pruneHandler, schedulePruning } from './jobs/prune.ts';
 import { releaseMemoryWhenQuiet } from './observability/memory-release.ts';
-import { open } from './startup.ts';
 import { startTelemetry } from './observability/telemetry.ts';
 
 /** The line `serve` prints on a terminal once it answers requests. */
@@ -34,7 +34,7 @@ function runSlots(config: Config): number {
 
 /** `claim`: DATA_DIR, taken by the caller before it loaded this module (embedded mode), or null on PostgreSQL. */
 export async function runService(config: Config, logger: Logger, mode: { http: boolean; worker: boolean }, claim: DataDirClaim | null): Promise<void> {
-  const database = await open(config, logger);
+  const database = await openConfiguredDatabase(config, logger);
   const telemetry = await startTelemetry(config.otelEndpoint);
   // The CPU pool serves the worker's steps and the API's lead imports; it starts a thread only when a task comes.
   const cpu = createCpuPool({ budgetMs: config.cpuBudgetMs, threads: config.cpuThreads ?? defaultThreadCount(mode.http) });

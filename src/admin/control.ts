@@ -7,6 +7,7 @@ import { access, chmod, mkdir, readFile, stat, unlink, writeFile } from 'node:fs
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import type { AdminCommand } from './commands.ts';
 import { AppError, type ErrorCode } from '../domain/errors.ts';
 
@@ -222,4 +223,27 @@ export async function sendControlCommand(dataDir: string, command: AdminCommand)
   if (!reply) return null;
   if (!reply.ok) throw new AppError(reply.error?.code ?? 'internal', reply.error?.message ?? 'the command failed');
   return { result: reply.result };
+}
+
+/**
+ * Embedded mode: take DATA_DIR. Another serve or worker holding it is refused at once, naming it; a short-lived
+ * admin command that holds it is waited for a little.
+ */
+export async function claimOrWait(dataDir: string, logger: Logger, role: 'serve' | 'worker'): Promise<DataDirClaim> {
+  const deadline = Date.now() + 15_000;
+  let told = false;
+  for (;;) {
+    const claim = await claimDataDir(dataDir, role);
+    if (claim) return claim;
+    const holder = await dataDirHolder(dataDir);
+    if (holder && (holder.role === 'serve' || holder.role === 'worker')) {
+      throw new DataDirError(`DATA_DIR ${dataDir} is in use by another leadrun process (leadrun ${holder.role}, pid ${holder.pid}); stop it or set another DATA_DIR`);
+    }
+    if (Date.now() > deadline) {
+      throw new DataDirError(`DATA_DIR ${dataDir} is in use by another leadrun process${holder ? ` (pid ${holder.pid})` : ''}; stop it or set another DATA_DIR`);
+    }
+    if (!told) logger.info({ pid: holder?.pid ?? null }, 'DATA_DIR is held by a leadrun command; waiting for it to finish');
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }

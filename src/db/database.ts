@@ -9,6 +9,8 @@ import { ConnectionQueue, PGliteDialect, PLAN_EACH_TIME_MARK } from './pglite-di
 import { PgListener } from './pg-listener.ts';
 import { WASM_TIERING_FLAG } from './wasm-tiering.ts';
 import { migrate, type MigrationSession } from './migrate.ts';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
 import type { DB } from './schema.ts';
 import { analyzeChangedTables } from './statistics.ts';
 
@@ -225,4 +227,16 @@ export function pgliteDatabase(pglite: PGlite): Database {
       await queue.run(() => pglite.close());
     },
   };
+}
+
+/** The database the configuration names, migrated unless `migrate` is false (the migrate command applies them itself). */
+export async function openConfiguredDatabase(config: Config, logger: Logger, migrate = true): Promise<Database> {
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolWaitMs: config.databasePoolWaitMs,
+    onPoolError: (error) => logger.warn({ err: error }, 'a database connection was lost'),
+  });
+  if (migrate) await database.migrate();
+  return database;
 }
