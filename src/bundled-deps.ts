@@ -1,7 +1,7 @@
 // Loaded before anything else (`--import`, by bin/leadrun and the test runner): TypeBox and Kysely come from the
 // bundles that `npm install` made of them (scripts/bundle-deps.ts) instead of from their 683 and 255 module files,
 // which Node would resolve, read and link one by one at every start. The same code, in a few files: a `leadrun serve`
-// starts with 0.2 s less CPU, an admin command on PostgreSQL with 0.1 s less (decision 0006, docs/PERFORMANCE.md).
+// starts with 0.2 s less CPU, an admin command on PostgreSQL with 0.1 s less (decision 0006).
 //
 // A bundle is used only for the version of its package that is installed. Without bundles (an install that skipped
 // its scripts), or once a package has changed, the packages load as installed.

@@ -74,9 +74,8 @@ function adminDeps(database: Database, config: Config): AdminDeps {
 /**
  * Most admin commands hold the embedded database for a second or two, too short for V8's optimizing compiler to pay
  * back what compiling PostgreSQL's hottest WebAssembly functions costs: they run on the baseline compiler's code alone
- * (a function it cannot compile still goes to the optimizing one). `leadrun workspace list` on the embedded database:
- * 1.5–1.8 s of CPU → 0.8–1.0 s. A lead import keeps the default, as `serve` and `worker` do: over 50,000 rows the
- * optimized code wins (6.3 s against 9.8 s on the bench's import; docs/PERFORMANCE.md).
+ * (a function it cannot compile still goes to the optimizing one), which halves a short command's CPU. A lead import
+ * keeps the default, as `serve` and `worker` do: over tens of thousands of rows the optimized code wins.
  */
 function compileWasmForShortUse(command: AdminCommand): void {
   if (command.command === 'leads.import') return;

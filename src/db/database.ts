@@ -38,7 +38,7 @@ const PREPARE_MARK = '/* leadrun:prepare */';
 
 /**
  * Put first in a hot statement (sql`${prepare}SELECT …`) to have PostgreSQL parse and plan it once per connection
- * instead of at every execution (docs/PERFORMANCE.md). Only for statements with a fixed text, with named result
+ * instead of at every execution. Only for statements with a fixed text, with named result
  * columns, never `*` (a migration that adds a column must not change the row type of a statement already
  * prepared), and whose generic plan is as good as a custom one (it is always used). On PGlite it is a comment.
  */
@@ -167,12 +167,10 @@ async function openPGlite(options: OpenOptions): Promise<Database> {
 /** PGlite with leadrun's settings and the extensions its migrations need, in memory or in `DATA_DIR/pgdata`. */
 export async function openPGliteInstance(options: OpenOptions): Promise<PGlite> {
   // V8 runs PGlite's WebAssembly in baseline code first, and compiles a function again with its optimizing compiler
-  // once it has run enough: its tiering budget, about 13 MB of code executed by default. Parsing the statements of a
-  // start used that up in PostgreSQL's SQL parser, one function of 105 kB, and compiling it again took 2 s of CPU and
-  // 600 MB of memory in a thread of V8's: an embedded server's start and first answers cost 5.4-6.1 s of CPU instead of
-  // 2.4-2.7, peaking at 858 MB resident instead of 280, and a command on DATA_DIR waited for it before it could exit.
-  // At 150 times the default (77 times was not enough for a server's start) the start stays in baseline code, and what
-  // a busy server runs over and over still reaches the budget (docs/PERFORMANCE.md, change 23). bin/leadrun starts
+  // once it has run enough: its tiering budget, about 13 MB of code executed by default. Parsing a start's statements
+  // uses that up in PostgreSQL's SQL parser, one function of 105 kB, whose optimized compile costs seconds of CPU and
+  // hundreds of MB in a thread of V8's, which a command on DATA_DIR would wait for before it could exit. At 150 times
+  // the default the start stays in baseline code, and what a busy server runs over and over still reaches it. bin/leadrun starts
   // Node with it (./wasm-tiering.ts); set here too for a process started otherwise, before PGlite's module is compiled.
   process.getBuiltinModule('node:v8').setFlagsFromString(WASM_TIERING_FLAG);
   // Loaded only for the embedded database: a server on PostgreSQL never holds it.
@@ -184,8 +182,8 @@ export async function openPGliteInstance(options: OpenOptions): Promise<PGlite> 
   const loaded = options.loadDataDir ? { loadDataDir: options.loadDataDir } : {};
   // PostgreSQL's buffer cache lives in PGlite's WebAssembly memory, which never gives a page back to the system once
   // touched: its default of 128 MB made most of an embedded server's resident memory after a few reads. The files
-  // stay cached by the system beneath it, outside the process (docs/PERFORMANCE.md, Memory). Not 32 MB: a 50,000-row
-  // import then writes evicted index pages out on this thread, and took twice as long with stalls of 0.8-1.7 s.
+  // stay cached by the system beneath it, outside the process. Not smaller: a large import would then write evicted
+  // index pages out on this thread, stalling it for a second or more.
   //
   // The trigram index of lead search (0008_lead_search.sql) takes new entries into a pending list, which the insert
   // that fills it past gin_pending_list_limit moves into the index, all of it, within that one statement: at the

@@ -54,7 +54,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
  * The connection. PGlite's own `query` makes six calls into its WebAssembly for each statement (parse, describe,
  * bind, describe, execute, sync), and PostgreSQL parses and plans the statement every time. Here a statement Kysely
  * builds is prepared under a name the first time it is seen, and every later execution is one call: bind, describe,
- * execute, sync. That took a point lookup from about 250 to 55 µs of CPU (docs/PERFORMANCE.md). Its plan is
+ * execute, sync. That took a point lookup from about 250 to 55 µs of CPU. Its plan is
  * generic, as on PostgreSQL (plan_cache_mode=force_generic_plan, src/db/database.ts), where a plan that depends on
  * the values is written into the text (`literal`). Parameters are serialized as PGlite's `query` does, by the types
  * PostgreSQL gave them, and rows parsed by PGlite's own parsers.

@@ -58,9 +58,9 @@ function validators() {
   return processValidators;
 }
 
-// Compiling the routes' schemas (Ajv's validators, fast-json-stringify's serializers) was most of the CPU that
-// starting a server took: 0.3-0.4 s of its 1.5 s on PostgreSQL, for every route, of which a server may serve a few.
-// So each is compiled when it is first used, a few milliseconds of that request's. Every app built in the process
+// Compiling every route's schemas (Ajv's validators, fast-json-stringify's serializers) would be most of the CPU a
+// server's start takes, for routes of which a server may serve a few; so each is compiled when it is first used, a few
+// milliseconds of that request's. Every app built in the process
 // (tests build one for each database) gets the same schemas, though many as new objects (a route's querystring or
 // `dataOf(…)` is made where the route is), so what was compiled is kept for the process by what the schema says, not
 // by which object holds it.

@@ -7,7 +7,7 @@
 // - A step's output, the union of the four nodes' outputs. It was validated against its node's schema before it was
 //   stored (src/agent/output-check.ts), and is written as it is stored, as GET /api/v1/runs/{id} writes it. The
 //   serializer compiled and ran the four outputs' validators on each route that lists runs: 0.1-0.2 s of CPU each on
-//   its first answer (docs/PERFORMANCE.md).
+//   its first answer.
 import { StepOutput } from '../schemas/index.ts';
 
 type Schema = Record<string, unknown>;

@@ -45,7 +45,7 @@ export function displayName(name: string | null | undefined): string {
   return (name ?? '').replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ').replace(/\s+/g, ' ').trim();
 }
 
-/** Made by the first message composed: nodemailer is not loaded by every process that starts (docs/PERFORMANCE.md). */
+/** Made by the first message composed: nodemailer is not loaded by every process that starts. */
 let composer: ReturnType<typeof makeComposer> | null = null;
 
 async function makeComposer() {

@@ -4,8 +4,8 @@
 // 45 MiB), pooled for reuse, until its memory reducer releases them; the reducer waits for a low allocation rate,
 // which it measures at each collection, and a server that goes quiet after the burst collects no more, so it goes on
 // judging it busy and the pages stay. A last-resort collection, the one V8 runs on a low-memory warning, returns
-// them: here it runs once the event loop has been quiet for a whole interval after a busy one (docs/PERFORMANCE.md,
-// Memory). It needs node's --expose-gc (bin/leadrun passes it); without it, nothing is done.
+// them: here it runs once the event loop has been quiet for a whole interval after a busy one.
+// It needs node's --expose-gc (bin/leadrun passes it); without it, nothing is done.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
 /** A share of the event loop's time spent running code, over one interval. */

@@ -119,7 +119,7 @@ const HEADER_SHOWN = 200;
 /**
  * Records per statement of the write. PGlite runs a statement on the thread that answers HTTP, which answers nothing
  * meanwhile: 50,000 rows in one statement held it for seconds, a thousand for 60-130 ms on a quiet machine, 250 for
- * 15-25 ms (docs/PERFORMANCE.md, Lead import). PostgreSQL takes a few more round trips.
+ * 15-25 ms. PostgreSQL takes a few more round trips.
  */
 export const IMPORT_WRITE_BATCH = 250;
 const MiB = 1024 * 1024;

@@ -66,7 +66,7 @@ async function checkAssignee(db: Kysely<DB>, workspaceId: string, userId: string
 export async function createLead(db: Kysely<DB>, workspaceId: string, input: LeadInput & { name: string }, clock: Clock): Promise<Lead> {
   await checkAssignee(db, workspaceId, input.assignedToUserId);
   const now = clock.now();
-  // The lead as stored: built here rather than read back, so nothing is parsed (docs/PERFORMANCE.md).
+  // The lead as stored: built here rather than read back, so nothing is parsed.
   const lead: Lead = {
     id: randomUUID(),
     name: input.name,
@@ -193,7 +193,7 @@ export function leadsPageStatement(workspaceId: string, options: LeadFilter & { 
  *
  * `oneRow` asks for the page as one text instead of a row per lead: cheaper on PGlite, whose protocol parser in
  * JavaScript costs more per row than the aggregation costs its database, and dearer on PostgreSQL, where it is the
- * other way round (docs/PERFORMANCE.md).
+ * other way round.
  */
 export async function listLeadsJson(
   db: Kysely<DB>,
