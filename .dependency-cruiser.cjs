@@ -34,6 +34,20 @@ module.exports = {
       from: { path: `^src/domain/(${SHARED_LEAVES.join('|')})[.]ts$` },
       to: {},
     },
+    {
+      name: 'net-and-text-stand-alone',
+      severity: 'error',
+      comment: 'src/net/ (the address guard) and src/text/ (the HTML walk) are tools every layer uses: they import no other part of src/.',
+      from: { path: '^src/(net|text)/' },
+      to: { path: '^src/', pathNot: '^src/(net|text)/' },
+    },
+    {
+      name: 'db-knows-no-product',
+      severity: 'error',
+      comment: 'src/db/ opens the database and migrates it; it knows nothing of what the product stores there.',
+      from: { path: '^src/db/' },
+      to: { path: '^src/(domain|http|mail|agent|jobs|worker|admin|schemas)/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

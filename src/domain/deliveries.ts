@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import type { DB, DeliveryMethod } from '../db/schema.ts';
 import { enqueueJob } from '../jobs/queue.ts';
 import { newMessageId } from '../mail/message.ts';
-import type { DeliverMethod, MailTransport } from '../mail/settings.ts';
+import type { DeliverMethod, MailTransport } from './mail-settings/settings.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent } from './run-events.ts';
 import { isUuid } from './validation.ts';

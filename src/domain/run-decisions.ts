@@ -4,7 +4,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { DB, DeliveryMethod, RunStatus } from '../db/schema.ts';
-import type { DeliverMethod, MailTransport } from '../mail/settings.ts';
+import type { DeliverMethod, MailTransport } from './mail-settings/settings.ts';
 import { cancelQueuedDelivery, chooseDelivery, queueDelivery } from './deliveries.ts';
 import { AppError, notFound } from './errors.ts';
 import { recordEvent } from './run-events.ts';

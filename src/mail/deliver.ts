@@ -12,7 +12,7 @@ import { recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
 import { PermanentJobError, RetryJobError, type ClaimedJob, type JobContext, type JobHandler } from '../jobs/types.ts';
 import { appendDraft, ImapError } from './imap.ts';
 import { composeMessage } from './message.ts';
-import { loadMailTransport, type Address } from './settings.ts';
+import { loadMailTransport, type Address } from '../domain/mail-settings/settings.ts';
 import { sendRaw, SmtpFailure } from './smtp.ts';
 
 /** After the first attempt: about 30 s, 2 min, 10 min, 30 min, then 2 h. */

@@ -3,8 +3,8 @@
 // only at the address the mail-host guard approved; TLS still checks the certificate against the configured name.
 import { isIP } from 'node:net';
 import type { ImapFlow, ListResponse } from 'imapflow';
-import { AddressRefused as MailHostRefused, resolveMailHost } from './guard.ts';
-import type { ImapSettings } from './settings.ts';
+import { AddressRefused as MailHostRefused, resolveMailHost } from '../domain/mail-settings/mail-host.ts';
+import type { ImapSettings } from '../domain/mail-settings/settings.ts';
 
 export interface ImapOptions {
   allowPrivateHosts: boolean;

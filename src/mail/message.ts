@@ -3,7 +3,7 @@
 // is the same message. Composed by nodemailer (its stream transport runs MailComposer and hands the bytes back).
 import { randomUUID } from 'node:crypto';
 import { signedBody } from '../agent/sign-off.ts';
-import type { Address } from './settings.ts';
+import type { Address } from '../domain/mail-settings/settings.ts';
 
 export interface OutgoingMessage {
   from: Address;

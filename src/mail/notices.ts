@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import { composeMessage, newMessageId } from './message.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
-import { loadMailTransport } from './settings.ts';
+import { loadMailTransport } from '../domain/mail-settings/settings.ts';
 import { sendRaw, SmtpFailure } from './smtp.ts';
 
 export const NOTICE_TIMEOUT_MS = 20_000;

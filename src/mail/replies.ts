@@ -16,7 +16,7 @@ import { enqueueJob, JOBS_CHANNEL } from '../jobs/queue.ts';
 import { RetryJobError, type JobHandler } from '../jobs/types.ts';
 import { connectImap, describeImapError, ImapError, type ImapOptions } from './imap.ts';
 import { bareMessageId, envelopeReply, MAX_BYTES_PER_MESSAGE, type ReplyCandidate, type ReplyMessage } from './reply-reading.ts';
-import { loadMailTransport, type ImapSettings } from './settings.ts';
+import { loadMailTransport, type ImapSettings } from '../domain/mail-settings/settings.ts';
 
 export const REPLY_CHECK_KIND = 'mail.check_replies';
 /** The default time between two checks of one inbox; `config.replyCheckIntervalMs` (MAIL_REPLY_CHECK_SECONDS) sets it. */

@@ -3,8 +3,8 @@
 // a 5xx answer is final, a 4xx answer or a broken connection is worth another try.
 import { isIP } from 'node:net';
 import { asciiDomain } from '../domain/validation.ts';
-import { AddressRefused as MailHostRefused, resolveMailHost } from './guard.ts';
-import type { SmtpSettings } from './settings.ts';
+import { AddressRefused as MailHostRefused, resolveMailHost } from '../domain/mail-settings/mail-host.ts';
+import type { SmtpSettings } from '../domain/mail-settings/settings.ts';
 
 const TIMEOUT_MS = 30_000;
 

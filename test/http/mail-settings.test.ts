@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { systemClock } from '../../src/clock.ts';
 import { buildApp, createDeps } from '../../src/http/app.ts';
 import type { AppInstance } from '../../src/http/app-instance.ts';
-import { MailSettingsUnreadable, loadMailTransport } from '../../src/mail/settings.ts';
+import { MailSettingsUnreadable, loadMailTransport } from '../../src/domain/mail-settings/settings.ts';
 import { BACKENDS, createTestDatabase, startTestApp, testConfig, type ApiResponse, type TestApp, type TestDatabase } from '../helpers.ts';
 import { testCpu } from '../support/cpu.ts';
 import { asBrowser, assertInvalid, assertProblem, browserOf, type Browser } from './support.ts';

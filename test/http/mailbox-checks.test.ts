@@ -4,7 +4,7 @@
 // 400; every check is audited without the password.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { saveMailSettings } from '../../src/mail/settings.ts';
+import { saveMailSettings } from '../../src/domain/mail-settings/settings.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
 import { startCapturingImapServer } from '../support/imap-capture.ts';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
-import { saveMailSettings, type MailSettingsInput } from '../../src/mail/settings.ts';
+import { saveMailSettings, type MailSettingsInput } from '../../src/domain/mail-settings/settings.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 import { asBrowser, assertInvalid, assertProblem, browserOf, db, type Browser } from './support.ts';

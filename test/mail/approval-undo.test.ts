@@ -10,7 +10,7 @@ import { systemClock } from '../../src/clock.ts';
 import type { DB } from '../../src/db/schema.ts';
 import { EMAIL_DELIVER } from '../../src/domain/deliveries.ts';
 import { approveRun, undoApproval } from '../../src/domain/run-decisions.ts';
-import { loadMailTransport, saveMailSettings } from '../../src/mail/settings.ts';
+import { loadMailTransport, saveMailSettings } from '../../src/domain/mail-settings/settings.ts';
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { createCall, createLead, startRun } from '../http/support.ts';
 

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { appendDraft, verifyImap } from '../../src/mail/imap.ts';
-import type { ImapSettings } from '../../src/mail/settings.ts';
+import type { ImapSettings } from '../../src/domain/mail-settings/settings.ts';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
 
 function rawDraft(messageId: string, subject = 'A pilot outline for Acme'): Buffer {

@@ -16,10 +16,10 @@ import { checkReplies, REPLY_CHECK_INTERVAL_MS, REPLY_CHECK_KIND, replyCheckHand
 import { htmlReplyText } from '../../src/mail/reply-html.ts';
 import { MAX_BYTES_PER_MESSAGE, replySnippet } from '../../src/mail/reply-reading.ts';
 import type { AppError } from '../../src/domain/errors.ts';
-import { changeMailSettings } from '../../src/mail/settings-change.ts';
+import { changeMailSettings } from '../../src/domain/mail-settings/change.ts';
 import {
   loadMailTransport, MailSettingsUnreadable, saveMailSettings, type ImapSettings, type MailSettingsInput,
-} from '../../src/mail/settings.ts';
+} from '../../src/domain/mail-settings/settings.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { createCall, createLead, db, startRun } from '../http/support.ts';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';

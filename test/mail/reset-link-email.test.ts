@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
-import { saveMailSettings } from '../../src/mail/settings.ts';
+import { saveMailSettings } from '../../src/domain/mail-settings/settings.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { asBrowser, browserOf, type Browser } from '../http/support.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';

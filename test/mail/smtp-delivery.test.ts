@@ -12,7 +12,7 @@ import { simpleParser } from 'mailparser';
 import { systemClock } from '../../src/clock.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { deliveryHandler } from '../../src/mail/deliver.ts';
-import { saveMailSettings, type MailSettingsInput } from '../../src/mail/settings.ts';
+import { saveMailSettings, type MailSettingsInput } from '../../src/domain/mail-settings/settings.ts';
 import { spawnLeadrun, type LeadrunProcess } from '../cli/support.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { assertProblem, createCall, createLead, startRun } from '../http/support.ts';

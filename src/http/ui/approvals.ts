@@ -13,7 +13,7 @@ import { renderRun } from '../run-render.ts';
 import { authProblems, dataOf, IdParam, Nullable, problem, Run, RunApprove, writeProblems } from '../../schemas/index.ts';
 import type { DB } from '../../db/schema.ts';
 import { approveRun, undoApproval } from '../../domain/run-decisions.ts';
-import { loadMailTransport } from '../../mail/settings.ts';
+import { loadMailTransport } from '../../domain/mail-settings/settings.ts';
 
 const tags = ['Web UI'];
 

@@ -10,7 +10,7 @@ import { mutate } from '../../mutation.ts';
 import { authProblems, writeProblems } from '../../../schemas/index.ts';
 import { invalid } from '../../../domain/errors.ts';
 import { composeMessage, newMessageId } from '../../../mail/message.ts';
-import { loadMailTransport, passwordAppliesTo, type MailTransport, type SmtpSettings } from '../../../mail/settings.ts';
+import { loadMailTransport, passwordAppliesTo, type MailTransport, type SmtpSettings } from '../../../domain/mail-settings/settings.ts';
 import { sendRaw, SmtpFailure, verifySmtp } from '../../../mail/smtp.ts';
 
 const CheckResult = Type.Object({

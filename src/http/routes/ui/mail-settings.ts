@@ -7,9 +7,9 @@ import { mutate } from '../../mutation.ts';
 import { authProblems, Nullable, Timestamp, writeProblems } from '../../../schemas/index.ts';
 import {
   changeMailSettings, DRAFTS_FOLDER_MAX, FROM_NAME_MAX, HOST_MAX, MAIL_PASSWORD_MAX, MAIL_USER_MAX, refusePrivateMailHosts,
-} from '../../../mail/settings-change.ts';
+} from '../../../domain/mail-settings/change.ts';
 import { scheduleReplyChecks } from '../../../mail/replies.ts';
-import { getMailSettingsView } from '../../../mail/settings.ts';
+import { getMailSettingsView } from '../../../domain/mail-settings/settings.ts';
 
 const Security = Type.Enum(['tls', 'starttls', 'none'], {
   description: '`tls`: TLS from the first byte (SMTP 465, IMAP 993); `starttls`: plain, then STARTTLS, required (SMTP 587, IMAP 143); `none`: no TLS.',

@@ -8,7 +8,7 @@ import { mutate } from '../../mutation.ts';
 import { authProblems, writeProblems } from '../../../schemas/index.ts';
 import { invalid } from '../../../domain/errors.ts';
 import { verifyImap } from '../../../mail/imap.ts';
-import { DEFAULT_DRAFTS_FOLDER, loadMailTransport, passwordAppliesTo, type ImapSettings } from '../../../mail/settings.ts';
+import { DEFAULT_DRAFTS_FOLDER, loadMailTransport, passwordAppliesTo, type ImapSettings } from '../../../domain/mail-settings/settings.ts';
 
 export const ImapCheck = Type.Object({
   host: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/@]+$', description: 'A host name or address.' })),

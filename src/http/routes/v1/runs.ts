@@ -9,7 +9,7 @@ import {
 } from '../../../schemas/index.ts';
 import { getRun, getRunJson, listRuns, startRun, startRunAlone, type Run as RunRecord } from '../../../domain/runs.ts';
 import { retryDelivery } from '../../../domain/deliveries.ts';
-import { loadMailTransport } from '../../../mail/settings.ts';
+import { loadMailTransport } from '../../../domain/mail-settings/settings.ts';
 import { startRunBatch } from '../../../domain/run-batches.ts';
 import { approveRun, cancelRun, rejectRun } from '../../../domain/run-decisions.ts';
 import type { FastifyRequest } from 'fastify';

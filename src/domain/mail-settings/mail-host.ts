@@ -1,8 +1,8 @@
-// Mail servers are reached through the private-address guard (src/net/address-guard.ts), refused in words for the
+// A mail server's host, reached through the private-address guard (src/net/address-guard.ts) and refused in words for the
 // admin who set them; TLS still checks the name.
-import { resolvePublicAddress, type RefusalWords } from '../net/address-guard.ts';
+import { resolvePublicAddress, type RefusalWords } from '../../net/address-guard.ts';
 
-export { AddressRefused } from '../net/address-guard.ts';
+export { AddressRefused } from '../../net/address-guard.ts';
 
 const MAIL_WORDS: RefusalWords = {
   unresolved: (name) => `Could not resolve ${name}.`,

@@ -1,14 +1,14 @@
 // A workspace's mail transport (DESIGN §7): what admins set in Settings / E-mail, with the installation's SMTP_URL and
-// MAIL_FROM as the fallback for what a workspace leaves unset. Passwords are sealed (secrets.ts) before they are
+// MAIL_FROM as the fallback for what a workspace leaves unset. Passwords are sealed (src/domain/secret-box.ts) before they are
 // stored and opened only to talk to the server; the view an answer shows says whether one is set, never what it is.
 // A stored password is bound to the host, port, user and security it was saved with (passwordAppliesTo): saving,
 // the connection checks, the test e-mail, delivery and the reply check all go by that one rule.
 import type { Kysely, Selectable } from 'kysely';
-import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
-import type { DB, MailSettingsTable, TlsMode } from '../db/schema.ts';
-import { AppError } from '../domain/errors.ts';
-import type { SecretBox } from '../domain/secret-box.ts';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import type { DB, MailSettingsTable, TlsMode } from '../../db/schema.ts';
+import { AppError } from '../errors.ts';
+import type { SecretBox } from '../secret-box.ts';
 
 export type DeliverMethod = 'send' | 'mailbox' | 'none';
 

@@ -3,14 +3,14 @@
 // it: the audit says only that one was changed.
 import { isIP } from 'node:net';
 import type { Kysely, Selectable } from 'kysely';
-import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
-import type { DB, MailSettingsTable } from '../db/schema.ts';
-import type { AuditDetails } from '../domain/audit/audit.ts';
-import { AppError, type FieldError } from '../domain/errors.ts';
-import { oneLineProblem } from '../domain/validation.ts';
-import { AddressRefused, resolveMailHost } from './guard.ts';
-import type { SecretBox } from '../domain/secret-box.ts';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import type { DB, MailSettingsTable } from '../../db/schema.ts';
+import type { AuditDetails } from '../audit/audit.ts';
+import { AppError, type FieldError } from '../errors.ts';
+import { oneLineProblem } from '../validation.ts';
+import { AddressRefused, resolveMailHost } from './mail-host.ts';
+import type { SecretBox } from '../secret-box.ts';
 import {
   bindingOfChange, getMailSettingsView, keptPassword, saveMailSettings, type MailSettingsInput, type MailSettingsView,
 } from './settings.ts';
