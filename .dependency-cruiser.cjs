@@ -42,6 +42,13 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(net|text)/' },
     },
     {
+      name: 'agent-knows-no-transport',
+      severity: 'error',
+      comment: 'The pipeline is handed what a step needs: it imports neither the HTTP layer, mail, nor the job machinery.',
+      from: { path: '^src/agent/' },
+      to: { path: '^src/(http|mail|jobs|worker)/' },
+    },
+    {
       name: 'db-knows-no-product',
       severity: 'error',
       comment: 'src/db/ opens the database and migrates it; it knows nothing of what the product stores there.',
