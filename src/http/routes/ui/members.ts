@@ -15,10 +15,13 @@ import { createResetLink, describeResetLink, resetLinkUrl, resetPassword } from 
 import { PASSWORD_MAX } from '../../../domain/members/passwords.ts';
 import { changeOwnPassword, getProfile, SENDER_NAME_MAX, SIGNATURE_MAX, SIGNATURE_MAX_LINES, updateProfile } from '../../../domain/members/profile.ts';
 import { createSession, findSession } from '../../../domain/members/sessions.ts';
+import { addMember, listMembers } from '../../../domain/members/users.ts';
 import { emailResetLink } from '../../../mail/notices.ts';
-import { Member, Name, Password, Role, Session, sessionView } from './session.ts';
+import { Email, Name, Password, Role, Session, sessionView } from './session.ts';
 
 const Timestamp = TimestampOf();
+
+export const Member = Type.Object({ id: Type.String(), name: Nullable(Type.String()), email: Nullable(Type.String()), role: Role, createdAt: Timestamp }, { $id: 'UiMember' });
 
 const RemovedMember = Type.Object({
   id: Type.String(),
@@ -84,6 +87,24 @@ export default async function memberRoutes(app: AppInstance): Promise<void> {
   const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: request.headers['user-agent'] ?? null });
   const resetAttempt = attemptLimit(app, 'password-reset', RESET_ATTEMPTS_PER_ADDRESS, (request) => normalizeIP(request.ip));
   const passwordAttempt = attemptLimit(app, 'password-change', PASSWORD_CHANGES_PER_USER, (request) => principalOf(request).userId ?? '');
+
+  app.get('/ui/api/members', {
+    config: { access: 'signed-in' },
+    schema: { summary: "The workspace's people", tags, response: { 200: Type.Object({ data: Type.Array(Member) }), ...authProblems } },
+  }, async (request) => ({ data: await listMembers(db, principalOf(request).workspaceId) }));
+
+  app.post('/ui/api/members', {
+    config: { access: 'admin', auditAction: 'member.added' },
+    schema: {
+      summary: 'Add a person to the workspace',
+      tags,
+      body: Type.Object({ name: Name, email: Email, role: Role, password: Password }, { additionalProperties: false }),
+      response: { 201: Member, ...writeProblems, ...authProblems },
+    },
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const member = await addMember(trx, principalOf(request).workspaceId, request.body, clock);
+    return { status: 201, body: member, target: { type: 'user', id: member.id } };
+  }));
 
   app.patch('/ui/api/members/:id', {
     config: { access: 'admin', auditAction: 'member.role_changed' },

@@ -1,27 +1,21 @@
-// /ui/api: what the web UI needs beyond /api/v1 — first-run setup, signing in and out, API keys, members, the
-// audit log and plan usage. Each route states who may use it (`access`); changes are audited with source "ui".
+// /ui/api: first-run setup, signing in and out, and what the web UI opens with; and the shapes of a session and of a
+// person's form fields, which the members' routes use too. Changes are audited with source "ui".
 import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeIP } from '@fastify/rate-limit';
 import type { AppInstance } from '../../app-instance.ts';
 import { assertSameOrigin, principalOf, SESSION_COOKIE } from '../../auth.ts';
 import { isLoopbackAddress } from '../../hosts.ts';
-import { auditContext, mutate } from '../../mutation.ts';
-import { cursorParam, linkNextPage } from '../../pagination.ts';
-import { authProblems, Nullable, problem, Timestamp as TimestampOf, writeProblems } from '../../../schemas/index.ts';
-import { listAudit, writeAudit } from '../../../domain/audit/audit.ts';
-import { AppError, notFound } from '../../../domain/errors.ts';
-import { createKey, listKeys, revokeKey, SCOPES } from '../../../domain/keys/keys.ts';
+import { auditContext } from '../../mutation.ts';
+import { authProblems, Nullable, problem, writeProblems } from '../../../schemas/index.ts';
+import { writeAudit } from '../../../domain/audit/audit.ts';
+import { AppError } from '../../../domain/errors.ts';
 import { createSession, endSession, findSession, signIn, type SessionView } from '../../../domain/members/sessions.ts';
-import { workspaceUsage } from '../../../domain/workspaces/usage.ts';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../../domain/members/passwords.ts';
 import { checkSetupToken, clearSetupTokens } from '../../../domain/members/setup-tokens.ts';
-import { addMember, listMembers, setUpInstallation, setupNeeded } from '../../../domain/members/users.ts';
-import { isUuid } from '../../../domain/validation.ts';
+import { setUpInstallation, setupNeeded } from '../../../domain/members/users.ts';
 
-const Timestamp = TimestampOf();
 export const Role = Type.Enum(['ADMIN', 'MEMBER']);
-const Scope = Type.Enum(SCOPES);
 
 export const Session = Type.Object({
   user: Type.Object({ id: Type.String(), name: Nullable(Type.String()), email: Nullable(Type.String()), role: Role }),
@@ -29,55 +23,8 @@ export const Session = Type.Object({
   csrfToken: Type.String({ description: 'Send it back in X-CSRF-Token with every change.' }),
 }, { $id: 'UiSession' });
 
-const ApiKey = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  prefix: Type.String({ description: 'The first characters of the key, to tell keys apart.' }),
-  scopes: Type.Array(Scope),
-  createdBy: Nullable(Type.Object({
-    id: Type.String(), name: Nullable(Type.String()), email: Nullable(Type.String()),
-    removed: Type.Boolean({ description: 'The person is no longer a member; the key stays valid until revoked.' }),
-  })),
-  createdAt: Timestamp,
-  lastUsedAt: Nullable(Timestamp),
-  revokedAt: Nullable(Timestamp),
-  state: Type.Enum(['active', 'revoked']),
-}, { $id: 'UiApiKey' });
-
-const CreatedApiKey = Type.Intersect([ApiKey, Type.Object({ key: Type.String({ description: 'The plaintext key: shown this once, never again.' }) })]);
-
-export const Member = Type.Object({ id: Type.String(), name: Nullable(Type.String()), email: Nullable(Type.String()), role: Role, createdAt: Timestamp }, { $id: 'UiMember' });
-
-const AuditEntry = Type.Object({
-  id: Type.String(),
-  source: Type.Enum(['api', 'ui', 'cli', 'system']),
-  keyId: Nullable(Type.String()),
-  key: Nullable(Type.Object({ name: Type.String(), prefix: Type.String() })),
-  userId: Nullable(Type.String()),
-  user: Nullable(Type.Object({ name: Nullable(Type.String()), email: Nullable(Type.String()), removed: Type.Boolean({ description: 'No longer a member.' }) })),
-  action: Type.String(),
-  target: Nullable(Type.Object({ type: Type.String(), id: Type.String() })),
-  outcome: Type.Enum(['success', 'failure', 'denied', 'replayed']),
-  status: Nullable(Type.Integer()),
-  requestId: Nullable(Type.String()),
-  ip: Nullable(Type.String()),
-  userAgent: Nullable(Type.String()),
-  occurredAt: Timestamp,
-  details: Nullable(Type.Record(Type.String(), Nullable(Type.Union([Type.Number(), Type.Boolean(), Type.String()])), {
-    description: 'What the action did, in counts: a lead import gives its created, updated and skipped rows. Never personal data.',
-  })),
-}, { $id: 'UiAuditEntry' });
-
-const Usage = Type.Object({
-  plan: Type.Enum(['FREE', 'PRO']),
-  limit: Nullable(Type.Integer({ description: 'Runs a month; null when the plan is unlimited.' })),
-  used: Type.Integer(),
-  resetsAt: Timestamp,
-  days: Type.Array(Type.Object({ date: Type.String({ format: 'date' }), runs: Type.Integer() })),
-}, { $id: 'UiUsage' });
-
 export const Password = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
-const Email = Type.String({ format: 'email', maxLength: 254 });
+export const Email = Type.String({ format: 'email', maxLength: 254 });
 export const Name = Type.String({ minLength: 1, maxLength: 200 });
 
 export const sessionView = (session: SessionView) => ({
@@ -86,8 +33,8 @@ export const sessionView = (session: SessionView) => ({
   csrfToken: session.csrfToken,
 });
 
-export default async function uiRoutes(app: AppInstance): Promise<void> {
-  const { db, clock, config, keys } = app.deps;
+export default async function sessionRoutes(app: AppInstance): Promise<void> {
+  const { db, clock, config } = app.deps;
   const secure = config.publicUrl.startsWith('https:');
   const tags = ['Web UI'];
 
@@ -216,97 +163,5 @@ export default async function uiRoutes(app: AppInstance): Promise<void> {
     return reply.code(204).send(null);
   });
 
-  app.get('/ui/api/keys', {
-    config: { access: 'admin' },
-    schema: { summary: "The workspace's API keys", tags, response: { 200: Type.Object({ data: Type.Array(ApiKey) }), ...authProblems } },
-  }, async (request) => ({ data: await listKeys(db, principalOf(request).workspaceId) }));
 
-  app.post('/ui/api/keys', {
-    config: { access: 'admin', auditAction: 'key.created' },
-    schema: {
-      summary: 'Create an API key',
-      description: 'The answer holds the plaintext key: it is shown this once and only its digest is kept.',
-      tags,
-      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), scopes: Type.Array(Scope, { minItems: 1, uniqueItems: true }) }, { additionalProperties: false }),
-      response: { 201: CreatedApiKey, ...writeProblems, ...authProblems },
-    },
-  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    const principal = principalOf(request);
-    const created = await createKey(trx, principal.workspaceId, { ...request.body, createdByUserId: principal.userId }, clock);
-    const [view] = await listKeys(trx, principal.workspaceId, created.id);
-    return { status: 201, body: { ...view!, key: created.key }, target: { type: 'key', id: created.id } };
-  }));
-
-  app.post('/ui/api/keys/:id/revoke', {
-    config: { access: 'admin', auditAction: 'key.revoked' },
-    schema: {
-      summary: 'Revoke an API key, at once',
-      tags,
-      params: Type.Object({ id: Type.String() }),
-      body: Type.Object({}, { additionalProperties: false }),
-      response: { 200: ApiKey, ...writeProblems, ...authProblems },
-    },
-  }, async (request, reply) => {
-    const { workspaceId } = principalOf(request);
-    const { id } = request.params;
-    let digest: string | null = null;
-    const sent = await mutate(app.deps, request, reply, async (trx) => {
-      const revoked = isUuid(id) ? await revokeKey(trx, id, clock, workspaceId) : null;
-      if (!revoked) throw notFound('Key');
-      digest = revoked.digest;
-      const [view] = await listKeys(trx, workspaceId, id);
-      return { status: 200, body: view!, target: { type: 'key', id } };
-    });
-    // This process forgets the key now; the others when the revocation's notice reaches them.
-    if (digest) keys.forget(digest);
-    return sent;
-  });
-
-  app.get('/ui/api/members', {
-    config: { access: 'signed-in' },
-    schema: { summary: "The workspace's people", tags, response: { 200: Type.Object({ data: Type.Array(Member) }), ...authProblems } },
-  }, async (request) => ({ data: await listMembers(db, principalOf(request).workspaceId) }));
-
-  app.post('/ui/api/members', {
-    config: { access: 'admin', auditAction: 'member.added' },
-    schema: {
-      summary: 'Add a person to the workspace',
-      tags,
-      body: Type.Object({ name: Name, email: Email, role: Role, password: Password }, { additionalProperties: false }),
-      response: { 201: Member, ...writeProblems, ...authProblems },
-    },
-  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
-    const member = await addMember(trx, principalOf(request).workspaceId, request.body, clock);
-    return { status: 201, body: member, target: { type: 'user', id: member.id } };
-  }));
-
-  app.get('/ui/api/audit', {
-    config: { access: 'admin' },
-    schema: {
-      summary: 'The audit log, newest first',
-      description: 'Filter by `source`, `actor` (a key id or user id), `action` and `outcome`; more pages are linked by a `Link` header.',
-      tags,
-      querystring: Type.Object({
-        limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
-        cursor: Type.Optional(Type.String({ maxLength: 512 })),
-        source: Type.Optional(Type.Enum(['api', 'ui', 'cli', 'system'])),
-        actor: Type.Optional(Type.String({ maxLength: 64 })),
-        action: Type.Optional(Type.String({ maxLength: 64 })),
-        outcome: Type.Optional(Type.Enum(['success', 'failure', 'denied', 'replayed'])),
-      }),
-      response: { 200: Type.Object({ data: Type.Array(AuditEntry) }), ...authProblems },
-    },
-  }, async (request, reply) => {
-    const { limit, cursor, source, actor, action, outcome } = request.query;
-    const page = await listAudit(db, principalOf(request).workspaceId, {
-      limit, cursor: cursorParam(cursor), source: source ?? null, actor: actor ?? null, action: action ?? null, outcome: outcome ?? null,
-    });
-    linkNextPage(reply, '/ui/api/audit', page.next, request.query);
-    return { data: page.items };
-  });
-
-  app.get('/ui/api/usage', {
-    config: { access: 'signed-in' },
-    schema: { summary: "The workspace's plan and this month's runs", tags, response: { 200: Usage, ...authProblems } },
-  }, async (request) => workspaceUsage(db, principalOf(request).workspaceId, config.freePlanMonthlyRuns, clock));
 }
