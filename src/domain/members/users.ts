@@ -34,12 +34,8 @@ export async function listMembers(db: Kysely<DB>, workspaceId: string): Promise<
   return rows.map((r) => ({ id: r.id, name: r.name, email: r.email, role: r.role, createdAt: r.created_at }));
 }
 
-export async function addMember(
-  db: Kysely<DB>,
-  workspaceId: string,
-  input: { name: string; email: string; role: Role; password: string },
-  clock: Clock,
-): Promise<Member> {
+/** A new person's e-mail (normalised), password and name, checked; the name trimmed. */
+function checkPerson(input: { name: string; email: string; password: string }): { email: string; name: string } {
   const email = normaliseEmail(input.email);
   checkPassword(input.password);
   const name = input.name.trim();
@@ -47,6 +43,16 @@ export async function addMember(
   // A name goes into the From header of the e-mails sent in this person's name: one line.
   const nameProblem = oneLineProblem(name);
   if (nameProblem) throw invalid('name', nameProblem);
+  return { email, name };
+}
+
+export async function addMember(
+  db: Kysely<DB>,
+  workspaceId: string,
+  input: { name: string; email: string; role: Role; password: string },
+  clock: Clock,
+): Promise<Member> {
+  const { email, name } = checkPerson(input);
   const row = {
     id: randomUUID(), workspace_id: workspaceId, email, name, role: input.role,
     password_hash: await hashPassword(input.password), created_at: clock.now(),
@@ -75,13 +81,7 @@ export async function setUpInstallation(
   input: { workspaceName: string; name: string; email: string; password: string },
   clock: Clock,
 ): Promise<{ userId: string; workspaceId: string }> {
-  const email = normaliseEmail(input.email);
-  checkPassword(input.password);
-  const name = input.name.trim();
-  if (!name) throw invalid('name', 'must not be empty');
-  // A name goes into the From header of the e-mails sent in this person's name: one line.
-  const nameProblem = oneLineProblem(name);
-  if (nameProblem) throw invalid('name', nameProblem);
+  const { email, name } = checkPerson(input);
   await lockSetup(db);
   if (!(await setupNeeded(db))) throw new AppError('invalid_state', 'This installation is already set up; sign in instead.');
   const workspace = await createWorkspace(db, { name: input.workspaceName, plan: 'free', adminEmail: email, adminName: name }, clock);
