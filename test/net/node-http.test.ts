@@ -2,7 +2,7 @@
 // would load undici at every start of serve and worker. Checked in a new process, where nothing else loaded it first.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { projectModule, runModuleScript } from './support/node-eval.ts';
+import { projectModule, runModuleScript } from '../support/node-eval.ts';
 
 const MODULES = ['src/agent/website.ts', 'src/agent/engines/model.ts', 'src/domain/webhooks/post.ts'];
 

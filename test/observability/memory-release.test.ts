@@ -4,7 +4,7 @@
 // npm test: in a process of its own (it judges the whole event loop: another file's leftover work would be busy).
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { releaseMemoryWhenQuiet } from '../src/observability/memory-release.ts';
+import { releaseMemoryWhenQuiet } from '../../src/observability/memory-release.ts';
 
 // An interval counts as busy from 5 % of it spent running code, by the clock. On a loaded machine a timer's callback
 // that the system took the core from in its middle reached that, 2 ms of 40, then 10 ms of 200, 25 ms of 500 under a
