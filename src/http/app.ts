@@ -36,6 +36,8 @@ import mailSettingsRoutes from './routes/ui/mail-settings.ts';
 import mailboxCheckRoutes from './routes/ui/mailbox-checks.ts';
 import mailCheckRoutes from './routes/ui/mail-checks.ts';
 import memberRoutes from './routes/ui/members.ts';
+import passwordResetRoutes from './routes/ui/password-reset.ts';
+import profileRoutes from './routes/ui/profile.ts';
 import auditRoutes from './routes/ui/audit.ts';
 import keyRoutes from './routes/ui/keys.ts';
 import sessionRoutes from './routes/ui/session.ts';
@@ -295,6 +297,8 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(sessionRoutes);
   await app.register(keyRoutes);
   await app.register(memberRoutes);
+  await app.register(profileRoutes);
+  await app.register(passwordResetRoutes);
   await app.register(auditRoutes);
   await app.register(usageRoutes);
   await app.register(batchRoutes);

@@ -27,6 +27,9 @@ export const Password = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWO
 export const Email = Type.String({ format: 'email', maxLength: 254 });
 export const Name = Type.String({ minLength: 1, maxLength: 200 });
 
+/** Where a new session was opened from, as the sessions list shows it. */
+export const sessionClient = (request: FastifyRequest) => ({ ip: request.ip, userAgent: request.headers['user-agent'] ?? null });
+
 export const sessionView = (session: SessionView) => ({
   user: session.user,
   workspace: { id: session.workspace.id, name: session.workspace.name, plan: session.workspace.plan },
@@ -38,7 +41,6 @@ export default async function sessionRoutes(app: AppInstance): Promise<void> {
   const secure = config.publicUrl.startsWith('https:');
   const tags = ['Web UI'];
 
-  const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: request.headers['user-agent'] ?? null });
   const setCookie = (reply: FastifyReply, token: string, expires: Date) =>
     reply.setCookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires });
   const auditUi = (request: FastifyRequest, entry: { workspaceId: string; userId: string; action: string; target: { type: string; id: string } | null; status: number }) =>
@@ -94,7 +96,7 @@ export default async function sessionRoutes(app: AppInstance): Promise<void> {
       await clearSetupTokens(trx);
       return done;
     });
-    const { token, session } = await createSession(db, created.userId, clock, client(request));
+    const { token, session } = await createSession(db, created.userId, clock, sessionClient(request));
     await auditUi(request, { workspaceId: created.workspaceId, userId: created.userId, action: 'workspace.created', target: { type: 'workspace', id: created.workspaceId }, status: 201 });
     setCookie(reply, token, session.expiresAt);
     return reply.code(201).send(sessionView(session));
@@ -115,7 +117,7 @@ export default async function sessionRoutes(app: AppInstance): Promise<void> {
     },
   }, async (request, reply) => {
     assertSameOrigin(request, config);
-    const { token, session } = await signIn(db, request.body, clock, { ...client(request), network: normalizeIP(request.ip) });
+    const { token, session } = await signIn(db, request.body, clock, { ...sessionClient(request), network: normalizeIP(request.ip) });
     await auditUi(request, { workspaceId: session.workspace.id, userId: session.user.id, action: 'session.created', target: null, status: 200 });
     setCookie(reply, token, session.expiresAt);
     return sessionView(session);
