@@ -53,12 +53,21 @@ export class SaidIndex {
   }
 }
 
+/** Words said another way that mean the same; the few that do not everywhere ("and", "with") are checked where used. */
 const SWAPS: Record<string, string> = {
   about: 'around', around: 'about', roughly: 'about', every: 'each', each: 'every', and: 'plus', our: 'the', your: 'the', my: 'the',
-  their: 'the', big: 'large', large: 'big', whole: 'entire', start: 'begin', across: 'over', send: 'share', review: 'go through',
-    with: 'including', based: 'built', show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts',
-  takes: 'eats up', handles: 'deals with', problem: 'issue', issue: 'problem', losing: 'losing out on',
+  their: 'the', big: 'large', large: 'big', whole: 'entire', start: 'begin', across: 'in', send: 'share', review: 'go through',
+  with: 'including', based: 'built', show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts',
+  takes: 'costs', handles: 'deals with', problem: 'issue', issue: 'problem', losing: 'losing out on',
 };
+/**
+ * "plus" joins things, not actions or clauses: "the docs plus a key", never "run an audit plus send the results"
+ * nor "close takes 6 days plus the controller is burned out".
+ */
+const ACTION_OR_CLAUSE_FOLLOWS =
+  /^\s+(?:(?:I|you|we|they|he|she|it|send|share|run|get|set|make|take|give|see|show|let|put|bring|call|book|write|prepare|follow|walk|go|come|have|do|check|compare|introduce|connect|loop|add|pull|use|start|keep|look|talk|meet|try|redact|file)\b|(?:\S+\s+){0,4}?(?:is|are|was|were|has|have|had|will|can|does|do|did)\b)/i;
+/** "with Ben" may be "including Ben"; "with us", "with Harlow Bank" may not. */
+const ONE_PERSON_FOLLOWS = /^\s+\p{Lu}\p{Ll}+\b(?!\s+\p{Lu})/u;
 /** Nouns a possessive measures by ("teams your size"): "the" would lose the comparison, so the word stays. */
 const MEASURE = /^\s+(?:size|age|scale|stage|kind|sort|type|level)\b/i;
 /** A phrase ends after "each" or "every" used alone ("fifteen minutes each"): a swap there leaves "every" dangling. */
@@ -92,6 +101,8 @@ const PAST: Record<string, string> = {
   does: 'did', gets: 'got', goes: 'went', runs: 'ran', keeps: 'kept', loses: 'lost', costs: 'cost', make: 'made', makes: 'made', returns: 'returned',
   "you're": 'you were', 'you’re': 'you were', "it's": 'it was', 'it’s': 'it was', "that's": 'that was', 'that’s': 'that was',
 };
+const ADJECTIVE = /^[a-z]{4,}(?:ic|al|ous|ive|ful|less|ary|ible|able)$/;
+const DETERMINER = /^(?:a|an|the|some|our|your|their|its|this|that)$/i;
 const DROPPABLE = new Set(['really', 'actually', 'just', 'still', 'also', 'very', 'quite', 'even', 'alone', 'pretty', 'basically', 'honestly', 'literally', 'totally', 'like', 'currently', 'probably', 'full', 'good', 'short', 'all', 'so']);
 
 /**
@@ -117,7 +128,13 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         if (keep(word)) continue;
         if (pass === 'swap' && /^(our|your|my|their)$/.test(lower) && (/^\s*own\b/i.test(after) || MEASURE.test(after))) continue;
         if (pass === 'swap' && /^(each|every)$/.test(lower) && ENDS_HERE.test(after)) continue;
-        if (pass === 'drop' && DROPPABLE.has(lower) && !(lower === 'the' && at === run.from)) {
+        if (pass === 'swap' && lower === 'and' && ACTION_OR_CLAUSE_FOLLOWS.test(after)) continue;
+        if (pass === 'swap' && lower === 'with' && !ONE_PERSON_FOLLOWS.test(after)) continue;
+        // "send you the results" has no "share you…", "send over" no "share over".
+        if (pass === 'swap' && lower === 'send' && /^\s+(?:you|me|us|them|him|her|it|over|across|out)\b/i.test(after)) continue;
+        // "a hydraulic pump" is "a pump": an adjective between a determiner and its noun says least.
+        const adjective = pass === 'drop' && ADJECTIVE.test(lower) && at > 0 && DETERMINER.test(matches[at - 1]![0]) && /^\s+[a-z]/.test(after);
+        if (pass === 'drop' && (DROPPABLE.has(lower) || adjective) && !(lower === 'the' && at === run.from)) {
           const rest = out.slice(m.index + word.length);
           // A word dropped before a comma or the end takes its space with it: "on that line ," never.
           out = /^\s*(?:[,;:.!?)]|$)/.test(rest) ? `${out.slice(0, m.index).replace(/\s+$/, '')}${rest.replace(/^\s+/, '')}`
@@ -147,6 +164,8 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         shifted = true;
         break;
       }
+      // "you were opening a fourth location" alone reads as the past: it is what the buyer said, and says so.
+      if (shifted && !/^you mentioned\b/i.test(out)) out = `you mentioned ${out.replace(/^(?:You|Your|The|A|An|It|That|This|There|Nothing|No|Every|Each|If|When)\b/, (w) => w.toLowerCase())}`;
       if (shifted) continue;
     }
     if (!edited) {
@@ -173,7 +192,12 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         if (DANGLING_WORD.test(word[0])) continue;
         const gap = next ? out.slice(word.index + word[0].length, next.index) : '';
         if (next && !/[,;:(—–]/.test(gap) && !PHRASE_START.test(next[0])) continue;
+        // "nothing goes into the trial" without its "until…" says the opposite: a condition is never cut off.
+        if (/^(?:until|unless|except|without|if|only)$/i.test(next?.[0] ?? '')) continue;
         if (figureIn(matches.slice(end + 1)) && !figureIn(matches.slice(run.from, end + 1))) continue;
+        // "between the repair the scrap" or "Sweden, Germany" without the rest of its list: a list stays whole or goes.
+        if (/^(?:and|or)$/i.test(next?.[0] ?? '') && (out.slice(matches[Math.max(run.from, end - 2)]!.index, word.index).includes(',') ||
+          matches.slice(Math.max(run.from, end - 5), end + 1).some((w) => /^between$/i.test(w[0])))) continue;
         // "from sensors" without its "to dollars" is half a range: the range stays whole or goes.
         if (/^to$/i.test(next?.[0] ?? '') && matches.slice(Math.max(run.from, end - 3), end + 1).some((w) => /^from$/i.test(w[0]))) continue;
         const kept = out.slice(0, word.index + word[0].length).replace(/[,;:\s]+$/, '');
