@@ -192,8 +192,9 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         if (DANGLING_WORD.test(word[0])) continue;
         const gap = next ? out.slice(word.index + word[0].length, next.index) : '';
         if (next && !/[,;:(—–]/.test(gap) && !PHRASE_START.test(next[0])) continue;
-        // "nothing goes into the trial" without its "until…" says the opposite: a condition is never cut off.
-        if (/^(?:until|unless|except|without|if|only)$/i.test(next?.[0] ?? '')) continue;
+        // "nothing goes into the trial" without its "until…" says the opposite: a denial keeps its condition.
+        if (/^(?:until|unless|except|without|if|only)$/i.test(next?.[0] ?? '') &&
+          /\b(?:nothing|no|not|never|nobody|none|cannot|\w+n't)\b/i.test(out.slice(0, word.index))) continue;
         if (figureIn(matches.slice(end + 1)) && !figureIn(matches.slice(run.from, end + 1))) continue;
         // "between the repair the scrap" or "Sweden, Germany" without the rest of its list: a list stays whole or goes.
         if (/^(?:and|or)$/i.test(next?.[0] ?? '') && (out.slice(matches[Math.max(run.from, end - 2)]!.index, word.index).includes(',') ||

@@ -218,7 +218,7 @@ function partsOf(ctx: WriteContext, facts: CallFacts, style: Style, ours: (text:
     const timing = deadline ? ours(restate(deadline.text, DEADLINE_CLAUSE)) : '';
     if (wanted(timing)) parts.push({ kind: 'deadline', text: `On timing: ${lowerFirst(timing)}.`, priority: 3, paragraph: 1 });
     const condition = facts.conditions
-      .filter((c) => !pains.some((p) => p.text === c.text))
+      .filter((c) => !pains.some((p) => p.text === c.text) && c.text !== deadline?.text)
       .map((c) => ours(restate(c.text, CONDITION)))
       .find((c) => !/^(?:send|show|copy|loop|he|she|they|it|if|fine|okay)\b/i.test(c) && c.split(' ').length >= 4 && wanted(c) && !DANGLING_OBJECT.test(c));
     if (condition) parts.push({ kind: 'condition', text: `Noted, too: ${lowerFirst(condition)}.`, priority: 5, paragraph: 1 });
