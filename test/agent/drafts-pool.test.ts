@@ -67,11 +67,16 @@ describe('a hostile megabyte of each format, through the offline engine and the 
       const [small, large] = [repeated(file, header, MiB / 4), repeated(file, header, MiB)];
       assert.equal(detectFormat(large), format);
       await draftIn(small); // the thread warm: its modules loaded, its code compiled
-      const quarter = await draftIn(small);
-      const whole = await draftIn(large);
-      assert.ok(whole.passed, `no leak in the draft of a megabyte: ${whole.body}`);
-      // Linear work takes about 4 times as long on 4 times the text, quadratic 16; below 200 ms it is noise.
-      assert.ok(whole.ms < Math.max(10 * quarter.ms, 200), `${Math.round(quarter.ms)} ms for 256 KiB, ${Math.round(whole.ms)} ms for 1 MiB`);
+      // Linear work takes about 4 times as long on 4 times the text, quadratic 16; below 200 ms it is noise. The best
+      // of up to three turns of each size: other processes on the cores only ever add time.
+      let [quarter, whole] = [Infinity, Infinity];
+      for (let turn = 0; turn < 3 && !(whole < Math.max(10 * quarter, 200)); turn++) {
+        quarter = Math.min(quarter, (await draftIn(small)).ms);
+        const drafted = await draftIn(large);
+        assert.ok(drafted.passed, `no leak in the draft of a megabyte: ${drafted.body}`);
+        whole = Math.min(whole, drafted.ms);
+      }
+      assert.ok(whole < Math.max(10 * quarter, 200), `${Math.round(quarter)} ms for 256 KiB, ${Math.round(whole)} ms for 1 MiB`);
     });
   }
 });

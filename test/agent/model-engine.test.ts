@@ -365,10 +365,16 @@ describe('model engine: the brief of the draft', () => {
           return { ms: performance.now() - started, lines };
         };
         await timed(1 << 16);
-        const quarter = await timed(1 << 18);
-        const whole = await timed(1 << 20);
-        assert.ok(whole.lines.size <= 1, format);
-        assert.ok(whole.ms < Math.max(8 * quarter.ms, 400), `${format}: ${Math.round(quarter.ms)} ms for 256 KiB, ${Math.round(whole.ms)} ms for 1 MiB`);
+        // The best of three turns of each size: other processes on the cores only ever add time.
+        let [quarter, whole] = [Infinity, Infinity];
+        for (let turn = 0; turn < 3; turn++) {
+          quarter = Math.min(quarter, (await timed(1 << 18)).ms);
+          const read = await timed(1 << 20);
+          assert.ok(read.lines.size <= 1, format);
+          whole = Math.min(whole, read.ms);
+          if (whole < Math.max(8 * quarter, 400)) break;
+        }
+        assert.ok(whole < Math.max(8 * quarter, 400), `${format}: ${Math.round(quarter)} ms for 256 KiB, ${Math.round(whole)} ms for 1 MiB`);
       }
     } finally {
       await pool.close();

@@ -283,7 +283,7 @@ describe('offline writer: wording a rep would send', () => {
     assert.doesNotMatch(draft.body, /short call next week/);
     assert.match(draft.body, /security whitepaper/);
     assert.match(draft.body, /by Thursday/i);
-    assert.match(draft.body, /our own security documentation/);
+    assert.match(draft.body, /see our (?:own )?security documentation/);
     assert.equal(analysis.agreedNextStep?.what, 'four-week pilot at the Rotterdam depot');
   });
 
@@ -300,5 +300,24 @@ describe('offline writer: wording a rep would send', () => {
   it('"Black Friday" keeps its capital after a colon', () => {
     const CALL = 'Leo: What is the timing?\nHannah: Black Friday is our deadline, November 28.\nLeo: I’ll send the case study today.';
     assert.match(run(CALL, 'Hannah Marlow', 'Marlow & Finch').draft.body, /On timing: Black Friday is your deadline, November 28/);
+  });
+});
+
+describe('offline writer: lower-case speech', () => {
+  it('writes the acronyms lower-case speech spells small ("roi" → "ROI"), and joins two actions with ", then"', () => {
+    const CALL = [
+      'Speaker 1: hi greg this is luis from sensorline thanks for taking the call',
+      'Speaker 2: we lose six hours a week on line 3 and i want to see the roi before anything else',
+      'Speaker 1: i will run a downtime audit on line 3 and send you the results with the roi math by friday',
+      'Speaker 2: fine send it over',
+    ].join('\n');
+    const { draft, said } = run(CALL, 'Greg Halvorsen', 'Halvorsen Plastics');
+    assert.match(draft.body, /\bROI\b/);
+    assert.doesNotMatch(draft.body, /\broi\b/);
+    assert.doesNotMatch(draft.body, /plus (?:then )?send/);
+    assert.match(draft.body, /audit on line 3, then send/);
+    assert.match(draft.body, /by Friday/);
+    assert.match(draft.body, /downtime audit/);
+    assert.equal(said.copiedRun(draft.body), null, draft.body);
   });
 });

@@ -12,7 +12,8 @@ const CONTRACTIONS: Record<string, string[]> = {
   "aren't": ['be', 'not'], "don't": ['do', 'not'], "doesn't": ['do', 'not'], "didn't": ['did', 'not'], "haven't": ['have', 'not'], "wouldn't": ['would', 'not'],
 };
 const VERBS: Record<string, string> = { am: 'be', are: 'be', is: 'be', was: 'was', were: 'was', has: 'have', have: 'have', does: 'do', do: 'do' };
-const WORD = /[\p{L}\p{N}]+(?:['.,\-/][\p{L}\p{N}]+)*/gu;
+/** Words as the draft checks count them (src/agent/draft-checks.ts): "38,000" is two, so that both see the same runs. */
+const WORD = /[\p{L}\p{N}]+(?:['.&\-][\p{L}\p{N}]+)*/gu;
 const RUN = 8;
 /** Words no phrase ends on: articles, prepositions, conjunctions, possessives, auxiliaries, "last", "next", and verbs
  * and question words that need what follows ("how you get"). */
@@ -57,17 +58,19 @@ export class SaidIndex {
 const SWAPS: Record<string, string> = {
   about: 'around', around: 'about', roughly: 'about', every: 'each', each: 'every', and: 'plus', our: 'the', your: 'the', my: 'the',
   their: 'the', big: 'large', large: 'big', whole: 'entire', start: 'begin', across: 'in', send: 'share', review: 'go through',
-  with: 'including', based: 'built', show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts',
-  takes: 'costs', handles: 'deals with', problem: 'issue', issue: 'problem', losing: 'losing out on',
+  with: 'including', based: 'built', built: 'based', show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts',
+  takes: 'costs', handles: 'deals with', both: 'the two', quick: 'brief', compare: 'set side by side', problem: 'issue', issue: 'problem', losing: 'losing out on',
 };
 /**
  * "plus" joins things, not actions or clauses: "the docs plus a key", never "run an audit plus send the results"
  * nor "close takes 6 days plus the controller is burned out".
  */
-const ACTION_OR_CLAUSE_FOLLOWS =
-  /^\s+(?:(?:I|you|we|they|he|she|it|send|share|run|get|set|make|take|give|see|show|let|put|bring|call|book|write|prepare|follow|walk|go|come|have|do|check|compare|introduce|connect|loop|add|pull|use|start|keep|look|talk|meet|try|redact|file)\b|(?:\S+\s+){0,4}?(?:is|are|was|were|has|have|had|will|can|does|do|did)\b)/i;
-/** "with Ben" may be "including Ben"; "with us", "with Harlow Bank" may not. */
-const ONE_PERSON_FOLLOWS = /^\s+\p{Lu}\p{Ll}+\b(?!\s+\p{Lu})/u;
+const CLAUSE_FOLLOWS = /^\s+(?:(?:I|you|we|they|he|she|it)\b|(?:\S+\s+){0,4}?(?:is|are|was|were|has|have|had|will|can|does|do|did)\b)/i;
+/** An action after "and" follows ", then": "run an audit, then send you the results". */
+const ACTION_FOLLOWS =
+  /^\s+(?:send|share|run|get|set|make|take|give|see|show|let|put|bring|call|book|write|prepare|follow|walk|go|come|check|compare|introduce|connect|loop|add|pull|use|start|keep|look|talk|meet|try|redact|file)\b/i;
+/** "with the ROI math" may be "including the ROI math", "with Ben" "including Ben"; "with us", "with Harlow Bank" not. */
+const THING_OR_PERSON_FOLLOWS = /^\s+(?:(?:the|a|an|our|your|their|some|\d)\b|\p{Lu}\p{Ll}+\b(?!\s+\p{Lu}))/u;
 /** Nouns a possessive measures by ("teams your size"): "the" would lose the comparison, so the word stays. */
 const MEASURE = /^\s+(?:size|age|scale|stage|kind|sort|type|level)\b/i;
 /** A phrase ends after "each" or "every" used alone ("fifteen minutes each"): a swap there leaves "every" dangling. */
@@ -103,7 +106,7 @@ const PAST: Record<string, string> = {
 };
 const ADJECTIVE = /^[a-z]{4,}(?:ic|al|ous|ive|ful|less|ary|ible|able)$/;
 const DETERMINER = /^(?:a|an|the|some|our|your|their|its|this|that)$/i;
-const DROPPABLE = new Set(['really', 'actually', 'just', 'still', 'also', 'very', 'quite', 'even', 'alone', 'pretty', 'basically', 'honestly', 'literally', 'totally', 'like', 'currently', 'probably', 'full', 'good', 'short', 'all', 'so']);
+const DROPPABLE = new Set(['really', 'actually', 'just', 'still', 'also', 'very', 'quite', 'even', 'alone', 'pretty', 'basically', 'honestly', 'literally', 'totally', 'like', 'currently', 'probably', 'full', 'good', 'short', 'all', 'so', 'own']);
 
 /**
  * `text` with every run of 8 words said on the call broken by the smallest edit found, nearest the run's middle;
@@ -128,13 +131,15 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         if (keep(word)) continue;
         if (pass === 'swap' && /^(our|your|my|their)$/.test(lower) && (/^\s*own\b/i.test(after) || MEASURE.test(after))) continue;
         if (pass === 'swap' && /^(each|every)$/.test(lower) && ENDS_HERE.test(after)) continue;
-        if (pass === 'swap' && lower === 'and' && ACTION_OR_CLAUSE_FOLLOWS.test(after)) continue;
-        if (pass === 'swap' && lower === 'with' && !ONE_PERSON_FOLLOWS.test(after)) continue;
+        if (pass === 'swap' && lower === 'and' && (CLAUSE_FOLLOWS.test(after) || /^\s+then\b/i.test(after))) continue;
+        if (pass === 'swap' && lower === 'with' && !THING_OR_PERSON_FOLLOWS.test(after)) continue;
         // "send you the results" has no "share you…", "send over" no "share over".
         if (pass === 'swap' && lower === 'send' && /^\s+(?:you|me|us|them|him|her|it|over|across|out)\b/i.test(after)) continue;
         // "a hydraulic pump" is "a pump": an adjective between a determiner and its noun says least.
         const adjective = pass === 'drop' && ADJECTIVE.test(lower) && at > 0 && DETERMINER.test(matches[at - 1]![0]) && /^\s+[a-z]/.test(after);
-        if (pass === 'drop' && (DROPPABLE.has(lower) || adjective) && !(lower === 'the' && at === run.from)) {
+        // "send over the report" is "send the report".
+        const particle = pass === 'drop' && lower === 'over' && at > 0 && /^(?:send|share|pass|hand)$/i.test(matches[at - 1]![0]) && /^\s+[a-z]/i.test(after);
+        if (pass === 'drop' && (DROPPABLE.has(lower) || adjective || particle) && !(lower === 'the' && at === run.from)) {
           const rest = out.slice(m.index + word.length);
           // A word dropped before a comma or the end takes its space with it: "on that line ," never.
           out = /^\s*(?:[,;:.!?)]|$)/.test(rest) ? `${out.slice(0, m.index).replace(/\s+$/, '')}${rest.replace(/^\s+/, '')}`
@@ -143,6 +148,9 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         } else if (pass === 'swap' && lower === 'see' && /^\s+(?:how|what|whether|if|why|where)\b/i.test(after)) {
           // "to see how you get from X to Y": "understand" says it, and no phrase is cut short for it.
           out = `${out.slice(0, m.index)}understand${after}`;
+          edited = true;
+        } else if (pass === 'swap' && lower === 'and' && ACTION_FOLLOWS.test(after)) {
+          out = `${out.slice(0, m.index).replace(/\s+$/, '')}, then${after}`;
           edited = true;
         } else if (pass === 'swap' && SWAPS[lower]) {
           const swap = /^[A-Z]/.test(word) ? SWAPS[lower]!.charAt(0).toUpperCase() + SWAPS[lower]!.slice(1) : SWAPS[lower]!;
@@ -190,6 +198,10 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         const word = matches[end]!;
         const next = matches[end + 1];
         if (DANGLING_WORD.test(word[0])) continue;
+        // "$10,000" is counted as two words: no cut between them.
+        if (/^[,.]\d/.test(out.slice(word.index + word[0].length))) continue;
+        // "a board pack built" without its "on …": a participle keeps what it was built on.
+        if (/ed$/i.test(word[0]) && /^(?:on|in|for|with|by|from|to|at|into|around)$/i.test(matches[end + 1]?.[0] ?? '')) continue;
         const gap = next ? out.slice(word.index + word[0].length, next.index) : '';
         if (next && !/[,;:(—–]/.test(gap) && !PHRASE_START.test(next[0])) continue;
         // "nothing goes into the trial" without its "until…" says the opposite: a denial keeps its condition.

@@ -275,6 +275,10 @@ function formalise(text: string): string {
     .replace(/^Thanks for/, 'Thank you for').replace(/^Thanks again for/, 'Thank you again for').replace(/^Good to speak/, 'It was good to speak');
 }
 
+/** Lower-case speech writes "roi" and "api": a rep writes them as the acronyms they are. */
+const ACRONYM = /\b(?:roi|api|apis|crm|erp|sso|kpi|kpis|sla|csv|pdf|ai|hipaa|gdpr)\b/g;
+const acronyms = (text: string): string => text.replace(ACRONYM, (word) => (word.endsWith('s') && word.length > 3 ? `${word.slice(0, -1).toUpperCase()}s` : word.toUpperCase()));
+
 function render(parts: Part[], useShort: boolean): string {
   const paragraphs = new Map<number, string[]>();
   for (const p of parts) {
@@ -391,13 +395,22 @@ function composeWith(ctx: WriteContext, facts: CallFacts, style: Style, kept: st
     const done = inOurWords(text, said, protectedWord);
     return done === text || done === '' ? done : /[.!?]$/.test(done) ? done : `${done}.`;
   };
+  // A promise is never cut to its date ("As promised: by Friday."): it is said another way, or kept as it was said.
+  const promise = (text: string): string => {
+    for (const form of [text, text.replace(/\bI[’']ll\b/, 'I’m going to')]) {
+      const done = guarded(form);
+      if (done === form || (done !== '' && done.split(/\s+/).length >= form.split(/\s+/).length - 3)) return done;
+    }
+    return text;
+  };
   parts = parts.flatMap((p) => {
-    const text = guarded(p.text);
+    const text = p.kind === 'commitment' ? promise(p.text) : guarded(p.text);
     if (text === '' && p.kind !== 'commitment' && p.kind !== 'next') return [];
     return [{ ...p, text: text || p.text, short: p.short && (guarded(p.short) || undefined) }];
   });
   // The person's own sentences, as they wrote them, before the next step; dropped for length before a commitment.
   if (kept.length > 0) parts.push({ kind: 'kept', text: kept.join(' '), priority: 2, paragraph: 2.5 });
+  parts = parts.map((p) => ({ ...p, text: acronyms(p.text), short: p.short && acronyms(p.short) }));
   if (style.formal) parts = parts.map((p) => ({ ...p, text: formalise(p.text), short: p.short && formalise(p.short) }));
 
   const limit = Math.min(style.wordLimit ?? Infinity, facts.notNow ? NOT_NOW_LIMIT : DEFAULT_LIMIT);
