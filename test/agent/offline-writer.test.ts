@@ -321,3 +321,14 @@ describe('offline writer: lower-case speech', () => {
     assert.equal(said.copiedRun(draft.body), null, draft.body);
   });
 });
+
+describe('offline writer: figures said in words', () => {
+  it('a pain whose figure is spelled out ("fourteen spreadsheets") is told with it, not passed over', () => {
+    const CALL = [
+      'Sam: Thanks for joining, Aisha. How do you keep the audit evidence today?',
+      'Aisha: I am still tracking everything in fourteen spreadsheets, and it is a mess.',
+      'Sam: I will send you our integration list by Friday.',
+    ].join('\n');
+    assert.match(run(CALL, 'Aisha Karim', 'Brightpath').draft.body, /fourteen spreadsheets/);
+  });
+});

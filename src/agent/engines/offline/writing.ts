@@ -93,6 +93,10 @@ export function restate(sentence: string, anchor: string | RegExp | null, note =
   return (note ? clause : secondPerson(clause)).replace(/[,;:\s]+$/, '');
 }
 
+/** A figure as said, in digits or words: "fourteen spreadsheets" keeps its figure as much as "14" does. */
+const SPELLED_NUMBER =
+  /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|hundred|thousand|million|half|third|quarter|dozen)\b/i;
+
 /** A clause that leans on one before it: "it cost…", "that was…", "see it in writing" say nothing alone. */
 const DANGLING_SUBJECT = /^(?:it|that|this|they|them|those|these)\s/i;
 const DANGLING_OBJECT = /\b(?:see|need|want|have|get|put|read|show|like)\s(?:it|that|this|them)\b/i;
@@ -203,7 +207,7 @@ function partsOf(ctx: WriteContext, facts: CallFacts, style: Style, ours: (text:
     // A pain the copy guard could only tell without its figure, or not at all, gives way to the next one.
     const told = (v === 2 ? [...facts.pains.slice(1), facts.pains[0]] : facts.pains).filter((p) => p !== undefined).slice(0, 6)
       .map((p) => ({ pain: p, text: ours(restate(p.text, p.figure, p.note)) }))
-      .filter(({ pain, text }) => text.split(/\s+/).length >= 3 && wanted(text) && !DANGLING_SUBJECT.test(text) && (!pain.figure || /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|half|dozen)\b/i.test(text)))
+      .filter(({ pain, text }) => text.split(/\s+/).length >= 3 && wanted(text) && !DANGLING_SUBJECT.test(text) && (!pain.figure || SPELLED_NUMBER.test(text)))
       .slice(0, 2);
     const pains = told.map((t) => t.pain);
     const said = told.map((t) => t.text);
