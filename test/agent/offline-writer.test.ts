@@ -285,6 +285,7 @@ describe('offline writer: wording a rep would send', () => {
     assert.match(draft.body, /by Thursday/i);
     assert.match(draft.body, /see our (?:own )?security documentation/);
     assert.equal(analysis.agreedNextStep?.what, 'four-week pilot at the Rotterdam depot');
+    assert.equal(analysis.sentiment, 'positive', 'a buyer who takes up the pilot and says it sounds good');
   });
 
   it('"drop the pricing" leaves out the money, not the pains', () => {
