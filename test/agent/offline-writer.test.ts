@@ -333,3 +333,28 @@ describe('offline writer: figures said in words', () => {
     assert.match(run(CALL, 'Aisha Karim', 'Brightpath').draft.body, /fourteen spreadsheets/);
   });
 });
+
+describe('offline writer: two points and an agreed pilot', () => {
+  const CALL = [
+    '[00:00:04] Grace: Thanks for making the time, Ada. How are things going with the sales team?',
+    '[00:00:11] Ada: Honestly, not great. My reps spend about 15 hours a week copying call notes into Salesforce.',
+    '[00:00:40] Ada: And the CRM is always out of date, so our forecast is basically a guess.',
+    '[00:02:02] Grace: Great. How about a two-week pilot with the Leeds team?',
+    '[00:02:06] Ada: That sounds good. Can you send me the security documentation first?',
+    '[00:02:12] Grace: I’ll send it over today, and I’ll put together a pilot plan by Friday.',
+  ].join('\n');
+
+  it('"Two things" are two: a second point that starts as the buyer did ("And the CRM…") is joined, not cut off', () => {
+    const { draft, said } = run(CALL, 'Ada Lovelace', 'Kestrel');
+    const points = draft.body.split('\n\n')[1]!;
+    assert.match(points, /15 hours a week/);
+    assert.match(points, /CRM is always out of date/);
+    assert.equal(said.copiedRun(draft.body), null, draft.body);
+  });
+
+  it('"That sounds good" takes up the proposed pilot: it is the call to action', () => {
+    const { draft } = run(CALL, 'Ada Lovelace', 'Kestrel');
+    assert.match(draft.body, /Looking forward to the two-week pilot with the Leeds team\./);
+    assert.doesNotMatch(draft.body, /scope a pilot/);
+  });
+});

@@ -96,9 +96,9 @@ const FIGURE_FORMS: Array<[RegExp, (...m: string[]) => string]> = [
 ];
 /** A clause that only sets the scene ("every time…", "when…"): without its main clause, it tells no fact. */
 const SUBORDINATE = /^\s*(?:and\s)?(?:every time|each time|whenever|when|if|because|since|while|once|unless|although)\b/i;
-/** Words a new phrase starts on: a cut just before one of them leaves a phrase that is whole. */
+/** Words a new phrase starts on: a cut just before one of them leaves a phrase that is whole ("of" is not one: "out of date"). */
 const PHRASE_START =
-  /^(?:and|or|but|so|because|when|while|if|since|until|before|after|for|of|to|in|on|at|by|with|from|into|over|under|between|across|through|about|around|that|which|who|where|including|plus|than|per)$/i;
+  /^(?:and|or|but|so|because|when|while|if|since|until|before|after|for|to|in|on|at|by|with|from|into|over|under|between|across|through|about|around|that|which|who|where|including|plus|than|per)$/i;
 const PAST: Record<string, string> = {
   is: 'was', are: 'were', has: 'had', have: 'had', wants: 'wanted', needs: 'needed', takes: 'took', spends: 'spent', handles: 'handled',
   does: 'did', gets: 'got', goes: 'went', runs: 'ran', keeps: 'kept', loses: 'lost', costs: 'cost', make: 'made', makes: 'made', returns: 'returned',

@@ -220,7 +220,7 @@ const PROPOSAL = /\b(?:how about|what about|why don['’]t we|shall we|should we
 const STEP_NAMED =
   /\b((?:[\w-]+\s){0,2}?(?:pilot|trial|proof of concept|poc|workshop|demo|onboarding|rollout|roll-out))\b((?:\s(?:at|in|with|for|on)\s(?:the\s|our\s|your\s)?(?:[\w&-]+)(?:\s(?:depot|site|team|office|warehouse|branch|store|clinic|plant|region|line))?){0,1})/i;
 /** The buyer agreeing to it: "Yes, let's do that", "That works", "Agreed". */
-const AGREES = /^(?:yes|yeah|yep|sure|absolutely|definitely|of course|agreed|deal|sounds good|sounds great|that works|works for (?:me|us)|let['’]s do (?:it|that)|go ahead|perfect|great|ok(?:ay)?,? let['’]s)\b/i;
+const AGREES = /^(?:yes|yeah|yep|sure|absolutely|definitely|of course|agreed|deal|(?:that |this )?sounds (?:good|great|fine)|that works|works for (?:me|us)|let['’]s do (?:it|that)|go ahead|perfect|great|ok(?:ay)?,? let['’]s)\b/i;
 
 /** A step the rep proposed and the buyer took up with no date said: it is still the agreed next step. */
 function acceptedProposal(sentences: Sentence[], buyerNames: string[]): NextStep | null {

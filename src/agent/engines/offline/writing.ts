@@ -214,7 +214,10 @@ function partsOf(ctx: WriteContext, facts: CallFacts, style: Style, ours: (text:
     if (said.length === 2) {
       // "you mentioned" once is enough: the second point is what was mentioned too.
       const second = /^you mentioned\b/i.test(said[0]!) ? said[1]!.replace(/^you mentioned\s/i, '') : said[1]!;
-      parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'Two things stood out'}: ${lowerFirst(said[0]!)}, and ${lowerFirst(second)}.`, short: `${upperFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
+      // Our "and" before the second may make a run with the buyer's own "And the CRM…": then a semicolon joins them.
+      const head = `${v === 1 ? 'What stayed with me' : 'Two things stood out'}: ${lowerFirst(said[0]!)}`;
+      const joined = [`${head}, and ${lowerFirst(second)}.`, `${head}; ${lowerFirst(second)}.`].find((t) => ours(t) === t) ?? `${head}; ${lowerFirst(second)}.`;
+      parts.push({ kind: 'pain', text: joined, short: `${upperFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     } else if (said.length === 1) {
       parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'The point that stood out'}: ${lowerFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     }
@@ -298,8 +301,8 @@ function subjectOf(ctx: WriteContext, facts: CallFacts, style: Style): string {
   const step = facts.nextStep;
   const subject = facts.notNow
     ? `${company}: for when the timing is right`
-    : step
-      ? `${upperFirst(step.what)}${step.when ? ` ${onWhen(step.when)}` : ''}${facts.commitments.some((c) => c.who === 'rep') ? ', and what I’m sending' : ''}`
+    : step?.when
+      ? `${upperFirst(step.what)} ${onWhen(step.when)}${facts.commitments.some((c) => c.who === 'rep') ? ', and what I’m sending' : ''}`
       : `Following up on our call, ${company}`;
   const variant = style.variant % 3;
   const varied = variant === 1 ? `Notes from our call, ${company}` : variant === 2 ? `Next steps with ${company}` : subject;
