@@ -8,6 +8,7 @@
 // holds a bounded number of sentences, and a draft has a bounded number of claims checked, so the work stays
 // linear in the draft and the call.
 import type { RunContext } from './engine.ts';
+import { type People, readTranscript, type Transcript } from './transcript/index.ts';
 
 /** What backs a claim: the buyer's side for what they feel or said, the whole call for what both sides agreed. */
 export type ClaimKind = 'buyer' | 'said';
@@ -373,73 +374,17 @@ function buildIndex(texts: Iterable<string>): BackingIndex {
   return { postings, size };
 }
 
-const TIMESTAMP = String.raw`(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?[\])]?\s*)`;
-/** "[00:01:15] Grace: …", "Speaker 1: …", "**Ada**: …": a speaker's label at a line's start. */
-const SPEAKER_HEAD = new RegExp(
-  String.raw`^\s*${TIMESTAMP}?(?:\*\*)?([A-Za-z][\w.'’ ()-]{0,40}?)(?:\*\*)?\s*${TIMESTAMP}?:(?=\s)`,
-);
-/** An Otter or Fireflies speaker line: "Ada Lovelace  0:42", the text on the next line. */
-const OTTER_HEAD = /^\s*([A-Za-z][\w.'’ -]{0,40}?)\s+\(?\d{1,2}:\d{2}(?::\d{2})?\)?\s*$/;
-/** A WebVTT voice tag: "<v Ada Lovelace>…". */
-const VOICE_TAG = /^\s*<v(?:\.[\w.-]{1,40})?\s+([^>]{1,60})>/;
-const REP_LABELS =
-  /^(rep|sales|sales ?rep|sales ?person|salesperson|seller|account executive|ae|sdr|bdr|me|agent|host|us)$/i;
-const PROSPECT_LABELS = /^(prospect|customer|client|lead|buyer|them|guest)$/i;
+/** The last call read: one draft's checks (leaks, copied runs, grounding) read the same call, and read it once. */
+let lastRead: { transcript: string; people: string; read: Transcript } | null = null;
 
-export interface CallLine {
-  /** 1-based line number in the transcript. */
-  line: number;
-  /** The speaker's label as written, or null for a line without one. */
-  label: string | null;
-  /** The line without its timestamp and label. */
-  text: string;
-}
-
-/** The transcript's lines, each with its speaker's label when it has one; read once, each line by bounded patterns. */
-export function callLines(transcript: string): CallLine[] {
-  const lines: CallLine[] = [];
-  let number = 0;
-  // An Otter or Fireflies export names the speaker on a line of its own, with the time; the text follows.
-  let speaking: string | null = null;
-  for (const raw of transcript.split('\n')) {
-    number++;
-    const line = raw.length > 2000 ? raw.slice(0, 2000) : raw;
-    if (!line.trim()) continue;
-    const header = OTTER_HEAD.exec(line);
-    if (header && header[1]!.trim().split(/\s+/).length <= 4) {
-      speaking = header[1]!.trim();
-      continue;
-    }
-    const head = SPEAKER_HEAD.exec(line) ?? VOICE_TAG.exec(line);
-    const label = head?.[1]?.trim() ?? null;
-    if (head && label && label.split(/\s+/).length <= 4) {
-      lines.push({ line: number, label, text: raw.slice(head[0].length).replace(/<\/v>/g, '').trim() });
-    } else {
-      lines.push({ line: number, label: speaking, text: raw.trim() });
-    }
-  }
-  return lines;
-}
-
-function firstName(name: string | null | undefined): string | null {
-  return name?.trim().toLowerCase().split(/\s+/)[0] || null;
-}
-
-/**
- * Whose label is our side's: the sender's name, or a label such as "Rep". A label that cannot be told apart is
- * taken as the buyer's, so that an unknown call never flags what its speakers said.
- */
-export function repLabels(lines: CallLine[], ctx: RunContext): Set<string> {
-  const sender = firstName(ctx.sender?.name ?? ctx.senderName);
-  const lead = firstName(ctx.lead.name);
-  const reps = new Set<string>();
-  for (const { label } of lines) {
-    if (label === null || reps.has(label)) continue;
-    const bare = label.toLowerCase().replace(/\s*\(.*\)\s*$/, '').trim();
-    if (PROSPECT_LABELS.test(bare) || (lead !== null && bare.split(/\s+/)[0] === lead)) continue;
-    if (REP_LABELS.test(bare) || (sender !== null && bare.split(/\s+/)[0] === sender)) reps.add(label);
-  }
-  return reps;
+/** The run's call as the shared reader (src/agent/transcript/) reads it: each turn with its speaker and side. */
+export function readCall(ctx: RunContext): Transcript {
+  const people: People = { leadName: ctx.lead.name, senderName: ctx.sender?.name ?? ctx.senderName, leadCompany: ctx.lead.companyName };
+  const key = JSON.stringify(people);
+  if (lastRead !== null && lastRead.transcript === ctx.call.transcript && lastRead.people === key) return lastRead.read;
+  const read = readTranscript(ctx.call.transcript, people);
+  lastRead = { transcript: ctx.call.transcript, people: key, read };
+  return read;
 }
 
 /** The two indexes claims are checked against: what backs a claim about the buyer, and what backs one of agreement. */
@@ -457,8 +402,7 @@ export interface ClaimBacking {
  * and ANALYSIS's next steps and commitments too. STRATEGY backs nothing: it is itself written from these.
  */
 export function claimBacking(ctx: RunContext): ClaimBacking {
-  const lines = callLines(ctx.call.transcript);
-  const reps = repLabels(lines, ctx);
+  const { utterances } = readCall(ctx);
   const { analysis, research } = ctx;
   const buyerSide: string[] = [
     ...(ctx.feedback ? [ctx.feedback] : []),
@@ -477,12 +421,13 @@ export function claimBacking(ctx: RunContext): ClaimBacking {
   const agreed = analysis ? [...analysis.nextSteps, ...(analysis.facts?.commitments ?? [])] : [];
   function* buyer(): Generator<string> {
     yield* buyerSide;
-    for (const line of lines) if (line.label === null || !reps.has(line.label)) yield line.text;
+    // A turn not known to be ours counts as the buyer's, so that an unknown call never flags what its speakers said.
+    for (const turn of utterances) if (turn.role !== 'rep') yield turn.text;
   }
   function* said(): Generator<string> {
     yield* buyerSide;
     yield* agreed;
-    for (const line of lines) yield line.text;
+    for (const turn of utterances) yield turn.text;
   }
   const names = new Set(wordsOf(`${ctx.lead.name} ${ctx.sender?.name ?? ''} ${ctx.senderName ?? ''}`));
   return { buyer: buildIndex(buyer()), said: buildIndex(said()), names };

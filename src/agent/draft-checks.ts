@@ -3,9 +3,10 @@
 // The WRITER step runs them on every draft (a model's draft that fails them is written once more, with the failures
 // named as instructions); the offline writer may run them on its own drafts too. They read a stranger's transcript
 // and a model's answer: each is read once by patterns without nested repetition, so the work stays linear in them.
-import { callLines, isStopWord, keysOf, stem, wordsOf } from './claims.ts';
+import { isStopWord, keysOf, readCall, stem, wordsOf } from './claims.ts';
 import type { RunContext } from './engine.ts';
 import { checkGrounding, type Draft, type GroundingReport } from './grounding.ts';
+import type { Transcript } from './transcript/index.ts';
 
 /** The most words a first follow-up's body may have, greeting and signature not counted. */
 export const FIRST_EMAIL_WORDS = 150;
@@ -49,8 +50,8 @@ export function checkDraft(draft: Draft, ctx: RunContext): DraftChecks {
   const failed = [
     ...wordLimitFailures(draft.body, ctx),
     ...missingCommitments(draft, ctx),
-    ...leaks(draft, ctx.call.transcript),
-    ...copiedRuns(draft, ctx.call.transcript),
+    ...leaks(draft, readCall(ctx)),
+    ...copiedRuns(draft, readCall(ctx)),
     ...grounding.unsupported.map((entry) => `${CHECK_NAMES.ungrounded}: ${entry}`),
   ];
   return { passed: failed.length === 0, failed, grounding };
@@ -202,14 +203,14 @@ const MARKER = new RegExp(
 );
 const FILLER = /(?<![\p{L}\p{N}'-])(?:u+m+|u+h+|u+h+m+|e+r+m+|mm-?hmm|uh-huh)(?![\p{L}\p{N}'-])/iu;
 
-/** The transcript's speaker labels in lower case, each also without what follows it in brackets: "ada (kestrel)". */
-function labelsOf(transcript: string): Set<string> {
+/** The call's speaker labels in lower case, each also with its company in brackets: "ada", "ada (kestrel)". */
+function labelsOf(call: Transcript): Set<string> {
   const labels = new Set<string>();
-  for (const line of callLines(transcript)) {
-    if (line.label === null || labels.size >= 1000) continue;
-    const label = line.label.toLowerCase();
+  for (const speaker of call.speakers.slice(0, 1000)) {
+    const label = speaker.label.toLowerCase();
     labels.add(label);
     labels.add(label.replace(/\s*\(.*\)\s*$/, ''));
+    if (speaker.company) labels.add(`${label} (${speaker.company.toLowerCase()})`);
   }
   labels.delete('');
   return labels;
@@ -232,8 +233,8 @@ function labelBefore(before: string, labels: Set<string>): string | null {
   return null;
 }
 
-function leaks(draft: Draft, transcript: string): string[] {
-  const labels = labelsOf(transcript);
+function leaks(draft: Draft, call: Transcript): string[] {
+  const labels = labelsOf(call);
   const found = new Set<string>();
   const lines = `${draft.subject}\n${draft.body}`.split('\n');
   // The greeting line ("Dear Ada:") names the reader, not a speaker.
@@ -279,11 +280,11 @@ function normalisedWords(text: string): string[] {
   return words;
 }
 
-/** The transcript's runs of COPIED_RUN_WORDS words, each line's words in order, as keys of a hash set. */
-function transcriptShingles(transcript: string): Set<string> {
+/** The call's runs of COPIED_RUN_WORDS words, each turn's words in order, as keys of a hash set. */
+function transcriptShingles(call: Transcript): Set<string> {
   const shingles = new Set<string>();
-  for (const line of callLines(transcript)) {
-    const words = normalisedWords(line.text);
+  for (const turn of call.utterances) {
+    const words = normalisedWords(turn.text);
     for (let i = 0; i + COPIED_RUN_WORDS <= words.length; i++) {
       shingles.add(words.slice(i, i + COPIED_RUN_WORDS).join(' '));
     }
@@ -291,9 +292,8 @@ function transcriptShingles(transcript: string): Set<string> {
   return shingles;
 }
 
-function copiedRuns(draft: Draft, transcript: string): string[] {
-  if (!transcript.trim()) return [];
-  const shingles = transcriptShingles(transcript);
+function copiedRuns(draft: Draft, call: Transcript): string[] {
+  const shingles = transcriptShingles(call);
   if (shingles.size === 0) return [];
   const runs: string[] = [];
   for (const line of draft.body.split('\n')) {

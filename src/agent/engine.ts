@@ -50,6 +50,8 @@ export interface RunContext {
   strategy?: StrategyOutput;
   /** A reviewer's feedback on an earlier draft, when WRITER runs again. */
   feedback?: string | null;
+  /** Where ANALYSIS's quotes were said, for the model's brief: looked up in the CPU pool before WRITER (brief.ts). */
+  quoteLines?: ReadonlyMap<string, number>;
   /** Tokens the run may still spend on model calls; engines without a model ignore it. */
   tokensLeft?: number;
   signal?: AbortSignal;

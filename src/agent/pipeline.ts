@@ -4,6 +4,7 @@ import type { CpuPool } from '../cpu/pool.ts';
 import { detached, type Engine, type EngineResult, type RunContext } from './engine.ts';
 import { writeGroundedDraft } from './grounding.ts';
 import type { AnalysisOutput, ResearchOutput, StepNode, StrategyOutput } from './outputs.ts';
+import { quotesOf } from './prompts/brief.ts';
 import { research } from './research.ts';
 import { restoreSeparator } from './sign-off.ts';
 import type { fetchPage } from './website.ts';
@@ -57,12 +58,20 @@ export const PIPELINE: readonly PipelineStep[] = [
     node: 'WRITER',
     // Any engine's draft is checked (draft-checks.ts): written once more if it claims what the run never found, or,
     // from a model, if it fails any check.
-    run: (ctx, deps) => writeGroundedDraft(
-      deps.engine,
-      { ...ctx, research: need(ctx.research, 'RESEARCH'), analysis: need(ctx.analysis, 'ANALYSIS'), strategy: need(ctx.strategy, 'STRATEGY') },
-      (draft, checked) => deps.cpu.run('checkDraft', { draft, ctx: detached(checked) }, { signal: checked.signal }),
-    // The guard's tidy-up strips trailing spaces, the one of the signature's `-- ` line too (src/agent/sign-off.ts).
-    ).then((result) => ({ ...result, output: { ...result.output, body: restoreSeparator(result.output.body) } })),
+    run: async (ctx, deps) => {
+      const analysis = need(ctx.analysis, 'ANALYSIS');
+      // The model's brief gives each quote's transcript line: looked up in the CPU pool, as a stranger's text is read.
+      const quoteLines = deps.engine.name === 'model'
+        ? await deps.cpu.run('quoteLines', { transcript: ctx.call.transcript, quotes: quotesOf(analysis) }, { signal: ctx.signal })
+        : undefined;
+      const result = await writeGroundedDraft(
+        deps.engine,
+        { ...ctx, research: need(ctx.research, 'RESEARCH'), analysis, strategy: need(ctx.strategy, 'STRATEGY'), ...(quoteLines ? { quoteLines } : {}) },
+        (draft, checked) => deps.cpu.run('checkDraft', { draft, ctx: detached(checked) }, { signal: checked.signal }),
+      );
+      // The guard's tidy-up strips trailing spaces, the one of the signature's `-- ` line too (src/agent/sign-off.ts).
+      return { ...result, output: { ...result.output, body: restoreSeparator(result.output.body) } };
+    },
     remember: () => {},
   },
 ];

@@ -24,6 +24,8 @@ const LOADERS = {
     const { readTranscript } = await import('../agent/transcript/index.ts');
     return ({ text, people }: { text: string; people: People }) => readTranscript(text, people);
   },
+  /** Where the quotes of a model's ANALYSIS were said, for its WRITER brief. */
+  quoteLines: async () => (await import('../agent/prompts/brief.ts')).quoteLines,
   /** WRITER's grounding guard, for every engine's draft. */
   checkGrounding: async () => {
     const { checkGrounding } = await import('../agent/grounding.ts');

@@ -316,6 +316,17 @@ describe('checkGrounding: qualitative claims', () => {
     }
   });
 
+  it('tells the rep’s side as the shared transcript reader does: a "Speaker 1" who introduces themselves backs nothing', async () => {
+    const call = [
+      'Speaker 1: hi ada this is grace from kestrel thanks for taking the call i know the timing is tight for you',
+      'Speaker 2: sure we plan routes by hand for forty trucks',
+      'Speaker 1: got it i will send a short overview by friday',
+    ].join('\n');
+    assert.equal(checkGrounding(draft('I know the timing is tight.'), await contextOf(call)).grounded, false);
+    const buyerSaidIt = call.replace('for forty trucks', 'for forty trucks and the timing is tight');
+    assert.equal(checkGrounding(draft('I know the timing is tight.'), await contextOf(buyerSaidIt)).grounded, true);
+  });
+
   it('flags each claim about the buyer or what was said on a call that never says it, not where it does', async () => {
     const [bland, telling] = [await contextOf(BLAND_CALL), await contextOf(TELLING_CALL)];
     for (const sentence of QUALITATIVE_CLAIMS) {

@@ -4,7 +4,9 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { PermanentStepError, StepAttemptError, type RunContext } from '../../src/agent/engine.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
 import { PIPELINE } from '../../src/agent/pipeline.ts';
+import { quotesOf } from '../../src/agent/prompts/brief.ts';
 import { testCpu } from '../support/cpu.ts';
+import { createCpuPool } from '../../src/cpu/pool.ts';
 import { ModelEndpointError } from '../../src/agent/engine.ts';
 import { createModelEngine, MAX_ANSWER_BYTES, type ModelEngineOptions } from '../../src/agent/engines/model.ts';
 import type {
@@ -266,7 +268,22 @@ const LEAKING = { ...GOOD, body: GOOD.body.replace('As promised,', 'Ada: the pil
 /** GOOD without the rep's commitment. */
 const FORGETFUL = { ...GOOD, body: GOOD.body.replace('As promised, I will put together a pilot plan by Friday. ', '') };
 
+/** One turn of a call in each format a transcript comes in, repeated to make a hostile one. */
+const HOSTILE_UNITS: Record<string, string> = {
+  labelled: 'Ada: we ship pallets every day across the region and it takes two days\n',
+  'rep-prospect': 'PROSPECT: we ship pallets every day across the region\nREP: understood\n',
+  'speaker-n': 'Speaker 2: um we ship uh pallets every day [inaudible] across the region\n',
+  webvtt: '1\n00:00:01.000 --> 00:00:04.000\n<v Ada Lovelace>We ship pallets every day.</v>\n\n',
+  srt: '1\n00:00:01,000 --> 00:00:04,000\nAda: We ship pallets every day.\n\n',
+  otter: 'Ada Lovelace  0:42\nwe ship pallets every day across the region\n\n',
+  timestamped: '[00:03:12] Ada Lovelace (Kestrel): We ship pallets every day.\n',
+  oneLine: 'we ship pallets every day across the region ',
+};
+
 const WRITER = PIPELINE.find((step) => step.node === 'WRITER')!;
+/** The context with its quotes' lines looked up in the CPU pool, as the WRITER step does before the model writes. */
+const lined = async <T extends RunContext & { analysis: NonNullable<RunContext['analysis']> }>(ctx: T): Promise<T> =>
+  ({ ...ctx, quoteLines: await testCpu().run('quoteLines', { transcript: ctx.call.transcript, quotes: quotesOf(ctx.analysis) }) });
 const writeChecked = (ctx: ReturnType<typeof briefed>) =>
   WRITER.run(ctx, { engine: engine(), cpu: testCpu(), allowPrivateHosts: false });
 
@@ -274,7 +291,7 @@ describe('model engine: the brief of the draft', () => {
   it('gives the writer the call’s facts with their lines, the commitments with their dates, the next step, the limits, '
     + 'the feedback as instructions and the latest version to revise', async () => {
     server.reply(chat(GOOD));
-    await engine().write({
+    await engine().write(await lined({
       ...briefed(),
       feedback: 'Keep it under 100 words, make it more formal, lead with the pilot and drop the pricing talk.',
       previousDraft: {
@@ -282,7 +299,7 @@ describe('model engine: the brief of the draft', () => {
         subject: 'Kestrel Logistics: the pilot',
         body: 'Hi Ada,\n\nGrace edited this version herself.\n\nBest,\nGrace Hopper',
       },
-    });
+    }));
     const user = messageText(server.requests[0]!, 'user');
     const system = messageText(server.requests[0]!, 'system');
     const quote = 'My reps spend about 15 hours a week copying call notes into Salesforce. (line 2)';
@@ -322,11 +339,46 @@ describe('model engine: the brief of the draft', () => {
     const base = briefed();
     const transcript = `${'Ada: we ship pallets every day across the region\n'.repeat(4000)}Ada: the last line says something new`;
     const painPoints = Array.from({ length: 20_000 }, (_, i) => `We ship pallets every day across the region, ${i}`);
-    await engine().write({ ...base, call: { ...base.call, transcript }, analysis: { ...base.analysis, painPoints } });
+    await engine().write(await lined({ ...base, call: { ...base.call, transcript }, analysis: { ...base.analysis, painPoints } }));
     const user = messageText(server.requests[0]!, 'user');
     assert.match(user, /- We ship pallets every day across the region, 0 \(line 1\)\n/);
     assert.equal(user.split(' (line ').length - 1, 48, 'the first 48 quotes are looked up, no more');
     assert.match(user, /- We ship pallets every day across the region, 19999\n/);
+  });
+
+  it('the WRITER step looks the quotes up in the CPU pool before the model writes', async () => {
+    server.reply(chat(GOOD));
+    await writeChecked(briefed());
+    const user = messageText(server.requests[0]!, 'user');
+    assert.ok(user.includes('- My reps spend about 15 hours a week copying call notes into Salesforce. (line 2)'), user);
+  });
+
+  it('looks quotes up in a hostile 1 MiB transcript of each format within the pool’s budget, in linear time', async () => {
+    const pool = createCpuPool({ budgetMs: 20_000, threads: 1 });
+    try {
+      const quotes = Array.from({ length: 60 }, (_, i) => `nobody said these words at all ${i}`).concat('the last line says something new');
+      for (const [format, unit] of Object.entries(HOSTILE_UNITS)) {
+        const timed = async (bytes: number) => {
+          const transcript = `${format === 'webvtt' ? 'WEBVTT\n\n' : ''}${unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes)}\nAda: the last line says something new`;
+          const started = performance.now();
+          const lines = await pool.run('quoteLines', { transcript, quotes });
+          return { ms: performance.now() - started, lines };
+        };
+        await timed(1 << 16);
+        // The best of three turns of each size: other processes on the cores only ever add time.
+        let [quarter, whole] = [Infinity, Infinity];
+        for (let turn = 0; turn < 3; turn++) {
+          quarter = Math.min(quarter, (await timed(1 << 18)).ms);
+          const read = await timed(1 << 20);
+          assert.ok(read.lines.size <= 1, format);
+          whole = Math.min(whole, read.ms);
+          if (whole < Math.max(8 * quarter, 400)) break;
+        }
+        assert.ok(whole < Math.max(8 * quarter, 400), `${format}: ${Math.round(quarter)} ms for 256 KiB, ${Math.round(whole)} ms for 1 MiB`);
+      }
+    } finally {
+      await pool.close();
+    }
   });
 
   it('asks a “not now” call for a short, gracious note, and for a next step when none was agreed', async () => {

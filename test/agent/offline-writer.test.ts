@@ -1,11 +1,13 @@
 // The offline writer against the rules of DESIGN §12, on calls of our own (test/fixtures/calls/offline-writer.ts).
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { PreviousDraft, RunContext } from '../../src/agent/engine.ts';
 import { offlineRules } from '../../src/agent/engines/offline.ts';
 import { inOurWords, SaidIndex } from '../../src/agent/engines/offline/copying.ts';
 import { bodyWords } from '../../src/agent/engines/offline/feedback.ts';
 import { readCallFacts } from '../../src/agent/engines/offline/facts.ts';
+import { restate, secondPerson } from '../../src/agent/engines/offline/writing.ts';
 import { detectFormat, readTranscript } from '../../src/agent/engines/offline/transcript.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
@@ -226,5 +228,133 @@ Adeyemi: Good. Let's talk again on Tuesday at 3pm with Bola.`;
   it('the lead is never thanked as a stakeholder by their surname', () => {
     assert.ok(!readCallFacts(CALL, 'Ngozi Adeyemi', null, 'Harbour Lets').stakeholders.includes('Adeyemi'));
     assert.doesNotMatch(run(CALL, 'Ngozi Adeyemi', 'Harbour Lets').draft.body, /Adeyemi for joining/);
+  });
+});
+
+describe('offline writer: wording a rep would send', () => {
+  const transcript = (file: string) => readFileSync(new URL(`./transcripts/${file}`, import.meta.url), 'utf8');
+  const name = (w: string): boolean => /\d/.test(w) || (/^[A-Z]/.test(w) && !/^(?:The|A|Our|Your|And)$/.test(w));
+  const guard = (said: string, text: string): string => inOurWords(text, new SaidIndex([said]), name, true);
+
+  it('turns the buyer’s words to face them: their "your report" is ours, their "with us" is them', () => {
+    assert.equal(secondPerson('I want to see your own SOC 2 report'), 'you want to see our own SOC 2 report');
+    assert.equal(secondPerson('Halden is on a fixed fee arrangement with us'), 'Halden is on a fixed fee arrangement with you');
+    assert.equal(secondPerson('i want to see how you get from sensors to dollars'), 'you want to see how we get from sensors to dollars');
+    assert.equal(secondPerson('we sell mostly in the US'), 'you sell mostly in the US');
+  });
+
+  it('says a copied run another way without odd swaps: no "including you", no "plus send", no "share you"', () => {
+    const fee = guard('And we cannot bill all of that because Halden is on a fixed fee arrangement with us and every hour is lost.',
+      'Halden is on a fixed fee arrangement with you and every hour is lost');
+    assert.doesNotMatch(fee, /including you|plus every/);
+    const audit = guard('Within a week I will run a zero-results audit and send you the results with an estimate.',
+      'within a week I will run a zero-results audit and send you the results with an estimate');
+    assert.doesNotMatch(audit, /plus send|share you/);
+  });
+
+  it('keeps a list whole: neither "between the repair the scrap" nor "Sweden, Germany" alone', () => {
+    const out = restate('Quick context: we do about 28 million euros online a year across Sweden, Germany and the Netherlands.', '28 million euros');
+    assert.match(out, /Sweden, Germany and the Netherlands$/);
+    const cut = guard('It was about 85 thousand dollars between the repair, the scrap and the overtime to catch up that month.',
+      'it was about 85 thousand dollars between the repair, the scrap and the overtime to catch up');
+    assert.doesNotMatch(cut, /between the repair,? the scrap$/);
+  });
+
+  it('never cuts a condition off ("nothing goes in" without its "until…"), and tells reported speech as said', () => {
+    const said = 'And nothing goes into the trial until I have read the residency statement from your team.';
+    assert.doesNotMatch(guard(said, 'nothing goes into the trial until you have read the residency statement'), /^nothing (?:goes|went) into the trial$/);
+    const opening = guard('Timing matters because we are opening a fourth location, Eastgate, on May 6, and more.',
+      'you are opening a fourth location, Eastgate, on May 6');
+    assert.match(opening, /^you mentioned you were opening|^you are opening/);
+  });
+
+  it('drops the infinitive whose object the clause cannot name, and a preamble before a colon', () => {
+    assert.equal(restate('and we have until October 31 to get under it before the fines start', /October/), 'you have until October 31 before the fines start');
+    assert.match(restate('So the short version: our pickers walk eleven kilometres a shift.', null), /^your pickers walk/);
+  });
+
+  it('an accepted pilot with no date is the agreed next step, and the call to action asks when', () => {
+    const call = transcript('pilot-zoom.vtt');
+    const facts = readCallFacts(call, 'Pieter de Vries', 'Dana Okafor', 'Vries Logistics');
+    assert.equal(facts.nextStep?.what, 'four-week pilot at the Rotterdam depot');
+    assert.equal(facts.nextStep?.when, null);
+    const { draft, analysis } = run(call, 'Pieter de Vries', 'Vries Logistics');
+    assert.match(draft.body, /Looking forward to the four-week pilot at the Rotterdam depot\. Which week would suit you to start\?/);
+    assert.doesNotMatch(draft.body, /short call next week/);
+    assert.match(draft.body, /security whitepaper/);
+    assert.match(draft.body, /by Thursday/i);
+    assert.match(draft.body, /see our (?:own )?security documentation/);
+    assert.equal(analysis.agreedNextStep?.what, 'four-week pilot at the Rotterdam depot');
+    assert.equal(analysis.sentiment, 'positive', 'a buyer who takes up the pilot and says it sounds good');
+  });
+
+  it('"drop the pricing" leaves out the money, not the pains', () => {
+    const call = transcript('teams-logistics.vtt');
+    const first = run(call, 'Kwame Mensah', 'Mensah Haulage').draft;
+    assert.match(first.body, /38,000/);
+    const dropped = run(call, 'Kwame Mensah', 'Mensah Haulage', 'drop the pricing', { ...first, version: 1, origin: 'generated' }).draft;
+    assert.doesNotMatch(dropped.body, /38,000|\$|dollars/);
+    assert.match(dropped.body, /1,200 invoices a month by hand/);
+    assert.match(dropped.body, /sample audit report/);
+  });
+
+  it('"Black Friday" keeps its capital after a colon', () => {
+    const CALL = 'Leo: What is the timing?\nHannah: Black Friday is our deadline, November 28.\nLeo: I’ll send the case study today.';
+    assert.match(run(CALL, 'Hannah Marlow', 'Marlow & Finch').draft.body, /On timing: Black Friday is your deadline, November 28/);
+  });
+});
+
+describe('offline writer: lower-case speech', () => {
+  it('writes the acronyms lower-case speech spells small ("roi" → "ROI"), and joins two actions with ", then"', () => {
+    const CALL = [
+      'Speaker 1: hi greg this is luis from sensorline thanks for taking the call',
+      'Speaker 2: we lose six hours a week on line 3 and i want to see the roi before anything else',
+      'Speaker 1: i will run a downtime audit on line 3 and send you the results with the roi math by friday',
+      'Speaker 2: fine send it over',
+    ].join('\n');
+    const { draft, said } = run(CALL, 'Greg Halvorsen', 'Halvorsen Plastics');
+    assert.match(draft.body, /\bROI\b/);
+    assert.doesNotMatch(draft.body, /\broi\b/);
+    assert.doesNotMatch(draft.body, /plus (?:then )?send/);
+    assert.match(draft.body, /audit on line 3, then send/);
+    assert.match(draft.body, /by Friday/);
+    assert.match(draft.body, /downtime audit/);
+    assert.equal(said.copiedRun(draft.body), null, draft.body);
+  });
+});
+
+describe('offline writer: figures said in words', () => {
+  it('a pain whose figure is spelled out ("fourteen spreadsheets") is told with it, not passed over', () => {
+    const CALL = [
+      'Sam: Thanks for joining, Aisha. How do you keep the audit evidence today?',
+      'Aisha: I am still tracking everything in fourteen spreadsheets, and it is a mess.',
+      'Sam: I will send you our integration list by Friday.',
+    ].join('\n');
+    assert.match(run(CALL, 'Aisha Karim', 'Brightpath').draft.body, /fourteen spreadsheets/);
+  });
+});
+
+describe('offline writer: two points and an agreed pilot', () => {
+  const CALL = [
+    '[00:00:04] Grace: Thanks for making the time, Ada. How are things going with the sales team?',
+    '[00:00:11] Ada: Honestly, not great. My reps spend about 15 hours a week copying call notes into Salesforce.',
+    '[00:00:40] Ada: And the CRM is always out of date, so our forecast is basically a guess.',
+    '[00:02:02] Grace: Great. How about a two-week pilot with the Leeds team?',
+    '[00:02:06] Ada: That sounds good. Can you send me the security documentation first?',
+    '[00:02:12] Grace: I’ll send it over today, and I’ll put together a pilot plan by Friday.',
+  ].join('\n');
+
+  it('"Two things" are two: a second point that starts as the buyer did ("And the CRM…") is joined, not cut off', () => {
+    const { draft, said } = run(CALL, 'Ada Lovelace', 'Kestrel');
+    const points = draft.body.split('\n\n')[1]!;
+    assert.match(points, /15 hours a week/);
+    assert.match(points, /CRM is always out of date/);
+    assert.equal(said.copiedRun(draft.body), null, draft.body);
+  });
+
+  it('"That sounds good" takes up the proposed pilot: it is the call to action', () => {
+    const { draft } = run(CALL, 'Ada Lovelace', 'Kestrel');
+    assert.match(draft.body, /Looking forward to the two-week pilot with the Leeds team\./);
+    assert.doesNotMatch(draft.body, /scope a pilot/);
   });
 });

@@ -2,10 +2,10 @@
 // from: the call's facts with the transcript lines they came from, the rep's commitments with their dates, the agreed
 // next step as the call to action, the limits the draft is checked against (draft-checks.ts), and the reviewer's
 // feedback as explicit instructions. Everything here reads a transcript or feedback once, by bounded patterns.
-import { callLines } from '../claims.ts';
 import { COPIED_RUN_WORDS, feedbackWordLimit, wordLimitOf } from '../draft-checks.ts';
 import type { RunContext } from '../engine.ts';
 import type { AnalysisOutput, KeyFacts, StrategyOutput } from '../outputs.ts';
+import { readTranscript } from '../transcript/index.ts';
 
 /** The length of a gracious "not now" note. */
 export const NOT_NOW_WORDS = 80;
@@ -27,19 +27,19 @@ export interface LineFinder {
 }
 
 /**
- * How many quotes are looked up in one brief. The brief is made on the event loop, and a model's ANALYSIS may list any
- * number of quotes: each look-up is one search of the transcript, so their number is bounded, not the answer's.
+ * How many quotes are looked up in one brief. A model's ANALYSIS may list any number of quotes: each look-up is one
+ * search of the transcript, so their number is bounded, not the answer's.
  */
 const LOOKUPS_MAX = 48;
 
-/** Reads the transcript once; each look-up is one search of it, and at most LOOKUPS_MAX are made. */
+/** Reads the transcript once, through the shared reader (src/agent/transcript/); each look-up is one search of it. */
 export function lineFinder(transcript: string): LineFinder {
-  const lines = callLines(transcript);
+  const turns = readTranscript(transcript, { leadName: '', senderName: null, leadCompany: null }).utterances;
   const starts: number[] = [];
   let text = '';
-  for (const line of lines) {
+  for (const turn of turns) {
     starts.push(text.length);
-    text += `${plain(line.text)}\n`;
+    text += `${plain(turn.text)}\n`;
   }
   const at = (offset: number): number => {
     let low = 0;
@@ -49,13 +49,11 @@ export function lineFinder(transcript: string): LineFinder {
       if (starts[middle]! <= offset) low = middle;
       else high = middle - 1;
     }
-    return lines[low]!.line;
+    return turns[low]!.line;
   };
-  let lookups = 0;
   return {
     lineOf(quote) {
-      if (lookups >= LOOKUPS_MAX || lines.length === 0) return null;
-      lookups++;
+      if (turns.length === 0) return null;
       const words = plain(quote.slice(0, 600)).split(' ').filter(Boolean);
       if (words.length < 3) return null;
       for (const needle of [words.slice(0, 6).join(' '), words.slice(-6).join(' ')]) {
@@ -67,6 +65,30 @@ export function lineFinder(transcript: string): LineFinder {
   };
 }
 
+/** ANALYSIS's quotes in the order the brief shows them, the first LOOKUPS_MAX of them: those whose line is looked up. */
+export function quotesOf(analysis: AnalysisOutput): string[] {
+  const facts = analysis.facts;
+  return [
+    ...analysis.painPoints, ...analysis.objections, ...analysis.buyingSignals,
+    ...(facts ? [...facts.figures.map((f) => f.about), ...facts.budgetAndTiming] : []),
+  ].slice(0, LOOKUPS_MAX);
+}
+
+/**
+ * Where each quote was said: the line of every quote found in the transcript. It reads a stranger's transcript, so it
+ * runs in the CPU pool (task `quoteLines`, src/cpu/tasks.ts) with its time budget, never on the event loop.
+ */
+export function quoteLines({ transcript, quotes }: { transcript: string; quotes: string[] }): Map<string, number> {
+  const finder = lineFinder(transcript);
+  const lines = new Map<string, number>();
+  for (const quote of quotes.slice(0, LOOKUPS_MAX)) {
+    if (lines.has(quote)) continue;
+    const line = finder.lineOf(quote);
+    if (line !== null) lines.set(quote, line);
+  }
+  return lines;
+}
+
 // ===============================================================================================================
 // The call
 
@@ -76,12 +98,11 @@ function list(title: string, items: string[]): string {
 
 const sideOf = (side: 'rep' | 'prospect') => (side === 'rep' ? 'our side' : 'the prospect’s side');
 
-/** What the buyer said, each quote with the transcript line it came from when it is found there. */
-export function callFactsBlock(analysis: AnalysisOutput, transcript: string): string {
-  const finder = lineFinder(transcript);
+/** What the buyer said, each quote with the transcript line it came from when it was found there (quoteLines). */
+export function callFactsBlock(analysis: AnalysisOutput, lines: ReadonlyMap<string, number>): string {
   const quoted = (text: string) => {
-    const line = finder.lineOf(text);
-    return line === null ? text : `${text} (line ${line})`;
+    const line = lines.get(text);
+    return line === undefined ? text : `${text} (line ${line})`;
   };
   const facts: KeyFacts | undefined = analysis.facts;
   return [

@@ -74,7 +74,7 @@ export function render(ctx: Parameters<Engine['write']>[0]): string {
     'What the company’s website says (RESEARCH; the only facts about the company you may state besides the analysis):',
     researchBlock(ctx.research),
     'What the prospect said on the call (ANALYSIS; a quote found in the transcript has its line number):',
-    callFactsBlock(ctx.analysis, ctx.call.transcript),
+    callFactsBlock(ctx.analysis, ctx.quoteLines ?? new Map()),
     commitmentsBlock(ctx.analysis),
     nextStepBlock(ctx.analysis, ctx.strategy),
     'The plan for this e-mail (STRATEGY):',

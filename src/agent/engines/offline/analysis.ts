@@ -12,7 +12,8 @@ const OBJECTION =
   /\b(expensive|budget|price|pricing|cost|quoted us lower|security|compliance|gdpr|hipaa|soc ?2|residency|not sold|not convinced|sceptic\w*|skeptic\w*|non-starter|not signing|won['’]t sign|already (?:use|have|using)|integration|onboarding|bandwidth|not now|timing|not a priority|locked in|contract)\b/i;
 const SIGNAL =
   /\b(interested|love|excited|amazing|sounds good|makes sense|let['’]s (?:do|go|set|put)|works for me|works\b|we['’]ll move|i can (?:pull|get|sign)|move forward|budget (?:is )?(?:approved|set aside)|pilot|trial|go live|live by)\b/i;
-const POSITIVE = /\b(?:love|amazing|excited|great|perfect|sounds good|that helps|interested|makes sense|exactly|brilliant|fantastic|impressive)\b|\bgood\./gi;
+/** Words of a buyer who likes what they hear, or takes up what was proposed ("Yes, let's do that"). */
+const POSITIVE = /\b(?:love|amazing|excited|great|perfect|sounds good|that helps|interested|makes sense|exactly|brilliant|fantastic|impressive|let['’]s do (?:it|that|this))\b|\bgood\./gi;
 const SCEPTICAL =
   /\b(not sold|not convinced|sceptic\w*|skeptic\w*|not a natural enthusiast|a toy|not (?:on )?a slide|babysit\w*|none of them did|doubt|usually\.|not a vendor['’]s|we['’]re out|heard that before|prove it)\b/gi;
 const NEGATIVE = /\b(not interested|no thanks|waste of (?:my |our )?time|not for us|not a fit|don['’]t call|stop calling|unsubscribe)\b/i;

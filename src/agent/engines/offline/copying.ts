@@ -12,7 +12,8 @@ const CONTRACTIONS: Record<string, string[]> = {
   "aren't": ['be', 'not'], "don't": ['do', 'not'], "doesn't": ['do', 'not'], "didn't": ['did', 'not'], "haven't": ['have', 'not'], "wouldn't": ['would', 'not'],
 };
 const VERBS: Record<string, string> = { am: 'be', are: 'be', is: 'be', was: 'was', were: 'was', has: 'have', have: 'have', does: 'do', do: 'do' };
-const WORD = /[\p{L}\p{N}]+(?:['.,\-/][\p{L}\p{N}]+)*/gu;
+/** Words as the draft checks count them (src/agent/draft-checks.ts): "38,000" is two, so that both see the same runs. */
+const WORD = /[\p{L}\p{N}]+(?:['.&\-][\p{L}\p{N}]+)*/gu;
 const RUN = 8;
 /** Words no phrase ends on: articles, prepositions, conjunctions, possessives, auxiliaries, "last", "next", and verbs
  * and question words that need what follows ("how you get"). */
@@ -53,12 +54,23 @@ export class SaidIndex {
   }
 }
 
+/** Words said another way that mean the same; the few that do not everywhere ("and", "with") are checked where used. */
 const SWAPS: Record<string, string> = {
   about: 'around', around: 'about', roughly: 'about', every: 'each', each: 'every', and: 'plus', our: 'the', your: 'the', my: 'the',
-  their: 'the', big: 'large', large: 'big', whole: 'entire', start: 'begin', across: 'over', send: 'share', review: 'go through',
-    with: 'including', based: 'built', show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts',
-  takes: 'eats up', handles: 'deals with', problem: 'issue', issue: 'problem', losing: 'losing out on',
+  their: 'the', big: 'large', large: 'big', whole: 'entire', start: 'begin', across: 'in', send: 'share', review: 'go through',
+  with: 'including', based: 'built', built: 'based', show: 'walk you through', need: 'want', want: 'need', wants: 'needs', needs: 'wants', spends: 'puts',
+  takes: 'costs', handles: 'deals with', both: 'the two', quick: 'brief', compare: 'set side by side', problem: 'issue', issue: 'problem', losing: 'losing out on',
 };
+/**
+ * "plus" joins things, not actions or clauses: "the docs plus a key", never "run an audit plus send the results"
+ * nor "close takes 6 days plus the controller is burned out".
+ */
+const CLAUSE_FOLLOWS = /^\s+(?:(?:I|you|we|they|he|she|it)\b|(?:\S+\s+){0,4}?(?:is|are|was|were|has|have|had|will|can|does|do|did)\b)/i;
+/** An action after "and" follows ", then": "run an audit, then send you the results". */
+const ACTION_FOLLOWS =
+  /^\s+(?:send|share|run|get|set|make|take|give|see|show|let|put|bring|call|book|write|prepare|follow|walk|go|come|check|compare|introduce|connect|loop|add|pull|use|start|keep|look|talk|meet|try|redact|file)\b/i;
+/** "with the ROI math" may be "including the ROI math", "with Ben" "including Ben"; "with us", "with Harlow Bank" not. */
+const THING_OR_PERSON_FOLLOWS = /^\s+(?:(?:the|a|an|our|your|their|some|\d)\b|\p{Lu}\p{Ll}+\b(?!\s+\p{Lu}))/u;
 /** Nouns a possessive measures by ("teams your size"): "the" would lose the comparison, so the word stays. */
 const MEASURE = /^\s+(?:size|age|scale|stage|kind|sort|type|level)\b/i;
 /** A phrase ends after "each" or "every" used alone ("fifteen minutes each"): a swap there leaves "every" dangling. */
@@ -84,15 +96,17 @@ const FIGURE_FORMS: Array<[RegExp, (...m: string[]) => string]> = [
 ];
 /** A clause that only sets the scene ("every time…", "when…"): without its main clause, it tells no fact. */
 const SUBORDINATE = /^\s*(?:and\s)?(?:every time|each time|whenever|when|if|because|since|while|once|unless|although)\b/i;
-/** Words a new phrase starts on: a cut just before one of them leaves a phrase that is whole. */
+/** Words a new phrase starts on: a cut just before one of them leaves a phrase that is whole ("of" is not one: "out of date"). */
 const PHRASE_START =
-  /^(?:and|or|but|so|because|when|while|if|since|until|before|after|for|of|to|in|on|at|by|with|from|into|over|under|between|across|through|about|around|that|which|who|where|including|plus|than|per)$/i;
+  /^(?:and|or|but|so|because|when|while|if|since|until|before|after|for|to|in|on|at|by|with|from|into|over|under|between|across|through|about|around|that|which|who|where|including|plus|than|per)$/i;
 const PAST: Record<string, string> = {
   is: 'was', are: 'were', has: 'had', have: 'had', wants: 'wanted', needs: 'needed', takes: 'took', spends: 'spent', handles: 'handled',
   does: 'did', gets: 'got', goes: 'went', runs: 'ran', keeps: 'kept', loses: 'lost', costs: 'cost', make: 'made', makes: 'made', returns: 'returned',
   "you're": 'you were', 'you’re': 'you were', "it's": 'it was', 'it’s': 'it was', "that's": 'that was', 'that’s': 'that was',
 };
-const DROPPABLE = new Set(['really', 'actually', 'just', 'still', 'also', 'very', 'quite', 'even', 'alone', 'pretty', 'basically', 'honestly', 'literally', 'totally', 'like', 'currently', 'probably', 'full', 'good', 'short', 'all', 'so']);
+const ADJECTIVE = /^[a-z]{4,}(?:ic|al|ous|ive|ful|less|ary|ible|able)$/;
+const DETERMINER = /^(?:a|an|the|some|our|your|their|its|this|that)$/i;
+const DROPPABLE = new Set(['really', 'actually', 'just', 'still', 'also', 'very', 'quite', 'even', 'alone', 'pretty', 'basically', 'honestly', 'literally', 'totally', 'like', 'currently', 'probably', 'full', 'good', 'short', 'all', 'so', 'own']);
 
 /**
  * `text` with every run of 8 words said on the call broken by the smallest edit found, nearest the run's middle;
@@ -117,7 +131,15 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         if (keep(word)) continue;
         if (pass === 'swap' && /^(our|your|my|their)$/.test(lower) && (/^\s*own\b/i.test(after) || MEASURE.test(after))) continue;
         if (pass === 'swap' && /^(each|every)$/.test(lower) && ENDS_HERE.test(after)) continue;
-        if (pass === 'drop' && DROPPABLE.has(lower) && !(lower === 'the' && at === run.from)) {
+        if (pass === 'swap' && lower === 'and' && (CLAUSE_FOLLOWS.test(after) || /^\s+then\b/i.test(after))) continue;
+        if (pass === 'swap' && lower === 'with' && !THING_OR_PERSON_FOLLOWS.test(after)) continue;
+        // "send you the results" has no "share you…", "send over" no "share over".
+        if (pass === 'swap' && lower === 'send' && /^\s+(?:you|me|us|them|him|her|it|over|across|out)\b/i.test(after)) continue;
+        // "a hydraulic pump" is "a pump": an adjective between a determiner and its noun says least.
+        const adjective = pass === 'drop' && ADJECTIVE.test(lower) && at > 0 && DETERMINER.test(matches[at - 1]![0]) && /^\s+[a-z]/.test(after);
+        // "send over the report" is "send the report".
+        const particle = pass === 'drop' && lower === 'over' && at > 0 && /^(?:send|share|pass|hand)$/i.test(matches[at - 1]![0]) && /^\s+[a-z]/i.test(after);
+        if (pass === 'drop' && (DROPPABLE.has(lower) || adjective || particle) && !(lower === 'the' && at === run.from)) {
           const rest = out.slice(m.index + word.length);
           // A word dropped before a comma or the end takes its space with it: "on that line ," never.
           out = /^\s*(?:[,;:.!?)]|$)/.test(rest) ? `${out.slice(0, m.index).replace(/\s+$/, '')}${rest.replace(/^\s+/, '')}`
@@ -126,6 +148,9 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         } else if (pass === 'swap' && lower === 'see' && /^\s+(?:how|what|whether|if|why|where)\b/i.test(after)) {
           // "to see how you get from X to Y": "understand" says it, and no phrase is cut short for it.
           out = `${out.slice(0, m.index)}understand${after}`;
+          edited = true;
+        } else if (pass === 'swap' && lower === 'and' && ACTION_FOLLOWS.test(after)) {
+          out = `${out.slice(0, m.index).replace(/\s+$/, '')}, then${after}`;
           edited = true;
         } else if (pass === 'swap' && SWAPS[lower]) {
           const swap = /^[A-Z]/.test(word) ? SWAPS[lower]!.charAt(0).toUpperCase() + SWAPS[lower]!.slice(1) : SWAPS[lower]!;
@@ -147,6 +172,8 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         shifted = true;
         break;
       }
+      // "you were opening a fourth location" alone reads as the past: it is what the buyer said, and says so.
+      if (shifted && !/^you mentioned\b/i.test(out)) out = `you mentioned ${out.replace(/^(?:You|Your|The|A|An|It|That|This|There|Nothing|No|Every|Each|If|When)\b/, (w) => w.toLowerCase())}`;
       if (shifted) continue;
     }
     if (!edited) {
@@ -171,9 +198,19 @@ export function inOurWords(text: string, said: SaidIndex, keep: (word: string) =
         const word = matches[end]!;
         const next = matches[end + 1];
         if (DANGLING_WORD.test(word[0])) continue;
+        // "$10,000" is counted as two words: no cut between them.
+        if (/^[,.]\d/.test(out.slice(word.index + word[0].length))) continue;
+        // "a board pack built" without its "on …": a participle keeps what it was built on.
+        if (/ed$/i.test(word[0]) && /^(?:on|in|for|with|by|from|to|at|into|around)$/i.test(matches[end + 1]?.[0] ?? '')) continue;
         const gap = next ? out.slice(word.index + word[0].length, next.index) : '';
         if (next && !/[,;:(—–]/.test(gap) && !PHRASE_START.test(next[0])) continue;
+        // "nothing goes into the trial" without its "until…" says the opposite: a denial keeps its condition.
+        if (/^(?:until|unless|except|without|if|only)$/i.test(next?.[0] ?? '') &&
+          /\b(?:nothing|no|not|never|nobody|none|cannot|\w+n't)\b/i.test(out.slice(0, word.index))) continue;
         if (figureIn(matches.slice(end + 1)) && !figureIn(matches.slice(run.from, end + 1))) continue;
+        // "between the repair the scrap" or "Sweden, Germany" without the rest of its list: a list stays whole or goes.
+        if (/^(?:and|or)$/i.test(next?.[0] ?? '') && (out.slice(matches[Math.max(run.from, end - 2)]!.index, word.index).includes(',') ||
+          matches.slice(Math.max(run.from, end - 5), end + 1).some((w) => /^between$/i.test(w[0])))) continue;
         // "from sensors" without its "to dollars" is half a range: the range stays whole or goes.
         if (/^to$/i.test(next?.[0] ?? '') && matches.slice(Math.max(run.from, end - 3), end + 1).some((w) => /^from$/i.test(w[0]))) continue;
         const kept = out.slice(0, word.index + word[0].length).replace(/[,;:\s]+$/, '');

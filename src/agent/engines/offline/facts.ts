@@ -69,7 +69,7 @@ const DAYS = 'Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday';
 const ORDINAL = String.raw`\d{1,2}(?:st|nd|rd|th)?`;
 /** One part of a time: a day, a date, a clock time. Runs of them ("Thursday 12 June at 14:00") make a `when`. */
 const TIME_PART = new RegExp(
-  String.raw`\b(?:${DAYS})\b|\b(?:${MONTHS}|${MONTH_SHORT})\.?\s${ORDINAL}\b|\b${ORDINAL}\s(?:of\s)?(?:${MONTHS})\b|\bthe\s\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b|\bat\s\d{1,2}(?:\s?(?:am|pm)\b)?(?![:.,]?\d|\s?(?:percent|%|people|days|weeks))(?:\s(?:Eastern|ET|CET|GMT|BST|PT|Pacific|UK time))?|\bin\s(?:the\s(?:first|second|third|last)\sweek\sof\s)?(?:${MONTHS})\b|\bnext\sweek\b`,
+  String.raw`\b(?:${DAYS})\b|\b(?:${MONTHS}|${MONTH_SHORT})\.?\s${ORDINAL}\b|\b${ORDINAL}\s(?:of\s)?(?:${MONTHS})\b|\bthe\s\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b|\bat\s\d{1,2}(?:\s?(?:am|pm)\b)?(?![:.,]?\d|\s?(?:percent|%|people|days|weeks))(?:\s(?:Eastern|ET|CET|GMT|BST|PT|Pacific|UK time))?|\bin\s(?:the\s(?:first|second|third|last)\sweek\sof\s)?(?:${MONTHS})\b|\bnext\s(?:week|${DAYS})\b`,
   'gi',
 );
 /** When a commitment is due, said at the end of it. */
@@ -91,7 +91,7 @@ const PAIN_CUES: Array<[RegExp, number]> = [
   [/\d/g, 0.5],
 ];
 const FIGURE = new RegExp(
-  String.raw`(?:[$€£]\s?\d[\d,.]*(?:\s?(?:k|m|million|thousand))?(?:\s(?:a|per)\s(?:year|month|week))?|\b\d[\d,.]*\s?(?:%|percent|k\b|thousand|million)(?:\s(?:dollars|euros|pounds))?(?:\s(?:a|per)\s(?:year|month|week))?|\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|hundred|fourteen|eighteen)\s(?:[a-z-]+\s)?(?:hours?|days?|weeks?|months?|minutes?|slots|returns|searches|spreadsheets|tickets|orders|calls|people|patients|NDAs|batches|sites|locations|presses|lines|reps|users|customers|claims|invoices|shipments|trucks|stores|clinics)(?:\s(?:a|per|every|each)\s(?:year|month|week|day|morning|batch))?)`,
+  String.raw`(?:[$€£]\s?\d[\d,.]*(?:\s?(?:k|m|million|thousand))?(?:\s(?:a|per)\s(?:year|month|week))?|\b\d[\d,.]*\s?(?:%|percent|k\b|thousand|million|dollars|euros|pounds)(?:\s(?:dollars|euros|pounds))?(?:\s(?:a|per)\s(?:year|month|week))?|\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|hundred|fourteen|eighteen)\s(?:[a-z-]+\s)?(?:hours?|days?|weeks?|months?|minutes?|slots|returns|searches|spreadsheets|tickets|orders|calls|people|patients|NDAs|batches|sites|locations|presses|lines|reps|users|customers|claims|invoices|shipments|trucks|stores|clinics)(?:\s(?:a|per|every|each)\s(?:year|month|week|day|morning|batch))?)`,
   'gi',
 );
 export const DEADLINE = new RegExp(String.raw`\b(?:until|by|before|deadline|go[- ]live|live by|opening|launch\w*|starts?|start by|window)\b.{0,60}\b(?:${MONTHS}|${DAYS}|Q[1-4]|Black Friday)\b|\b(?:${MONTHS})\s\d{1,2}\b.{0,40}\b(?:at the latest|deadline|go[- ]live)`, 'i');
@@ -189,7 +189,7 @@ function nextStepOf(sentences: Sentence[], buyerNames: string[]): NextStep | nul
     if (promisesIn(s.text).some((p) => p.when && s.text.includes(p.when)) && !/\?|works/.test(s.text)) continue;
     if (!best || s.index >= best.at) best = { at: s.index, parts };
   }
-  if (!best) return null;
+  if (!best) return acceptedProposal(sentences, buyerNames);
   const window = sentences.slice(Math.max(0, best.at - 3), best.at + 2);
   let when: string | null = null;
   let most = 0;
@@ -212,6 +212,31 @@ function nextStepOf(sentences: Sentence[], buyerNames: string[]): NextStep | nul
     (/\b(?:come out|visit)\b/i.test(said) ? 'visit' : (/\b(session|workshop|review|meeting|walkthrough)\b/i.exec(said)?.[1] ?? 'call'));
   const who = buyerNames.filter((n) => new RegExp(String.raw`\b${n}\b`).test(said)).slice(0, 3);
   return { what: what.toLowerCase(), when, who, text: window.find((s) => s.index === best!.at)!.text, lines: [...new Set(window.map((s) => s.line))] };
+}
+
+/** A rep's proposal of a step ("How about a two-week pilot at the Rotterdam depot?", "I'd suggest a pilot"). */
+const PROPOSAL = /\b(?:how about|what about|why don['’]t we|shall we|should we|could we|can we|would you be open to|I['’]d suggest|I suggest|I propose|let['’]s|we could|my suggestion is)\b/i;
+/** The step it names, with what follows it: "two-week pilot at the Rotterdam depot". */
+const STEP_NAMED =
+  /\b((?:[\w-]+\s){0,2}?(?:pilot|trial|proof of concept|poc|workshop|demo|onboarding|rollout|roll-out))\b((?:\s(?:at|in|with|for|on)\s(?:the\s|our\s|your\s)?(?:[\w&-]+)(?:\s(?:depot|site|team|office|warehouse|branch|store|clinic|plant|region|line))?){0,1})/i;
+/** The buyer agreeing to it: "Yes, let's do that", "That works", "Agreed". */
+const AGREES = /^(?:yes|yeah|yep|sure|absolutely|definitely|of course|agreed|deal|(?:that |this )?sounds (?:good|great|fine)|that works|works for (?:me|us)|let['’]s do (?:it|that)|go ahead|perfect|great|ok(?:ay)?,? let['’]s)\b/i;
+
+/** A step the rep proposed and the buyer took up with no date said: it is still the agreed next step. */
+function acceptedProposal(sentences: Sentence[], buyerNames: string[]): NextStep | null {
+  for (let i = sentences.length - 1; i >= 0 && i >= sentences.length - 400; i--) {
+    const s = sentences[i]!;
+    if (s.role !== 'rep' || !PROPOSAL.test(s.text)) continue;
+    const named = STEP_NAMED.exec(s.text);
+    if (!named) continue;
+    const answer = sentences.slice(i + 1, i + 3).find((n) => n.role !== 'rep');
+    if (!answer || !AGREES.test(answer.text)) continue;
+    const said = `${s.text} ${answer.text}`;
+    const who = buyerNames.filter((n) => new RegExp(String.raw`\b${n}\b`).test(said)).slice(0, 3);
+    const what = `${named[1]!.replace(/^(?:(?:to|for|with|of|in|on|a|an|the|short|quick|small)\s)+/i, '')}${named[2] ?? ''}`.replace(/\s+/g, ' ').trim();
+    return { what: what.replace(/^./, (c) => c.toLowerCase()), when: null, who, text: s.text, lines: [...new Set([s.line, answer.line])] };
+  }
+  return null;
 }
 
 /** First names of the people on the buyer's side: speakers, and people they or the rep named. */

@@ -15,7 +15,7 @@ type StrategiseContext = Parameters<Engine['strategise']>[0];
 type WriteContext = Parameters<Engine['write']>[0];
 
 /** The version of these rules, recorded on every step they produce, as a prompt's version is for a model. */
-export const OFFLINE_RULES_VERSION = 'offline-3';
+export const OFFLINE_RULES_VERSION = 'offline-4';
 
 const result = <T>(output: T): EngineResult<T> => ({ output, model: null, promptVersion: OFFLINE_RULES_VERSION, usage: null });
 

@@ -33,20 +33,24 @@ export function firstNameOf(name: string): string | null {
   return first && /^[\p{L}][\p{L}'’-]*$/u.test(first) ? first : null;
 }
 
-/** "Our no-show rate is about 18 percent across the sites" → "your no-show rate is about 18 percent across the sites". */
+/** The buyer's words turned to face them: their "I"/"we"/"our" become "you"/"your", and their "you"/"your" (us) ours. */
+const PERSON: Record<string, string> = {
+  "i'm": 'you’re', "we're": 'you’re', "i've": 'you’ve', "we've": 'you’ve', "i'll": 'you’ll', "we'll": 'you’ll', "i'd": 'you’d', "we'd": 'you’d',
+  'i am': 'you are', 'i was': 'you were', i: 'you', we: 'you', my: 'your', our: 'your', me: 'you', us: 'you', ourselves: 'yourselves',
+  "you're": 'we’re', "you've": 'we’ve', "you'll": 'we’ll', "you'd": 'we’d', your: 'our', yours: 'ours', yourselves: 'ourselves',
+};
+const PERSON_WORD = /\b(?:(?:I|we|you)['’](?:m|re|ve|ll|d)|I am|I was|I|we|my|our|me|us|ourselves|you|your|yours|yourselves)\b/gi;
+/** Words after which "you" is an object ("send you", "with you"): it becomes "us"; elsewhere the subject "we". */
+const BEFORE_OBJECT = /(?:^|\s)(?:to|for|with|from|about|by|at|on|of|than|like|give|send|show|tell|let|help|get|got|sell|charge|ask|told|sent|showed|gave|asked|call|contact|email|e-mail)\s$/i;
+
+/** "Our no-show rate is about 18 percent" → "your no-show rate…"; "I want to see your report" → "you want to see our report". */
 export function secondPerson(clause: string): string {
-  return clause
-    .replace(/\b(?:I|we)['’]re\b/gi, 'you’re')
-    .replace(/\bI['’]m\b/g, 'you’re')
-    .replace(/\b(?:I|we)['’]ve\b/gi, 'you’ve')
-    .replace(/\b(?:I|we)['’]ll\b/gi, 'you’ll')
-    .replace(/\b(?:I|we)['’]d\b/gi, 'you’d')
-    .replace(/\bI am\b/g, 'you are')
-    .replace(/\bI was\b/g, 'you were')
-    .replace(/\b(?:I|we|We)\b/g, 'you')
-    .replace(/\b(?:my|our|My|Our)\b/g, 'your')
-    .replace(/\b(?:me|us)\b/g, 'you')
-    .replace(/\bourselves\b/g, 'yourselves');
+  return clause.replace(PERSON_WORD, (word, at: number) => {
+    // "the US" is a country.
+    if (word === 'US') return word;
+    const lower = word.toLowerCase().replace(/’/g, "'");
+    return lower === 'you' ? (BEFORE_OBJECT.test(clause.slice(Math.max(0, at - 12), at)) ? 'us' : 'we') : (PERSON[lower] ?? word);
+  });
 }
 
 const LEADING = /^(?:(?:yeah|yes|so|and|but|well|okay|ok|honestly|look|right|sure|also|plus|great|perfect|understood|absolutely|got it|quick context|the (?:big )?(?:problem|thing|issue) is(?: that)?|the real test is|that['’]s|it['’]s|timing matters because)\b[,:]?\s+)+/i;
@@ -61,18 +65,41 @@ export function restate(sentence: string, anchor: string | RegExp | null, note =
   }
   let clauses = text.split(/,\s(?:and|but|so)\s|;\s|\s(?:but|because|so)\s|,\s(?=(?:and|but)\b)|\sand\s(?=(?:we|I|it|our|my|that|they)\b)|\.\s/i);
   // Speech without punctuation: a new subject starts a new clause.
-  clauses = clauses.flatMap((c) => (c.split(' ').length > 12 ? c.split(/\s(?=(?:we['’]re|we|I['’]m|I|and)\s)/) : [c]));
+  clauses = clauses.flatMap((c) => (c.split(' ').length > 12 ? c.split(/\s(?=(?:we['’]re|we|I['’]m|I|that['’]s)\s)|\s(?=and\s(?:we|I|they|it|he|she)\b)/) : [c]));
   const has = (c: string) => (anchor === null ? false : typeof anchor === 'string' ? c.includes(anchor) : anchor.test(c));
   let clause = clauses.find(has) ?? clauses[0] ?? text;
-  clause = clause.replace(LEADING, '').replace(/\blike\s(?=\d|one|two|three|four|five|six|seven|eight|nine|ten)/gi, '').replace(/\ba good\s/gi, '').trim();
+  // "So the short version: our pickers walk…": a few words of preamble before a colon are no part of the point.
+  clause = clause.replace(/^(?:[\p{L}'’-]+\s){0,3}[\p{L}'’-]+:\s+(?=\S)/u, '').replace(LEADING, '').replace(/\blike\s(?=\d|one|two|three|four|five|six|seven|eight|nine|ten)/gi, '').replace(/\ba good\s/gi, '').trim();
+  // Speech repeats a word ("the the overtime"); a restatement says it once.
+  clause = clause.replace(/\b([\p{L}']+)\s+\1\b/giu, '$1');
   const words = clause.split(/\s+/);
   if (words.length > 16) {
     const first = typeof anchor === 'string' ? anchor.split(' ')[0]! : null;
     const at = Math.max(0, words.findIndex((w) => (first ? w.startsWith(first) : has(w))));
-    clause = words.slice(Math.max(0, at - 6), Math.max(0, at - 6) + 14).join(' ');
+    // From the clause's start when it is near, so that "that was $85,000" keeps what "that" was.
+    const start = at <= 14 ? 0 : at - 6;
+    let end = Math.min(words.length, Math.max(start + 14, at + (typeof anchor === 'string' ? anchor.split(' ').length : 1)));
+    // A list is read to its end: "across Sweden, Germany" keeps its "and the Netherlands".
+    if (/^(?:and|or)$/i.test(words[end] ?? '') && (words.slice(Math.max(start, end - 3), end).some((w) => w.endsWith(',')) ||
+      words.slice(Math.max(start, end - 5), end).some((w) => /^between$/i.test(w)))) {
+      const stop = Math.min(words.length, end + 5);
+      for (end++; end < stop && !/^(?:to|for|so|because|which|that|when|before|after)$/i.test(words[end]!); end++) if (/[,.;]$/.test(words[end]!)) { end++; break; }
+    }
+    clause = words.slice(start, end).join(' ');
   }
-  return secondPerson(clause).replace(/[,;:\s]+$/, '');
+  // An object the clause cannot name ("to get under it"): the infinitive goes, what it was for stays.
+  clause = clause.replace(/\s+to\s+[a-z]+(?:\s+(?:under|over|into|through|on|off|out|up|down|in|with|past|below|above))?\s+(?:it|that|them)\b(?=\s+(?:before|by|until|within)\b|$)/i, '');
+  // Notes are the rep's own words about the buyer: their "our" is ours already.
+  return (note ? clause : secondPerson(clause)).replace(/[,;:\s]+$/, '');
 }
+
+/** A figure as said, in digits or words: "fourteen spreadsheets" keeps its figure as much as "14" does. */
+const SPELLED_NUMBER =
+  /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|hundred|thousand|million|half|third|quarter|dozen)\b/i;
+
+/** A clause that leans on one before it: "it cost…", "that was…", "see it in writing" say nothing alone. */
+const DANGLING_SUBJECT = /^(?:it|that|this|they|them|those|these)\s/i;
+const DANGLING_OBJECT = /\b(?:see|need|want|have|get|put|read|show|like)\s(?:it|that|this|them)\b/i;
 
 const COMMON_START = /^(?:You|Your|You’re|You’ve|You’ll|The|A|An|Every|Each|It|It's|It’s|That|This|There|About|Around|Roughly|One|Some|Most|All|If|When|Once|Nothing|No|Go-live|Within|By|Before|Today)\b/;
 /**
@@ -81,7 +108,8 @@ const COMMON_START = /^(?:You|Your|You’re|You’ve|You’ll|The|A|An|Every|Eac
  */
 const lowerFirstOf = (t: string, names: ReadonlySet<string> = new Set()): string => {
   const first = /^[\p{L}'’-]+/u.exec(t)?.[0] ?? '';
-  const common = COMMON_START.test(t) || (/^\p{Lu}\p{Ll}+$/u.test(first) && !names.has(first) && !/^I['’]/.test(first));
+  // "Black Friday is November 28": a word whose next word is capitalised as well is part of a name.
+  const common = COMMON_START.test(t) || (/^\p{Lu}\p{Ll}+$/u.test(first) && !names.has(first) && !/^I['’]/.test(first) && !/^\S+\s\p{Lu}\p{Ll}/u.test(t));
   return common ? t.charAt(0).toLowerCase() + t.slice(1) : t;
 };
 
@@ -123,7 +151,10 @@ function nextStepText(step: NextStep, formal: boolean): string {
   const who = step.who.length > 0 ? ` with ${step.who.join(' and ')}` : '';
   const when = step.when ? ` ${onWhen(step.when)}` : '';
   if (step.what === 'visit') return `${formal ? 'I look forward to seeing you' : 'See you'}${when} for the visit${who}.`;
-  return `${formal ? 'I look forward to' : 'Looking forward to'} the ${step.what}${when}${who}.`;
+  const ahead = `${formal ? 'I look forward to' : 'Looking forward to'} the ${step.what}${when}${who}.`;
+  // Agreed without a date: the one thing left to settle is when.
+  if (!step.when) return `${ahead} Which ${/\b(?:pilot|trial|rollout|roll-out|onboarding|proof of concept|poc)\b/i.test(step.what) ? 'week would suit you to start' : 'day would suit you'}?`;
+  return ahead;
 }
 
 function proposal(facts: CallFacts): string {
@@ -161,34 +192,42 @@ function partsOf(ctx: WriteContext, facts: CallFacts, style: Style, ours: (text:
   const names = namesOf(facts);
   const lowerFirst = (t: string): string => lowerFirstOf(t, names);
   const v = style.variant % 3;
+  // What the reviewer asked to drop is left out here, so that the next pain takes its place.
+  const omitted = style.omissions.flatMap(omissionTerms);
+  const wanted = (text: string): boolean => text !== '' && !omitted.some((t) => t.test(text));
   const others = facts.stakeholders.filter((n) => facts.sentences.some((s) => s.role === 'buyer' && s.speaker?.startsWith(n))).slice(0, 2);
   if (facts.notNow) {
     parts.push({ kind: 'open', text: v === 1 ? 'I appreciated the straight answer on our call.' : 'Thanks for being straight with me on the call.', priority: 0, paragraph: 0 });
     const context = facts.deadlines[0] ?? facts.pains[0];
     const told = context ? ours(restate(context.text, DEADLINE_CLAUSE)) : '';
-    if (told) parts.push({ kind: 'deadline', text: `Understood: ${lowerFirst(told)}, and that comes first.`, priority: 3, paragraph: 0 });
+    if (wanted(told)) parts.push({ kind: 'deadline', text: `Understood: ${lowerFirst(told)}, and that comes first.`, priority: 3, paragraph: 0 });
   } else {
     const opening = v === 1 ? 'Good to speak with you' : v === 2 ? 'Thanks again for the call' : 'Thanks for the time on the call';
     parts.push({ kind: 'open', text: `${opening}${others.length ? `, and to ${others.join(' and ')} for joining` : ''}.`, short: `${opening}.`, priority: 0, paragraph: 0 });
     // A pain the copy guard could only tell without its figure, or not at all, gives way to the next one.
     const told = (v === 2 ? [...facts.pains.slice(1), facts.pains[0]] : facts.pains).filter((p) => p !== undefined).slice(0, 6)
       .map((p) => ({ pain: p, text: ours(restate(p.text, p.figure, p.note)) }))
-      .filter(({ pain, text }) => text.split(/\s+/).length >= 3 && (!pain.figure || /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|half|dozen)\b/i.test(text)))
+      .filter(({ pain, text }) => text.split(/\s+/).length >= 3 && wanted(text) && !DANGLING_SUBJECT.test(text) && (!pain.figure || SPELLED_NUMBER.test(text)))
       .slice(0, 2);
     const pains = told.map((t) => t.pain);
     const said = told.map((t) => t.text);
     if (said.length === 2) {
-      parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'Two things stood out'}: ${lowerFirst(said[0]!)}, and ${lowerFirst(said[1]!)}.`, short: `${upperFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
+      // "you mentioned" once is enough: the second point is what was mentioned too.
+      const second = /^you mentioned\b/i.test(said[0]!) ? said[1]!.replace(/^you mentioned\s/i, '') : said[1]!;
+      // Our "and" before the second may make a run with the buyer's own "And the CRM…": then a semicolon joins them.
+      const head = `${v === 1 ? 'What stayed with me' : 'Two things stood out'}: ${lowerFirst(said[0]!)}`;
+      const joined = [`${head}, and ${lowerFirst(second)}.`, `${head}; ${lowerFirst(second)}.`].find((t) => ours(t) === t) ?? `${head}; ${lowerFirst(second)}.`;
+      parts.push({ kind: 'pain', text: joined, short: `${upperFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     } else if (said.length === 1) {
       parts.push({ kind: 'pain', text: `${v === 1 ? 'What stayed with me' : 'The point that stood out'}: ${lowerFirst(said[0]!)}.`, priority: 2, paragraph: 0 });
     }
     const deadline = facts.deadlines[0];
     const timing = deadline ? ours(restate(deadline.text, DEADLINE_CLAUSE)) : '';
-    if (timing) parts.push({ kind: 'deadline', text: `On timing: ${lowerFirst(timing)}.`, priority: 3, paragraph: 1 });
+    if (wanted(timing)) parts.push({ kind: 'deadline', text: `On timing: ${lowerFirst(timing)}.`, priority: 3, paragraph: 1 });
     const condition = facts.conditions
-      .filter((c) => !pains.some((p) => p.text === c.text))
+      .filter((c) => !pains.some((p) => p.text === c.text) && c.text !== deadline?.text)
       .map((c) => ours(restate(c.text, CONDITION)))
-      .find((c) => !/^(?:send|show|copy|loop|he|she|they|it|if|fine|okay)\b/i.test(c) && c.split(' ').length >= 4);
+      .find((c) => !/^(?:send|show|copy|loop|he|she|they|it|if|fine|okay)\b/i.test(c) && c.split(' ').length >= 4 && wanted(c) && !DANGLING_OBJECT.test(c));
     if (condition) parts.push({ kind: 'condition', text: `Noted, too: ${lowerFirst(condition)}.`, priority: 5, paragraph: 1 });
   }
   const commitments = facts.commitments.filter((c) => c.who === 'rep');
@@ -242,6 +281,10 @@ function formalise(text: string): string {
   return FORMAL.reduce((t, [pattern, full]) => t.replace(pattern, (found) => (/^[A-Z]/.test(found) ? upperFirst(full) : full)), text)
     .replace(/^Thanks for/, 'Thank you for').replace(/^Thanks again for/, 'Thank you again for').replace(/^Good to speak/, 'It was good to speak');
 }
+
+/** Lower-case speech writes "roi" and "api": a rep writes them as the acronyms they are. */
+const ACRONYM = /\b(?:roi|api|apis|crm|erp|sso|kpi|kpis|sla|csv|pdf|ai|hipaa|gdpr)\b/g;
+const acronyms = (text: string): string => text.replace(ACRONYM, (word) => (word.endsWith('s') && word.length > 3 ? `${word.slice(0, -1).toUpperCase()}s` : word.toUpperCase()));
 
 function render(parts: Part[], useShort: boolean): string {
   const paragraphs = new Map<number, string[]>();
@@ -359,13 +402,22 @@ function composeWith(ctx: WriteContext, facts: CallFacts, style: Style, kept: st
     const done = inOurWords(text, said, protectedWord);
     return done === text || done === '' ? done : /[.!?]$/.test(done) ? done : `${done}.`;
   };
+  // A promise is never cut to its date ("As promised: by Friday."): it is said another way, or kept as it was said.
+  const promise = (text: string): string => {
+    for (const form of [text, text.replace(/\bI[’']ll\b/, 'I’m going to')]) {
+      const done = guarded(form);
+      if (done === form || (done !== '' && done.split(/\s+/).length >= form.split(/\s+/).length - 3)) return done;
+    }
+    return text;
+  };
   parts = parts.flatMap((p) => {
-    const text = guarded(p.text);
+    const text = p.kind === 'commitment' ? promise(p.text) : guarded(p.text);
     if (text === '' && p.kind !== 'commitment' && p.kind !== 'next') return [];
     return [{ ...p, text: text || p.text, short: p.short && (guarded(p.short) || undefined) }];
   });
   // The person's own sentences, as they wrote them, before the next step; dropped for length before a commitment.
   if (kept.length > 0) parts.push({ kind: 'kept', text: kept.join(' '), priority: 2, paragraph: 2.5 });
+  parts = parts.map((p) => ({ ...p, text: acronyms(p.text), short: p.short && acronyms(p.short) }));
   if (style.formal) parts = parts.map((p) => ({ ...p, text: formalise(p.text), short: p.short && formalise(p.short) }));
 
   const limit = Math.min(style.wordLimit ?? Infinity, facts.notNow ? NOT_NOW_LIMIT : DEFAULT_LIMIT);
