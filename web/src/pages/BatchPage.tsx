@@ -2,6 +2,7 @@
 // and done, and each run with its lead. The batch's id is in the address, so a reload shows it again. While a run
 // is in the pipeline the batch is read every 2 seconds (one small request, /ui/api/batches/{id}); reading stops once
 // every run has settled, and waits while the tab is hidden.
+import { getRouteApi } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
 import { Icon } from '../components/Icon';
@@ -21,7 +22,10 @@ const GROUPS: { group: BatchGroup; label: string; hint?: string }[] = [
   { group: 'DONE', label: 'Done', hint: 'approved, rejected or cancelled' },
 ];
 
-export function BatchPage({ id }: { id: string }) {
+const route = getRouteApi('/_app/runs/batches/$id');
+
+export function BatchPage() {
+  const { id } = route.useParams();
   const [runs, setRuns] = useState<BatchRun[]>();
   const [error, setError] = useState<unknown>(null);
   const [attempt, setAttempt] = useState(0);

@@ -1,5 +1,6 @@
 // One lead: who they are and who owns them (edit every field), the calls held with them (add one by pasting its
 // transcript, start a run from one, delete one) and the runs made for them; and the lead's erasure.
+import { getRouteApi } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, ApiError } from '../api/client';
 import { LEAD_STATUSES, type Call, type LeadStatus } from '../api/types';
@@ -23,7 +24,10 @@ function minutes(seconds: number | null): string | null {
   return seconds < 60 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
 }
 
-export function LeadPage({ id }: { id: string }) {
+const route = getRouteApi('/_app/leads/$id');
+
+export function LeadPage() {
+  const { id } = route.useParams();
   const { navigate } = useRouter();
   const toast = useToast();
   const lead = useAsync((signal) => api.get('/api/v1/leads/{id}', { params: { id }, signal }).then((r) => r.body.data), [id]);

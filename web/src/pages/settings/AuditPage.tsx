@@ -18,15 +18,8 @@ const SOURCE_LABEL: Record<AuditEntry['source'], string> = Object.fromEntries(SO
 const PAGE_SIZE = 50;
 const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'lead.imported', 'lead.deleted', 'call.created', 'call.deleted', 'run.created', 'run.batch_created', 'run.approved', 'run.approval_undone', 'run.rejected', 'run.regenerated', 'run.cancelled', 'draft.sent', 'draft.saved_to_mailbox', 'draft.delivery_failed', 'draft.delivery_retried', 'draft.edited', 'mail_settings.updated', 'mail_settings.smtp_checked', 'mail_settings.imap_checked', 'mail_settings.test_sent', 'key.created', 'key.revoked', 'member.created', 'member.removed', 'member.role_changed', 'member.password_reset_link_created', 'user.updated', 'user.password_changed', 'session.created'];
 
+/** Admins only: the header and the guard are the route's (AdminGate). */
 export function AuditPage() {
-  useTitle('Audit log');
-  const session = useSignedIn();
-  const header = <PageHeader eyebrow="Settings" title="Audit log" description="Who changed what, and when: every write through the API, the web app and the command line." />;
-  if (session.user.role !== 'ADMIN') return <>{header}<AdminOnly what="the audit log" /></>;
-  return <>{header}<AuditLog /></>;
-}
-
-function AuditLog() {
   const [params, setParams] = useSearchParams();
   const filters = { source: params.get('source') ?? '', actor: params.get('actor') ?? '', action: params.get('action') ?? '', outcome: params.get('outcome') ?? '' };
   const [actionText, setActionText] = useState(filters.action);

@@ -132,18 +132,8 @@ function check(form: FormState): Record<string, string> {
 const KNOWN = ['fromName', 'fromAddress', 'defaultDeliver', 'smtp.host', 'smtp.port', 'smtp.security', 'smtp.user', 'smtp.password',
   'imap.host', 'imap.port', 'imap.security', 'imap.user', 'imap.password', 'imap.draftsFolder'] as const;
 
+/** Admins only: the header and the guard are the route's (AdminGate). */
 export function EmailSettingsPage() {
-  useTitle('E-mail');
-  const session = useSignedIn();
-  const header = (
-    <PageHeader eyebrow="Settings" title="E-mail"
-      description="How approved drafts leave leadrun: sent over your SMTP server, or saved to the sender's mailbox over IMAP, where replies are found too." />
-  );
-  if (session.user.role !== 'ADMIN') return <>{header}<AdminOnly what="the e-mail settings" /></>;
-  return <>{header}<EmailSettings /></>;
-}
-
-function EmailSettings() {
   const settings = useAsync((signal) => api.get('/ui/api/settings/email', { signal }).then((r) => r.body), []);
   if (settings.error instanceof ApiError && settings.error.status === 403) return <AdminOnly what="the e-mail settings" />;
   if (settings.error) return <ErrorAlert error={settings.error} retry={settings.reload} />;

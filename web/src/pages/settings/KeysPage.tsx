@@ -22,18 +22,8 @@ const SCOPE_HELP: Record<Scope, string> = {
   'webhooks:write': 'Add, change and remove webhook endpoints; send test events, replay deliveries, roll secrets.',
 };
 
+/** Admins only: the header and the guard are the route's (AdminGate). */
 export function KeysPage() {
-  useTitle('API keys');
-  const session = useSignedIn();
-  const header = (
-    <PageHeader eyebrow="Settings" title="API keys"
-      description="Keys let your own tools use the leadrun API. Each key belongs to this workspace and carries only the scopes you give it." />
-  );
-  if (session.user.role !== 'ADMIN') return <>{header}<AdminOnly what="API keys" /></>;
-  return <>{header}<KeyList /></>;
-}
-
-function KeyList() {
   const toast = useToast();
   const keys = useAsync((signal) => api.get('/ui/api/keys', { signal }).then((r) => r.body.data), []);
   const [creating, setCreating] = useState(false);

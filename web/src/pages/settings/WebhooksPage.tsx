@@ -22,18 +22,8 @@ const EVENT_TYPES: readonly EventType[] = [
   'draft.sent', 'draft.delivery_failed', 'draft.replied',
 ];
 
+/** Admins only: the header and the guard are the route's (AdminGate). */
 export function WebhooksPage() {
-  useTitle('Webhooks');
-  const session = useSignedIn();
-  const header = (
-    <PageHeader eyebrow="Settings" title="Webhooks"
-      description="leadrun POSTs events to your endpoints as they happen, signed as Standard Webhooks, and retries when they fail: over a day, by default." />
-  );
-  if (session.user.role !== 'ADMIN') return <>{header}<AdminOnly what="webhooks" /></>;
-  return <>{header}<EndpointList /></>;
-}
-
-function EndpointList() {
   const toast = useToast();
   const endpoints = useAsync((signal) => api.get('/api/v1/webhooks', { signal }).then((r) => r.body.data), []);
   const [adding, setAdding] = useState(false);
