@@ -1,5 +1,6 @@
 // A run: the four steps progressing live, what each found, and the e-mail draft to approve, reject or have
 // written again with feedback.
+import { getRouteApi } from '@tanstack/react-router';
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { api, ApiError } from '../api/client';
 import type { AnalysisOutput, EmailDraft, ResearchOutput, Run, RunEvent, Step, StepNode, StrategyOutput, WriterOutput } from '../api/types';
@@ -24,16 +25,13 @@ function stepOf(run: Run, node: StepNode): Step | undefined {
   return run.steps.find((s) => s.node === node);
 }
 
-/** How the worker's step.retrying begins when the provider refused a call (src/worker/run-handler.ts): not a failure. */
-const WAITING_ON_PROVIDER = 'waiting on the model provider';
-
 /** What a screen reader hears as the run moves on. */
 function announce(event: RunEvent): string | null {
   const step = event.node && event.node in STEP_LABEL ? STEP_LABEL[event.node as StepNode] : null;
   switch (event.type) {
     case 'step.started': return `${step} started.`;
     case 'step.completed': return `${step} done.`;
-    case 'step.retrying': return event.error?.startsWith(WAITING_ON_PROVIDER)
+    case 'step.retrying': return event.deferred
       ? `${step} is waiting for the model provider, which asked to slow down; it will start again.`
       : `${step} failed on attempt ${event.attempt}; retrying.`;
     case 'step.failed': return `${step} failed.`;
@@ -52,7 +50,10 @@ function announce(event: RunEvent): string | null {
   }
 }
 
-export function RunPage({ id }: { id: string }) {
+const route = getRouteApi('/_app/runs/$id');
+
+export function RunPage() {
+  const { id } = route.useParams();
   const live = useLiveRun(id);
   const toast = useToast();
   const { run } = live;
