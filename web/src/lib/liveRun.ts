@@ -1,8 +1,10 @@
 // A run as it happens. While the run is in the pipeline, or its approved e-mail is being delivered, its events arrive over Server-Sent Events
 // (GET /api/v1/runs/{id}/events, which EventSource opens with the session cookie); each event reloads the run, whose
-// steps carry the outputs. When the stream cannot be held, the run and its new events are polled instead.
+// steps carry the outputs. When the stream cannot be held, the run and its new events are polled instead. The run is
+// kept in the query cache under ['run', id] (lib/query.ts), where the stream writes it, so other readers share it.
 // A delivered e-mail still waits for its reply, which the reply check finds later and the event stream (ended once the
 // run is at rest) does not carry: while the page is shown, such a run is read again every REPLY_POLL_MS.
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
 import type { Run, RunEvent } from '../api/types';
@@ -35,7 +37,10 @@ export interface LiveRun {
 }
 
 export function useLiveRun(id: string): LiveRun {
-  const [run, setRun] = useState<Run>();
+  const client = useQueryClient();
+  // Written by the stream and the polls below, not read by the cache on its own (`enabled: false`).
+  const run = useQuery<Run>({ queryKey: ['run', id], enabled: false }).data;
+  const setRun = useCallback((next: Run) => client.setQueryData(['run', id], next), [client, id]);
   const [events, setEvents] = useState<RunEvent[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [transport, setTransport] = useState<Transport>('connecting');
@@ -58,7 +63,7 @@ export function useLiveRun(id: string): LiveRun {
     setRun(body.data);
     setError(null);
     return body.data;
-  }, [id]);
+  }, [id, setRun]);
 
   const fetchEvents = useCallback(async (signal?: AbortSignal) => {
     const { body } = await api.get('/api/v1/runs/{id}/events', { params: { id }, query: { after: lastEventId.current }, signal });
@@ -178,7 +183,7 @@ export function useLiveRun(id: string): LiveRun {
     // Back in the pipeline, or an approval whose e-mail is on its way: follow it again.
     if (!runSettled(next)) setGeneration((n) => n + 1);
     else void fetchEvents().catch(() => {});
-  }, [fetchEvents]);
+  }, [fetchEvents, setRun]);
 
   const reload = useCallback(async () => {
     setError(null);

@@ -10,7 +10,7 @@ import { ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } fr
 import { groupOf, inPipeline, reviewPath, type BatchGroup, type BatchRun } from '../lib/batch';
 import { formatNumber, plural } from '../lib/format';
 import { Link } from '../lib/router';
-import { useTitle } from '../lib/useAsync';
+import { useApiQuery, useTitle } from '../lib/query';
 
 const POLL_MS = 2000;
 
@@ -26,35 +26,11 @@ const route = getRouteApi('/_app/runs/batches/$id');
 
 export function BatchPage() {
   const { id } = route.useParams();
-  const [runs, setRuns] = useState<BatchRun[]>();
-  const [error, setError] = useState<unknown>(null);
-  const [attempt, setAttempt] = useState(0);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    let timer: number | undefined;
-    const read = async () => {
-      // A hidden tab waits for the person to come back instead of reading the batch for nobody.
-      if (document.hidden) {
-        document.addEventListener('visibilitychange', read, { once: true, signal: controller.signal });
-        return;
-      }
-      try {
-        const { body } = await api.get('/ui/api/batches/{id}', { params: { id }, signal: controller.signal });
-        setRuns(body.data);
-        setError(null);
-        if (body.data.some((run) => inPipeline(run.status))) timer = window.setTimeout(() => void read(), POLL_MS);
-      } catch (e) {
-        if (controller.signal.aborted) return;
-        setError(e);
-      }
-    };
-    void read();
-    return () => {
-      controller.abort();
-      window.clearTimeout(timer);
-    };
-  }, [id, attempt]);
+  // Read again every POLL_MS while a run is in the pipeline (a hidden tab waits), and no more once all have settled.
+  const batch = useApiQuery(['batch', id], (signal) => api.get('/ui/api/batches/{id}', { params: { id }, signal }).then((r) => r.body.data), {
+    refetchInterval: (runs) => (runs?.some((run) => inPipeline(run.status)) ? POLL_MS : false),
+  });
+  const { data: runs, error } = batch;
 
   const counts = new Map<BatchGroup, number>(GROUPS.map(({ group }) => [group, 0]));
   for (const run of runs ?? []) counts.set(groupOf(run.status), (counts.get(groupOf(run.status)) ?? 0) + 1);
@@ -76,7 +52,7 @@ export function BatchPage() {
     wasWorking.current = working > 0;
   }, [runs, working, awaiting, failed]);
 
-  if (error && !runs) return <ErrorAlert error={error} retry={() => { setError(null); setAttempt((n) => n + 1); }} />;
+  if (error && !runs) return <ErrorAlert error={error} retry={batch.reload} />;
   if (!runs) return <LoadingBlock label="Loading the batch" />;
 
   const startedAt = runs.reduce((first, run) => (run.startedAt < first ? run.startedAt : first), runs[0]!.startedAt);
@@ -96,7 +72,7 @@ export function BatchPage() {
         )}
       />
       <div className="visually-hidden" aria-live="polite" aria-atomic="true">{announcement}</div>
-      {error ? <ErrorAlert error={error} retry={() => { setError(null); setAttempt((n) => n + 1); }} /> : null}
+      {error ? <ErrorAlert error={error} retry={batch.reload} /> : null}
 
       <div className="batch-progress">
         <div className="meter" role="progressbar" aria-label="Runs finished" aria-valuemin={0} aria-valuemax={total} aria-valuenow={settled}

@@ -15,7 +15,7 @@ import {
 } from '../lib/leadImport';
 import type { PickAnswer, PickRequest } from '../lib/importRows.worker';
 import { Link } from '../lib/router';
-import { useTitle } from '../lib/useAsync';
+import { useTitle } from '../lib/query';
 import '../styles/import.css';
 
 type ImportResult = ResponseOf<'post', '/api/v1/leads/import'>;

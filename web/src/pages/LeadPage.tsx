@@ -13,7 +13,7 @@ import {
 import { ownerName, useMembers } from '../lib/members';
 import { Link, useRouter } from '../lib/router';
 import { useSignedIn } from '../lib/session';
-import { useAsync, useTitle } from '../lib/useAsync';
+import { useApiQuery, useTitle } from '../lib/query';
 import { AddCallDialog } from './CallForm';
 import { DeleteCallDialog, DeleteLeadDialog } from './LeadErasureDialogs';
 import { EditLeadDialog } from './LeadForm';
@@ -30,9 +30,9 @@ export function LeadPage() {
   const { id } = route.useParams();
   const { navigate } = useRouter();
   const toast = useToast();
-  const lead = useAsync((signal) => api.get('/api/v1/leads/{id}', { params: { id }, signal }).then((r) => r.body.data), [id]);
-  const calls = useAsync((signal) => api.get('/api/v1/leads/{leadId}/calls', { params: { leadId: id }, query: { limit: 50 }, signal }).then((r) => r.body.data), [id]);
-  const runs = useAsync((signal) => api.get('/api/v1/runs', { query: { leadId: id, limit: 20 }, signal }).then((r) => r.body.data), [id]);
+  const lead = useApiQuery(['lead', id], (signal) => api.get('/api/v1/leads/{id}', { params: { id }, signal }).then((r) => r.body.data));
+  const calls = useApiQuery(['lead', id, 'calls'], (signal) => api.get('/api/v1/leads/{leadId}/calls', { params: { leadId: id }, query: { limit: 50 }, signal }).then((r) => r.body.data));
+  const runs = useApiQuery(['lead', id, 'runs'], (signal) => api.get('/api/v1/runs', { query: { leadId: id, limit: 20 }, signal }).then((r) => r.body.data));
   useTitle(lead.data?.name ?? 'Lead');
   const [adding, setAdding] = useState(false);
   const [starting, setStarting] = useState<string | null>(null);

@@ -17,7 +17,7 @@ import {
 import { ownerName, useMembers } from '../lib/members';
 import { Link, useRouter } from '../lib/router';
 import { useSignedIn } from '../lib/session';
-import { useAsync, useTitle } from '../lib/useAsync';
+import { useApiQuery, useTitle } from '../lib/query';
 import { AssignLeadsDialog, StartRunsDialog } from './LeadBulkDialogs';
 import { NewLeadDialog } from './LeadForm';
 
@@ -78,7 +78,7 @@ export function LeadsPage() {
   // One page of leads and the count of all of them, shown together: the count is asked again only when the filters
   // change, and while the next answer is awaited the last one stays on screen (dimmed), never a mix of both.
   const counted = useRef<{ key: string; count: number } | null>(null);
-  const list = useAsync(async (signal) => {
+  const list = useApiQuery(['leads', filterKey, view.cursor, view.page], async (signal) => {
     const known = counted.current?.key === filterKey ? counted.current.count : null;
     const [page, count] = await Promise.all([
       api.get('/api/v1/leads', { query: { limit: LEADS_PAGE_SIZE, ...filters, cursor: view.cursor }, signal }),
@@ -86,7 +86,7 @@ export function LeadsPage() {
     ]);
     counted.current = { key: filterKey, count };
     return { leads: page.body.data, next: page.next, count, page: view.page };
-  }, [filterKey, view.cursor, view.page]);
+  });
   const refresh = () => {
     counted.current = null;
     void list.reload();

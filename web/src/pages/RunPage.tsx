@@ -12,7 +12,7 @@ import { batchPath } from '../lib/batch';
 import { useLiveRun, type Transport } from '../lib/liveRun';
 import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link } from '../lib/router';
-import { useAsync, useTitle } from '../lib/useAsync';
+import { useApiQuery, useTitle } from '../lib/query';
 import { approveChoices, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver } from '../lib/delivery';
 import { DeliveryPanel } from './run/DeliveryPanel';
 import { DraftEditor, GroundingVerdict } from './run/DraftEditor';
@@ -57,15 +57,15 @@ export function RunPage() {
   const live = useLiveRun(id);
   const toast = useToast();
   const { run } = live;
-  const lead = useAsync(async (signal) => run
+  const lead = useApiQuery(['lead', run?.leadId], async (signal) => run
     ? (await api.get('/api/v1/leads/{id}', { params: { id: run.leadId }, signal })).body.data
-    : undefined, [run?.leadId]);
+    : undefined, { enabled: Boolean(run) });
   useTitle(lead.data ? `Run for ${lead.data.name}` : 'Run');
   // The call's transcript, for the lines each item of the analysis was read from (a lead's newest calls: the one run).
-  const transcript = useAsync(async (signal) => run
+  const transcript = useApiQuery(['lead', run?.leadId, 'transcript', run?.callId], async (signal) => run
     ? (await api.get('/api/v1/leads/{leadId}/calls', { params: { leadId: run.leadId }, query: { limit: 100 }, signal }))
       .body.data.find((call) => call.id === run.callId)?.transcript ?? null
-    : null, [run?.leadId, run?.callId]);
+    : null, { enabled: Boolean(run) });
   const [cancelling, setCancelling] = useState(false);
 
   const lastEvent = live.events[live.events.length - 1];

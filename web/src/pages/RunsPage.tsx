@@ -7,7 +7,7 @@ import { Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime,
 import { formatDuration, plural, RUN_STATUS_LABEL } from '../lib/format';
 import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link, useSearchParams } from '../lib/router';
-import { useAsync, useTitle } from '../lib/useAsync';
+import { useApiQuery, useTitle } from '../lib/query';
 
 const PAGE_SIZE = 25;
 const STATUSES = Object.keys(RUN_STATUS_LABEL) as RunStatus[];
@@ -19,13 +19,13 @@ export function RunsPage() {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const cursor = cursors[cursors.length - 1] ?? null;
 
-  const page = useAsync(async (signal) => {
+  const page = useApiQuery(['runs', status, cursor], async (signal) => {
     const result = await api.get('/api/v1/runs', { query: { limit: PAGE_SIZE, status, cursor }, signal });
     // The names of the leads on this page (a run carries only the lead's id).
     const ids = [...new Set(result.body.data.map((r) => r.leadId))];
     const leads = await Promise.all(ids.map((id) => api.get('/api/v1/leads/{id}', { params: { id }, signal }).then((r) => r.body.data, () => null)));
     return { runs: result.body.data, next: result.next, leads: new Map(leads.filter((l): l is Lead => l !== null).map((l) => [l.id, l])) };
-  }, [status, cursor]);
+  });
 
   return (
     <>

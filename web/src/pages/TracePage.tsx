@@ -9,7 +9,7 @@ import { draftVersionsOf } from '../lib/draftVersions';
 import { formatDateTime, formatDuration, formatNumber, formatTime, STEP_LABEL } from '../lib/format';
 import { useLiveRun } from '../lib/liveRun';
 import { Link } from '../lib/router';
-import { useTitle } from '../lib/useAsync';
+import { useTitle } from '../lib/query';
 
 interface Attempt {
   node: StepNode;

@@ -1,14 +1,14 @@
 // The admin pages' frame: the page's header, then the page for an admin, or for a member a clear message and who
 // to ask, never the data. The header and words come from the route's `staticData.admin` (web/src/routes.tsx).
 import { Outlet, useMatches } from '@tanstack/react-router';
-import { api } from '../../api/client';
 import { EmptyState, PageHeader } from '../../components/ui';
 import { displayName } from '../../lib/format';
+import { loadMembers } from '../../lib/members';
 import { useSignedIn } from '../../lib/session';
-import { useAsync, useTitle } from '../../lib/useAsync';
+import { useApiQuery, useTitle } from '../../lib/query';
 
 export function AdminOnly({ what }: { what: string }) {
-  const members = useAsync((signal) => api.get('/ui/api/members', { signal }).then((r) => r.body.data), []);
+  const members = useApiQuery(['members'], loadMembers);
   const admins = members.data?.filter((m) => m.role === 'ADMIN') ?? [];
   return (
     <EmptyState icon="lock" title="Admins only">

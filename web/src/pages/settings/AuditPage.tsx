@@ -8,7 +8,7 @@ import { batchPath } from '../../lib/batch';
 import { displayName, formatDateTime, formatRelative, shortId } from '../../lib/format';
 import { Link, useSearchParams } from '../../lib/router';
 import { useSignedIn } from '../../lib/session';
-import { useAsync, useTitle } from '../../lib/useAsync';
+import { useApiQuery, useTitle } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
 
 const SOURCES = [['api', 'API key'], ['ui', 'Web app'], ['cli', 'Command line'], ['system', 'System']] as const;
@@ -29,13 +29,13 @@ export function AuditPage() {
   const [error, setError] = useState<unknown>(null);
 
   // Who can be an actor: the workspace's people and keys (a member list for everyone, keys for admins).
-  const actors = useAsync(async (signal) => {
+  const actors = useApiQuery(['audit', 'actors'], async (signal) => {
     const [members, keys] = await Promise.all([
       api.get('/ui/api/members', { signal }).then((r) => r.body.data),
       api.get('/ui/api/keys', { signal }).then((r) => r.body.data, () => []),
     ]);
     return { members, keys };
-  }, []);
+  });
 
   const load = useCallback(async (cursor: string | null, signal?: AbortSignal) => {
     const { body, next: following } = await api.get('/ui/api/audit', {

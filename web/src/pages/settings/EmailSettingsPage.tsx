@@ -9,7 +9,7 @@ import { useToast } from '../../components/Toast';
 import { Alert, Badge, Button, Card, ErrorAlert, Field, LoadingBlock, PageHeader } from '../../components/ui';
 import { isEmail, useFormSubmit } from '../../lib/forms';
 import { useSignedIn } from '../../lib/session';
-import { useAsync, useTitle } from '../../lib/useAsync';
+import { useApiQuery, useTitle } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
 
 type MailSettings = ResponseOf<'get', '/ui/api/settings/email'>;
@@ -134,7 +134,7 @@ const KNOWN = ['fromName', 'fromAddress', 'defaultDeliver', 'smtp.host', 'smtp.p
 
 /** Admins only: the header and the guard are the route's (AdminGate). */
 export function EmailSettingsPage() {
-  const settings = useAsync((signal) => api.get('/ui/api/settings/email', { signal }).then((r) => r.body), []);
+  const settings = useApiQuery(['settings', 'email'], (signal) => api.get('/ui/api/settings/email', { signal }).then((r) => r.body));
   if (settings.error instanceof ApiError && settings.error.status === 403) return <AdminOnly what="the e-mail settings" />;
   if (settings.error) return <ErrorAlert error={settings.error} retry={settings.reload} />;
   if (!settings.data) return <LoadingBlock label="Loading the e-mail settings" />;
