@@ -2,70 +2,27 @@
 // each column will be read, change that, check the file without writing anything, import it, and see each bad row
 // with what is wrong with it, with a file of the bad rows to fix and import again. The preview reads only the start of
 // the file, with the server's own CSV reader; the column mapping shown is sent with the file, so it is the one applied.
-import { useEffect, useId, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
-import { upload } from '../api/client';
+import { useId, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
 import { Icon } from '../components/Icon';
 import { Alert, Button, Card, PageHeader } from '../components/ui';
 import { LEAD_STATUSES, type LeadStatus } from '../api/types';
 import { LEAD_STATUS_LABEL, plural } from '../lib/format';
-import {
-  chooseField, FIELD_LABEL, formatBytes, IMPORT_FIELDS, IMPORT_MAX_BYTES, initialFields, mapEntries, mappingProblem,
-  type ImportField, refusalOf,
-} from '../lib/leadImport';
+import { chooseField, FIELD_LABEL, formatBytes, IMPORT_FIELDS, IMPORT_MAX_BYTES, type ImportField } from '../lib/leadImport';
 import { Link } from '../lib/router';
 import { useTitle } from '../lib/query';
 import '../styles/import.css';
-import { pickRowsInWorker, readChosen, type Chosen, type ImportResult, type Outcome, type Progress, type UnknownStatus } from './import/chosenFile';
 import { CsvPreviewCard, ImportError, JsonPreviewCard, ProgressMeter, ResultView } from './import/ImportViews';
+import { useLeadImport } from './import/useLeadImport';
 
 export function LeadImportPage() {
   useTitle('Import leads');
   const inputId = useId();
   const input = useRef<HTMLInputElement>(null);
-  const [chosen, setChosen] = useState<Chosen | null>(null);
-  const [reading, setReading] = useState(false);
-  const [refusal, setRefusal] = useState<string | null>(null);
-  const [fields, setFields] = useState<Array<ImportField | null>>([]);
-  const [dedupe, setDedupe] = useState(false);
-  // The file's status values that are not lead statuses, from the answers to checks (a value once mapped is no longer
-  // in an answer's warnings, and stays listed), and the status chosen for each: sent as statusMap=VALUE:STATUS.
-  const [unknownStatuses, setUnknownStatuses] = useState<UnknownStatus[]>([]);
-  const [statusMap, setStatusMap] = useState<Record<string, LeadStatus>>({});
-  const [progress, setProgress] = useState<Progress | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const {
+    chosen, reading, refusal, fields, setFields, dedupe, setDedupe, unknownStatuses, statusMap, setStatusMap, progress, error,
+    outcome, headers, mapping, blocked, busy, choose, send,
+  } = useLeadImport();
   const [dragging, setDragging] = useState(false);
-  const work = useRef<AbortController | null>(null);
-
-  useEffect(() => () => work.current?.abort(), []);
-
-  /** Forgets the answer of an earlier check: the file, the mapping or the options changed. */
-  const reset = () => {
-    work.current?.abort();
-    work.current = null;
-    setOutcome(null);
-    setError(null);
-    setProgress(null);
-  };
-
-  const choose = async (file: File | undefined) => {
-    if (!file) return;
-    reset();
-    setChosen(null);
-    setUnknownStatuses([]);
-    setStatusMap({});
-    const refused = refusalOf(file);
-    setRefusal(refused);
-    if (refused) return;
-    setReading(true);
-    try {
-      const read = await readChosen(file);
-      setChosen(read);
-      setFields(read.csv ? initialFields(read.csv, LEAD_STATUSES) : []);
-    } finally {
-      setReading(false);
-    }
-  };
 
   const onInput = (event: ChangeEvent<HTMLInputElement>) => {
     void choose(event.target.files?.[0]);
@@ -76,58 +33,6 @@ export function LeadImportPage() {
     event.preventDefault();
     setDragging(false);
     void choose(event.dataTransfer.files[0]);
-  };
-
-  const headers = chosen?.csv?.headers ?? [];
-  const mapping = chosen?.csv && !chosen.problem ? mappingProblem(headers, fields) : null;
-  const blocked = !chosen || chosen.problem !== null || mapping !== null;
-  const busy = progress !== null;
-
-  const send = async (dryRun: boolean) => {
-    if (!chosen || blocked) return;
-    reset();
-    const controller = new AbortController();
-    work.current = controller;
-    setProgress({ dryRun, sent: 0, total: chosen.file.size, uploaded: false });
-    let result: ImportResult;
-    try {
-      ({ body: result } = await upload('/api/v1/leads/import', chosen.file, {
-        contentType: chosen.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json',
-        query: {
-          dryRun,
-          dedupe: dedupe ? 'email' : undefined,
-          map: chosen.format === 'csv' ? mapEntries(headers, fields) : undefined,
-          statusMap: chosen.format === 'csv'
-            ? Object.entries(statusMap).map(([value, status]) => `${value}:${status}`)
-            : undefined,
-        },
-        signal: controller.signal,
-        onProgress: (sent, total) => setProgress({ dryRun, sent, total, uploaded: sent >= total }),
-      }));
-    } catch (caught) {
-      if (controller.signal.aborted) return;
-      setError(caught);
-      setProgress(null);
-      return;
-    }
-    if (controller.signal.aborted) return;
-    setProgress(null);
-    setOutcome({ result, rows: null, rowsError: null });
-    const unknown = result.warnings.filter((w) => w.field === 'status');
-    if (unknown.length > 0) {
-      setUnknownStatuses((known) => [
-        ...known,
-        ...unknown.filter((w) => !known.some((k) => k.value === w.value)).map(({ value, rows }) => ({ value, rows })),
-      ]);
-    }
-    if (result.errors.length === 0) return;
-    const rows = [...new Set(result.errors.map((e) => e.row))];
-    try {
-      const picked = await pickRowsInWorker({ file: chosen.file, format: chosen.format, rows }, controller.signal);
-      if (!controller.signal.aborted) setOutcome({ result, rows: picked, rowsError: null });
-    } catch (caught) {
-      if (!controller.signal.aborted) setOutcome({ result, rows: null, rowsError: caught instanceof Error ? caught.message : String(caught) });
-    }
   };
 
   const imported = outcome !== null && !outcome.result.dryRun;
@@ -198,7 +103,6 @@ export function LeadImportPage() {
                       value={fields[index] ?? ''}
                       disabled={busy}
                       onChange={(event) => {
-                        reset();
                         setFields(chooseField(fields, index, (event.target.value || null) as ImportField | null));
                       }}
                     >
@@ -236,7 +140,6 @@ export function LeadImportPage() {
                     value={statusMap[value.toUpperCase()] ?? ''}
                     disabled={busy}
                     onChange={(event) => {
-                      reset();
                       const { [value.toUpperCase()]: _dropped, ...others } = statusMap;
                       const status = event.target.value as LeadStatus | '';
                       setStatusMap(status ? { ...others, [value.toUpperCase()]: status } : others);
@@ -261,7 +164,7 @@ export function LeadImportPage() {
           {!imported && (
             <>
               <label className="checkbox import-option">
-                <input type="checkbox" checked={dedupe} disabled={busy} onChange={(event) => { reset(); setDedupe(event.target.checked); }} />
+                <input type="checkbox" checked={dedupe} disabled={busy} onChange={(event) => setDedupe(event.target.checked)} />
                 <span>
                   <span className="scope-name">Update existing leads with the same e-mail</span>
                   <span className="checkbox-help">A row whose e-mail (in any case) is a lead’s already here updates that lead instead of adding a second one; rows of the file with one e-mail make one lead.</span>
