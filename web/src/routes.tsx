@@ -6,9 +6,11 @@ import {
   createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect,
 } from '@tanstack/react-router';
 import type { AppPage, EntryPage } from '../../src/http/ui/app-pages.ts';
-import { LEAD_STATUSES } from './api/types';
+import { isUuid } from '../../src/domain/validation.ts';
+import { LEAD_STATUSES, type RunStatus } from './api/types';
 import { AppShell, AuthLayout } from './components/Layout';
 import { Button, EmptyState, LoadingBlock } from './components/ui';
+import { RUN_STATUS_LABEL } from './lib/format';
 import { leadSearch, readLeadView } from './lib/leadList';
 import { Redirect } from './lib/router';
 import { useSession, type SessionState } from './lib/session';
@@ -59,7 +61,8 @@ const plainSearch = {
     return text ? `?${text}` : '';
   },
 };
-const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+const RUN_STATUSES = Object.keys(RUN_STATUS_LABEL) as RunStatus[];
 
 // The way in: the root sends each state to its page; setup and sign-in send a signed-in person on.
 const indexRoute = createRoute({
@@ -144,11 +147,14 @@ const leadRoute = createRoute({
 const runsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/runs',
+  validateSearch: (search: Record<string, unknown>) => ({ status: RUN_STATUSES.find((status) => status === search.status) }),
   component: lazyRouteComponent(() => import('./pages/RunsPage'), 'RunsPage'),
 });
 const reviewRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/runs/review',
+  // The drafts of one batch, or every draft awaiting approval.
+  validateSearch: (search: Record<string, unknown>) => ({ batch: typeof search.batch === 'string' && isUuid(search.batch) ? search.batch : undefined }),
   component: lazyRouteComponent(() => import('./pages/ReviewPage'), 'ReviewPage'),
 });
 const batchRoute = createRoute({
@@ -200,6 +206,9 @@ const keysRoute = createRoute({
 const auditRoute = createRoute({
   getParentRoute: () => adminRoute,
   path: '/settings/audit',
+  validateSearch: (search: Record<string, unknown>) => ({
+    source: text(search.source), actor: text(search.actor), action: text(search.action), outcome: text(search.outcome),
+  }),
   staticData: { admin: { title: 'Audit log', what: 'the audit log', description: 'Who changed what, and when: every write through the API, the web app and the command line.' } },
   component: lazyRouteComponent(() => import('./pages/settings/AuditPage'), 'AuditPage'),
 });

@@ -22,11 +22,13 @@ export function useRouter(): RouterValue {
   return useMemo(() => ({ pathname, search: searchStr, navigate }), [pathname, searchStr, navigate]);
 }
 
-/** The query string as an object, and a setter that replaces the history entry (filters are not pages). */
-export function useSearchParams(): [URLSearchParams, (next: Record<string, string | null>) => void] {
+/**
+ * Changes some parameters of the query string (null or '' removes one), replacing the history entry: filters are not
+ * pages. A page reads them typed, as its route's `validateSearch` made them (web/src/routes.tsx).
+ */
+export function useSearchUpdate(): (next: Record<string, string | null>) => void {
   const { search, pathname, navigate } = useRouter();
-  const params = useMemo(() => new URLSearchParams(search), [search]);
-  const update = useCallback((next: Record<string, string | null>) => {
+  return useCallback((next: Record<string, string | null>) => {
     const merged = new URLSearchParams(search);
     for (const [name, value] of Object.entries(next)) {
       if (value === null || value === '') merged.delete(name);
@@ -35,7 +37,6 @@ export function useSearchParams(): [URLSearchParams, (next: Record<string, strin
     const text = merged.toString();
     navigate(`${pathname}${text ? `?${text}` : ''}`, { replace: true });
   }, [search, pathname, navigate]);
-  return [params, update];
 }
 
 type LinkProps = AnchorHTMLAttributes<HTMLAnchorElement> & { to: string; children: ReactNode };

@@ -2,6 +2,7 @@
 // each with its lead, recipient, subject, body and grounding verdict. A decision moves on to the next draft.
 // Everything is a button; the keyboard shortcuts (shown beside the draft) never fire while a field or a dialog has
 // the focus.
+import { getRouteApi } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client';
 import type { Lead, Run, WriterOutput } from '../api/types';
@@ -13,11 +14,11 @@ import {
   approveChoices, APPROVE_KEY_LABEL, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver,
 } from '../lib/delivery';
 import { formatNumber, plural } from '../lib/format';
-import { Link, useRouter, useSearchParams } from '../lib/router';
+import { Link, useRouter } from '../lib/router';
 import { useApiQuery, useTitle } from '../lib/query';
 import { RejectDialog } from './run/RejectDialog';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const route = getRouteApi('/_app/runs/review');
 /** While nothing awaits, the queue looks for new drafts this often. */
 const EMPTY_POLL_MS = 5000;
 
@@ -40,8 +41,7 @@ function typingIn(target: EventTarget | null): boolean {
 
 export function ReviewPage() {
   useTitle('Review drafts');
-  const [params] = useSearchParams();
-  const batch = UUID.test(params.get('batch') ?? '') ? params.get('batch') : null;
+  const batch = route.useSearch().batch ?? null;
   const { navigate } = useRouter();
   const toast = useToast();
 

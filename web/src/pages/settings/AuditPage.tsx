@@ -1,15 +1,17 @@
 // Settings / Audit log (admins only): every change made through the API, the UI or the command line, filtered
 // by source, actor, action and outcome; older entries load through the Link cursor.
+import { getRouteApi } from '@tanstack/react-router';
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError } from '../../api/client';
 import type { AuditEntry } from '../../api/types';
-import { Badge, Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, type Tone } from '../../components/ui';
+import { Badge, Button, EmptyState, ErrorAlert, LoadingBlock, type Tone } from '../../components/ui';
 import { batchPath } from '../../lib/batch';
 import { displayName, formatDateTime, formatRelative, shortId } from '../../lib/format';
-import { Link, useSearchParams } from '../../lib/router';
-import { useSignedIn } from '../../lib/session';
-import { useApiQuery, useTitle } from '../../lib/query';
+import { Link, useSearchUpdate } from '../../lib/router';
+import { useApiQuery } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
+
+const route = getRouteApi('/_app/_admin/settings/audit');
 
 const SOURCES = [['api', 'API key'], ['ui', 'Web app'], ['cli', 'Command line'], ['system', 'System']] as const;
 const OUTCOMES = [['success', 'Success'], ['failure', 'Failure'], ['denied', 'Denied'], ['replayed', 'Replayed']] as const;
@@ -20,8 +22,9 @@ const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'lead.imported', 'lead.de
 
 /** Admins only: the header and the guard are the route's (AdminGate). */
 export function AuditPage() {
-  const [params, setParams] = useSearchParams();
-  const filters = { source: params.get('source') ?? '', actor: params.get('actor') ?? '', action: params.get('action') ?? '', outcome: params.get('outcome') ?? '' };
+  const search = route.useSearch();
+  const filters = { source: search.source ?? '', actor: search.actor ?? '', action: search.action ?? '', outcome: search.outcome ?? '' };
+  const setParams = useSearchUpdate();
   const [actionText, setActionText] = useState(filters.action);
   const [entries, setEntries] = useState<AuditEntry[] | null>(null);
   const [next, setNext] = useState<string | null>(null);

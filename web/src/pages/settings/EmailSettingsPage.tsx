@@ -6,10 +6,10 @@
 import { useEffect, useState } from 'react';
 import { api, ApiError, type RequestOf, type ResponseOf } from '../../api/client';
 import { useToast } from '../../components/Toast';
-import { Alert, Badge, Button, Card, ErrorAlert, Field, LoadingBlock, PageHeader } from '../../components/ui';
+import { Alert, Badge, Button, Card, ErrorAlert, Field, LoadingBlock } from '../../components/ui';
 import { isEmail, useFormSubmit } from '../../lib/forms';
 import { useSignedIn } from '../../lib/session';
-import { useApiQuery, useTitle } from '../../lib/query';
+import { useApiQuery } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
 
 type MailSettings = ResponseOf<'get', '/ui/api/settings/email'>;

@@ -7,11 +7,10 @@ import { Dialog } from '../../components/Dialog';
 import { FormDialog } from '../../components/FormDialog';
 import { Icon } from '../../components/Icon';
 import { useToast } from '../../components/Toast';
-import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
+import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, RelativeTime } from '../../components/ui';
 import { displayName, formatDateTime } from '../../lib/format';
 import { useFormSubmit } from '../../lib/forms';
-import { useSignedIn } from '../../lib/session';
-import { useApiQuery, useTitle } from '../../lib/query';
+import { useApiQuery } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
 
 const SCOPE_HELP: Record<Scope, string> = {

@@ -7,10 +7,9 @@ import type { ResponseOf } from '../../api/client';
 import { Dialog } from '../../components/Dialog';
 import { FormDialog } from '../../components/FormDialog';
 import { useToast } from '../../components/Toast';
-import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
+import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, RelativeTime } from '../../components/ui';
 import { useFormSubmit } from '../../lib/forms';
-import { useSignedIn } from '../../lib/session';
-import { useApiQuery, useTitle } from '../../lib/query';
+import { useApiQuery } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
 
 type Endpoint = ResponseOf<'get', '/api/v1/webhooks'>['data'][number];
