@@ -3,7 +3,7 @@
 // reset link, anyone. Each rule is one route's `beforeLoad` or layout, not repeated page by page; pages are loaded
 // when first opened. The paths are the list the server serves the app at (src/http/ui/app-pages.ts), checked below.
 import {
-  createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect,
+  createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect, type RouteComponent, type StaticDataRouteOption,
 } from '@tanstack/react-router';
 import type { AppPage, EntryPage } from '../../src/http/ui/app-pages.ts';
 import { isUuid } from '../../src/domain/validation.ts';
@@ -124,6 +124,12 @@ const appRoute = createRoute({
   },
 });
 
+/** A page of the app, loaded when first opened. */
+const appPage = <P extends string>(path: P, component: RouteComponent) => createRoute({ getParentRoute: () => appRoute, path, component });
+/** A page about one thing: a new one (another id) is a new page, not the old one's state with a new id. */
+const pageAbout = <P extends `${string}$id${string}`>(path: P, component: RouteComponent) =>
+  createRoute({ getParentRoute: () => appRoute, path, component, remountDeps: ({ params }: { params: { id: string } }) => params.id });
+
 const leadsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/leads',
@@ -131,19 +137,8 @@ const leadsRoute = createRoute({
   validateSearch: (search: Record<string, unknown>) => leadSearch(readLeadView(plainSearch.stringify(search), LEAD_STATUSES)),
   component: lazyRouteComponent(() => import('./pages/LeadsPage'), 'LeadsPage'),
 });
-const leadImportRoute = createRoute({
-  getParentRoute: () => appRoute,
-  path: '/leads/import',
-  component: lazyRouteComponent(() => import('./pages/LeadImportPage'), 'LeadImportPage'),
-});
-/** A page about one thing: a new one (another id) is a new page, not the old one's state with a new id. */
-const byId = ({ params }: { params: { id: string } }) => params.id;
-const leadRoute = createRoute({
-  getParentRoute: () => appRoute,
-  path: '/leads/$id',
-  remountDeps: byId,
-  component: lazyRouteComponent(() => import('./pages/LeadPage'), 'LeadPage'),
-});
+const leadImportRoute = appPage('/leads/import', lazyRouteComponent(() => import('./pages/LeadImportPage'), 'LeadImportPage'));
+const leadRoute = pageAbout('/leads/$id', lazyRouteComponent(() => import('./pages/LeadPage'), 'LeadPage'));
 const runsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/runs',
@@ -157,39 +152,12 @@ const reviewRoute = createRoute({
   validateSearch: (search: Record<string, unknown>) => ({ batch: typeof search.batch === 'string' && isUuid(search.batch) ? search.batch : undefined }),
   component: lazyRouteComponent(() => import('./pages/ReviewPage'), 'ReviewPage'),
 });
-const batchRoute = createRoute({
-  getParentRoute: () => appRoute,
-  path: '/runs/batches/$id',
-  remountDeps: byId,
-  component: lazyRouteComponent(() => import('./pages/BatchPage'), 'BatchPage'),
-});
-const runRoute = createRoute({
-  getParentRoute: () => appRoute,
-  path: '/runs/$id',
-  remountDeps: byId,
-  component: lazyRouteComponent(() => import('./pages/RunPage'), 'RunPage'),
-});
-const traceRoute = createRoute({
-  getParentRoute: () => appRoute,
-  path: '/runs/$id/trace',
-  remountDeps: byId,
-  component: lazyRouteComponent(() => import('./pages/TracePage'), 'TracePage'),
-});
-const membersRoute = createRoute({
-  getParentRoute: () => appRoute,
-  path: '/settings/members',
-  component: lazyRouteComponent(() => import('./pages/settings/MembersPage'), 'MembersPage'),
-});
-const usageRoute = createRoute({
-  getParentRoute: () => appRoute,
-  path: '/settings/usage',
-  component: lazyRouteComponent(() => import('./pages/settings/UsagePage'), 'UsagePage'),
-});
-const profileRoute = createRoute({
-  getParentRoute: () => appRoute,
-  path: '/settings/profile',
-  component: lazyRouteComponent(() => import('./pages/settings/ProfilePage'), 'ProfilePage'),
-});
+const batchRoute = pageAbout('/runs/batches/$id', lazyRouteComponent(() => import('./pages/BatchPage'), 'BatchPage'));
+const runRoute = pageAbout('/runs/$id', lazyRouteComponent(() => import('./pages/RunPage'), 'RunPage'));
+const traceRoute = pageAbout('/runs/$id/trace', lazyRouteComponent(() => import('./pages/TracePage'), 'TracePage'));
+const membersRoute = appPage('/settings/members', lazyRouteComponent(() => import('./pages/settings/MembersPage'), 'MembersPage'));
+const usageRoute = appPage('/settings/usage', lazyRouteComponent(() => import('./pages/settings/UsagePage'), 'UsagePage'));
+const profileRoute = appPage('/settings/profile', lazyRouteComponent(() => import('./pages/settings/ProfilePage'), 'ProfilePage'));
 
 // Admins only: a member sees the page's header and who to ask, never the data (AdminGate).
 const adminRoute = createRoute({
@@ -197,12 +165,11 @@ const adminRoute = createRoute({
   id: '_admin',
   component: AdminGate,
 });
-const keysRoute = createRoute({
-  getParentRoute: () => adminRoute,
-  path: '/settings/keys',
-  staticData: { admin: { title: 'API keys', what: 'API keys', description: 'Keys let your own tools use the leadrun API. Each key belongs to this workspace and carries only the scopes you give it.' } },
-  component: lazyRouteComponent(() => import('./pages/settings/KeysPage'), 'KeysPage'),
-});
+type AdminPage = NonNullable<StaticDataRouteOption['admin']>;
+const adminPage = <P extends string>(path: P, admin: AdminPage, component: RouteComponent) =>
+  createRoute({ getParentRoute: () => adminRoute, path, staticData: { admin }, component });
+const keysRoute = adminPage('/settings/keys', { title: 'API keys', what: 'API keys', description: 'Keys let your own tools use the leadrun API. Each key belongs to this workspace and carries only the scopes you give it.' },
+  lazyRouteComponent(() => import('./pages/settings/KeysPage'), 'KeysPage'));
 const auditRoute = createRoute({
   getParentRoute: () => adminRoute,
   path: '/settings/audit',
@@ -212,18 +179,10 @@ const auditRoute = createRoute({
   staticData: { admin: { title: 'Audit log', what: 'the audit log', description: 'Who changed what, and when: every write through the API, the web app and the command line.' } },
   component: lazyRouteComponent(() => import('./pages/settings/AuditPage'), 'AuditPage'),
 });
-const emailRoute = createRoute({
-  getParentRoute: () => adminRoute,
-  path: '/settings/email',
-  staticData: { admin: { title: 'E-mail', what: 'the e-mail settings', description: 'How approved drafts leave leadrun: sent over your SMTP server, or saved to the sender\'s mailbox over IMAP, where replies are found too.' } },
-  component: lazyRouteComponent(() => import('./pages/settings/EmailSettingsPage'), 'EmailSettingsPage'),
-});
-const webhooksRoute = createRoute({
-  getParentRoute: () => adminRoute,
-  path: '/settings/webhooks',
-  staticData: { admin: { title: 'Webhooks', what: 'webhooks', description: 'leadrun POSTs events to your endpoints as they happen, signed as Standard Webhooks, and retries when they fail: over a day, by default.' } },
-  component: lazyRouteComponent(() => import('./pages/settings/WebhooksPage'), 'WebhooksPage'),
-});
+const emailRoute = adminPage('/settings/email', { title: 'E-mail', what: 'the e-mail settings', description: 'How approved drafts leave leadrun: sent over your SMTP server, or saved to the sender\'s mailbox over IMAP, where replies are found too.' },
+  lazyRouteComponent(() => import('./pages/settings/EmailSettingsPage'), 'EmailSettingsPage'));
+const webhooksRoute = adminPage('/settings/webhooks', { title: 'Webhooks', what: 'webhooks', description: 'leadrun POSTs events to your endpoints as they happen, signed as Standard Webhooks, and retries when they fail: over a day, by default.' },
+  lazyRouteComponent(() => import('./pages/settings/WebhooksPage'), 'WebhooksPage'));
 
 const entryPages = [setupRoute, signInRoute, resetPasswordRoute] as const;
 const adminPages = [keysRoute, auditRoute, emailRoute, webhooksRoute] as const;
