@@ -210,6 +210,8 @@ export interface RunEventsTable {
   input_tokens: number | null;
   output_tokens: number | null;
   error: string | null;
+  /** A step.retrying put off by the model provider, not a failed attempt (migration 0025). */
+  deferred: Generated<boolean>;
   occurred_at: Date;
 }
 

@@ -21,6 +21,8 @@ export interface RunEventInput {
   model?: string | null;
   usage?: { inputTokens: number; outputTokens: number } | null;
   error?: string | null;
+  /** step.retrying only: the provider asked to wait; no attempt failed. */
+  deferred?: boolean;
   at: Date;
 }
 
@@ -38,6 +40,7 @@ export async function recordEvent(trx: Kysely<DB>, event: RunEventInput): Promis
     input_tokens: event.usage?.inputTokens ?? null,
     output_tokens: event.usage?.outputTokens ?? null,
     error: event.error ?? null,
+    deferred: event.deferred ?? false,
     occurred_at: event.at,
   }).execute();
   await sql`SELECT pg_notify(${RUN_EVENTS_CHANNEL}, ${event.runId})`.execute(trx);
@@ -79,6 +82,7 @@ export interface RunEvent {
   model: string | null;
   usage: { inputTokens: number; outputTokens: number } | null;
   error: string | null;
+  deferred: boolean;
   at: string;
 }
 
@@ -104,6 +108,7 @@ function toEvent(r: EventRow): RunEvent {
     model: r.model,
     usage: r.input_tokens === null && r.output_tokens === null ? null : { inputTokens: r.input_tokens ?? 0, outputTokens: r.output_tokens ?? 0 },
     error: r.error,
+    deferred: r.deferred,
     at: r.occurred_at.toISOString(),
   };
 }
@@ -126,10 +131,10 @@ export async function readRunProgress(db: Kysely<DB>, workspaceId: string, runId
     ${prepare}SELECT r.status,
            EXISTS (SELECT 1 FROM email_deliveries d WHERE d.run_id = r.id AND d.status IN ('QUEUED', 'DELIVERING')) AS delivering,
            e.seq, e.type, e.node, e.attempt, e.duration_ms, e.engine, e.model, e.input_tokens, e.output_tokens,
-           e.error, e.occurred_at
+           e.error, e.deferred, e.occurred_at
     FROM runs r
     LEFT JOIN LATERAL (
-      SELECT seq, type, node, attempt, duration_ms, engine, model, input_tokens, output_tokens, error, occurred_at
+      SELECT seq, type, node, attempt, duration_ms, engine, model, input_tokens, output_tokens, error, deferred, occurred_at
       FROM run_events WHERE run_id = r.id AND workspace_id = r.workspace_id AND seq > ${after}::bigint
       ORDER BY seq LIMIT ${limit}::int) e ON true
     WHERE r.workspace_id = ${workspaceId} AND r.id = ${runId}

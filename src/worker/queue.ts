@@ -405,7 +405,7 @@ export async function retryStepLater(
       .where('id', '=', job.runId).execute();
     await spendTokens(trx, job.runId, cost.usage);
     await recordEvent(trx, {
-      runId: job.runId, workspaceId: job.workspaceId, type: 'step.retrying', node, attempt, error,
+      runId: job.runId, workspaceId: job.workspaceId, type: 'step.retrying', node, attempt, error, deferred: !counted,
       durationMs: cost.durationMs, engine: cost.engine, model: cost.model, usage: cost.usage, at: now,
     });
   });

@@ -191,7 +191,7 @@ for (const kind of BACKENDS) {
       const all = await t.api('GET', `/api/v1/runs/${run.id}/events`, { key });
       assert.equal(all.status, 200, all.text);
       assert.equal(all.json.data.length, 10);
-      assert.deepEqual(Object.keys(all.json.data[0]).sort(), ['at', 'attempt', 'durationMs', 'engine', 'error', 'id', 'model', 'node', 'type', 'usage']);
+      assert.deepEqual(Object.keys(all.json.data[0]).sort(), ['at', 'attempt', 'deferred', 'durationMs', 'engine', 'error', 'id', 'model', 'node', 'type', 'usage']);
       const fifth = all.json.data[4].id;
       const later = await t.api('GET', `/api/v1/runs/${run.id}/events?after=${fifth}`, { key });
       assert.deepEqual(later.json.data, all.json.data.slice(5));

@@ -4,7 +4,7 @@
 // are per context), and its `close` closes them, not the browser, which goes when the process's tests are done.
 import { after } from 'node:test';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
-import { launchChromium } from './support.ts';
+import { launchChromium, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
 
 /** What a test file does with the browser: contexts and pages of its own, all closed by `close`. */
 export interface TestBrowser {
@@ -51,6 +51,45 @@ export async function launchBrowser(): Promise<TestBrowser> {
     },
     async close() {
       await Promise.all([...contexts].map((context) => context.close()));
+    },
+  };
+}
+
+/** What `openWebUi` opens for a test file: a leadrun, a browser with a page in a context, and an admin signed in. */
+export interface WebUi {
+  server: Leadrun;
+  browser: TestBrowser;
+  context: BrowserContext;
+  page: Page;
+  /** Every console error of `page` (a test asserts it stays empty). */
+  consoleErrors: string[];
+  /** The admin of the workspace set up through the API (`signedIn`), with the context's cookies; null otherwise. */
+  client: SessionClient | null;
+  /** Closes the browser's contexts and stops the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * The set-up of a browser test file: `leadrun serve` (its environment and options), the browser, a context (its
+ * options; 1280×900 unless given), a page whose console is watched, and, unless `signedIn: false`, the workspace set up
+ * through the API with the context signed in as its admin.
+ */
+export async function openWebUi({ env = {}, server: serverOptions = { storage: 'postgres' }, context: contextOptions = {}, signedIn = true }: {
+  env?: Record<string, string>;
+  server?: Parameters<typeof startLeadrun>[1];
+  context?: BrowserContextOptions;
+  signedIn?: boolean;
+} = {}): Promise<WebUi> {
+  const server = await startLeadrun(env, serverOptions);
+  const browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...contextOptions });
+  const client = signedIn ? await SessionClient.setUp(context, server.url) : null;
+  const page = await context.newPage();
+  return {
+    server, browser, context, page, client, consoleErrors: watchConsole(page),
+    async close() {
+      await browser.close();
+      await server.stop();
     },
   };
 }

@@ -5,31 +5,27 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
-import { browserUnavailable, SessionClient, startLeadrun, TRANSCRIPT, watchConsole, type Leadrun } from './support.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { browserUnavailable, SessionClient, TRANSCRIPT, type Leadrun } from './support.ts';
+import { openWebUi, type WebUi } from './browser.ts';
 
 describe('approve and send in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let smtp: TestSmtpServer;
   let server: Leadrun;
-  let browser: TestBrowser;
   let page: Page;
   let client: SessionClient;
   let consoleErrors: string[];
 
+  let ui: WebUi;
   before(async () => {
     smtp = await startSmtpServer();
-    server = await startLeadrun({
+    ui = await openWebUi({ env: {
       SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>', ALLOW_PRIVATE_HOSTS: 'true',
-    }, { storage: 'postgres' });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    client = await SessionClient.setUp(context, server.url);
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    } });
+    ({ server, page, consoleErrors } = ui);
+    client = ui.client!;
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await ui?.close();
     await smtp?.close();
   });
 

@@ -8,9 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { pipelineMs } from '../../web/src/lib/pipeline.ts';
 import {
-  browserUnavailable, parseDuration, SessionClient, showsDuration, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
+  browserUnavailable, parseDuration, SessionClient, showsDuration, TRANSCRIPT, waitFor, type Leadrun,
 } from './support.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { openWebUi, type TestBrowser, type WebUi } from './browser.ts';
 
 const VIEW = { viewport: { width: 1280, height: 900 }, locale: 'en-US' };
 
@@ -32,16 +32,13 @@ describe('details of the web UI', { skip: browserUnavailable() ?? false }, () =>
   let consoleErrors: string[];
   let run: any;
 
+  let ui: WebUi;
   before(async () => {
-    server = await startLeadrun({}, { storage: 'postgres' });
-    browser = await launchBrowser();
-    context = await browser.newContext(VIEW);
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    ui = await openWebUi({ context: VIEW, signedIn: false });
+    ({ server, page, consoleErrors, context, browser } = ui);
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await ui?.close();
   });
 
   it('opens signed out, at first run and at sign-in, with no failed request and no console error', async () => {

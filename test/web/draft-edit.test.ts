@@ -4,27 +4,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { ADMIN, browserUnavailable, SessionClient, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun } from './support.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { ADMIN, browserUnavailable, SessionClient, TRANSCRIPT, waitFor, type Leadrun } from './support.ts';
+import { openWebUi, type WebUi } from './browser.ts';
 
 describe('editing a draft in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: TestBrowser;
   let page: Page;
   let client: SessionClient;
   let consoleErrors: string[];
 
+  let ui: WebUi;
   before(async () => {
-    server = await startLeadrun({}, { storage: 'postgres' });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    client = await SessionClient.setUp(context, server.url);
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    ui = await openWebUi();
+    ({ server, page, consoleErrors } = ui);
+    client = ui.client!;
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await ui?.close();
   });
 
   it('edit subject, recipient and body in place → verdict → versions side by side → approve; the phone does not scroll sideways', async () => {

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { browserUnavailable, SessionClient, startLeadrun, waitFor, watchConsole, type Leadrun } from './support.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { browserUnavailable, SessionClient, waitFor, type Leadrun } from './support.ts';
+import { openWebUi, type TestBrowser, type WebUi } from './browser.ts';
 
 const SMTP_PASSWORD = 'smtp app password 5e1f';
 const IMAP_PASSWORD = 'imap app password 93ca';
@@ -19,18 +19,15 @@ describe('Settings / E-mail in the web UI', { skip: browserUnavailable() ?? fals
   let admin: SessionClient;
   let consoleErrors: string[];
 
+  let ui: WebUi;
   before(async () => {
-    server = await startLeadrun({}, { storage: 'postgres' });
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    ui = await openWebUi({ signedIn: false });
+    ({ server, page, consoleErrors, browser, context } = ui);
     admin = await SessionClient.setUp(context, server.url);
     await admin.ok('POST', '/ui/api/members', { name: 'Mo Chen', email: 'mo@acme.test', role: 'MEMBER', password: 'a long member password' });
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await ui?.close();
   });
 
   it('lets an admin fill SMTP and IMAP, refuses a host with a scheme, saves, and shows the passwords as saved after a reload', async () => {

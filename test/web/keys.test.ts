@@ -4,27 +4,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { ADMIN, browserUnavailable, startLeadrun, submitSetupForm, waitFor, watchConsole, type Leadrun } from './support.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { ADMIN, browserUnavailable, submitSetupForm, waitFor, type Leadrun } from './support.ts';
+import { openWebUi, type WebUi } from './browser.ts';
 
 describe('API keys in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let consoleErrors: string[];
 
+  let ui: WebUi;
   before(async () => {
-    server = await startLeadrun();
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    ui = await openWebUi({ server: {}, context: { viewport: { width: 1280, height: 860 } }, signedIn: false });
+    ({ server, page, consoleErrors } = ui);
+    await ui.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await ui?.close();
   });
 
   it('first run → create a key → use it → last used shows → revoke it → the key is refused', async () => {

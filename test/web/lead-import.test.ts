@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { parse } from 'csv-parse/sync';
 import { readCsvRecords } from '../../src/domain/csv-records.ts';
-import { browserUnavailable, SessionClient, startLeadrun, watchConsole, type Leadrun } from './support.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { browserUnavailable, SessionClient, type Leadrun } from './support.ts';
+import { openWebUi, type WebUi } from './browser.ts';
 
 const ROWS = 2_000;
 /** Lead i is on spreadsheet row i + 1 (the header is row 1); a cell over two lines leaves it one row. */
@@ -38,7 +38,6 @@ function spreadsheet(): Buffer {
 
 describe('importing leads in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let client: SessionClient;
@@ -46,20 +45,17 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
   /** Every request the page sends to the import. */
   const imports: string[] = [];
 
+  let ui: WebUi;
   before(async () => {
-    server = await startLeadrun({}, { storage: 'postgres' });
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    client = await SessionClient.setUp(context, server.url);
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    ui = await openWebUi({ context: { acceptDownloads: true } });
+    ({ server, page, consoleErrors, context } = ui);
+    client = ui.client!;
     page.on('request', (request) => {
       if (request.url().includes('/api/v1/leads/import')) imports.push(request.url());
     });
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await ui?.close();
   });
 
   const count = async () => (await client.ok('GET', '/api/v1/leads/count')).count as number;

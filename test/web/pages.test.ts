@@ -6,29 +6,25 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { APP_PAGES } from '../../src/http/ui/app-pages.ts';
-import { browserUnavailable, SessionClient, startLeadrun, TRANSCRIPT, watchConsole, type Leadrun } from './support.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { browserUnavailable, SessionClient, TRANSCRIPT, type Leadrun } from './support.ts';
+import { openWebUi, type WebUi } from './browser.ts';
 
 describe("the web UI's pages on a reload", { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let client: SessionClient;
   let consoleErrors: string[];
 
+  let ui: WebUi;
   before(async () => {
     // Without a worker: the run and the batch stay queued, which is all a page needs to open.
-    server = await startLeadrun({}, { args: ['--no-worker'], storage: 'postgres' });
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    ui = await openWebUi({ server: { args: ['--no-worker'], storage: 'postgres' }, context: { viewport: { width: 1280, height: 800 } }, signedIn: false });
+    ({ server, page, consoleErrors, context } = ui);
     client = await SessionClient.setUp(context, server.url);
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await ui?.close();
   });
 
   it('opens every page of the router on a reload, with the HTML of the app and a 200', async () => {

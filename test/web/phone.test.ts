@@ -9,9 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { pipelineMs } from '../../web/src/lib/pipeline.ts';
 import {
-  ADMIN, browserUnavailable, parseDuration, SessionClient, showsDuration, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
+  ADMIN, browserUnavailable, parseDuration, SessionClient, showsDuration, TRANSCRIPT, waitFor, watchConsole, type Leadrun,
 } from './support.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { openWebUi, type TestBrowser, type WebUi } from './browser.ts';
 
 const PHONE = { width: 390, height: 844 };
 const LAPTOP = { width: 1280, height: 800 };
@@ -128,16 +128,13 @@ describe('the web UI on a phone (390×844)', { skip: browserUnavailable() ?? fal
   let run: any;
   let pages: Array<[string, (p: Page) => Promise<unknown>]>;
 
+  let ui: WebUi;
   before(async () => {
-    server = await startLeadrun();
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 1, isMobile: true, hasTouch: true });
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    ui = await openWebUi({ server: {}, context: { viewport: PHONE, deviceScaleFactor: 1, isMobile: true, hasTouch: true }, signedIn: false });
+    ({ server, page, consoleErrors, context, browser } = ui);
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await ui?.close();
   });
 
   it('fits first-run setup', async () => {

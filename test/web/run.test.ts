@@ -4,30 +4,26 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { browserUnavailable, SessionClient, startCompanySite, startLeadrun, TRANSCRIPT, waitFor, watchConsole, type Leadrun, type Site } from './support.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { browserUnavailable, SessionClient, startCompanySite, TRANSCRIPT, waitFor, type Leadrun, type Site } from './support.ts';
+import { openWebUi, type WebUi } from './browser.ts';
 
 describe('a run in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
   let site: Site;
-  let browser: TestBrowser;
   let page: Page;
   let client: SessionClient;
   let consoleErrors: string[];
 
+  let ui: WebUi;
   before(async () => {
     // The website answers slowly, so RESEARCH is seen running before it completes.
     site = await startCompanySite({ delayMs: 1500 });
-    server = await startLeadrun({}, { storage: 'postgres' });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    client = await SessionClient.setUp(context, server.url);
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    ui = await openWebUi();
+    ({ server, page, consoleErrors } = ui);
+    client = ui.client!;
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await ui?.close();
     await site?.close();
   });
 

@@ -6,30 +6,26 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
-import { browserUnavailable, SessionClient, startLeadrun, waitFor, watchConsole, type Leadrun } from './support.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { browserUnavailable, SessionClient, waitFor, type Leadrun } from './support.ts';
+import { openWebUi, type WebUi } from './browser.ts';
 
 describe('webhooks in the web UI', { skip: browserUnavailable() ?? false }, () => {
   let server: Leadrun;
-  let browser: TestBrowser;
   let context: BrowserContext;
   let page: Page;
   let consoleErrors: string[];
   let receiver: WebhookReceiver;
 
+  let ui: WebUi;
   before(async () => {
     receiver = await startWebhookReceiver();
-    server = await startLeadrun({ ALLOW_PRIVATE_HOSTS: 'true' }, { storage: 'postgres' });
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-    page = await context.newPage();
-    consoleErrors = watchConsole(page);
+    ui = await openWebUi({ env: { ALLOW_PRIVATE_HOSTS: 'true' }, context: { viewport: { width: 1280, height: 860 } }, signedIn: false });
+    ({ server, page, consoleErrors, context } = ui);
+    await ui.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     await SessionClient.setUp(context, server.url);
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await ui?.close();
     await receiver?.close();
   });
 

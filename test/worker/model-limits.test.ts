@@ -117,7 +117,7 @@ for (const kind of BACKENDS) {
       for (const runId of runIds) await assertFinishedOnce(t.database.db, runId);
     }
 
-    const retries = (runIds: string[]) => t.database.db.selectFrom('run_events').select(['node', 'error'])
+    const retries = (runIds: string[]) => t.database.db.selectFrom('run_events').select(['node', 'error', 'deferred'])
       .where('run_id', 'in', runIds).where('type', '=', 'step.retrying').execute();
 
     /**
@@ -149,6 +149,7 @@ for (const kind of BACKENDS) {
       assert.equal(slots.granted.length, llm.requests.length, 'every call took a slot');
       const retried = await retries(runIds);
       assert.equal(retried.length, 1, 'one step put off, for the one 429');
+      assert.equal(retried[0]!.deferred, true, 'the event says the step was put off, not failed');
       assert.match(retried[0]!.error!, /^waiting on the model provider, not counted as an attempt \(put off since .*\): .*429 Too Many Requests.*retry after 2 s/);
       const marks = await t.database.db.selectFrom('run_steps').select('put_off_since').where('run_id', 'in', runIds).execute();
       assert.ok(marks.every((m) => m.put_off_since === null), 'a completed step keeps no put-off mark');

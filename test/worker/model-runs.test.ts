@@ -78,6 +78,7 @@ describe('runs on the model engine (pglite)', () => {
     assert.equal(retries.length, 2);
     assert.match(retries[0].error, /429/);
     assert.match(retries[1].error, /schema|JSON/i);
+    assert.equal(retries[1].deferred, false, 'a failed attempt is no step put off');
     assert.equal(done.tokensUsed, 500 /* the malformed answer */ + 3 * 500 /* ANALYSIS, STRATEGY, WRITER */, 'every token spent is counted');
   });
 

@@ -29,6 +29,8 @@ export type AppPage = (typeof APP_PAGES)[number];
 /** The pages outside the app's frame: the root, first-run setup, sign-in and the password reset link. */
 export const ENTRY_PAGES = ['/', '/setup', '/signin', '/reset-password'] as const;
 
+export type EntryPage = (typeof ENTRY_PAGES)[number];
+
 /**
  * Paths that belong to the API, its reference (/docs/) or to the build's files, where a miss is an error for a
  * program, not a page for a person: they keep the JSON problem; any other unknown GET gets the app, which shows its

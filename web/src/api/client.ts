@@ -1,6 +1,8 @@
-// The UI's one way to talk to leadrun. Paths, parameters, bodies and answers are typed from schema.d.ts, which
-// `npm run gen:api` writes from the server's own OpenAPI document, so a changed route breaks the build here.
-// Every non-GET request carries the session's CSRF token; every error answer becomes an ApiError.
+// The UI's one way to talk to leadrun: openapi-fetch over schema.d.ts, which `npm run gen:api` writes from the server's
+// own OpenAPI document (the /ui/api/* routes are in it too), so a changed route breaks the build here. `api.get(path,
+// { params, query })` and so on answer the body or throw an ApiError for an error answer; every non-GET request carries
+// the session's CSRF token.
+import createClient from 'openapi-fetch';
 import type { paths } from './schema';
 
 export type Paths = paths;
@@ -92,6 +94,13 @@ export function normaliseField(field: string): string {
 
 let csrfToken: string | null = null;
 const unauthorizedListeners = new Set<() => void>();
+const changeListeners = new Set<() => void>();
+
+/** Called after each change the server accepted, so that what was read before it is read again (lib/query.ts). */
+export function onChange(listener: () => void): () => void {
+  changeListeners.add(listener);
+  return () => changeListeners.delete(listener);
+}
 
 /** The token every non-GET request must carry; set from the Session when signed in, cleared on sign-out. */
 export function setCsrfToken(token: string | null): void {
@@ -104,20 +113,6 @@ export function onUnauthorized(listener: () => void): () => void {
   return () => unauthorizedListeners.delete(listener);
 }
 
-function buildUrl(path: string, params: Record<string, string> | undefined, query: Record<string, unknown> | undefined): string {
-  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const value = params?.[name];
-    if (value === undefined) throw new Error(`${path}: no value for {${name}}`);
-    return encodeURIComponent(value);
-  });
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(query ?? {})) {
-    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
-  }
-  const text = search.toString();
-  return text ? `${filled}?${text}` : filled;
-}
-
 /** The `cursor` parameter of the rel="next" link in a Link header. */
 export function nextCursor(link: string | null): string | null {
   if (!link) return null;
@@ -128,39 +123,46 @@ export function nextCursor(link: string | null): string | null {
   return null;
 }
 
+const NO_CONNECTION = {
+  code: 'network',
+  title: 'No connection',
+  detail: 'leadrun could not be reached. Check your connection and try again.',
+};
+
+// openapi-fetch does the requests; the paths and methods it takes are the generated ones.
+const client = createClient<Paths>({ credentials: 'same-origin', headers: { accept: 'application/json' } });
+client.use({
+  onRequest({ request }) {
+    if (request.method !== 'GET' && csrfToken) request.headers.set('x-csrf-token', csrfToken);
+    return request;
+  },
+});
+
+/** Query parameters as the API reads them: a parameter left out rather than sent empty or null. */
+function present(query: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  return query && Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined && value !== null && value !== ''));
+}
+
 async function request<T>(method: HttpMethod, path: string, options: {
   params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown; signal?: AbortSignal; quietUnauthorized?: boolean;
 }): Promise<ApiResult<T>> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  let body: string | undefined;
-  if (method !== 'get' && method !== 'delete') {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(options.body ?? {});
-  }
-  if (method !== 'get' && csrfToken) headers['x-csrf-token'] = csrfToken;
-
-  let response: Response;
+  let answer: { data?: unknown; error?: unknown; response: Response };
   try {
-    response = await fetch(buildUrl(path, options.params, options.query), {
-      method: method.toUpperCase(),
-      headers,
-      body,
-      credentials: 'same-origin',
+    // The generic request is typed per path at `api` below; here the path is any of them.
+    answer = await (client.request as (method: string, path: string, init: object) => Promise<typeof answer>)(method, path, {
+      params: { path: options.params, query: present(options.query) },
+      // A change always sends a JSON body, `{}` when it has nothing to say.
+      body: method === 'get' || method === 'delete' ? undefined : options.body ?? {},
       signal: options.signal,
     });
   } catch (error) {
     if (error instanceof DOMException && error.name === 'AbortError') throw error;
-    throw new ApiError(0, {
-      code: 'network',
-      title: 'No connection',
-      detail: 'leadrun could not be reached. Check your connection and try again.',
-    });
+    throw new ApiError(0, NO_CONNECTION);
   }
-
-  const type = response.headers.get('content-type') ?? '';
-  const parsed: unknown = response.status === 204 || !type.includes('json') ? undefined : await response.json().catch(() => undefined);
-  if (!response.ok) throw failure(response.status, response.statusText, response.headers, parsed, options.quietUnauthorized);
-  return { body: parsed as T, status: response.status, headers: response.headers, next: nextCursor(response.headers.get('link')) };
+  const { response } = answer;
+  if (!response.ok) throw failure(response.status, response.statusText, response.headers, answer.error, options.quietUnauthorized);
+  if (method !== 'get') for (const listener of changeListeners) listener();
+  return { body: answer.data as T, status: response.status, headers: response.headers, next: nextCursor(response.headers.get('link')) };
 }
 
 /** The ApiError of an error answer; a 401 ends the session unless `quietUnauthorized`. */
@@ -225,16 +227,13 @@ export function upload<P extends PathsWith<'post'>>(path: P, file: Blob, options
         parsed = undefined;
       }
       if (xhr.status >= 200 && xhr.status < 300) {
+        for (const listener of changeListeners) listener();
         resolve({ body: parsed as ResponseOf<'post', P>, status: xhr.status, headers, next: nextCursor(headers.get('link')) });
       } else {
         reject(failure(xhr.status, xhr.statusText, headers, parsed));
       }
     };
-    xhr.onerror = () => reject(new ApiError(0, {
-      code: 'network',
-      title: 'No connection',
-      detail: 'leadrun could not be reached. Check your connection and try again.',
-    }));
+    xhr.onerror = () => reject(new ApiError(0, NO_CONNECTION));
     xhr.onabort = () => reject(new DOMException('The upload was stopped.', 'AbortError'));
     options.signal?.addEventListener('abort', () => xhr.abort(), { once: true });
     xhr.send(file);

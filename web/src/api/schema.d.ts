@@ -5639,6 +5639,8 @@ export type components = {
              */
             at: string;
             attempt: number | null;
+            /** @description On step.retrying: true when the model provider asked to wait and the step was put off without using an attempt; false when an attempt failed. */
+            deferred: boolean;
             durationMs: number | null;
             engine: string | null;
             error: string | null;

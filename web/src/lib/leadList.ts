@@ -47,17 +47,24 @@ export function readLeadView<S extends string>(search: string, statuses: readonl
   return { q, status, owner, cursor, page: cursor ? Math.max(page, 2) : 1 };
 }
 
-/** The address of a view: only what differs from the plain list, page and cursor only past the first page. */
-export function leadViewPath(view: LeadView<string>): string {
-  const params = new URLSearchParams();
-  if (view.q) params.set('q', view.q);
-  if (view.status) params.set('status', view.status);
-  if (view.owner) params.set('owner', view.owner);
+/** The query of a view: only what differs from the plain list, page and cursor only past the first page. */
+export type LeadSearch<S extends string = string> = { q?: string; status?: S; owner?: Owner; page?: string; cursor?: string };
+
+export function leadSearch<S extends string>(view: LeadView<S>): LeadSearch<S> {
+  const search: LeadSearch<S> = {};
+  if (view.q) search.q = view.q;
+  if (view.status) search.status = view.status;
+  if (view.owner) search.owner = view.owner;
   if (view.cursor) {
-    params.set('page', String(view.page));
-    params.set('cursor', view.cursor);
+    search.page = String(view.page);
+    search.cursor = view.cursor;
   }
-  const text = params.toString();
+  return search;
+}
+
+/** The address of a view (its query as `leadSearch` writes it). */
+export function leadViewPath(view: LeadView<string>): string {
+  const text = new URLSearchParams(leadSearch(view)).toString();
   return text ? `/leads?${text}` : '/leads';
 }
 

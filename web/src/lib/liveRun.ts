@@ -1,8 +1,10 @@
-// A run as it happens. While the run is in the pipeline, or its approved e-mail is being delivered, its events arrive over Server-Sent Events
-// (GET /api/v1/runs/{id}/events, which EventSource opens with the session cookie); each event reloads the run, whose
-// steps carry the outputs. When the stream cannot be held, the run and its new events are polled instead.
-// A delivered e-mail still waits for its reply, which the reply check finds later and the event stream (ended once the
-// run is at rest) does not carry: while the page is shown, such a run is read again every REPLY_POLL_MS.
+// A run as it happens, in the query cache under ['run', id] (lib/query.ts). While the run is in the pipeline, or its
+// approved e-mail is being delivered, its events arrive over Server-Sent Events (GET /api/v1/runs/{id}/events, which
+// EventSource opens with the session cookie); each event has the run read again, whose steps carry the outputs. When
+// the stream cannot be held, the query reads the run and its new events every POLL_MS instead, until the run rests.
+// A delivered e-mail still waits for its reply, which the reply check finds later and the event stream (ended once
+// the run is at rest) does not carry: while the page is shown, such a run is read again every REPLY_POLL_MS.
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
 import type { Run, RunEvent } from '../api/types';
@@ -34,10 +36,16 @@ export interface LiveRun {
   reload(): Promise<void>;
 }
 
+/** How often the query reads the run by itself: while polling until it rests, then only for a reply. */
+function interval(run: Run | undefined, transport: Transport): number | false {
+  if (!run || transport === 'connecting' || transport === 'stream') return false;
+  if (!runSettled(run)) return transport === 'polling' ? POLL_MS : false;
+  return awaitingReply(run) ? REPLY_POLL_MS : false;
+}
+
 export function useLiveRun(id: string): LiveRun {
-  const [run, setRun] = useState<Run>();
+  const client = useQueryClient();
   const [events, setEvents] = useState<RunEvent[]>([]);
-  const [error, setError] = useState<unknown>(null);
   const [transport, setTransport] = useState<Transport>('connecting');
   // Bumped to follow the run again (after "regenerate" queues it anew).
   const [generation, setGeneration] = useState(0);
@@ -53,137 +61,78 @@ export function useLiveRun(id: string): LiveRun {
     lastEventId.current = Math.max(lastEventId.current, ...incoming.map((e) => e.id));
   }, []);
 
-  const fetchRun = useCallback(async (signal?: AbortSignal) => {
-    const { body } = await api.get('/api/v1/runs/{id}', { params: { id }, signal });
-    setRun(body.data);
-    setError(null);
-    return body.data;
-  }, [id]);
+  const query = useQuery({
+    queryKey: ['run', id],
+    queryFn: async ({ signal }) => {
+      const { body } = await api.get('/api/v1/runs/{id}', { params: { id }, signal });
+      const { body: log } = await api.get('/api/v1/runs/{id}/events', { params: { id }, query: { after: lastEventId.current }, signal });
+      addEvents(log.data);
+      return body.data;
+    },
+    refetchInterval: (q) => interval(q.state.data, transport),
+  });
+  const run = query.data;
+  const { refetch } = query;
+  const known = run !== undefined;
+  const settled = run ? runSettled(run) : false;
 
-  const fetchEvents = useCallback(async (signal?: AbortSignal) => {
-    const { body } = await api.get('/api/v1/runs/{id}/events', { params: { id }, query: { after: lastEventId.current }, signal });
-    addEvents(body.data);
-  }, [id, addEvents]);
-
+  // Polled to rest: nothing more to follow but a reply.
   useEffect(() => {
-    const controller = new AbortController();
-    let source: EventSource | null = null;
-    let pollTimer: number | undefined;
-    let refetchTimer: number | undefined;
-    let replyTimer: number | undefined;
+    if (transport === 'polling' && settled) setTransport('idle');
+  }, [transport, settled]);
+
+  // The stream, opened once the run is known to be in the pipeline (or delivering), again after `update` or `reload`.
+  useEffect(() => {
+    if (!known) return;
+    const current = client.getQueryData<Run>(['run', id]);
+    if (!current || runSettled(current)) return void setTransport('idle');
+    if (typeof EventSource === 'undefined') return void setTransport('polling');
+    setTransport('connecting');
     let stopped = false;
-
-    const stop = () => {
-      stopped = true;
-      controller.abort();
-      source?.close();
-      window.clearTimeout(pollTimer);
-      window.clearTimeout(refetchTimer);
-      window.clearTimeout(replyTimer);
-    };
-
-    // At rest: nothing more to follow, unless a reply may still come in.
-    const rest = (current: Run) => {
-      setTransport('idle');
-      if (awaitingReply(current)) watchForReply();
-    };
-    const watchForReply = () => {
-      window.clearTimeout(replyTimer);
-      replyTimer = window.setTimeout(() => {
-        if (stopped) return;
-        if (document.hidden) return void watchForReply();
-        fetchRun(controller.signal).then(async (current) => {
-          await fetchEvents(controller.signal);
-          if (awaitingReply(current)) watchForReply();
-        }, () => { if (!controller.signal.aborted) watchForReply(); });
-      }, REPLY_POLL_MS);
-    };
-
-    const poll = async () => {
-      if (stopped) return;
-      setTransport('polling');
-      try {
-        const current = await fetchRun(controller.signal);
-        await fetchEvents(controller.signal);
-        if (runSettled(current)) {
-          rest(current);
-          return;
+    let refetchTimer: number | undefined;
+    const url = `/api/v1/runs/${encodeURIComponent(id)}/events${lastEventId.current ? `?after=${lastEventId.current}` : ''}`;
+    const source = new EventSource(url);
+    source.onopen = () => { if (!stopped) setTransport('stream'); };
+    for (const type of EVENT_TYPES) {
+      source.addEventListener(type, (message) => {
+        try {
+          addEvents([JSON.parse((message as MessageEvent<string>).data) as RunEvent]);
+        } catch {
+          // An event we cannot read is skipped; the run read again below still shows the truth.
         }
-      } catch (e) {
-        if (controller.signal.aborted) return;
-        setError(e);
-      }
-      pollTimer = window.setTimeout(() => void poll(), POLL_MS);
-    };
-
-    // Several events often arrive together; one reload covers them.
-    const refetchSoon = () => {
-      window.clearTimeout(refetchTimer);
-      refetchTimer = window.setTimeout(() => {
-        fetchRun(controller.signal).catch((e: unknown) => { if (!controller.signal.aborted) setError(e); });
-      }, 120);
-    };
-
-    const follow = () => {
-      if (typeof EventSource === 'undefined') return void poll();
-      setTransport('connecting');
-      const url = `/api/v1/runs/${encodeURIComponent(id)}/events${lastEventId.current ? `?after=${lastEventId.current}` : ''}`;
-      source = new EventSource(url);
-      source.onopen = () => { if (!stopped) setTransport('stream'); };
-      for (const type of EVENT_TYPES) {
-        source.addEventListener(type, (message) => {
-          try {
-            addEvents([JSON.parse((message as MessageEvent<string>).data) as RunEvent]);
-          } catch {
-            // An event we cannot read is skipped; the run reload below still shows the truth.
-          }
-          refetchSoon();
-        });
-      }
-      source.addEventListener('end', () => {
-        source?.close();
-        setTransport('idle');
-        fetchRun(controller.signal).then((current) => {
-          // The stream ended with the run at rest while its delivery was still on its way: read on until it arrives.
-          if (stopped) return;
-          if (!runSettled(current)) pollTimer = window.setTimeout(() => void poll(), POLL_MS);
-          else rest(current);
-        }, (e: unknown) => { if (!controller.signal.aborted) setError(e); });
+        // Several events often arrive together; one read covers them.
+        window.clearTimeout(refetchTimer);
+        refetchTimer = window.setTimeout(() => void refetch(), 120);
       });
-      source.onerror = () => {
-        // The stream broke (a proxy that buffers, a restart): poll instead of letting EventSource retry blindly.
-        source?.close();
-        if (!stopped) void poll();
-      };
+    }
+    source.addEventListener('end', () => {
+      source.close();
+      // The stream ended with the run at rest, perhaps while its delivery was still on its way: read on until it arrives.
+      void refetch().then(({ data }) => { if (!stopped) setTransport(data && !runSettled(data) ? 'polling' : 'idle'); });
+    });
+    source.onerror = () => {
+      // The stream broke (a proxy that buffers, a restart): poll instead of letting EventSource retry blindly.
+      source.close();
+      if (!stopped) setTransport('polling');
     };
-
-    (async () => {
-      try {
-        const current = await fetchRun(controller.signal);
-        if (runSettled(current)) {
-          await fetchEvents(controller.signal);
-          rest(current);
-        } else {
-          follow();
-        }
-      } catch (e) {
-        if (!controller.signal.aborted) setError(e);
-      }
-    })();
-    return stop;
-  }, [id, generation, fetchRun, fetchEvents, addEvents]);
+    return () => {
+      stopped = true;
+      source.close();
+      window.clearTimeout(refetchTimer);
+    };
+  }, [id, known, generation, client, refetch, addEvents]);
 
   const update = useCallback((next: Run) => {
-    setRun(next);
+    client.setQueryData(['run', id], next);
     // Back in the pipeline, or an approval whose e-mail is on its way: follow it again.
     if (!runSettled(next)) setGeneration((n) => n + 1);
-    else void fetchEvents().catch(() => {});
-  }, [fetchEvents]);
+    else void api.get('/api/v1/runs/{id}/events', { params: { id }, query: { after: lastEventId.current } }).then(({ body }) => addEvents(body.data), () => {});
+  }, [client, id, addEvents]);
 
   const reload = useCallback(async () => {
-    setError(null);
+    await refetch();
     setGeneration((n) => n + 1);
-  }, []);
+  }, [refetch]);
 
-  return { run, events, error, transport, update, reload };
+  return { run, events, error: query.error, transport, update, reload };
 }

@@ -2,11 +2,19 @@
 import { api } from '../api/client';
 import type { Member } from '../api/types';
 import { displayName } from './format';
-import { useAsync, type AsyncState } from './useAsync';
+import { useMemo } from 'react';
+import { useApiQuery, type AsyncState } from './query';
 
 /** The workspace's present members, by name (the signed-in person among them). */
 export function useMembers(): AsyncState<Member[]> {
-  return useAsync((signal) => api.get('/ui/api/members', { signal }).then((r) => [...r.body.data].sort(byName)), []);
+  const members = useApiQuery(['members'], loadMembers);
+  const sorted = useMemo(() => members.data && [...members.data].sort(byName), [members.data]);
+  return { ...members, data: sorted };
+}
+
+/** GET /ui/api/members, cached as ['members'] by every page that shows them. */
+export function loadMembers(signal: AbortSignal): Promise<Member[]> {
+  return api.get('/ui/api/members', { signal }).then((r) => r.body.data);
 }
 
 function byName(a: Member, b: Member): number {

@@ -2,6 +2,7 @@
 // and done, and each run with its lead. The batch's id is in the address, so a reload shows it again. While a run
 // is in the pipeline the batch is read every 2 seconds (one small request, /ui/api/batches/{id}); reading stops once
 // every run has settled, and waits while the tab is hidden.
+import { getRouteApi } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
 import { Icon } from '../components/Icon';
@@ -9,7 +10,7 @@ import { ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } fr
 import { groupOf, inPipeline, reviewPath, type BatchGroup, type BatchRun } from '../lib/batch';
 import { formatNumber, plural } from '../lib/format';
 import { Link } from '../lib/router';
-import { useTitle } from '../lib/useAsync';
+import { useApiQuery, useTitle } from '../lib/query';
 
 const POLL_MS = 2000;
 
@@ -21,36 +22,15 @@ const GROUPS: { group: BatchGroup; label: string; hint?: string }[] = [
   { group: 'DONE', label: 'Done', hint: 'approved, rejected or cancelled' },
 ];
 
-export function BatchPage({ id }: { id: string }) {
-  const [runs, setRuns] = useState<BatchRun[]>();
-  const [error, setError] = useState<unknown>(null);
-  const [attempt, setAttempt] = useState(0);
+const route = getRouteApi('/_app/runs/batches/$id');
 
-  useEffect(() => {
-    const controller = new AbortController();
-    let timer: number | undefined;
-    const read = async () => {
-      // A hidden tab waits for the person to come back instead of reading the batch for nobody.
-      if (document.hidden) {
-        document.addEventListener('visibilitychange', read, { once: true, signal: controller.signal });
-        return;
-      }
-      try {
-        const { body } = await api.get('/ui/api/batches/{id}', { params: { id }, signal: controller.signal });
-        setRuns(body.data);
-        setError(null);
-        if (body.data.some((run) => inPipeline(run.status))) timer = window.setTimeout(() => void read(), POLL_MS);
-      } catch (e) {
-        if (controller.signal.aborted) return;
-        setError(e);
-      }
-    };
-    void read();
-    return () => {
-      controller.abort();
-      window.clearTimeout(timer);
-    };
-  }, [id, attempt]);
+export function BatchPage() {
+  const { id } = route.useParams();
+  // Read again every POLL_MS while a run is in the pipeline (a hidden tab waits), and no more once all have settled.
+  const batch = useApiQuery(['batch', id], (signal) => api.get('/ui/api/batches/{id}', { params: { id }, signal }).then((r) => r.body.data), {
+    refetchInterval: (runs) => (runs?.some((run) => inPipeline(run.status)) ? POLL_MS : false),
+  });
+  const { data: runs, error } = batch;
 
   const counts = new Map<BatchGroup, number>(GROUPS.map(({ group }) => [group, 0]));
   for (const run of runs ?? []) counts.set(groupOf(run.status), (counts.get(groupOf(run.status)) ?? 0) + 1);
@@ -72,7 +52,7 @@ export function BatchPage({ id }: { id: string }) {
     wasWorking.current = working > 0;
   }, [runs, working, awaiting, failed]);
 
-  if (error && !runs) return <ErrorAlert error={error} retry={() => { setError(null); setAttempt((n) => n + 1); }} />;
+  if (error && !runs) return <ErrorAlert error={error} retry={batch.reload} />;
   if (!runs) return <LoadingBlock label="Loading the batch" />;
 
   const startedAt = runs.reduce((first, run) => (run.startedAt < first ? run.startedAt : first), runs[0]!.startedAt);
@@ -92,7 +72,7 @@ export function BatchPage({ id }: { id: string }) {
         )}
       />
       <div className="visually-hidden" aria-live="polite" aria-atomic="true">{announcement}</div>
-      {error ? <ErrorAlert error={error} retry={() => { setError(null); setAttempt((n) => n + 1); }} /> : null}
+      {error ? <ErrorAlert error={error} retry={batch.reload} /> : null}
 
       <div className="batch-progress">
         <div className="meter" role="progressbar" aria-label="Runs finished" aria-valuemin={0} aria-valuemax={total} aria-valuenow={settled}

@@ -2,8 +2,8 @@
 import { useState } from 'react';
 import { api } from '../api/client';
 import type { Call } from '../api/types';
-import { Dialog } from '../components/Dialog';
-import { Alert, Button, Field } from '../components/ui';
+import { FormDialog } from '../components/FormDialog';
+import { Field } from '../components/ui';
 import { formatNumber } from '../lib/format';
 import { useFormSubmit } from '../lib/forms';
 
@@ -16,7 +16,7 @@ export function AddCallDialog({ leadId, leadName, onClose, onAdded }: { leadId: 
   const minutes = values.minutes.trim() ? Number(values.minutes) : null;
   const over = values.transcript.length - MAX_TRANSCRIPT;
 
-  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+  const form = useFormSubmit({
     known: FIELDS,
     check: () => {
       const local: Record<string, string> = {};
@@ -40,33 +40,22 @@ export function AddCallDialog({ leadId, leadName, onClose, onAdded }: { leadId: 
   });
 
   return (
-    <Dialog
-      title="Add a call"
-      description={`Paste what was said with ${leadName}. The analysis picks out pains, objections and buying signals.`}
-      onClose={onClose}
-      busy={busy}
-      size="large"
-      footer={<>
-        <Button onClick={onClose} disabled={busy}>Cancel</Button>
-        <Button type="submit" form="add-call" variant="primary" busy={busy}>Add call</Button>
-      </>}
-    >
-      <form id="add-call" ref={formRef} onSubmit={onSubmit} noValidate className="form">
-        {errors.form && <Alert tone="error">{errors.form}</Alert>}
+    <FormDialog title="Add a call" description={`Paste what was said with ${leadName}. The analysis picks out pains, objections and buying signals.`}
+      size="large" submitLabel="Add call" onClose={onClose} form={form}>
         <div className="form-row form-row-3">
-          <Field label="Title" error={errors.fields.title} optional>
+          <Field label="Title" error={form.errors.fields.title} optional>
             {(p) => <input {...p} className="input" value={values.title} onChange={change('title')} placeholder="Discovery call" autoComplete="off" />}
           </Field>
-          <Field label="When" error={errors.fields.occurredAt} optional>
+          <Field label="When" error={form.errors.fields.occurredAt} optional>
             {(p) => <input {...p} className="input" type="datetime-local" value={values.occurredAt} onChange={change('occurredAt')} />}
           </Field>
-          <Field label="Length in minutes" error={errors.fields.durationSeconds} optional>
+          <Field label="Length in minutes" error={form.errors.fields.durationSeconds} optional>
             {(p) => <input {...p} className="input" type="number" min={0} max={1440} inputMode="numeric" value={values.minutes} onChange={change('minutes')} />}
           </Field>
         </div>
         <Field
           label="Transcript"
-          error={errors.fields.transcript}
+          error={form.errors.fields.transcript}
           required
           hint="One speaker turn per line reads best, e.g. “Ada: Our reporting takes four days.”"
           counter={<span className={over > 0 ? 'field-count-over' : undefined}>
@@ -75,7 +64,6 @@ export function AddCallDialog({ leadId, leadName, onClose, onAdded }: { leadId: 
         >
           {(p) => <textarea {...p} className="input textarea transcript-input" rows={12} value={values.transcript} onChange={change('transcript')} autoFocus spellCheck={false} />}
         </Field>
-      </form>
-    </Dialog>
+    </FormDialog>
   );
 }

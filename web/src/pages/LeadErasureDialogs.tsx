@@ -11,7 +11,7 @@ import { inPipeline } from '../lib/batch';
 import { everyPage } from '../lib/concurrent';
 import { callTitle, plural, RUN_STATUS_LABEL } from '../lib/format';
 import { Link } from '../lib/router';
-import { useAsync } from '../lib/useAsync';
+import { useApiQuery } from '../lib/query';
 
 const PAGE = 100;
 
@@ -31,13 +31,13 @@ export interface ErasedLead {
 }
 
 export function DeleteLeadDialog({ lead, onClose, onDeleted }: { lead: Lead; onClose(): void; onDeleted(erased: ErasedLead): void }) {
-  const found = useAsync(async (signal) => {
+  const found = useApiQuery(['lead', lead.id, 'erasure'], async (signal) => {
     const [calls, runs] = await Promise.all([
       everyPage((cursor) => api.get('/api/v1/leads/{leadId}/calls', { params: { leadId: lead.id }, query: { limit: PAGE, cursor }, signal })),
       leadRuns(lead.id, signal),
     ]);
     return { calls, runs };
-  }, [lead.id]);
+  });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const counts = found.data;
@@ -92,7 +92,7 @@ export function DeleteLeadDialog({ lead, onClose, onDeleted }: { lead: Lead; onC
 }
 
 export function DeleteCallDialog({ lead, call, onClose, onDeleted }: { lead: Lead; call: Call; onClose(): void; onDeleted(runs: number): void }) {
-  const found = useAsync(async (signal) => (await leadRuns(lead.id, signal)).filter((run) => run.callId === call.id), [lead.id, call.id]);
+  const found = useApiQuery(['lead', lead.id, 'erasure', call.id], async (signal) => (await leadRuns(lead.id, signal)).filter((run) => run.callId === call.id));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const runs = found.data;

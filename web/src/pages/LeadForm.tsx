@@ -1,12 +1,12 @@
 // Creating and editing a lead: name required; e-mail, company, website, status and owner optional. The server's
 // messages for each field (`errors[]`) show under that field. An edit sends only the fields that changed; a field
 // emptied is cleared (null).
-import { useState, type FormEvent, type RefObject } from 'react';
+import { useState } from 'react';
 import { api, type RequestOf } from '../api/client';
 import type { Lead, LeadStatus } from '../api/types';
 import { LEAD_STATUSES } from '../api/types';
-import { Dialog } from '../components/Dialog';
-import { Alert, Button, Field } from '../components/ui';
+import { FormDialog } from '../components/FormDialog';
+import { Field } from '../components/ui';
 import { displayName, LEAD_STATUS_LABEL } from '../lib/format';
 import { fieldMessage, useFormSubmit, type FormErrors } from '../lib/forms';
 import { useMembers } from '../lib/members';
@@ -31,21 +31,17 @@ const optional = (text: string) => (text.trim() ? text.trim() : null);
 const checkLead = (values: LeadValues): Record<string, string> =>
   (isBlank(values.name) ? { name: fieldMessage(BLANK_MESSAGE) } : {});
 
-function LeadFields({ id, values, setValues, errors, formRef, onSubmit }: {
-  id: string;
+function LeadFields({ values, setValues, errors }: {
   values: LeadValues;
   setValues(change: (old: LeadValues) => LeadValues): void;
   errors: FormErrors;
-  formRef: RefObject<HTMLFormElement | null>;
-  onSubmit(event: FormEvent): void;
 }) {
   const session = useSignedIn();
   const members = useMembers();
   const change = (name: keyof LeadValues) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
   const ownerKnown = !values.assignedToUserId || members.data?.some((m) => m.id === values.assignedToUserId);
   return (
-    <form id={id} ref={formRef} onSubmit={onSubmit} noValidate className="form">
-      {errors.form && <Alert tone="error">{errors.form}</Alert>}
+    <>
       <Field label="Name" error={errors.fields.name} required>
         {(p) => <input {...p} className="input" value={values.name} onChange={change('name')} autoComplete="off" autoFocus placeholder="Ada Lovelace" />}
       </Field>
@@ -86,13 +82,13 @@ function LeadFields({ id, values, setValues, errors, formRef, onSubmit }: {
           </select>
         )}
       </Field>
-    </form>
+    </>
   );
 }
 
 export function NewLeadDialog({ onClose, onCreated }: { onClose(): void; onCreated(lead: Lead): void }) {
   const [values, setValues] = useState<LeadValues>({ name: '', email: '', companyName: '', companyWebsite: '', status: 'DISCOVERY', assignedToUserId: '' });
-  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+  const form = useFormSubmit({
     known: FIELDS,
     check: () => checkLead(values),
     send: async () => {
@@ -111,18 +107,10 @@ export function NewLeadDialog({ onClose, onCreated }: { onClose(): void; onCreat
   });
 
   return (
-    <Dialog
-      title="New lead"
-      description="Add the person you are selling to. A website lets runs research their company."
-      onClose={onClose}
-      busy={busy}
-      footer={<>
-        <Button onClick={onClose} disabled={busy}>Cancel</Button>
-        <Button type="submit" form="new-lead" variant="primary" busy={busy}>Create lead</Button>
-      </>}
-    >
-      <LeadFields id="new-lead" values={values} setValues={setValues} errors={errors} formRef={formRef} onSubmit={onSubmit} />
-    </Dialog>
+    <FormDialog title="New lead" description="Add the person you are selling to. A website lets runs research their company."
+      submitLabel="Create lead" onClose={onClose} form={form}>
+      <LeadFields values={values} setValues={setValues} errors={form.errors} />
+    </FormDialog>
   );
 }
 
@@ -149,7 +137,7 @@ export function EditLeadDialog({ lead, onClose, onSaved }: { lead: Lead; onClose
     status: lead.status,
     assignedToUserId: lead.assignedToUserId ?? '',
   });
-  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+  const form = useFormSubmit({
     known: FIELDS,
     check: () => checkLead(values),
     send: async () => {
@@ -161,16 +149,8 @@ export function EditLeadDialog({ lead, onClose, onSaved }: { lead: Lead; onClose
   });
 
   return (
-    <Dialog
-      title={`Edit ${lead.name}`}
-      onClose={onClose}
-      busy={busy}
-      footer={<>
-        <Button onClick={onClose} disabled={busy}>Cancel</Button>
-        <Button type="submit" form="edit-lead" variant="primary" busy={busy}>Save changes</Button>
-      </>}
-    >
-      <LeadFields id="edit-lead" values={values} setValues={setValues} errors={errors} formRef={formRef} onSubmit={onSubmit} />
-    </Dialog>
+    <FormDialog title={`Edit ${lead.name}`} submitLabel="Save changes" onClose={onClose} form={form}>
+      <LeadFields values={values} setValues={setValues} errors={form.errors} />
+    </FormDialog>
   );
 }

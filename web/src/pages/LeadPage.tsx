@@ -1,5 +1,6 @@
 // One lead: who they are and who owns them (edit every field), the calls held with them (add one by pasting its
 // transcript, start a run from one, delete one) and the runs made for them; and the lead's erasure.
+import { getRouteApi } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, ApiError } from '../api/client';
 import { LEAD_STATUSES, type Call, type LeadStatus } from '../api/types';
@@ -12,7 +13,7 @@ import {
 import { ownerName, useMembers } from '../lib/members';
 import { Link, useRouter } from '../lib/router';
 import { useSignedIn } from '../lib/session';
-import { useAsync, useTitle } from '../lib/useAsync';
+import { useApiQuery, useTitle } from '../lib/query';
 import { AddCallDialog } from './CallForm';
 import { DeleteCallDialog, DeleteLeadDialog } from './LeadErasureDialogs';
 import { EditLeadDialog } from './LeadForm';
@@ -23,12 +24,15 @@ function minutes(seconds: number | null): string | null {
   return seconds < 60 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
 }
 
-export function LeadPage({ id }: { id: string }) {
+const route = getRouteApi('/_app/leads/$id');
+
+export function LeadPage() {
+  const { id } = route.useParams();
   const { navigate } = useRouter();
   const toast = useToast();
-  const lead = useAsync((signal) => api.get('/api/v1/leads/{id}', { params: { id }, signal }).then((r) => r.body.data), [id]);
-  const calls = useAsync((signal) => api.get('/api/v1/leads/{leadId}/calls', { params: { leadId: id }, query: { limit: 50 }, signal }).then((r) => r.body.data), [id]);
-  const runs = useAsync((signal) => api.get('/api/v1/runs', { query: { leadId: id, limit: 20 }, signal }).then((r) => r.body.data), [id]);
+  const lead = useApiQuery(['lead', id], (signal) => api.get('/api/v1/leads/{id}', { params: { id }, signal }).then((r) => r.body.data));
+  const calls = useApiQuery(['lead', id, 'calls'], (signal) => api.get('/api/v1/leads/{leadId}/calls', { params: { leadId: id }, query: { limit: 50 }, signal }).then((r) => r.body.data));
+  const runs = useApiQuery(['lead', id, 'runs'], (signal) => api.get('/api/v1/runs', { query: { leadId: id, limit: 20 }, signal }).then((r) => r.body.data));
   useTitle(lead.data?.name ?? 'Lead');
   const [adding, setAdding] = useState(false);
   const [starting, setStarting] = useState<string | null>(null);

@@ -2,6 +2,7 @@
 // look at every lead, not the page on screen: the search is sent as one types (once typing pauses), the total is
 // the API's count with the same filters, and search, filters and page are kept in the address. Leads are selected
 // to be assigned to someone or to have runs started for their latest calls; the list downloads as CSV.
+import { getRouteApi } from '@tanstack/react-router';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client';
 import { LEAD_STATUSES, type Lead, type LeadStatus } from '../api/types';
@@ -16,9 +17,11 @@ import {
 import { ownerName, useMembers } from '../lib/members';
 import { Link, useRouter } from '../lib/router';
 import { useSignedIn } from '../lib/session';
-import { useAsync, useTitle } from '../lib/useAsync';
+import { useApiQuery, useTitle } from '../lib/query';
 import { AssignLeadsDialog, StartRunsDialog } from './LeadBulkDialogs';
 import { NewLeadDialog } from './LeadForm';
+
+const route = getRouteApi('/_app/leads');
 
 /** How long typing pauses before the search is sent. */
 const SEARCH_DELAY_MS = 250;
@@ -27,12 +30,13 @@ type Acting = 'new' | 'assign' | 'runs' | null;
 
 export function LeadsPage() {
   useTitle('Leads');
-  const { search, navigate } = useRouter();
+  const { navigate } = useRouter();
+  const search = route.useSearch();
   const toast = useToast();
   const session = useSignedIn();
   const me = session.user.id;
   const members = useMembers();
-  const view = useMemo(() => readLeadView(search, LEAD_STATUSES), [search]);
+  const view = useMemo(() => readLeadView(new URLSearchParams(search).toString(), LEAD_STATUSES), [search]);
   const filters = useMemo(() => leadFilters(view, me), [view, me]);
   const filterKey = JSON.stringify(filters);
   const [acting, setActing] = useState<Acting>(null);
@@ -74,7 +78,7 @@ export function LeadsPage() {
   // One page of leads and the count of all of them, shown together: the count is asked again only when the filters
   // change, and while the next answer is awaited the last one stays on screen (dimmed), never a mix of both.
   const counted = useRef<{ key: string; count: number } | null>(null);
-  const list = useAsync(async (signal) => {
+  const list = useApiQuery(['leads', filterKey, view.cursor, view.page], async (signal) => {
     const known = counted.current?.key === filterKey ? counted.current.count : null;
     const [page, count] = await Promise.all([
       api.get('/api/v1/leads', { query: { limit: LEADS_PAGE_SIZE, ...filters, cursor: view.cursor }, signal }),
@@ -82,7 +86,7 @@ export function LeadsPage() {
     ]);
     counted.current = { key: filterKey, count };
     return { leads: page.body.data, next: page.next, count, page: view.page };
-  }, [filterKey, view.cursor, view.page]);
+  });
   const refresh = () => {
     counted.current = null;
     void list.reload();

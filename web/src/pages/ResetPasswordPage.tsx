@@ -9,7 +9,7 @@ import { displayName, formatDateTime } from '../lib/format';
 import { useFormSubmit } from '../lib/forms';
 import { Link, useRouter } from '../lib/router';
 import { useSession } from '../lib/session';
-import { useTitle } from '../lib/useAsync';
+import { useTitle } from '../lib/query';
 
 const tokenInAddress = () => new URLSearchParams(window.location.hash.replace(/^#/, '')).get('token');
 

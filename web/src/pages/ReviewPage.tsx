@@ -2,7 +2,8 @@
 // each with its lead, recipient, subject, body and grounding verdict. A decision moves on to the next draft.
 // Everything is a button; the keyboard shortcuts (shown beside the draft) never fire while a field or a dialog has
 // the focus.
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { getRouteApi } from '@tanstack/react-router';
+import { useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client';
 import type { Lead, Run, WriterOutput } from '../api/types';
 import { Icon } from '../components/Icon';
@@ -13,11 +14,11 @@ import {
   approveChoices, APPROVE_KEY_LABEL, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver,
 } from '../lib/delivery';
 import { formatNumber, plural } from '../lib/format';
-import { Link, useRouter, useSearchParams } from '../lib/router';
-import { useTitle } from '../lib/useAsync';
+import { Link, useRouter } from '../lib/router';
+import { useApiQuery, useTitle } from '../lib/query';
 import { RejectDialog } from './run/RejectDialog';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const route = getRouteApi('/_app/runs/review');
 /** While nothing awaits, the queue looks for new drafts this often. */
 const EMPTY_POLL_MS = 5000;
 
@@ -40,8 +41,7 @@ function typingIn(target: EventTarget | null): boolean {
 
 export function ReviewPage() {
   useTitle('Review drafts');
-  const [params] = useSearchParams();
-  const batch = UUID.test(params.get('batch') ?? '') ? params.get('batch') : null;
+  const batch = route.useSearch().batch ?? null;
   const { navigate } = useRouter();
   const toast = useToast();
 
@@ -60,35 +60,19 @@ export function ReviewPage() {
   const heading = useRef<HTMLHeadingElement>(null);
   const moved = useRef(false);
 
-  const read = useCallback(async (signal?: AbortSignal) => {
+  // The drafts awaiting approval, oldest first. The queue on screen is taken from them when it is empty (at first, and
+  // once every draft is decided); while it is empty they are read again now and then, for runs that finish meanwhile.
+  const awaiting = useApiQuery(['runs', 'AWAITING_APPROVAL', batch], async (signal) => {
     const { body } = await api.get('/api/v1/runs', { query: { status: 'AWAITING_APPROVAL', order: 'oldest', limit: 100, batchId: batch }, signal });
     return body.data;
-  }, [batch]);
-
-  const reload = useCallback(async () => {
-    try {
-      setQueue(await read());
-      setIndex(0);
-      setError(null);
-    } catch (e) {
-      setError(e);
-    }
-  }, [read]);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    setQueue(null);
-    read(controller.signal).then((runs) => { setQueue(runs); setIndex(0); }, (e: unknown) => { if (!controller.signal.aborted) setError(e); });
-    return () => controller.abort();
-  }, [read]);
-
-  // Nothing to review: look again now and then, for runs that finish meanwhile.
+  }, { refetchInterval: (runs) => (runs?.length === 0 ? EMPTY_POLL_MS : false) });
   const empty = queue?.length === 0;
   useEffect(() => {
-    if (!empty) return;
-    const timer = window.setInterval(() => { if (!document.hidden) void read().then((runs) => { if (runs.length) { setQueue(runs); setIndex(0); } }, () => {}); }, EMPTY_POLL_MS);
-    return () => window.clearInterval(timer);
-  }, [empty, read]);
+    if (!awaiting.data || (queue && !(empty && awaiting.data.length))) return;
+    setQueue(awaiting.data);
+    setIndex(0);
+  }, [awaiting.data]); // eslint-disable-line react-hooks/exhaustive-deps
+  const reload = awaiting.reload;
 
   const current = queue && index < queue.length ? queue[index] : undefined;
   const lead = current ? leads[current.leadId] : undefined;
@@ -200,7 +184,7 @@ export function ReviewPage() {
   );
   const live = <div className="visually-hidden" aria-live="polite" aria-atomic="true">{announcement}</div>;
 
-  if (!queue) return <>{header}{error ? <ErrorAlert error={error} retry={() => void reload()} /> : <LoadingBlock label="Loading the drafts" />}</>;
+  if (!queue) return <>{header}{awaiting.error ? <ErrorAlert error={awaiting.error} retry={() => void reload()} /> : <LoadingBlock label="Loading the drafts" />}</>;
 
   if (queue.length === 0) {
     return (

@@ -1,31 +1,27 @@
 // A run: the four steps progressing live, what each found, and the e-mail draft to approve, reject or have
 // written again with feedback.
-import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { getRouteApi } from '@tanstack/react-router';
+import { useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client';
-import type { AnalysisOutput, EmailDraft, ResearchOutput, Run, RunEvent, Step, StepNode, StrategyOutput, WriterOutput } from '../api/types';
+import type { AnalysisOutput, ResearchOutput, Run, RunEvent, Step, StepNode, StrategyOutput } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
-import { Alert, Badge, Button, Card, CopyButton, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
-import { formatDateTime, formatDuration, formatNumber, RUN_STATUS_LABEL, STEP_DESCRIPTION, STEP_LABEL } from '../lib/format';
+import { Alert, Badge, Button, Card, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
+import { formatDateTime, formatDuration, formatNumber, RUN_STATUS_LABEL, STEP_LABEL } from '../lib/format';
 import { batchPath } from '../lib/batch';
-import { useLiveRun, type Transport } from '../lib/liveRun';
+import { useLiveRun } from '../lib/liveRun';
 import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link } from '../lib/router';
-import { useAsync, useTitle } from '../lib/useAsync';
-import { approveChoices, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver } from '../lib/delivery';
-import { DeliveryPanel } from './run/DeliveryPanel';
-import { DraftEditor, GroundingVerdict } from './run/DraftEditor';
+import { useApiQuery, useTitle } from '../lib/query';
+import { DraftCard } from './run/DraftCard';
 import { DraftVersions } from './run/DraftVersions';
-import { RejectDialog } from './run/RejectDialog';
 import { ReplyPanel } from './run/ReplyPanel';
-import { AnalysisView, ResearchView, StepFooter, StrategyView } from './run/StepViews';
+import { StepCard, Stepper } from './run/Stepper';
+import { AnalysisView, ResearchView, StrategyView } from './run/StepViews';
 
 function stepOf(run: Run, node: StepNode): Step | undefined {
   return run.steps.find((s) => s.node === node);
 }
-
-/** How the worker's step.retrying begins when the provider refused a call (src/worker/run-handler.ts): not a failure. */
-const WAITING_ON_PROVIDER = 'waiting on the model provider';
 
 /** What a screen reader hears as the run moves on. */
 function announce(event: RunEvent): string | null {
@@ -33,7 +29,7 @@ function announce(event: RunEvent): string | null {
   switch (event.type) {
     case 'step.started': return `${step} started.`;
     case 'step.completed': return `${step} done.`;
-    case 'step.retrying': return event.error?.startsWith(WAITING_ON_PROVIDER)
+    case 'step.retrying': return event.deferred
       ? `${step} is waiting for the model provider, which asked to slow down; it will start again.`
       : `${step} failed on attempt ${event.attempt}; retrying.`;
     case 'step.failed': return `${step} failed.`;
@@ -52,19 +48,22 @@ function announce(event: RunEvent): string | null {
   }
 }
 
-export function RunPage({ id }: { id: string }) {
+const route = getRouteApi('/_app/runs/$id');
+
+export function RunPage() {
+  const { id } = route.useParams();
   const live = useLiveRun(id);
   const toast = useToast();
   const { run } = live;
-  const lead = useAsync(async (signal) => run
+  const lead = useApiQuery(['lead', run?.leadId], async (signal) => run
     ? (await api.get('/api/v1/leads/{id}', { params: { id: run.leadId }, signal })).body.data
-    : undefined, [run?.leadId]);
+    : undefined, { enabled: Boolean(run) });
   useTitle(lead.data ? `Run for ${lead.data.name}` : 'Run');
   // The call's transcript, for the lines each item of the analysis was read from (a lead's newest calls: the one run).
-  const transcript = useAsync(async (signal) => run
+  const transcript = useApiQuery(['lead', run?.leadId, 'transcript', run?.callId], async (signal) => run
     ? (await api.get('/api/v1/leads/{leadId}/calls', { params: { leadId: run.leadId }, query: { limit: 100 }, signal }))
       .body.data.find((call) => call.id === run.callId)?.transcript ?? null
-    : null, [run?.leadId, run?.callId]);
+    : null, { enabled: Boolean(run) });
   const [cancelling, setCancelling] = useState(false);
 
   const lastEvent = live.events[live.events.length - 1];
@@ -188,209 +187,4 @@ function engineOf(run: Run): string {
   if (models.size) return [...models].join(', ');
   if (engines.has('offline')) return 'Offline (rule-based)';
   return engines.size ? [...engines].join(', ') : '—';
-}
-
-function Stepper({ run, transport }: { run: Run; transport: Transport }) {
-  const live = run.status === 'QUEUED' || run.status === 'RUNNING';
-  return (
-    <section className="stepper-card" aria-label="Progress">
-      <ol className="stepper">
-        {run.steps.map((step, i) => (
-          <li key={step.node} className={`stepper-step step-${step.status.toLowerCase()}`} aria-current={step.status === 'RUNNING' ? 'step' : undefined}>
-            <span className="stepper-marker" aria-hidden="true">
-              {step.status === 'COMPLETED' ? <Icon name="check" size={15} />
-                : step.status === 'FAILED' ? <Icon name="x" size={15} />
-                : step.status === 'RUNNING' ? <span className="spinner spinner-small" />
-                : i + 1}
-            </span>
-            <span className="stepper-text">
-              <span className="stepper-label">{STEP_LABEL[step.node]}</span>
-              <span className="stepper-sub">
-                {step.status === 'COMPLETED' ? `Done in ${formatDuration(step.durationMs)}`
-                  : step.status === 'RUNNING' ? (step.attempts > 1 ? `Retrying · attempt ${step.attempts}` : STEP_DESCRIPTION[step.node])
-                  : step.status === 'FAILED' ? 'Failed'
-                  : step.status === 'SKIPPED' ? 'Skipped'
-                  : step.error ? 'Waiting to retry' : 'Waiting'}
-              </span>
-            </span>
-            <span className="visually-hidden">: {step.status.toLowerCase()}</span>
-          </li>
-        ))}
-      </ol>
-      {live && (
-        <p className="stepper-live">
-          <span className="live-dot" aria-hidden="true" />
-          {transport === 'stream' ? 'Live' : transport === 'polling' ? 'Updating every few seconds' : 'Connecting'}
-          {run.status === 'QUEUED' && ' · waiting for a worker'}
-        </p>
-      )}
-    </section>
-  );
-}
-
-function StepCard({ step, title, icon, children }: { step: Step | undefined; title: string; icon: 'globe' | 'phone' | 'sparkle'; children(output: NonNullable<Step['output']>): ReactNode }) {
-  if (!step) return null;
-  const id = `step-${step.node.toLowerCase()}`;
-  return (
-    <Card className="step-card" title={<><Icon name={icon} size={17} /> {title}</>} titleId={id}
-      actions={step.status !== 'COMPLETED' ? <StepState step={step} /> : undefined}>
-      {step.status === 'COMPLETED' && step.output ? (
-        <>
-          {children(step.output)}
-          <StepFooter step={step} />
-        </>
-      ) : step.status === 'FAILED' ? (
-        <p className="callout callout-error"><Icon name="alert" /> {step.error ?? 'This step failed.'}</p>
-      ) : step.status === 'SKIPPED' ? (
-        <p className="muted small">Skipped: the run ended before this step.</p>
-      ) : (
-        <Skeleton lines={3} label={step.status === 'RUNNING' ? `${STEP_DESCRIPTION[step.node]}…` : 'Waiting for the steps before it.'} />
-      )}
-    </Card>
-  );
-}
-
-function StepState({ step }: { step: Step }) {
-  if (step.status === 'RUNNING') return <Badge tone="blue" dot pulse>Working</Badge>;
-  if (step.status === 'FAILED') return <Badge tone="red">Failed</Badge>;
-  if (step.status === 'SKIPPED') return <Badge tone="gray">Skipped</Badge>;
-  return <Badge>Waiting</Badge>;
-}
-
-function Skeleton({ lines, label }: { lines: number; label: string }) {
-  return (
-    <div className="skeleton">
-      <p className="muted small">{label}</p>
-      {Array.from({ length: lines }, (_, i) => <span key={i} className="skeleton-line" aria-hidden="true" />)}
-    </div>
-  );
-}
-
-const DRAFT_BADGE: Record<EmailDraft['status'], { tone: 'amber' | 'green' | 'red' | 'gray'; label: string }> = {
-  DRAFT: { tone: 'amber', label: 'Needs review' },
-  APPROVED: { tone: 'green', label: 'Approved' },
-  SENT: { tone: 'green', label: 'Sent' },
-  REJECTED: { tone: 'red', label: 'Rejected' },
-  SUPERSEDED: { tone: 'gray', label: 'Replaced' },
-};
-
-/** The draft and its decisions; `onDecided` gets the run as it now is, and a message for a toast unless one was shown. */
-function DraftCard({ run, writer, onDecided }: {
-  run: Run; writer: Step | undefined; onDecided(run: Run, message: string | null): void;
-}) {
-  const [decision, setDecision] = useState<'reject' | 'regenerate' | null>(null);
-  const [approving, setApproving] = useState<Deliver | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const choices = approveChoices(useMailCapabilities());
-  const [editing, setEditing] = useState(false);
-  const draft = run.emailDraft;
-  const writerOutput = writer?.status === 'COMPLETED' ? writer.output as WriterOutput | null : null;
-  // An edited version carries its own verdict; WRITER's is about the text WRITER wrote. None is shown while editing.
-  const grounding = draft?.origin === 'edited' || editing ? undefined : writerOutput?.grounding;
-  const canDecide = run.status === 'AWAITING_APPROVAL' && draft?.status === 'DRAFT' && !editing;
-  // After "regenerate" the run is queued again and the rejected version stays on show until WRITER is done.
-  const regenerating = Boolean(draft) && (run.status === 'QUEUED' || run.status === 'RUNNING');
-
-  const approveWithUndo = useApprove();
-  const approve = async (deliver: Deliver) => {
-    setApproving(deliver);
-    setError(null);
-    try {
-      // The toast (with Undo) is useApprove's; an undo hands the run back, awaiting approval again.
-      onDecided(await approveWithUndo(run.id, deliver, 'Draft approved.', (undone) => onDecided(undone, null)), null);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setApproving(null);
-    }
-  };
-
-  if (!draft) {
-    const regenerating = writer?.status !== 'COMPLETED' && run.steps.slice(0, 3).every((s) => s.status === 'COMPLETED') && (run.status === 'QUEUED' || run.status === 'RUNNING');
-    return (
-      <Card className="draft-card draft-pending" title={<><Icon name="mail" size={17} /> E-mail draft</>} titleId="draft-title">
-        {run.status === 'FAILED' || run.status === 'CANCELLED'
-          ? <p className="muted">No draft was written.</p>
-          : <Skeleton lines={5} label={regenerating ? 'Writing the next version…' : 'The draft appears here when the writer finishes.'} />}
-      </Card>
-    );
-  }
-
-  return (
-    <Card
-      className={`draft-card${canDecide ? ' draft-review' : ''}`}
-      title={<><Icon name="mail" size={17} /> E-mail draft</>}
-      titleId="draft-title"
-      actions={<>
-        {draft.version > 1 && <Badge tone="violet">Version {draft.version}</Badge>}
-        <Badge tone={DRAFT_BADGE[draft.status].tone}>{DRAFT_BADGE[draft.status].label}</Badge>
-      </>}
-    >
-      {canDecide && (
-        <div className="review-bar" role="group" aria-label="Decide on the draft">
-          <p className="review-text"><strong>Ready for your review.</strong> Approve it, or say what should change.</p>
-          <div className="review-actions">
-            {choices.map((choice, i) => (
-              <Button key={choice} variant={i === 0 ? 'primary' : 'secondary'} icon={choice === 'none' ? 'check' : choice === 'send' ? 'mail' : 'inbox'}
-                busy={approving === choice} disabled={approving !== null && approving !== choice} onClick={() => void approve(choice)}>
-                {APPROVE_LABEL[choice]}
-              </Button>
-            ))}
-            <Button icon="refresh" disabled={approving !== null} onClick={() => setDecision('regenerate')}>Regenerate…</Button>
-            <Button icon="edit" disabled={approving !== null} onClick={() => setEditing(true)}>Edit</Button>
-            <Button variant="ghost" disabled={approving !== null} onClick={() => setDecision('reject')}>Reject…</Button>
-          </div>
-        </div>
-      )}
-      {regenerating && (
-        <div className="review-bar review-bar-working" role="status">
-          <p className="review-text"><span className="spinner spinner-small" aria-hidden="true" /> Writing version {draft.version + 1}…</p>
-        </div>
-      )}
-      {error ? <ErrorAlert error={error} /> : null}
-
-      {editing && run.status === 'AWAITING_APPROVAL' ? (
-        <DraftEditor run={run} draft={draft} onCancel={() => setEditing(false)} onSaved={(next, changed) => {
-          setEditing(false);
-          onDecided(next, changed ? `Saved as version ${next.emailDraft?.version}.` : 'Nothing changed.');
-        }} />
-      ) : <div className={`email${regenerating ? ' email-stale' : ''}`}>
-        <dl className="email-head">
-          <div><dt>To</dt><dd>{draft.to ?? <span className="muted">No e-mail address on the lead</span>}</dd></div>
-          <div><dt>Subject</dt><dd className="email-subject">{draft.subject}</dd></div>
-        </dl>
-        <div className="email-body">{draft.body}</div>
-      </div>}
-
-      {draft.origin === 'edited' && !editing && <GroundingVerdict grounding={draft.grounding} />}
-      {grounding && grounding.unsupported.length > 0 && (
-        <Alert tone="warning" title="Check these claims before sending">
-          They could not be traced to the research or the call:
-          <ul className="bullet-list">{grounding.unsupported.map((claim, i) => <li key={i}>{claim}</li>)}</ul>
-        </Alert>
-      )}
-      <div className="draft-foot">
-        {grounding && grounding.unsupported.length === 0
-          ? <p className="grounded"><Icon name="check" size={14} /> Every specific claim is backed by the research or the call{grounding.rewritten ? ' (rewritten once to get there)' : ''}.</p>
-          : <span />}
-        <CopyButton text={`Subject: ${draft.subject}\n\n${draft.body}`} label="Copy e-mail" />
-      </div>
-      {draft.status === 'APPROVED' && !draft.delivery && <p className="draft-note approved"><Icon name="check" size={14} /> Approved, not sent. Copy it into your mail client to send it.</p>}
-      <DeliveryPanel run={run} onChanged={(next) => onDecided(next, 'Delivery queued again.')} />
-      {draft.status === 'REJECTED' && !regenerating && <p className="draft-note">This draft was rejected.</p>}
-      {writer && <StepFooter step={writer} />}
-
-      {decision && (
-        <RejectDialog
-          run={run}
-          regenerate={decision === 'regenerate'}
-          onClose={() => setDecision(null)}
-          onDone={(next) => {
-            setDecision(null);
-            onDecided(next, decision === 'regenerate' ? 'Writing a new version of the draft.' : 'Draft rejected.');
-          }}
-        />
-      )}
-    </Card>
-  );
 }

@@ -1,4 +1,5 @@
 // Runs: every run of the workspace, newest first, with the lead it was for and its draft's subject.
+import { getRouteApi } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api } from '../api/client';
 import type { Lead, RunStatus } from '../api/types';
@@ -6,26 +7,27 @@ import { Icon } from '../components/Icon';
 import { Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import { formatDuration, plural, RUN_STATUS_LABEL } from '../lib/format';
 import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
-import { Link, useSearchParams } from '../lib/router';
-import { useAsync, useTitle } from '../lib/useAsync';
+import { Link, useSearchUpdate } from '../lib/router';
+import { useApiQuery, useTitle } from '../lib/query';
 
+const route = getRouteApi('/_app/runs');
 const PAGE_SIZE = 25;
 const STATUSES = Object.keys(RUN_STATUS_LABEL) as RunStatus[];
 
 export function RunsPage() {
   useTitle('Runs');
-  const [params, setParams] = useSearchParams();
-  const status = STATUSES.includes(params.get('status') as RunStatus) ? params.get('status') as RunStatus : null;
+  const status = route.useSearch().status ?? null;
+  const setSearch = useSearchUpdate();
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const cursor = cursors[cursors.length - 1] ?? null;
 
-  const page = useAsync(async (signal) => {
+  const page = useApiQuery(['runs', status, cursor], async (signal) => {
     const result = await api.get('/api/v1/runs', { query: { limit: PAGE_SIZE, status, cursor }, signal });
     // The names of the leads on this page (a run carries only the lead's id).
     const ids = [...new Set(result.body.data.map((r) => r.leadId))];
     const leads = await Promise.all(ids.map((id) => api.get('/api/v1/leads/{id}', { params: { id }, signal }).then((r) => r.body.data, () => null)));
     return { runs: result.body.data, next: result.next, leads: new Map(leads.filter((l): l is Lead => l !== null).map((l) => [l.id, l])) };
-  }, [status, cursor]);
+  });
 
   return (
     <>
@@ -33,7 +35,7 @@ export function RunsPage() {
       <div className="toolbar">
         <div className="toolbar-field">
           <label htmlFor="run-status" className="toolbar-label">Status</label>
-          <select id="run-status" className="input select" value={status ?? ''} onChange={(e) => { setCursors([null]); setParams({ status: e.target.value || null }); }}>
+          <select id="run-status" className="input select" value={status ?? ''} onChange={(e) => { setCursors([null]); setSearch({ status: e.target.value || null }); }}>
             <option value="">All statuses</option>
             {STATUSES.map((s) => <option key={s} value={s}>{RUN_STATUS_LABEL[s]}</option>)}
           </select>

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { api, ApiError } from '../api/client';
 import { Alert, Button, Field } from '../components/ui';
 import { isEmail, useFormSubmit } from '../lib/forms';
-import { useTitle } from '../lib/useAsync';
+import { useTitle } from '../lib/query';
 import { useSession } from '../lib/session';
 
 const FIELDS = ['setupToken', 'workspaceName', 'name', 'email', 'password'] as const;

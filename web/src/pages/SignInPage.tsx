@@ -4,7 +4,7 @@ import { Alert, Button, Field } from '../components/ui';
 import { isEmail, useFormSubmit } from '../lib/forms';
 import { useRouter } from '../lib/router';
 import { useSession } from '../lib/session';
-import { useTitle } from '../lib/useAsync';
+import { useTitle } from '../lib/query';
 
 const FIELDS = ['email', 'password'] as const;
 

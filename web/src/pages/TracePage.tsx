@@ -1,5 +1,6 @@
 // The trace of a run (its default traceUrl): every step attempt on a timeline built from the run's events, with
 // durations, retries and their errors, the engine, the model and the tokens spent.
+import { getRouteApi } from '@tanstack/react-router';
 import { useMemo } from 'react';
 import type { Run, RunEvent, StepNode } from '../api/types';
 import { Icon } from '../components/Icon';
@@ -8,7 +9,7 @@ import { draftVersionsOf } from '../lib/draftVersions';
 import { formatDateTime, formatDuration, formatNumber, formatTime, STEP_LABEL } from '../lib/format';
 import { useLiveRun } from '../lib/liveRun';
 import { Link } from '../lib/router';
-import { useTitle } from '../lib/useAsync';
+import { useTitle } from '../lib/query';
 
 interface Attempt {
   node: StepNode;
@@ -102,7 +103,10 @@ const RUN_EVENT_LABEL: Partial<Record<RunEvent['type'], string>> = {
   'draft.edited': 'Draft edited',
 };
 
-export function TracePage({ id }: { id: string }) {
+const route = getRouteApi('/_app/runs/$id/trace');
+
+export function TracePage() {
+  const { id } = route.useParams();
   const live = useLiveRun(id);
   const { run, events } = live;
   useTitle('Trace');

@@ -50,6 +50,7 @@ export const RunEvent = Type.Object({
   model: Type.Union([Type.String({ maxLength: MODEL_NAME_MAX }), Type.Null()]),
   usage: Type.Union([Type.Object({ inputTokens: Int64(), outputTokens: Int64() }), Type.Null()]),
   error: Type.Union([Type.String({ maxLength: MESSAGE_MAX, description: 'The error of a failed attempt, or the feedback of a rejection.' }), Type.Null()]),
+  deferred: Type.Boolean({ description: 'On step.retrying: true when the model provider asked to wait and the step was put off without using an attempt; false when an attempt failed.' }),
   at: Timestamp('When it happened.'),
 }, {
   $id: 'RunEvent',

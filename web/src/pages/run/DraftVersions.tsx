@@ -6,7 +6,7 @@ import { api } from '../../api/client';
 import type { ResponseOf } from '../../api/client';
 import type { Run } from '../../api/types';
 import { Badge, Card, ErrorAlert, RelativeTime } from '../../components/ui';
-import { useAsync } from '../../lib/useAsync';
+import { useApiQuery } from '../../lib/query';
 import '../../styles/drafts.css';
 
 type DraftVersion = ResponseOf<'get', '/api/v1/runs/{id}/drafts'>['data'][number];
@@ -45,8 +45,8 @@ function whoEdited(version: DraftVersion): string {
 
 export function DraftVersions({ run }: { run: Run }) {
   // Read again whenever the run's latest version or its status changes (an edit, a decision, a regeneration).
-  const versions = useAsync(async (signal) => (await api.get('/api/v1/runs/{id}/drafts', { params: { id: run.id }, signal })).body.data,
-    [run.id, run.emailDraft?.id, run.emailDraft?.status]);
+  const versions = useApiQuery(['run', run.id, 'drafts', run.emailDraft?.id, run.emailDraft?.status],
+    async (signal) => (await api.get('/api/v1/runs/{id}/drafts', { params: { id: run.id }, signal })).body.data);
   const list = versions.data ?? [];
   const [left, setLeft] = useState<number | null>(null);
   const [right, setRight] = useState<number | null>(null);

@@ -1,15 +1,17 @@
 // Settings / Audit log (admins only): every change made through the API, the UI or the command line, filtered
 // by source, actor, action and outcome; older entries load through the Link cursor.
+import { getRouteApi } from '@tanstack/react-router';
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError } from '../../api/client';
 import type { AuditEntry } from '../../api/types';
-import { Badge, Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, type Tone } from '../../components/ui';
+import { Badge, Button, EmptyState, ErrorAlert, LoadingBlock, type Tone } from '../../components/ui';
 import { batchPath } from '../../lib/batch';
 import { displayName, formatDateTime, formatRelative, shortId } from '../../lib/format';
-import { Link, useSearchParams } from '../../lib/router';
-import { useSignedIn } from '../../lib/session';
-import { useAsync, useTitle } from '../../lib/useAsync';
+import { Link, useSearchUpdate } from '../../lib/router';
+import { useApiQuery } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
+
+const route = getRouteApi('/_app/_admin/settings/audit');
 
 const SOURCES = [['api', 'API key'], ['ui', 'Web app'], ['cli', 'Command line'], ['system', 'System']] as const;
 const OUTCOMES = [['success', 'Success'], ['failure', 'Failure'], ['denied', 'Denied'], ['replayed', 'Replayed']] as const;
@@ -18,17 +20,11 @@ const SOURCE_LABEL: Record<AuditEntry['source'], string> = Object.fromEntries(SO
 const PAGE_SIZE = 50;
 const KNOWN_ACTIONS = ['lead.created', 'lead.updated', 'lead.imported', 'lead.deleted', 'call.created', 'call.deleted', 'run.created', 'run.batch_created', 'run.approved', 'run.approval_undone', 'run.rejected', 'run.regenerated', 'run.cancelled', 'draft.sent', 'draft.saved_to_mailbox', 'draft.delivery_failed', 'draft.delivery_retried', 'draft.edited', 'mail_settings.updated', 'mail_settings.smtp_checked', 'mail_settings.imap_checked', 'mail_settings.test_sent', 'key.created', 'key.revoked', 'member.created', 'member.removed', 'member.role_changed', 'member.password_reset_link_created', 'user.updated', 'user.password_changed', 'session.created'];
 
+/** Admins only: the header and the guard are the route's (AdminGate). */
 export function AuditPage() {
-  useTitle('Audit log');
-  const session = useSignedIn();
-  const header = <PageHeader eyebrow="Settings" title="Audit log" description="Who changed what, and when: every write through the API, the web app and the command line." />;
-  if (session.user.role !== 'ADMIN') return <>{header}<AdminOnly what="the audit log" /></>;
-  return <>{header}<AuditLog /></>;
-}
-
-function AuditLog() {
-  const [params, setParams] = useSearchParams();
-  const filters = { source: params.get('source') ?? '', actor: params.get('actor') ?? '', action: params.get('action') ?? '', outcome: params.get('outcome') ?? '' };
+  const search = route.useSearch();
+  const filters = { source: search.source ?? '', actor: search.actor ?? '', action: search.action ?? '', outcome: search.outcome ?? '' };
+  const setParams = useSearchUpdate();
   const [actionText, setActionText] = useState(filters.action);
   const [entries, setEntries] = useState<AuditEntry[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
@@ -36,13 +32,13 @@ function AuditLog() {
   const [error, setError] = useState<unknown>(null);
 
   // Who can be an actor: the workspace's people and keys (a member list for everyone, keys for admins).
-  const actors = useAsync(async (signal) => {
+  const actors = useApiQuery(['audit', 'actors'], async (signal) => {
     const [members, keys] = await Promise.all([
       api.get('/ui/api/members', { signal }).then((r) => r.body.data),
       api.get('/ui/api/keys', { signal }).then((r) => r.body.data, () => []),
     ]);
     return { members, keys };
-  }, []);
+  });
 
   const load = useCallback(async (cursor: string | null, signal?: AbortSignal) => {
     const { body, next: following } = await api.get('/ui/api/audit', {

@@ -6,10 +6,10 @@
 import { useEffect, useState } from 'react';
 import { api, ApiError, type RequestOf, type ResponseOf } from '../../api/client';
 import { useToast } from '../../components/Toast';
-import { Alert, Badge, Button, Card, ErrorAlert, Field, LoadingBlock, PageHeader } from '../../components/ui';
+import { Alert, Badge, Button, Card, ErrorAlert, Field, LoadingBlock } from '../../components/ui';
 import { isEmail, useFormSubmit } from '../../lib/forms';
 import { useSignedIn } from '../../lib/session';
-import { useAsync, useTitle } from '../../lib/useAsync';
+import { useApiQuery } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
 
 type MailSettings = ResponseOf<'get', '/ui/api/settings/email'>;
@@ -132,19 +132,9 @@ function check(form: FormState): Record<string, string> {
 const KNOWN = ['fromName', 'fromAddress', 'defaultDeliver', 'smtp.host', 'smtp.port', 'smtp.security', 'smtp.user', 'smtp.password',
   'imap.host', 'imap.port', 'imap.security', 'imap.user', 'imap.password', 'imap.draftsFolder'] as const;
 
+/** Admins only: the header and the guard are the route's (AdminGate). */
 export function EmailSettingsPage() {
-  useTitle('E-mail');
-  const session = useSignedIn();
-  const header = (
-    <PageHeader eyebrow="Settings" title="E-mail"
-      description="How approved drafts leave leadrun: sent over your SMTP server, or saved to the sender's mailbox over IMAP, where replies are found too." />
-  );
-  if (session.user.role !== 'ADMIN') return <>{header}<AdminOnly what="the e-mail settings" /></>;
-  return <>{header}<EmailSettings /></>;
-}
-
-function EmailSettings() {
-  const settings = useAsync((signal) => api.get('/ui/api/settings/email', { signal }).then((r) => r.body), []);
+  const settings = useApiQuery(['settings', 'email'], (signal) => api.get('/ui/api/settings/email', { signal }).then((r) => r.body));
   if (settings.error instanceof ApiError && settings.error.status === 403) return <AdminOnly what="the e-mail settings" />;
   if (settings.error) return <ErrorAlert error={settings.error} retry={settings.reload} />;
   if (!settings.data) return <LoadingBlock label="Loading the e-mail settings" />;

@@ -1,16 +1,16 @@
 // Settings / API keys (admins only): the workspace's keys with who made them and when they were last used;
 // create one (its plaintext is shown once, here), revoke one.
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { api, ApiError } from '../../api/client';
 import { SCOPES, type ApiKey, type CreatedApiKey, type Scope } from '../../api/types';
 import { Dialog } from '../../components/Dialog';
+import { FormDialog } from '../../components/FormDialog';
 import { Icon } from '../../components/Icon';
 import { useToast } from '../../components/Toast';
-import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
+import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, RelativeTime } from '../../components/ui';
 import { displayName, formatDateTime } from '../../lib/format';
 import { useFormSubmit } from '../../lib/forms';
-import { useSignedIn } from '../../lib/session';
-import { useAsync, useTitle } from '../../lib/useAsync';
+import { useApiQuery } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
 
 const SCOPE_HELP: Record<Scope, string> = {
@@ -22,29 +22,13 @@ const SCOPE_HELP: Record<Scope, string> = {
   'webhooks:write': 'Add, change and remove webhook endpoints; send test events, replay deliveries, roll secrets.',
 };
 
+/** Admins only: the header and the guard are the route's (AdminGate). */
 export function KeysPage() {
-  useTitle('API keys');
-  const session = useSignedIn();
-  const header = (
-    <PageHeader eyebrow="Settings" title="API keys"
-      description="Keys let your own tools use the leadrun API. Each key belongs to this workspace and carries only the scopes you give it." />
-  );
-  if (session.user.role !== 'ADMIN') return <>{header}<AdminOnly what="API keys" /></>;
-  return <>{header}<KeyList /></>;
-}
-
-function KeyList() {
   const toast = useToast();
-  const keys = useAsync((signal) => api.get('/ui/api/keys', { signal }).then((r) => r.body.data), []);
+  const keys = useApiQuery(['keys'], (signal) => api.get('/ui/api/keys', { signal }).then((r) => r.body.data));
   const [creating, setCreating] = useState(false);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
 
-  // Coming back to the tab shows fresh "last used" times.
-  useEffect(() => {
-    const onFocus = () => { if (document.visibilityState === 'visible') void keys.reload(); };
-    document.addEventListener('visibilitychange', onFocus);
-    return () => document.removeEventListener('visibilitychange', onFocus);
-  }, [keys.reload]);
 
   if (keys.error instanceof ApiError && keys.error.status === 403) return <AdminOnly what="API keys" />;
   const active = keys.data?.filter((k) => k.state === 'active') ?? [];
@@ -140,7 +124,7 @@ function CreateKeyDialog({ onClose, onCreated }: { onClose(): void; onCreated(ke
   const [scopes, setScopes] = useState<Scope[]>(['leads:read', 'runs:read']);
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
 
-  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+  const form = useFormSubmit({
     known: KEY_FIELDS,
     check: () => {
       const local: Record<string, string> = {};
@@ -178,27 +162,17 @@ function CreateKeyDialog({ onClose, onCreated }: { onClose(): void; onCreated(ke
 
   const toggle = (scope: Scope) => setScopes((list) => (list.includes(scope) ? list.filter((s) => s !== scope) : [...list, scope]));
   return (
-    <Dialog
-      title="Create an API key"
-      description="Give it a name you will recognise later, and only the scopes it needs."
-      onClose={onClose}
-      busy={busy}
-      footer={<>
-        <Button onClick={onClose} disabled={busy}>Cancel</Button>
-        <Button type="submit" form="create-key" variant="primary" busy={busy}>Create key</Button>
-      </>}
-    >
-      <form id="create-key" ref={formRef} onSubmit={onSubmit} noValidate className="form">
-        {errors.form && <Alert tone="error">{errors.form}</Alert>}
-        <Field label="Name" error={errors.fields.name} hint="For example “HubSpot sync” or “Zapier”.">
+    <FormDialog title="Create an API key" description="Give it a name you will recognise later, and only the scopes it needs."
+      submitLabel="Create key" onClose={onClose} form={form}>
+        <Field label="Name" error={form.errors.fields.name} hint="For example “HubSpot sync” or “Zapier”.">
           {(p) => <input {...p} className="input" value={name} onChange={(e) => setName(e.target.value)} autoComplete="off" autoFocus maxLength={200} />}
         </Field>
-        <fieldset className="fieldset" aria-describedby={errors.fields.scopes ? 'scope-error' : undefined} aria-invalid={errors.fields.scopes ? true : undefined}>
+        <fieldset className="fieldset" aria-describedby={form.errors.fields.scopes ? 'scope-error' : undefined} aria-invalid={form.errors.fields.scopes ? true : undefined}>
           <legend className="field-label">Scopes</legend>
           <div className="checkbox-list">
             {SCOPES.map((scope) => (
               <label key={scope} className="checkbox">
-                <input type="checkbox" checked={scopes.includes(scope)} onChange={() => toggle(scope)} aria-invalid={errors.fields.scopes ? true : undefined} />
+                <input type="checkbox" checked={scopes.includes(scope)} onChange={() => toggle(scope)} aria-invalid={form.errors.fields.scopes ? true : undefined} />
                 <span>
                   <code className="scope-name">{scope}</code>
                   <span className="checkbox-help">{SCOPE_HELP[scope]}</span>
@@ -206,10 +180,9 @@ function CreateKeyDialog({ onClose, onCreated }: { onClose(): void; onCreated(ke
               </label>
             ))}
           </div>
-          {errors.fields.scopes && <p id="scope-error" className="field-error"><Icon name="alert" size={14} />{errors.fields.scopes}</p>}
+          {form.errors.fields.scopes && <p id="scope-error" className="field-error"><Icon name="alert" size={14} />{form.errors.fields.scopes}</p>}
         </fieldset>
-      </form>
-    </Dialog>
+    </FormDialog>
   );
 }
 

@@ -7,7 +7,7 @@ import { Dialog } from '../../components/Dialog';
 import { Alert, Button, CopyButton, ErrorAlert, LoadingBlock } from '../../components/ui';
 import { displayName, formatDateTime } from '../../lib/format';
 import { useSession, useSignedIn } from '../../lib/session';
-import { useAsync } from '../../lib/useAsync';
+import { useApiQuery } from '../../lib/query';
 
 /** Runs an action with the dialog busy, keeping its error to show. */
 function useAction<T>(action: () => Promise<T>, done: (value: T) => void) {
@@ -117,7 +117,7 @@ export function RemoveMemberDialog({ member, onClose, onRemoved }: { member: Mem
   const { signOut } = useSession();
   const self = member.id === session.user.id;
   const name = displayName(member);
-  const keys = useAsync((signal) => api.get('/ui/api/keys', { signal }).then((r) => r.body.data), []);
+  const keys = useApiQuery(['keys'], (signal) => api.get('/ui/api/keys', { signal }).then((r) => r.body.data));
   const theirKeys = keys.data?.filter((k) => k.state === 'active' && k.createdBy?.id === member.id) ?? [];
   // Revoking is the safe default: each key was shown to its creator, who may keep a copy. Unticked, the keys keep
   // working for whatever depends on them, and are listed as made by a removed member.

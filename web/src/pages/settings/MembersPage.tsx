@@ -3,13 +3,14 @@
 import { useState } from 'react';
 import { api } from '../../api/client';
 import type { Member, Role } from '../../api/types';
-import { Dialog } from '../../components/Dialog';
+import { FormDialog } from '../../components/FormDialog';
 import { useToast } from '../../components/Toast';
-import { Alert, Avatar, Badge, Button, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
+import { Avatar, Badge, Button, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
 import { displayName } from '../../lib/format';
+import { loadMembers } from '../../lib/members';
 import { isEmail, useFormSubmit } from '../../lib/forms';
 import { useSignedIn } from '../../lib/session';
-import { useAsync, useTitle } from '../../lib/useAsync';
+import { useApiQuery, useTitle } from '../../lib/query';
 import { RemoveMemberDialog, ResetLinkDialog, RoleDialog } from './MemberDialogs';
 
 type Acting = { kind: 'role' | 'reset' | 'remove'; member: Member };
@@ -19,7 +20,7 @@ export function MembersPage() {
   const session = useSignedIn();
   const toast = useToast();
   const isAdmin = session.user.role === 'ADMIN';
-  const members = useAsync((signal) => api.get('/ui/api/members', { signal }).then((r) => r.body.data), []);
+  const members = useApiQuery(['members'], loadMembers);
   const [adding, setAdding] = useState(false);
   const [acting, setActing] = useState<Acting | null>(null);
 
@@ -125,7 +126,7 @@ function AddMemberDialog({ onClose, onAdded }: { onClose(): void; onAdded(member
   const [values, setValues] = useState({ name: '', email: '', role: 'MEMBER' as Role, password: '' });
   const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
 
-  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+  const form = useFormSubmit({
     known: MEMBER_FIELDS,
     check: () => {
       const local: Record<string, string> = {};
@@ -141,23 +142,12 @@ function AddMemberDialog({ onClose, onAdded }: { onClose(): void; onAdded(member
   });
 
   return (
-    <Dialog
-      title="Add a member"
-      description="They sign in with this e-mail and password. Share the password with them privately."
-      onClose={onClose}
-      busy={busy}
-      footer={<>
-        <Button onClick={onClose} disabled={busy}>Cancel</Button>
-        <Button type="submit" form="add-member" variant="primary" busy={busy}>Add member</Button>
-      </>}
-    >
-      <form id="add-member" ref={formRef} onSubmit={onSubmit} noValidate className="form">
-        {errors.form && <Alert tone="error">{errors.form}</Alert>}
+    <FormDialog title="Add a member" description="They sign in with this e-mail and password. Share the password with them privately." onClose={onClose} submitLabel="Add member" form={form}>
         <div className="form-row">
-          <Field label="Name" error={errors.fields.name}>
+          <Field label="Name" error={form.errors.fields.name}>
             {(p) => <input {...p} className="input" value={values.name} onChange={change('name')} autoComplete="off" autoFocus />}
           </Field>
-          <Field label="E-mail" error={errors.fields.email}>
+          <Field label="E-mail" error={form.errors.fields.email}>
             {(p) => <input {...p} className="input" type="email" value={values.email} onChange={change('email')} autoComplete="off" />}
           </Field>
         </div>
@@ -174,12 +164,11 @@ function AddMemberDialog({ onClose, onAdded }: { onClose(): void; onAdded(member
               </label>
             ))}
           </div>
-          {errors.fields.role && <p className="field-error">{errors.fields.role}</p>}
+          {form.errors.fields.role && <p className="field-error">{form.errors.fields.role}</p>}
         </fieldset>
-        <Field label="Password" error={errors.fields.password} hint="At least 10 characters.">
+        <Field label="Password" error={form.errors.fields.password} hint="At least 10 characters.">
           {(p) => <input {...p} className="input" type="password" value={values.password} onChange={change('password')} autoComplete="new-password" />}
         </Field>
-      </form>
-    </Dialog>
+    </FormDialog>
   );
 }

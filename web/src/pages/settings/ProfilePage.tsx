@@ -8,7 +8,7 @@ import { useToast } from '../../components/Toast';
 import { Alert, Badge, Button, Card, ErrorAlert, Field, LoadingBlock, PageHeader } from '../../components/ui';
 import { useFormSubmit } from '../../lib/forms';
 import { useSession, useSignedIn } from '../../lib/session';
-import { useAsync, useTitle } from '../../lib/useAsync';
+import { useApiQuery, useTitle } from '../../lib/query';
 
 export function ProfilePage() {
   useTitle('Your profile');
@@ -72,7 +72,7 @@ function tidySignature(text: string): string {
 }
 
 function SenderForm() {
-  const profile = useAsync((signal) => api.get('/ui/api/profile', { signal }).then((r) => r.body), []);
+  const profile = useApiQuery(['profile'], (signal) => api.get('/ui/api/profile', { signal }).then((r) => r.body));
   if (profile.error) return <ErrorAlert error={profile.error} retry={profile.reload} />;
   if (!profile.data) return <LoadingBlock label="Loading your profile" />;
   return <SenderFormFields senderName={profile.data.senderName} signature={profile.data.signature} />;

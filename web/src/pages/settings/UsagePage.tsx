@@ -4,11 +4,11 @@ import { api } from '../../api/client';
 import type { Usage } from '../../api/types';
 import { Badge, Card, ErrorAlert, LoadingBlock, PageHeader } from '../../components/ui';
 import { formatDate, formatNumber, plural } from '../../lib/format';
-import { useAsync, useTitle } from '../../lib/useAsync';
+import { useApiQuery, useTitle } from '../../lib/query';
 
 export function UsagePage() {
   useTitle('Plan and usage');
-  const usage = useAsync((signal) => api.get('/ui/api/usage', { signal }).then((r) => r.body), []);
+  const usage = useApiQuery(['usage'], (signal) => api.get('/ui/api/usage', { signal }).then((r) => r.body));
   return (
     <>
       <PageHeader eyebrow="Settings" title="Plan and usage" description="Runs are counted per calendar month (UTC). Approving or regenerating a draft does not count again." />

@@ -5,11 +5,11 @@ import { useState } from 'react';
 import { api, ApiError } from '../../api/client';
 import type { ResponseOf } from '../../api/client';
 import { Dialog } from '../../components/Dialog';
+import { FormDialog } from '../../components/FormDialog';
 import { useToast } from '../../components/Toast';
-import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
+import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, RelativeTime } from '../../components/ui';
 import { useFormSubmit } from '../../lib/forms';
-import { useSignedIn } from '../../lib/session';
-import { useAsync, useTitle } from '../../lib/useAsync';
+import { useApiQuery } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
 
 type Endpoint = ResponseOf<'get', '/api/v1/webhooks'>['data'][number];
@@ -22,20 +22,10 @@ const EVENT_TYPES: readonly EventType[] = [
   'draft.sent', 'draft.delivery_failed', 'draft.replied',
 ];
 
+/** Admins only: the header and the guard are the route's (AdminGate). */
 export function WebhooksPage() {
-  useTitle('Webhooks');
-  const session = useSignedIn();
-  const header = (
-    <PageHeader eyebrow="Settings" title="Webhooks"
-      description="leadrun POSTs events to your endpoints as they happen, signed as Standard Webhooks, and retries when they fail: over a day, by default." />
-  );
-  if (session.user.role !== 'ADMIN') return <>{header}<AdminOnly what="webhooks" /></>;
-  return <>{header}<EndpointList /></>;
-}
-
-function EndpointList() {
   const toast = useToast();
-  const endpoints = useAsync((signal) => api.get('/api/v1/webhooks', { signal }).then((r) => r.body.data), []);
+  const endpoints = useApiQuery(['webhooks'], (signal) => api.get('/api/v1/webhooks', { signal }).then((r) => r.body.data));
   const [adding, setAdding] = useState(false);
   const [secret, setSecret] = useState<{ title: string; url: string; secret: string } | null>(null);
   const [open, setOpen] = useState<string | null>(null);
@@ -152,7 +142,7 @@ function EndpointList() {
 
 function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
   const toast = useToast();
-  const log = useAsync((signal) => api.get('/api/v1/webhooks/{id}/deliveries', { params: { id: endpoint.id }, query: { limit: 20 }, signal }).then((r) => r.body.data), [endpoint.id]);
+  const log = useApiQuery(['webhooks', endpoint.id, 'deliveries'], (signal) => api.get('/api/v1/webhooks/{id}/deliveries', { params: { id: endpoint.id }, query: { limit: 20 }, signal }).then((r) => r.body.data));
   const replay = async (delivery: Delivery) => {
     try {
       await api.post('/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { id: endpoint.id, deliveryId: delivery.id } });
@@ -213,7 +203,7 @@ function AddEndpointDialog({ onClose, onAdded }: { onClose(): void; onAdded(endp
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<EventType[]>([]);
-  const { errors, busy, formRef, onSubmit } = useFormSubmit({
+  const form = useFormSubmit({
     known: ENDPOINT_FIELDS,
     check: () => {
       const local: Record<string, string> = {};
@@ -227,17 +217,12 @@ function AddEndpointDialog({ onClose, onAdded }: { onClose(): void; onAdded(endp
   });
   const toggle = (type: EventType) => setEvents((list) => (list.includes(type) ? list.filter((t) => t !== type) : [...list, type]));
   return (
-    <Dialog title="Add a webhook endpoint" description="Events are POSTed as JSON to this URL and signed with a secret you see next." onClose={onClose} busy={busy}
-      footer={<>
-        <Button onClick={onClose} disabled={busy}>Cancel</Button>
-        <Button type="submit" form="add-webhook" variant="primary" busy={busy}>Add endpoint</Button>
-      </>}>
-      <form id="add-webhook" ref={formRef} onSubmit={onSubmit} noValidate className="form">
-        {errors.form && <Alert tone="error">{errors.form}</Alert>}
-        <Field label="URL" error={errors.fields.url} hint="http or https, on an address reachable from the internet.">
+    <FormDialog title="Add a webhook endpoint" description="Events are POSTed as JSON to this URL and signed with a secret you see next."
+      submitLabel="Add endpoint" onClose={onClose} form={form}>
+        <Field label="URL" error={form.errors.fields.url} hint="http or https, on an address reachable from the internet.">
           {(p) => <input {...p} className="input" type="url" value={url} onChange={(e) => setUrl(e.target.value)} autoComplete="off" autoFocus maxLength={2048} />}
         </Field>
-        <Field label="Description" optional error={errors.fields.description}>
+        <Field label="Description" optional error={form.errors.fields.description}>
           {(p) => <input {...p} className="input" value={description} onChange={(e) => setDescription(e.target.value)} maxLength={500} />}
         </Field>
         <fieldset className="fieldset">
@@ -250,9 +235,8 @@ function AddEndpointDialog({ onClose, onAdded }: { onClose(): void; onAdded(endp
               </label>
             ))}
           </div>
-          {errors.fields.events && <p className="field-error">{errors.fields.events}</p>}
+          {form.errors.fields.events && <p className="field-error">{form.errors.fields.events}</p>}
         </fieldset>
-      </form>
-    </Dialog>
+    </FormDialog>
   );
 }
