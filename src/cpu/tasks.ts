@@ -42,6 +42,8 @@ const LOADERS = {
   },
   /** One message of a rep's inbox, read as a possible reply. */
   readReply: async () => (await import('../mail/reply-reading.ts')).readReply,
+  /** What a reply says, read offline (src/agent/replies/). */
+  classifyReply: async () => (await import('../agent/replies/classify.ts')).classifyReply,
 };
 
 /** Each task's function, by name. */
