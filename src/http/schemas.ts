@@ -14,6 +14,7 @@ import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';
 import { URL_MAX } from '../domain/webhooks/url.ts';
 import { ERROR_CODES } from '../domain/errors.ts';
 import { TRANSCRIPT_FORMATS } from '../agent/transcript/types.ts';
+import { ReplyClassification } from '../agent/replies/types.ts';
 import { NOT_BLANK_PATTERN, ONE_LINE_PATTERN } from '../domain/validation.ts';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -385,6 +386,19 @@ export const RunReply = Type.Object({
   from: Nullable(Type.String({ maxLength: 320, description: 'Who replied, as "Name <address>" or the address alone.' })),
   snippet: Type.String({ maxLength: 300, description: 'The start of what the reply says, without the quoted e-mail: at most 300 characters.' }),
 }, { description: "The newest reply found in the sender's inbox to the run's delivered e-mail; null until there is one." });
+
+// Replies and what they say (DESIGN §16).
+export const Reply = Type.Object({
+  id: Id('Identifier of the reply.'),
+  runId: Id('The run whose e-mail it answers.'),
+  leadId: Id('The lead who (or whose address) replied.'),
+  receivedAt: RunReply.properties.receivedAt,
+  from: RunReply.properties.from,
+  subject: Nullable(Type.String({ maxLength: 300 })),
+  snippet: RunReply.properties.snippet,
+  ...ReplyClassification.properties,
+  classifiedBy: Type.Enum(['engine', 'person'], { description: 'Whether the class is the engine\'s reading or a person\'s correction.' }),
+}, { $id: 'Reply' });
 
 export const Run = Type.Object({
   id: Id('Identifier of the run.'),
