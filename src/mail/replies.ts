@@ -153,10 +153,16 @@ async function recordReplies(
     WHERE workspace_id = ${workspaceId} AND status = 'DELIVERED'
       AND message_id = ANY(${[...ids, ...ids.map((id) => `<${id}>`)]}::text[])`.execute(db)).rows;
   const byId = new Map(deliveries.map((d) => [bareMessageId(d.message_id) ?? d.message_id, d]));
-  // Only replies are classified, before the transaction: a model's answer is not waited for with rows locked.
+  // Only new replies are classified (an inbox read again by date finds the old ones too), and before the transaction:
+  // a model's answer is not waited for with rows locked.
+  const matchedIds = candidates.filter((c) => c.references.some((id) => byId.has(id))).map((c) => c.messageId);
+  const known = new Set(matchedIds.length === 0 ? [] : (await db.selectFrom('email_replies').select('message_id')
+    .where('workspace_id', '=', workspaceId).where('delivery_id', 'in', deliveries.map((d) => d.id))
+    .where('message_id', 'in', matchedIds).execute()).map((r) => r.message_id));
   const replies = await Promise.all(candidates.map(async (candidate) => {
     const matched = new Set(candidate.references.map((id) => byId.get(id)).filter((d) => d !== undefined));
-    return { candidate, matched, said: matched.size > 0 ? await classification(candidate, opts) : null };
+    const fresh = matched.size > 0 && !known.has(candidate.messageId);
+    return { candidate, matched, said: fresh ? await classification(candidate, opts) : candidate.classification };
   }));
 
   return db.transaction().execute(async (trx) => {
@@ -164,7 +170,7 @@ async function recordReplies(
     let inserted = 0;
     for (const { candidate, matched, said } of replies) {
       for (const delivery of matched) {
-        if (await recordReply(trx, workspaceId, delivery, candidate, said!, now)) inserted += 1;
+        if (await recordReply(trx, workspaceId, delivery, candidate, said, now)) inserted += 1;
       }
     }
     await trx.insertInto('mailbox_cursors')

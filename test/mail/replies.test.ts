@@ -238,9 +238,16 @@ for (const kind of BACKENDS) {
         assert.equal(model.requests.length, 2);
         const newest = (await list('?since=2026-03-16')).json.data.map((r: any) => [r.snippet, r.classification]);
         assert.deepEqual(newest, [['Stop emailing me.', 'unsubscribe'], ['Hm. Tell me more about the numbers.', 'interested']]);
+        // An inbox read again by date: the replies already stored are not sent to the model again.
+        await db(t).updateTable('mailbox_cursors').set({ uid_validity: 1 }).where('workspace_id', '=', own.workspaceId).execute();
+        const again = await check({ workspace: own.workspaceId, classifier });
+        assert.ok(again.rescanned && again.read >= 7 && again.found === 0, JSON.stringify(again));
+        assert.equal(model.requests.length, 2);
       } finally {
         await model.close();
       }
+      // The inbox is shared: the tests' own workspace reads past these messages, which answer none of its e-mails.
+      assert.equal((await check()).found, 0);
     });
 
     it('ignores replies to unknown and to undelivered e-mails, and clamps a date in the future to now', async () => {
