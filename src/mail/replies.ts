@@ -30,6 +30,8 @@ export const REPLY_CHECK_KIND = 'mail.check_replies';
 export const REPLY_CHECK_INTERVAL_MS = 60_000;
 /** At most this many messages are read in one check; the next check goes on from the cursor. */
 export const MAX_MESSAGES_PER_CHECK = 500;
+/** How many replies are classified at once (by a model: requests in flight). */
+const CLASSIFIED_AT_ONCE = 4;
 /** How far back a first check, or one after the server renumbered the inbox, reads. */
 export const RESCAN_DAYS = 14;
 
@@ -142,6 +144,13 @@ async function classification(candidate: ReplyCandidate, opts: ReplyCheckOptions
   }
 }
 
+/** `work` on each item, `size` at a time (a model endpoint is not sent a whole inbox at once), results in order. */
+async function inGroups<T, R>(items: T[], size: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += size) results.push(...await Promise.all(items.slice(i, i + size).map(work)));
+  return results;
+}
+
 /** Writes the matches and the cursor in one transaction; answers how many replies were new. */
 async function recordReplies(
   db: Kysely<DB>, workspaceId: string, candidates: ReplyCandidate[], cursor: { uidValidity: string; lastUid: number }, clock: Clock,
@@ -159,11 +168,11 @@ async function recordReplies(
   const known = new Set(matchedIds.length === 0 ? [] : (await db.selectFrom('email_replies').select('message_id')
     .where('workspace_id', '=', workspaceId).where('delivery_id', 'in', deliveries.map((d) => d.id))
     .where('message_id', 'in', matchedIds).execute()).map((r) => r.message_id));
-  const replies = await Promise.all(candidates.map(async (candidate) => {
+  const replies = await inGroups(candidates, CLASSIFIED_AT_ONCE, async (candidate) => {
     const matched = new Set(candidate.references.map((id) => byId.get(id)).filter((d) => d !== undefined));
     const fresh = matched.size > 0 && !known.has(candidate.messageId);
     return { candidate, matched, said: fresh ? await classification(candidate, opts) : candidate.classification };
-  }));
+  });
 
   return db.transaction().execute(async (trx) => {
     const now = clock.now();

@@ -27,7 +27,7 @@ import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '
 import { createCall, createLead, db, startRun } from '../http/support.ts';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
 import { startCapturingImapServer } from '../support/imap-capture.ts';
-import { chat, startOpenAIServer, status } from '../support/openai-server.ts';
+import { chat, messageText, startOpenAIServer, status } from '../support/openai-server.ts';
 
 const allow = { allowPrivateHosts: true };
 
@@ -228,21 +228,26 @@ for (const kind of BACKENDS) {
       assert.ok(!(await list('', key)).json.data.some((r: any) => r.runId === runId));
 
       // With a model: its reading is stored; when it gives none, the offline reading stands.
-      const model = await startOpenAIServer();
+      const model = await startOpenAIServer({ delayMs: 50 });
       try {
         const classifier = createModelReplyClassifier({ baseUrl: model.baseUrl, apiKey: null, model: 'm' });
-        model.reply(chat({ classification: 'interested', returnsOn: null, followUpAfter: null, person: null }), status(500));
+        // It reads one reply as interested, and fails on every other.
+        model.setDefault((request) => (messageText(request, 'user').includes('numbers')
+          ? chat({ classification: 'interested', returnsOn: null, followUpAfter: null, person: null }) : status(500)));
         await dovecot.deliver(reply({ inReplyTo: messageId, date: 'Mon, 16 Mar 2026 09:00:00 +0000', body: 'Hm. Tell me more about the numbers.' }));
         await dovecot.deliver(reply({ inReplyTo: messageId, date: 'Tue, 17 Mar 2026 09:00:00 +0000', body: 'Stop emailing me.' }));
-        assert.equal((await check({ workspace: own.workspaceId, classifier })).found, 2);
-        assert.equal(model.requests.length, 2);
+        // More replies than are classified at once: the endpoint is sent a few at a time.
+        for (let i = 0; i < 6; i++) await dovecot.deliver(reply({ inReplyTo: messageId, date: 'Sun, 15 Mar 2026 09:00:00 +0000', body: `Answer ${i}` }));
+        assert.equal((await check({ workspace: own.workspaceId, classifier })).found, 8);
+        assert.equal(model.requests.length, 8);
+        assert.ok(model.maxInFlight >= 2 && model.maxInFlight <= 4, String(model.maxInFlight));
         const newest = (await list('?since=2026-03-16')).json.data.map((r: any) => [r.snippet, r.classification]);
         assert.deepEqual(newest, [['Stop emailing me.', 'unsubscribe'], ['Hm. Tell me more about the numbers.', 'interested']]);
         // An inbox read again by date: the replies already stored are not sent to the model again.
         await db(t).updateTable('mailbox_cursors').set({ uid_validity: 1 }).where('workspace_id', '=', own.workspaceId).execute();
         const again = await check({ workspace: own.workspaceId, classifier });
-        assert.ok(again.rescanned && again.read >= 7 && again.found === 0, JSON.stringify(again));
-        assert.equal(model.requests.length, 2);
+        assert.ok(again.rescanned && again.read >= 13 && again.found === 0, JSON.stringify(again));
+        assert.equal(model.requests.length, 8);
       } finally {
         await model.close();
       }
