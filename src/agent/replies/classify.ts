@@ -9,7 +9,8 @@ import {
   ABSENCE, ABSENCE_SUBJECT, AUTOMATED, AUTOMATED_SUBJECT, BOUNCE_SENDER, BOUNCE_SUBJECT, INTERESTED, NOT_INTERESTED, NOT_NOW,
   normalise, UNSUBSCRIBE, UNSUBSCRIBE_WORD,
 } from './cues.ts';
-import { followUpDay, returnDay, writtenAt } from './dates.ts';
+import { followUpDay, returnDay } from './dates.ts';
+import { writtenAt } from './written.ts';
 import { ownText } from './own-text.ts';
 import { referredPerson } from './person.ts';
 import { classified, type ReplyClassification, type ReplyInput } from './types.ts';

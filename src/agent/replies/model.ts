@@ -7,7 +7,7 @@ import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output 
 import { Compile } from 'typebox/compile';
 import { salvageJson, schemaForModel } from '../engines/model.ts';
 import * as replyPrompt from '../prompts/reply.ts';
-import { dayAt, writtenAt } from './dates.ts';
+import { dayAt, writtenAt } from './written.ts';
 import { classified, ReplyClassification, type ReplyInput } from './types.ts';
 
 export interface ReplyClassifier {
