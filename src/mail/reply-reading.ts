@@ -74,12 +74,16 @@ export function replySnippet(text: string): string {
   return folded.length <= SNIPPET_CHARS ? folded : `${folded.slice(0, SNIPPET_CHARS - 1).trimEnd()}…`;
 }
 
-/** The headers the classifier reads, unfolded, each at most a line long. */
+/** A header line's value, unfolded, at most a line long. */
+function headerValue(line: string): string {
+  return line.slice(line.indexOf(':') + 1, 2000).replace(/\s+/g, ' ').trim().slice(0, 998);
+}
+
+/** The headers the classifier reads. */
 function classifiedHeaders(parsed: ParsedMail): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { key, line } of parsed.headerLines) {
-    if (!(CLASSIFIED_HEADERS as readonly string[]).includes(key) || key in headers) continue;
-    headers[key] = line.slice(line.indexOf(':') + 1, 2000).replace(/\s+/g, ' ').trim().slice(0, 998);
+    if ((CLASSIFIED_HEADERS as readonly string[]).includes(key) && !(key in headers)) headers[key] = headerValue(line);
   }
   return headers;
 }
@@ -131,8 +135,11 @@ export async function readReply(message: ReplyMessage): Promise<ReplyCandidate> 
   const references = [...messageIdsIn(parsed.references).slice(-MAX_REFERENCES), ...returnedMessageIds(parsed)];
   const receivedAt = received(message, parsed.date);
   const said = text.slice(0, MAX_BYTES_PER_MESSAGE);
-  const headers = classifiedHeaders(parsed);
-  const date = parsed.headerLines.find((h) => h.key === 'date')?.line.slice(5).trim().slice(0, 200) ?? null;
+  const dateLine = parsed.headerLines.find((h) => h.key === 'date')?.line;
+  // The reply's own words, as the offline classifier reads them and a model is shown them.
+  const reading: ReplyInput = {
+    headers: classifiedHeaders(parsed), text: ownLines(said).join('\n').slice(0, MAX_OWN_CHARS), date: dateLine ? headerValue(dateLine) : null, receivedAt,
+  };
   return {
     messageId: messageIdOf(message, parsed.messageId),
     references: [...new Set([...inReplyTo, ...references])].slice(0, MAX_REFERENCES + 1),
@@ -140,8 +147,8 @@ export async function readReply(message: ReplyMessage): Promise<ReplyCandidate> 
     subject: (message.envelope?.subject ?? parsed.subject ?? '').slice(0, 300) || null,
     receivedAt,
     snippet: replySnippet(said),
-    classification: classifyReply({ headers, text: said, date, receivedAt }),
-    reading: { headers, text: ownLines(said).join('\n').slice(0, MAX_OWN_CHARS), date, receivedAt },
+    classification: classifyReply(reading),
+    reading,
   };
 }
 
