@@ -46,11 +46,6 @@ export interface ReplyCheckResult {
   rescanned: boolean;
 }
 
-/**
- * Reads the inbox from the cursor on (at most MAX_MESSAGES_PER_CHECK messages, MAX_BYTES_PER_MESSAGE of each) and
- * records the replies to the workspace's delivered e-mails. Throws ImapError (a human message) when the mailbox
- * cannot be read; nothing is written then.
- */
 export interface ReplyCheckOptions extends ImapOptions {
   cpu: CpuPool;
   maxMessages?: number;
@@ -59,6 +54,11 @@ export interface ReplyCheckOptions extends ImapOptions {
   logger?: Pick<Logger, 'warn'>;
 }
 
+/**
+ * Reads the inbox from the cursor on (at most MAX_MESSAGES_PER_CHECK messages, MAX_BYTES_PER_MESSAGE of each) and
+ * records the replies to the workspace's delivered e-mails. Throws ImapError (a human message) when the mailbox
+ * cannot be read; nothing is written then.
+ */
 export async function checkReplies(
   db: Kysely<DB>, workspaceId: string, imap: ImapSettings, clock: Clock, opts: ReplyCheckOptions,
 ): Promise<ReplyCheckResult> {
