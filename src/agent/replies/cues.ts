@@ -3,19 +3,31 @@
 // matches any ending of its last word ("desinscri*": désinscrire, désinscrivez-moi). Each list becomes one
 // alternation of literals, which the regular-expression engine reads in time linear in the text.
 
-/** Lower case without accents, one character for each character of `text`, so that a match's index is the same in both. */
-export function normalise(text: string): string {
-  let out = '';
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    const code = ch.charCodeAt(0);
-    if (code < 0x80) out += code >= 65 && code <= 90 ? String.fromCharCode(code + 32) : ch;
-    else if (ch === '\u2019' || ch === '\u2018') out += "'";
-    // One character for one: "außer" is read as "auser".
-    else if (ch === 'ß') out += 's';
-    else out += (ch.normalize('NFD')[0] ?? ch).toLowerCase()[0] ?? ch;
+/** Each non-ASCII character's plain lower-case form, as it is first met. */
+const folded = new Map<number, number>([[0x2019, 0x27], [0x2018, 0x27], [0xdf, 0x73]]); // ’ ‘ → ', ß → s ("außer": "auser")
+const utf16 = new TextDecoder('utf-16le');
+
+function fold(code: number): number {
+  let plain = folded.get(code);
+  if (plain === undefined) {
+    plain = (String.fromCharCode(code).normalize('NFD')[0] ?? '').toLowerCase().charCodeAt(0);
+    if (Number.isNaN(plain)) plain = code;
+    folded.set(code, plain);
   }
-  return out;
+  return plain;
+}
+
+/**
+ * Lower case without accents, one character for each character of `text`, so that a match's index is the same in
+ * both. Written into one buffer: appending a character at a time to a string of 1 MiB costs more than linear.
+ */
+export function normalise(text: string): string {
+  const out = new Uint16Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    out[i] = code < 0x80 ? (code >= 65 && code <= 90 ? code + 32 : code) : fold(code);
+  }
+  return utf16.decode(out);
 }
 
 export interface Cues {

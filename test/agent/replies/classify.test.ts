@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { classifyReply, MAX_TEXT_CHARS } from '../../../src/agent/replies/classify.ts';
+import { normalise, NOT_NOW, REFERRAL, UNSUBSCRIBE } from '../../../src/agent/replies/cues.ts';
 import { ownText } from '../../../src/agent/replies/own-text.ts';
 import { REPLY_CLASSES, type ReplyClassification, type ReplyInput } from '../../../src/agent/replies/types.ts';
 import { createCpuPool } from '../../../src/cpu/pool.ts';
@@ -106,6 +107,10 @@ describe('classifying replies offline', () => {
       const whole = unit.repeat(Math.ceil(MiB / unit.length));
       const ratio = cpuPerCall(() => ownText(whole)) / cpuPerCall(() => ownText(quarter));
       assert.ok(ratio < 8, `${unit.slice(0, 20)}: 4x the text took ${ratio.toFixed(1)}x the time`);
+      // And the cues, which read at most MAX_OWN_CHARS of it, would read any length in linear time too.
+      const cueRatio = cpuPerCall(() => [REFERRAL, NOT_NOW, UNSUBSCRIBE].map((cue) => cue.test(normalise(whole))))
+        / cpuPerCall(() => [REFERRAL, NOT_NOW, UNSUBSCRIBE].map((cue) => cue.test(normalise(quarter))));
+      assert.ok(cueRatio < 8, `${unit.slice(0, 20)}: cues on 4x the text took ${cueRatio.toFixed(1)}x the time`);
     }
     const { ms } = timedCpu(() => classifyReply({ headers: {}, text: 'x'.repeat(MiB), date: null }));
     assert.ok(ms < 2_000, `${ms} ms`);
