@@ -7,7 +7,7 @@
 // back makes "not now" even in a friendly reply; a refusal outweighs the polite words around it.
 import {
   ABSENCE, ABSENCE_SUBJECT, AUTOMATED, AUTOMATED_SUBJECT, BOUNCE_SENDER, BOUNCE_SUBJECT, INTERESTED, NOT_INTERESTED, NOT_NOW,
-  normalise, UNSUBSCRIBE, UNSUBSCRIBE_WORD,
+  normalise, UNSUBSCRIBE, UNSUBSCRIBE_WORD, type Cues,
 } from './cues.ts';
 import { followUpDay, returnDay } from './dates.ts';
 import { writtenAt } from './written.ts';
@@ -43,6 +43,15 @@ function isAutomatic(input: ReplyInput): boolean {
     || header(input, 'content-type').toLowerCase().startsWith('multipart/report');
 }
 
+/**
+ * Whether the subject begins with one of the cues ("Automatic reply: …", "[Ticket #1] …"): an autoresponder puts its
+ * mark first, and a person's "Re: Taking the busywork away" echoes our own subject.
+ */
+function begins(cue: Cues, subject: string): boolean {
+  const found = cue.find(subject.trimStart());
+  return found !== null && found.index <= 1;
+}
+
 /** What the reply says, read offline. */
 export function classifyReply(input: ReplyInput): ReplyClassification {
   const subject = normalise(header(input, 'subject'));
@@ -54,8 +63,8 @@ export function classifyReply(input: ReplyInput): ReplyClassification {
 
   const written = writtenAt(input.date, input.receivedAt ?? new Date());
   const absent = () => classified('out_of_office', { returnsOn: returnDay(text, written) });
-  const subjectSaysAbsent = ABSENCE_SUBJECT.test(subject);
-  if (isAutomatic(input) || subjectSaysAbsent || AUTOMATED_SUBJECT.test(subject)) {
+  const subjectSaysAbsent = begins(ABSENCE_SUBJECT, subject);
+  if (isAutomatic(input) || subjectSaysAbsent || begins(AUTOMATED_SUBJECT, subject)) {
     return subjectSaysAbsent || ABSENCE.test(said) ? absent() : classified('auto_reply');
   }
   if (AUTOMATED.test(said)) return classified('auto_reply');

@@ -78,13 +78,16 @@ describe('classifying replies offline', () => {
     assert.equal(later('Not right now. We may look again later.', 'Tue, 3 Mar 2026 10:00:00 +0000'), null);
   });
 
-  it('reads what the reply says, not the e-mail it quotes, nor a signature as the person referred to', () => {
+  it('reads what the reply says, not the e-mail it quotes or the subject it echoes, nor a signature as the person referred to', () => {
     const quoted = classifyReply({ headers: {}, date: 'Tue, 3 Mar 2026 10:00:00 +0000', text: [
       'Thanks.', '', 'On Mon, 2 Mar 2026 at 09:00, Alex <alex@leadrun.example>', 'wrote:', '> Reply "unsubscribe" to stop these.',
     ].join('\n') });
     assert.equal(quoted.classification, 'other');
     const signed = classifyReply({ headers: {}, date: null, text: "I'm not the right person for this.\n\nBest,\nDana Park" });
     assert.deepEqual(signed, { classification: 'other', returnsOn: null, followUpAfter: null, person: null });
+    // A person's reply echoes our subject: words of an autoresponder's subject in it do not make it one.
+    const echoed = classifyReply({ headers: { subject: 'Re: Taking the guesswork away from ticket triage' }, date: null, text: "Sounds good, let's talk." });
+    assert.equal(echoed.classification, 'interested');
     assert.equal(ownText('Ja.\n\n-----Ursprüngliche Nachricht-----\nVon: Alex'), 'Ja.');
     assert.equal(ownText('Oui.\n\nDe : Alex\nEnvoyé : lundi\nÀ : Camille'), 'Oui.');
   });
