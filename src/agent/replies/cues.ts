@@ -95,7 +95,7 @@ export const AUTOMATED_SUBJECT = cues(['accuse de reception', 'ticket', 'auto-re
 export const UNSUBSCRIBE = cues([
   'unsubscribe*', 'remove me', 'remove my email', 'remove my address', 'remove my name', 'remove us', 'take me off', 'take us off',
   'off your list', 'off your mailing list', 'off this list', 'stop emailing', 'stop e-mailing', 'stop mailing', 'stop contacting',
-  'stop sending', 'stop writing', 'do not contact me', 'do not email me', 'do not e-mail me', 'do not write to me', "don't contact me",
+  'stop sending', 'stop writing', 'do not call me', "don't call me", 'do not contact me', 'do not email me', 'do not e-mail me', 'do not write to me', "don't contact me",
   "don't email me", "don't e-mail me", "don't write to me", 'dont email me', 'dont contact me', 'never contact me', 'never email me',
   'opt me out', 'opt out', 'opt-out', 'no more emails', 'no more e-mails', 'no further emails', 'no further contact', 'delete my data',
   'delete my email', 'delete my details', 'delete my address', 'leave me alone', 'report it as spam', 'report you as spam',

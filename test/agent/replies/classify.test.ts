@@ -88,6 +88,8 @@ describe('classifying replies offline', () => {
     // A person's reply echoes our subject: words of an autoresponder's subject in it do not make it one.
     const echoed = classifyReply({ headers: { subject: 'Re: Taking the guesswork away from ticket triage' }, date: null, text: "Sounds good, let's talk." });
     assert.equal(echoed.classification, 'interested');
+    // "call" is a step towards a meeting, except where the buyer asks not to be called.
+    assert.equal(classifyReply({ headers: {}, date: null, text: "Please don't call me again." }).classification, 'unsubscribe');
     assert.equal(ownText('Ja.\n\n-----Ursprüngliche Nachricht-----\nVon: Alex'), 'Ja.');
     assert.equal(ownText('Oui.\n\nDe : Alex\nEnvoyé : lundi\nÀ : Camille'), 'Oui.');
   });
