@@ -44,6 +44,8 @@ const LOADERS = {
   },
   /** One message of a rep's inbox, read as a possible reply. */
   readReply: async () => (await import('../mail/reply-reading.ts')).readReply,
+  /** What a reply says, read offline (src/agent/replies/). */
+  classifyReply: async () => (await import('../agent/replies/classify.ts')).classifyReply,
 };
 
 /** What a thread receives: the task, its input, and a port on which it says that it has begun. */

@@ -1,5 +1,6 @@
 // Kysely's view of the tables in migrations/. Column names stay snake_case as in SQL.
 import type { Generated, GeneratedAlways } from 'kysely';
+import type { ReplyClass } from '../agent/replies/types.ts';
 
 export type Plan = 'FREE' | 'PRO';
 export type Role = 'ADMIN' | 'MEMBER';
@@ -320,6 +321,13 @@ export interface EmailRepliesTable {
   snippet: string;
   received_at: Date;
   found_at: Date;
+  classification: Generated<ReplyClass>;
+  /** `YYYY-MM-DD`: dates are read as text (src/db/database.ts). */
+  returns_on: string | null;
+  follow_up_after: string | null;
+  referral_name: string | null;
+  referral_email: string | null;
+  classified_by: Generated<'engine' | 'person'>;
 }
 
 export interface MailSettingsTable {

@@ -3,10 +3,17 @@
 // `draft.replied` run event and an audit entry, written in one transaction with the inbox cursor, so a check that
 // dies half-way is simply done again: the UNIQUE (delivery_id, message_id) keeps a reply from being counted twice.
 //
+// Each reply is stored with what it says (DESIGN §16): the offline classifier's reading, made in the pool thread that
+// read the message, or, with a model set up (LLM_BASE_URL), the model's, the offline reading standing in when the
+// model gives none.
+//
 // Glossary: the cursor (`mailbox_cursors`) is the inbox's UIDVALIDITY and the highest UID read. A UIDVALIDITY that
 // changed means the server renumbered the inbox: the check reads the last RESCAN_DAYS by date instead.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import type { ReplyClassifier } from '../agent/replies/model.ts';
+import type { ReplyClassification } from '../agent/replies/types.ts';
 import type { Clock } from '../clock.ts';
 import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
@@ -23,6 +30,8 @@ export const REPLY_CHECK_KIND = 'mail.check_replies';
 export const REPLY_CHECK_INTERVAL_MS = 60_000;
 /** At most this many messages are read in one check; the next check goes on from the cursor. */
 export const MAX_MESSAGES_PER_CHECK = 500;
+/** How many replies are classified at once (by a model: requests in flight). */
+const CLASSIFIED_AT_ONCE = 4;
 /** How far back a first check, or one after the server renumbered the inbox, reads. */
 export const RESCAN_DAYS = 14;
 
@@ -37,13 +46,21 @@ export interface ReplyCheckResult {
   rescanned: boolean;
 }
 
+export interface ReplyCheckOptions extends ImapOptions {
+  cpu: CpuPool;
+  maxMessages?: number;
+  /** Classifies the replies found in place of the offline classifier (a model); none: the offline reading stands. */
+  classifier?: ReplyClassifier | null;
+  logger?: Pick<Logger, 'warn'>;
+}
+
 /**
  * Reads the inbox from the cursor on (at most MAX_MESSAGES_PER_CHECK messages, MAX_BYTES_PER_MESSAGE of each) and
  * records the replies to the workspace's delivered e-mails. Throws ImapError (a human message) when the mailbox
  * cannot be read; nothing is written then.
  */
 export async function checkReplies(
-  db: Kysely<DB>, workspaceId: string, imap: ImapSettings, clock: Clock, opts: ImapOptions & { cpu: CpuPool; maxMessages?: number },
+  db: Kysely<DB>, workspaceId: string, imap: ImapSettings, clock: Clock, opts: ReplyCheckOptions,
 ): Promise<ReplyCheckResult> {
   const maxMessages = opts.maxMessages ?? MAX_MESSAGES_PER_CHECK;
   const cursor = await db.selectFrom('mailbox_cursors').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
@@ -95,7 +112,7 @@ export async function checkReplies(
 
   // Read after the mailbox is let go, in the CPU pool's threads.
   const candidates = await Promise.all(messages.map((message) => readMessage(opts.cpu, message, opts.signal)));
-  const found = await recordReplies(db, workspaceId, candidates, { uidValidity, lastUid }, clock);
+  const found = await recordReplies(db, workspaceId, candidates, { uidValidity, lastUid }, clock, opts);
   return { read: candidates.length, found, uidValidity, lastUid, rescanned };
 }
 
@@ -112,9 +129,32 @@ async function readMessage(cpu: CpuPool, message: ReplyMessage, signal: AbortSig
   }
 }
 
+/**
+ * What a reply says: the classifier's reading, or the offline one when there is no classifier or it gives none (an
+ * endpoint down must not hold up the replies).
+ */
+async function classification(candidate: ReplyCandidate, opts: ReplyCheckOptions): Promise<ReplyClassification> {
+  if (!opts.classifier) return candidate.classification;
+  try {
+    return await opts.classifier.classify(candidate.reading, opts.signal);
+  } catch (error) {
+    opts.signal?.throwIfAborted();
+    opts.logger?.warn({ err: error, messageId: candidate.messageId }, 'a reply was classified offline: the model gave no reading');
+    return candidate.classification;
+  }
+}
+
+/** `work` on each item, `size` at a time (a model endpoint is not sent a whole inbox at once), results in order. */
+async function inGroups<T, R>(items: T[], size: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += size) results.push(...await Promise.all(items.slice(i, i + size).map(work)));
+  return results;
+}
+
 /** Writes the matches and the cursor in one transaction; answers how many replies were new. */
 async function recordReplies(
   db: Kysely<DB>, workspaceId: string, candidates: ReplyCandidate[], cursor: { uidValidity: string; lastUid: number }, clock: Clock,
+  opts: ReplyCheckOptions,
 ): Promise<number> {
   const ids = [...new Set(candidates.flatMap((c) => c.references))];
   const deliveries = ids.length === 0 ? [] : (await sql<{ id: string; run_id: string; message_id: string }>`
@@ -122,14 +162,24 @@ async function recordReplies(
     WHERE workspace_id = ${workspaceId} AND status = 'DELIVERED'
       AND message_id = ANY(${[...ids, ...ids.map((id) => `<${id}>`)]}::text[])`.execute(db)).rows;
   const byId = new Map(deliveries.map((d) => [bareMessageId(d.message_id) ?? d.message_id, d]));
+  // Only new replies are classified (an inbox read again by date finds the old ones too), and before the transaction:
+  // a model's answer is not waited for with rows locked.
+  const matchedIds = candidates.filter((c) => c.references.some((id) => byId.has(id))).map((c) => c.messageId);
+  const known = new Set(matchedIds.length === 0 ? [] : (await db.selectFrom('email_replies').select('message_id')
+    .where('workspace_id', '=', workspaceId).where('delivery_id', 'in', deliveries.map((d) => d.id))
+    .where('message_id', 'in', matchedIds).execute()).map((r) => r.message_id));
+  const replies = await inGroups(candidates, CLASSIFIED_AT_ONCE, async (candidate) => {
+    const matched = new Set(candidate.references.map((id) => byId.get(id)).filter((d) => d !== undefined));
+    const fresh = matched.size > 0 && !known.has(candidate.messageId);
+    return { candidate, matched, said: fresh ? await classification(candidate, opts) : candidate.classification };
+  });
 
   return db.transaction().execute(async (trx) => {
     const now = clock.now();
     let inserted = 0;
-    for (const candidate of candidates) {
-      const matched = new Set(candidate.references.map((id) => byId.get(id)).filter((d) => d !== undefined));
+    for (const { candidate, matched, said } of replies) {
       for (const delivery of matched) {
-        if (await recordReply(trx, workspaceId, delivery, candidate, now)) inserted += 1;
+        if (await recordReply(trx, workspaceId, delivery, candidate, said, now)) inserted += 1;
       }
     }
     await trx.insertInto('mailbox_cursors')
@@ -141,11 +191,13 @@ async function recordReplies(
 }
 
 async function recordReply(
-  trx: Transaction<DB>, workspaceId: string, delivery: { id: string; run_id: string }, reply: ReplyCandidate, now: Date,
+  trx: Transaction<DB>, workspaceId: string, delivery: { id: string; run_id: string }, reply: ReplyCandidate, said: ReplyClassification, now: Date,
 ): Promise<boolean> {
   const row = await trx.insertInto('email_replies').values({
     id: randomUUID(), workspace_id: workspaceId, delivery_id: delivery.id, run_id: delivery.run_id, message_id: reply.messageId,
     from_address: reply.from, subject: reply.subject, snippet: reply.snippet, received_at: reply.receivedAt, found_at: now,
+    classification: said.classification, returns_on: said.returnsOn, follow_up_after: said.followUpAfter,
+    referral_name: said.person?.name ?? null, referral_email: said.person?.email ?? null, classified_by: 'engine',
   }).onConflict((oc) => oc.columns(['delivery_id', 'message_id']).doNothing()).returning('id').executeTakeFirst();
   if (!row) return false;
   await sql`
@@ -219,8 +271,13 @@ export const replyCheckHandler: JobHandler = {
       await ctx.db.transaction().execute(async (trx) => { await ctx.finish(trx); });
       return;
     }
+    const { llm } = ctx.config;
+    // The AI SDK is loaded only by a worker that has a model to ask.
+    const classifier = llm ? (await import('../agent/replies/model.ts')).createModelReplyClassifier(llm) : null;
     try {
-      await checkReplies(ctx.db, workspaceId, transport.imap, ctx.clock, { allowPrivateHosts: ctx.config.allowPrivateHosts, signal: ctx.signal, cpu: ctx.cpu });
+      await checkReplies(ctx.db, workspaceId, transport.imap, ctx.clock, {
+        allowPrivateHosts: ctx.config.allowPrivateHosts, signal: ctx.signal, cpu: ctx.cpu, classifier, logger: ctx.logger,
+      });
     } catch (error) {
       // The mailbox could not be read: the admin sees why; a database failure is the runner's to retry and log.
       if (ctx.signal.aborted || !(error instanceof ImapError)) throw error;

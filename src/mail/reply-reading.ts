@@ -2,8 +2,11 @@
 // MAX_BYTES_PER_MESSAGE bytes. The message is a stranger's MIME and HTML, so this runs in a CPU pool thread with a
 // time budget (the task `readReply` of src/cpu/tasks.ts), never on the event loop that answers HTTP (DESIGN §10).
 // When a message is over the budget, `envelopeReply` reads what the server's envelope says of it instead.
+// What the reply says is read in the same thread (src/agent/replies/classify.ts).
 import { createHash } from 'node:crypto';
-import type { AddressObject } from 'mailparser';
+import type { AddressObject, ParsedMail } from 'mailparser';
+import { classified, CLASSIFIED_HEADERS, type ReplyClassification, type ReplyInput } from '../agent/replies/types.ts';
+import { ownLines } from '../agent/replies/own-text.ts';
 
 /** At most this much of a message is read: its headers and the start of its text. */
 export const MAX_BYTES_PER_MESSAGE = 64 * 1024;
@@ -30,7 +33,7 @@ export interface ReplyMessage {
   now: Date;
 }
 
-/** A message as a possible reply: its id, the ids it answers, and a glance at what it says. */
+/** A message as a possible reply: its id, the ids it answers, a glance at what it says, and what it says. */
 export interface ReplyCandidate {
   messageId: string;
   references: string[];
@@ -38,6 +41,10 @@ export interface ReplyCandidate {
   subject: string | null;
   receivedAt: Date;
   snippet: string;
+  /** The offline classifier's reading. */
+  classification: ReplyClassification;
+  /** What a model is shown to classify it: its classified headers and at most MAX_OWN_CHARS of its own words. */
+  reading: ReplyInput;
 }
 
 /** A Message-ID without its angle brackets and surrounding space; null when it cannot be one. */
@@ -61,29 +68,36 @@ function messageIdsIn(value: string | string[] | undefined): string[] {
   return ids;
 }
 
-/**
- * The words a reply adds, for a glance: quoted lines (`>`) and the quoted message under "On … wrote:" (or
- * Outlook's "-----Original Message-----" / "From: … Sent:") left out, white space folded, at most SNIPPET_CHARS.
- */
+/** The words a reply adds (its own lines: src/agent/replies/own-text.ts), white space folded, at most SNIPPET_CHARS. */
 export function replySnippet(text: string): string {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n');
-  const kept: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const trimmed = line.trim();
-    if (/^-{2,}\s*Original Message\s*-{2,}$/i.test(trimmed)) break;
-    if (/^From:\s/i.test(trimmed) && lines.slice(i + 1, i + 4).some((l) => /^(Sent|Date):\s/i.test(l.trim()))) break;
-    // "On Tue, 3 Mar 2026 at 10:00, Rep <rep@x> wrote:", which clients wrap over two or three lines.
-    if (/^(On|Am|Le|El|Il|Op)\s/.test(trimmed)) {
-      const joined = lines.slice(i, i + 3).map((l) => l.trim()).join(' ');
-      if (/^(On|Am|Le|El|Il|Op)\s.{0,300}?(wrote|schrieb|a écrit|escribió|ha scritto|schreef)\s*:/.test(joined)) break;
-    }
-    if (trimmed.startsWith('>')) continue;
-    if (trimmed === '--' || line === '-- ') break;
-    kept.push(trimmed);
-  }
-  const folded = kept.join(' ').replace(/\s+/g, ' ').trim();
+  const folded = ownLines(text).join(' ').replace(/\s+/g, ' ').trim();
   return folded.length <= SNIPPET_CHARS ? folded : `${folded.slice(0, SNIPPET_CHARS - 1).trimEnd()}…`;
+}
+
+/** A header line's value, unfolded, at most a line long. */
+function headerValue(line: string): string {
+  return line.slice(line.indexOf(':') + 1, 2000).replace(/\s+/g, ' ').trim().slice(0, 998);
+}
+
+/** The headers the classifier reads. */
+function classifiedHeaders(parsed: ParsedMail): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const { key, line } of parsed.headerLines) {
+    if ((CLASSIFIED_HEADERS as readonly string[]).includes(key) && !(key in headers)) headers[key] = headerValue(line);
+  }
+  return headers;
+}
+
+/** The Message-ID of the e-mail a delivery status notification returns, from the headers it attaches. */
+function returnedMessageIds(parsed: ParsedMail): string[] {
+  const ids: string[] = [];
+  for (const part of parsed.attachments.slice(0, 5)) {
+    if (!/^(message\/rfc822|text\/rfc822-headers|message\/rfc822-headers)$/i.test(part.contentType)) continue;
+    const headers = part.content.subarray(0, 16 * 1024).toString('utf8');
+    const id = /^message-id:[ \t]*<([^<>\s]{1,998})>/im.exec(headers)?.[1];
+    if (id) ids.push(id);
+  }
+  return ids;
 }
 
 function formatAddress(address: AddressObject | AddressObject[] | undefined, envelopeFrom?: ReplyEnvelope['from']): string | null {
@@ -109,21 +123,32 @@ function messageIdOf(message: ReplyMessage, parsedId: string | undefined): strin
 /** Reads what matters of one message from its first MAX_BYTES_PER_MESSAGE bytes: the task `readReply`. */
 export async function readReply(message: ReplyMessage): Promise<ReplyCandidate> {
   // Loaded in the pool thread that first reads a reply, not in every thread of the pool nor on the main thread.
-  const [{ simpleParser }, { htmlReplyText }] = await Promise.all([import('mailparser'), import('./reply-html.ts')]);
+  const [{ simpleParser }, { htmlReplyText }, { classifyReply, MAX_OWN_CHARS }] = await Promise.all([
+    import('mailparser'), import('./reply-html.ts'), import('../agent/replies/classify.ts'),
+  ]);
   const source = message.source.subarray(0, MAX_BYTES_PER_MESSAGE);
   const parsed = await simpleParser(Buffer.from(source.buffer, source.byteOffset, source.byteLength), {
     skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true,
   });
   const text = parsed.text || (typeof parsed.html === 'string' ? htmlReplyText(parsed.html) : '');
   const inReplyTo = messageIdsIn(message.envelope?.inReplyTo ?? parsed.inReplyTo);
-  const references = messageIdsIn(parsed.references);
+  const references = [...messageIdsIn(parsed.references).slice(-MAX_REFERENCES), ...returnedMessageIds(parsed)];
+  const receivedAt = received(message, parsed.date);
+  const said = text.slice(0, MAX_BYTES_PER_MESSAGE);
+  const dateLine = parsed.headerLines.find((h) => h.key === 'date')?.line;
+  // The reply's own words, as the offline classifier reads them and a model is shown them.
+  const reading: ReplyInput = {
+    headers: classifiedHeaders(parsed), text: ownLines(said).join('\n').slice(0, MAX_OWN_CHARS), date: dateLine ? headerValue(dateLine) : null, receivedAt,
+  };
   return {
     messageId: messageIdOf(message, parsed.messageId),
-    references: [...new Set([...inReplyTo, ...references.slice(-MAX_REFERENCES)])].slice(0, MAX_REFERENCES + 1),
+    references: [...new Set([...inReplyTo, ...references])].slice(0, MAX_REFERENCES + 1),
     from: formatAddress(parsed.from, message.envelope?.from),
     subject: (message.envelope?.subject ?? parsed.subject ?? '').slice(0, 300) || null,
-    receivedAt: received(message, parsed.date),
-    snippet: replySnippet(text.slice(0, MAX_BYTES_PER_MESSAGE)),
+    receivedAt,
+    snippet: replySnippet(said),
+    classification: classifyReply(reading),
+    reading,
   };
 }
 
@@ -139,5 +164,8 @@ export function envelopeReply(message: ReplyMessage): ReplyCandidate {
     subject: (message.envelope?.subject ?? '').slice(0, 300) || null,
     receivedAt: received(message),
     snippet: '',
+    // Nothing of it was read: what it says is not known.
+    classification: classified('other'),
+    reading: { headers: {}, text: '', date: null, receivedAt: received(message) },
   };
 }

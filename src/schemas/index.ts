@@ -7,3 +7,4 @@ export * from './leads.ts';
 export * from './calls.ts';
 export * from './runs.ts';
 export * from './webhooks.ts';
+export * from './replies.ts';

@@ -3,7 +3,9 @@
 // events and the audit log; replies to unknown or undelivered e-mails are ignored; a 5 MB message, one with 10,000
 // References and one without any text part are read within bounds; a 1 MiB HTML-only reply of hostile markup is read in a
 // CPU pool thread, and a message over the CPU budget still counts, by its envelope; the cursor survives a renumbered inbox and a
-// check is bounded in messages; the job handler runs again in 60 s, keeps its error, and ends without IMAP.
+// check is bounded in messages; the job handler runs again in 60 s, keeps its error, and ends without IMAP. Each reply is
+// stored with what it says (an absence with its return day, an unsubscribe below a quoted e-mail, a referral, a bounce
+// found by the Message-ID its report returns), read offline or by a model, and listed by GET /api/v1/replies.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +14,7 @@ import type { DB } from '../../src/db/schema.ts';
 import type { ClaimedJob, JobContext } from '../../src/jobs/types.ts';
 import { RetryJobError } from '../../src/jobs/types.ts';
 import { createCpuPool, type CpuPool } from '../../src/cpu/pool.ts';
+import { createModelReplyClassifier, type ReplyClassifier } from '../../src/agent/replies/model.ts';
 import { checkReplies, REPLY_CHECK_INTERVAL_MS, REPLY_CHECK_KIND, replyCheckHandler, scheduleReplyChecks } from '../../src/mail/replies.ts';
 import { htmlReplyText } from '../../src/mail/reply-html.ts';
 import { MAX_BYTES_PER_MESSAGE, replySnippet } from '../../src/mail/reply-reading.ts';
@@ -24,6 +27,7 @@ import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '
 import { createCall, createLead, db, startRun } from '../http/support.ts';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
 import { startCapturingImapServer } from '../support/imap-capture.ts';
+import { chat, messageText, startOpenAIServer, status } from '../support/openai-server.ts';
 
 const allow = { allowPrivateHosts: true };
 
@@ -83,7 +87,8 @@ for (const kind of BACKENDS) {
     let imap: ImapSettings;
 
     /** A run that reached AWAITING_APPROVAL, and a delivery of its draft in the given state. */
-    async function deliveredRun(status: 'DELIVERED' | 'QUEUED' | 'FAILED' = 'DELIVERED') {
+    async function deliveredRun(status: 'DELIVERED' | 'QUEUED' | 'FAILED' = 'DELIVERED', ws = { workspaceId, key }) {
+      const { workspaceId, key } = ws;
       const lead = await createLead(t, key, { name: 'Daniel Ng', email: 'daniel@acme.example', companyName: 'Acme' });
       const call = await createCall(t, key, lead.id);
       const started = await startRun(t, key, lead.id, call.id);
@@ -97,8 +102,8 @@ for (const kind of BACKENDS) {
       return { leadId: lead.id as string, runId: run.id as string, messageId };
     }
 
-    const check = (options: { maxMessages?: number; cpu?: CpuPool } = {}) =>
-      checkReplies(db(t), workspaceId, imap, t.deps.clock, { ...allow, cpu: t.deps.cpu, ...options });
+    const check = (options: { maxMessages?: number; cpu?: CpuPool; classifier?: ReplyClassifier; workspace?: string } = {}) =>
+      checkReplies(db(t), options.workspace ?? workspaceId, imap, t.deps.clock, { ...allow, cpu: t.deps.cpu, ...options });
     const repliesOf = (runId: string) => db(t).selectFrom('email_replies').selectAll().where('run_id', '=', runId).execute();
     type ImapInput = NonNullable<MailSettingsInput['imap']>;
     /** The workspace's reply check as a runner holds it, and a context to run it in. */
@@ -169,6 +174,85 @@ for (const kind of BACKENDS) {
       // Read with EXAMINE: the rep's own client still sees the reply as unread.
       const inbox = await dovecot.messages('INBOX');
       assert.ok(inbox.every((m) => !m.flags.includes('\\Seen')), JSON.stringify(inbox.map((m) => m.flags)));
+    });
+
+    it('stores what each reply says, offline or by a model, and lists them by class and date, page by page, in the workspace', async () => {
+      // A workspace of its own: its list holds only these replies.
+      const ws = await t.workspace('pro');
+      const own = { workspaceId: ws.id, key: (await t.key(ws.id)).key };
+      const { runId, messageId } = await deliveredRun('DELIVERED', own);
+      const quoted = 'On Mon, 2 Mar 2026 at 09:00, Rep Example <rep@example.com>\r\nwrote:\r\n> Would Tuesday work?\r\n> Reply "unsubscribe" to hear no more.';
+      const dsnBoundary = 'DSN-boundary-1';
+      await dovecot.deliver(reply({ inReplyTo: messageId, date: 'Mon, 9 Mar 2026 07:30:00 +0100', headers: ['Auto-Submitted: auto-generated'],
+        body: 'Ich bin bis einschließlich 14.03. nicht im Büro und habe keinen Zugriff auf meine E-Mails.' }));
+      await dovecot.deliver(reply({ inReplyTo: messageId, date: 'Tue, 10 Mar 2026 09:00:00 +0000', body: `Please take me off your list.\r\n\r\n${quoted}` }));
+      await dovecot.deliver(reply({ inReplyTo: messageId, date: 'Wed, 11 Mar 2026 09:00:00 +0000', body: 'Please talk to Maria Lopez (maria.lopez@acme.example), our CFO.' }));
+      await dovecot.deliver(reply({ inReplyTo: messageId, date: 'Thu, 12 Mar 2026 09:00:00 +0000', body: `Circle back in Q3, please.\r\n\r\n${quoted}` }));
+      // A delivery status notification names the returned e-mail only in the headers it attaches.
+      await dovecot.deliver(reply({
+        from: 'Mail Delivery System <MAILER-DAEMON@mx.acme.example>', date: 'Fri, 13 Mar 2026 09:00:00 +0000',
+        contentType: `multipart/report; report-type=delivery-status; boundary="${dsnBoundary}"`,
+        body: [`--${dsnBoundary}`, 'Content-Type: text/plain', '', 'Your message could not be delivered.', `--${dsnBoundary}`,
+          'Content-Type: message/delivery-status', '', 'Reporting-MTA: dns; mx.acme.example', '', 'Final-Recipient: rfc822; daniel@acme.example',
+          'Action: failed', 'Status: 5.1.1', `--${dsnBoundary}`, 'Content-Type: text/rfc822-headers', '', 'From: Rep Example <rep@example.com>',
+          `Message-ID: ${messageId}`, 'Subject: A pilot outline for Acme', `--${dsnBoundary}--`].join('\r\n'),
+      }));
+      assert.equal((await check({ workspace: own.workspaceId })).found, 5);
+
+      const list = async (query: string, key = own.key) => t.api('GET', `/api/v1/replies${query}`, { key });
+      const all = (await list('')).json.data;
+      assert.deepEqual(all.map((r: any) => [r.classification, r.returnsOn, r.followUpAfter, r.person, r.classifiedBy]), [
+        ['bounce', null, null, null, 'engine'],
+        ['not_now', null, '2026-07-01', null, 'engine'],
+        ['referral', null, null, { name: 'Maria Lopez', email: 'maria.lopez@acme.example' }, 'engine'],
+        ['unsubscribe', null, null, null, 'engine'],
+        ['out_of_office', '2026-03-14', null, null, 'engine'],
+      ]);
+      assert.ok(all.every((r: any) => r.runId === runId && typeof r.leadId === 'string'));
+      assert.equal(all[3].snippet, 'Please take me off your list.');
+      assert.equal(all[4].receivedAt, '2026-03-09T06:30:00.000Z');
+
+      // One class; since a day or an instant; pages linked by the Link header, keeping the filters.
+      assert.deepEqual((await list('?classification=unsubscribe')).json.data.map((r: any) => r.id), [all[3].id]);
+      assert.deepEqual((await list('?since=2026-03-12')).json.data.map((r: any) => r.id), [all[0].id, all[1].id]);
+      assert.deepEqual((await list('?since=2026-03-11T09:00:00Z&classification=referral')).json.data.map((r: any) => r.id), [all[2].id]);
+      const first = await list('?limit=2&since=2026-03-01');
+      const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')![1]!;
+      assert.match(next, /since=2026-03-01/);
+      const second = await t.api('GET', next, { key: own.key });
+      assert.deepEqual([...first.json.data, ...second.json.data].map((r: any) => r.id), all.slice(0, 4).map((r: any) => r.id));
+      for (const bad of ['?since=yesterday', '?since=2026-02-31', '?classification=maybe', '?limit=0', '?cursor=forged']) {
+        assert.equal((await list(bad)).status, 400, bad);
+      }
+      // Another workspace's key sees none of them.
+      assert.ok(!(await list('', key)).json.data.some((r: any) => r.runId === runId));
+
+      // With a model: its reading is stored; when it gives none, the offline reading stands.
+      const model = await startOpenAIServer({ delayMs: 50 });
+      try {
+        const classifier = createModelReplyClassifier({ baseUrl: model.baseUrl, apiKey: null, model: 'm' });
+        // It reads one reply as interested, and fails on every other.
+        model.setDefault((request) => (messageText(request, 'user').includes('numbers')
+          ? chat({ classification: 'interested', returnsOn: null, followUpAfter: null, person: null }) : status(500)));
+        await dovecot.deliver(reply({ inReplyTo: messageId, date: 'Mon, 16 Mar 2026 09:00:00 +0000', body: 'Hm. Tell me more about the numbers.' }));
+        await dovecot.deliver(reply({ inReplyTo: messageId, date: 'Tue, 17 Mar 2026 09:00:00 +0000', body: 'Stop emailing me.' }));
+        // More replies than are classified at once: the endpoint is sent a few at a time.
+        for (let i = 0; i < 6; i++) await dovecot.deliver(reply({ inReplyTo: messageId, date: 'Sun, 15 Mar 2026 09:00:00 +0000', body: `Answer ${i}` }));
+        assert.equal((await check({ workspace: own.workspaceId, classifier })).found, 8);
+        assert.equal(model.requests.length, 8);
+        assert.ok(model.maxInFlight >= 2 && model.maxInFlight <= 4, String(model.maxInFlight));
+        const newest = (await list('?since=2026-03-16')).json.data.map((r: any) => [r.snippet, r.classification]);
+        assert.deepEqual(newest, [['Stop emailing me.', 'unsubscribe'], ['Hm. Tell me more about the numbers.', 'interested']]);
+        // An inbox read again by date: the replies already stored are not sent to the model again.
+        await db(t).updateTable('mailbox_cursors').set({ uid_validity: 1 }).where('workspace_id', '=', own.workspaceId).execute();
+        const again = await check({ workspace: own.workspaceId, classifier });
+        assert.ok(again.rescanned && again.read >= 13 && again.found === 0, JSON.stringify(again));
+        assert.equal(model.requests.length, 8);
+      } finally {
+        await model.close();
+      }
+      // The inbox is shared: the tests' own workspace reads past these messages, which answer none of its e-mails.
+      assert.equal((await check()).found, 0);
     });
 
     it('ignores replies to unknown and to undelivered e-mails, and clamps a date in the future to now', async () => {

@@ -1,0 +1,69 @@
+// Replies found in the senders' inboxes (src/mail/replies.ts), and what each says (DESIGN §16): listed newest first.
+import { sql, type Kysely } from 'kysely';
+import type { ReplyClass, ReplyClassification } from '../agent/replies/types.ts';
+import type { DB } from '../db/schema.ts';
+import { invalid } from './errors.ts';
+import { pageOf, type Cursor } from './pagination.ts';
+import { isStorableInstant } from './validation.ts';
+
+export type Reply = ReplyClassification & {
+  id: string;
+  runId: string;
+  leadId: string;
+  receivedAt: Date;
+  from: string | null;
+  subject: string | null;
+  snippet: string;
+  classifiedBy: 'engine' | 'person';
+};
+
+export interface ReplyFilter {
+  classification?: ReplyClass | undefined;
+  /** RFC 3339: an instant, or a day (from its start in UTC). */
+  since?: string | undefined;
+  limit: number;
+  cursor?: Cursor | null;
+}
+
+/** The instant a `since` names: an RFC 3339 date-time, or a date from its start in UTC. */
+function sinceOf(text: string): Date {
+  const day = /^\d{4}-\d{2}-\d{2}$/.test(text);
+  const date = new Date(day ? `${text}T00:00:00Z` : text);
+  const rfc3339 = day || /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(text);
+  if (!rfc3339 || !isStorableInstant(date) || (day && date.toISOString().slice(0, 10) !== text)) {
+    throw invalid('since', 'must be a date (2026-03-01) or an RFC 3339 date-time');
+  }
+  return date;
+}
+
+/** The workspace's replies, newest first, of one class or all, received since an instant. */
+export async function listReplies(db: Kysely<DB>, workspaceId: string, filter: ReplyFilter): Promise<{ items: Reply[]; next: Cursor | null }> {
+  let query = db.selectFrom('email_replies as r').innerJoin('runs as run', (join) => join.onRef('run.id', '=', 'r.run_id').on('run.workspace_id', '=', workspaceId))
+    .select([
+      'r.id', 'r.run_id', 'run.lead_id', 'r.received_at', 'r.from_address', 'r.subject', 'r.snippet', 'r.classification',
+      'r.referral_name', 'r.referral_email', 'r.classified_by',
+      // Days as text on both backends: PGlite would make a DATE an instant at midnight where the process runs.
+      sql<string | null>`r.returns_on::text`.as('returns_on'), sql<string | null>`r.follow_up_after::text`.as('follow_up_after'),
+    ])
+    .where('r.workspace_id', '=', workspaceId);
+  if (filter.classification) query = query.where('r.classification', '=', filter.classification);
+  if (filter.since) query = query.where('r.received_at', '>=', sinceOf(filter.since));
+  const cursor = filter.cursor;
+  if (cursor) query = query.where((eb) => eb(eb.refTuple('r.received_at', 'r.id'), '<', eb.tuple(cursor.at, cursor.id)));
+  const rows = await query.orderBy('r.received_at', 'desc').orderBy('r.id', 'desc').limit(filter.limit + 1).execute();
+  const replies = rows.map((row): Reply => ({
+    id: row.id,
+    runId: row.run_id,
+    leadId: row.lead_id,
+    receivedAt: row.received_at,
+    from: row.from_address,
+    subject: row.subject,
+    snippet: row.snippet,
+    classification: row.classification,
+    returnsOn: row.returns_on,
+    followUpAfter: row.follow_up_after,
+    person: row.referral_name || row.referral_email ? { name: row.referral_name, email: row.referral_email } : null,
+    classifiedBy: row.classified_by,
+  }));
+  return pageOf(replies, filter.limit, (reply) => ({ at: reply.receivedAt, id: reply.id }));
+}
