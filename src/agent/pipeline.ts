@@ -2,7 +2,7 @@
 // the steps before it) and returns its output with what it took; the worker stores each as the step completes.
 import type { CpuPool } from '../cpu/pool.ts';
 import { detached, type Engine, type EngineResult, type RunContext } from './engine.ts';
-import { writeGroundedDraft } from './grounding.ts';
+import { writeGroundedDraft } from './checked-writing.ts';
 import type { AnalysisOutput, ResearchOutput, StepNode, StrategyOutput } from './outputs.ts';
 import { quotesOf } from './prompts/brief.ts';
 import { research } from './research.ts';

@@ -10,7 +10,7 @@ import type { Draft } from '../agent/grounding.ts';
 import type { People } from '../agent/transcript/types.ts';
 import type { MessagePort } from 'node:worker_threads';
 
-const offline = async () => (await import('../agent/engines/offline.ts')).offlineRules;
+const offline = async () => (await import('../agent/engines/offline/rules.ts')).offlineRules;
 
 const LOADERS = {
   /** RESEARCH: one fetched page, read. */

@@ -1,6 +1,5 @@
 // Kysely's view of the tables in migrations/. Column names stay snake_case as in SQL.
 import type { Generated, GeneratedAlways } from 'kysely';
-import type { ReplyClass } from '../agent/replies/types.ts';
 
 export type Plan = 'FREE' | 'PRO';
 export type Role = 'ADMIN' | 'MEMBER';
@@ -10,6 +9,8 @@ export type StepStatus = 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'SKIPP
 export type DraftStatus = 'DRAFT' | 'APPROVED' | 'SENT' | 'REJECTED' | 'SUPERSEDED';
 export type DraftOrigin = 'generated' | 'regenerated' | 'edited';
 export type DeliveryMethod = 'send' | 'mailbox';
+/** What a reply says (src/schemas/replies.ts REPLY_CLASSES; src/domain/replies.ts holds the two equal). */
+export type ReplyClass = 'interested' | 'not_now' | 'not_interested' | 'out_of_office' | 'unsubscribe' | 'bounce' | 'auto_reply' | 'referral' | 'other';
 export type DeliveryStatus = 'QUEUED' | 'DELIVERING' | 'DELIVERED' | 'FAILED';
 export type JobStatus = 'QUEUED' | 'RUNNING' | 'DONE' | 'DEAD';
 export type TlsMode = 'tls' | 'starttls' | 'none';

@@ -1,10 +1,15 @@
 // Replies found in the senders' inboxes (src/mail/replies.ts), and what each says (DESIGN §16): listed newest first.
 import { sql, type Kysely } from 'kysely';
 import type { ReplyClass, ReplyClassification } from '../agent/replies/types.ts';
-import type { DB } from '../db/schema.ts';
+import type { DB, ReplyClass as StoredReplyClass } from '../db/schema.ts';
 import { invalid } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
 import { isStorableInstant } from './validation.ts';
+
+// The classes the database stores are the classes the API names: neither list gains one without the other.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const SAME_CLASSES: Same<ReplyClass, StoredReplyClass> = true;
+void SAME_CLASSES;
 
 export type Reply = ReplyClassification & {
   id: string;
