@@ -1,7 +1,7 @@
 // The text of an HTML-only reply (src/mail/reply-reading.ts), read in a CPU pool thread: apart, so that the main
 // thread, which needs the rest of reply-reading.ts for the reply check, does not load the HTML tokenizer.
 import { walkHtml, type Attributes, type HtmlVisitor } from '../text/html-walk.ts';
-import { MAX_BYTES_PER_MESSAGE } from './reply-reading.ts';
+import { MAX_BYTES_PER_MESSAGE } from './reply-limits.ts';
 
 /** Elements whose content is not what the reply says: code, styles, the head, and the e-mail it quotes. */
 const UNREAD = new Set(['head', 'script', 'style', 'template', 'title', 'blockquote']);

@@ -7,9 +7,10 @@ import { createHash } from 'node:crypto';
 import type { AddressObject, ParsedMail } from 'mailparser';
 import { classified, CLASSIFIED_HEADERS, type ReplyClassification, type ReplyInput } from '../agent/replies/types.ts';
 import { ownLines } from '../agent/replies/own-text.ts';
+import { MAX_BYTES_PER_MESSAGE } from './reply-limits.ts';
 
-/** At most this much of a message is read: its headers and the start of its text. */
-export const MAX_BYTES_PER_MESSAGE = 64 * 1024;
+export { MAX_BYTES_PER_MESSAGE };
+
 const SNIPPET_CHARS = 300;
 /** Referenced Message-IDs taken from one message: In-Reply-To, then the newest References. */
 const MAX_REFERENCES = 100;
