@@ -12,7 +12,7 @@ import { issueSetupToken } from './domain/setup-tokens.ts';
 import { setupNeeded } from './domain/users.ts';
 import { buildApp, createDeps } from './http/app.ts';
 import { isLoopbackAddress } from './http/hosts.ts';
-import { pruneHandler, schedulePruning } from './jobs/prune.ts';
+import { pruneHandler, schedulePruning } from './jobs/handlers/prune.ts';
 import { releaseMemoryWhenQuiet } from './memory-release.ts';
 import { open } from './startup.ts';
 import { startTelemetry } from './telemetry.ts';
@@ -64,7 +64,7 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
       logger,
       metrics: deps.metrics,
       handlers: [
-        (await import('./worker/run-handler.ts')).runHandler({
+        (await import('./jobs/handlers/run.ts')).runHandler({
           engine,
           metrics: deps.metrics,
           concurrency: runSlots(config),
@@ -75,9 +75,9 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
           allowPrivateHosts: config.allowPrivateHosts,
           ...(config.llm ? { giveUpAfterMs: config.llm.giveUpAfterMs } : {}),
         }),
-        (await import('./mail/deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
+        (await import('./jobs/handlers/email-deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
         (await import('./mail/replies.ts')).replyCheckHandler,
-        (await import('./domain/webhooks/deliver.ts')).webhookHandler({ leaseMs: config.runLeaseMs, retryDelaysMs: config.webhookRetryDelaysMs ?? undefined }),
+        (await import('./jobs/handlers/webhook-deliver.ts')).webhookHandler({ leaseMs: config.runLeaseMs, retryDelaysMs: config.webhookRetryDelaysMs ?? undefined }),
         pruneHandler,
       ],
     })

@@ -11,7 +11,7 @@ import { buildApp, createDeps, type AppDeps, type AppInstance } from '../src/htt
 import { SCOPES, type Scope } from '../src/domain/keys.ts';
 import { setPasswordHashCostForTests } from '../src/domain/passwords.ts';
 import { JobRunner } from '../src/jobs/runner.ts';
-import { runHandler, type RunHandlerOptions } from '../src/worker/run-handler.ts';
+import { runHandler, type RunHandlerOptions } from '../src/jobs/handlers/run.ts';
 import { testCpu, testOfflineEngine } from './support/cpu.ts';
 import { asApiResponse, rawRequest } from './support/http.ts';
 import { embeddedTestDatabase } from './support/embedded.ts';

@@ -11,7 +11,7 @@ import type { Clock } from '../clock.ts';
 import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
 import { writeAudit } from '../domain/audit.ts';
-import { recordEvent } from '../domain/run-events.ts';
+import { recordEvent } from '../domain/runs/events.ts';
 import { enqueueJob, JOBS_CHANNEL } from '../jobs/queue.ts';
 import { RetryJobError, type JobHandler } from '../jobs/types.ts';
 import { connectImap, describeImapError, ImapError, type ImapOptions } from './imap.ts';

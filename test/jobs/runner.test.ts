@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { DAY_MS, PRUNE_KIND, pruneHandler, schedulePruning } from '../../src/jobs/prune.ts';
+import { DAY_MS, PRUNE_KIND, pruneHandler, schedulePruning } from '../../src/jobs/handlers/prune.ts';
 import { enqueueJob } from '../../src/jobs/queue.ts';
 import { JOBS_CHANNEL, JobRunner } from '../../src/jobs/runner.ts';
 import { PermanentJobError, RetryJobError, type ClaimedJob, type JobHandler, type JobSource } from '../../src/jobs/types.ts';

@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import { simpleParser } from 'mailparser';
 import { systemClock } from '../../src/clock.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
-import { deliveryHandler } from '../../src/mail/deliver.ts';
+import { deliveryHandler } from '../../src/jobs/handlers/email-deliver.ts';
 import { saveMailSettings, type MailSettingsInput } from '../../src/mail/settings.ts';
 import { spawnLeadrun, type LeadrunProcess } from '../cli/support.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
-import { claimNextRun, completeStep, LeaseLost, loadSteps, renewLease, startStep } from '../../src/worker/queue.ts';
-import { MAX_ATTEMPTS } from '../../src/worker/run-handler.ts';
+import { claimNextRun, completeStep, LeaseLost, loadSteps, renewLease, startStep } from '../../src/jobs/run-queue.ts';
+import { MAX_ATTEMPTS } from '../../src/jobs/handlers/run.ts';
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import {
   assertFinishedOnce, createProspect, draftCount, engineWith, eventually, runReaches, runRow, setUp, startRunViaApi, stepOf, stepsOf,

@@ -12,7 +12,7 @@ import { mutate } from '../mutation.ts';
 import { renderRun } from '../run-render.ts';
 import { authProblems, dataOf, IdParam, Nullable, problem, Run, RunApprove, writeProblems } from '../schemas.ts';
 import type { DB } from '../../db/schema.ts';
-import { approveRun, undoApproval } from '../../domain/run-decisions.ts';
+import { approveRun, undoApproval } from '../../domain/runs/decisions.ts';
 import { loadMailTransport } from '../../mail/settings.ts';
 
 const tags = ['Web UI'];

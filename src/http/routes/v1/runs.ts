@@ -7,11 +7,11 @@ import {
   answer, authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunApprove,
   RunBatchCreate, RunCreate, RunReject, RunStatus,
 } from '../../schemas.ts';
-import { getRun, getRunJson, listRuns, startRun, startRunAlone, type Run as RunRecord } from '../../../domain/runs.ts';
-import { retryDelivery } from '../../../domain/deliveries.ts';
+import { getRun, getRunJson, listRuns, startRun, startRunAlone, type Run as RunRecord } from '../../../domain/runs/runs.ts';
+import { retryDelivery } from '../../../domain/runs/deliveries.ts';
 import { loadMailTransport } from '../../../mail/settings.ts';
-import { startRunBatch } from '../../../domain/run-batches.ts';
-import { approveRun, cancelRun, rejectRun } from '../../../domain/run-decisions.ts';
+import { startRunBatch } from '../../../domain/runs/batches.ts';
+import { approveRun, cancelRun, rejectRun } from '../../../domain/runs/decisions.ts';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/schema.ts';

@@ -1,19 +1,19 @@
 // The delivery of an approved draft (DESIGN §7): one row of `email_deliveries` per draft, its Message-ID fixed when
-// it is made, and one `email.deliver` job that sends it (src/mail/deliver.ts). Queued in the approval's transaction,
+// it is made, and one `email.deliver` job that sends it (src/jobs/handlers/email-deliver.ts). Queued in the approval's transaction,
 // queued again by a retry after it FAILED; the job's key is the delivery's id, so a delivery has one live job.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import type { DB, DeliveryMethod } from '../db/schema.ts';
-import { enqueueJob } from '../jobs/queue.ts';
-import { newMessageId } from '../mail/message.ts';
-import type { DeliverMethod, MailTransport } from '../mail/settings.ts';
-import { AppError, notFound } from './errors.ts';
-import { recordEvent } from './run-events.ts';
-import { isUuid } from './validation.ts';
+import type { Clock } from '../../clock.ts';
+import type { DB, DeliveryMethod } from '../../db/schema.ts';
+import { enqueueJob } from '../../jobs/queue.ts';
+import { newMessageId } from '../../mail/message.ts';
+import type { DeliverMethod, MailTransport } from '../../mail/settings.ts';
+import { AppError, notFound } from '../errors.ts';
+import { recordEvent } from './events.ts';
+import { isUuid } from '../validation.ts';
 
 export const EMAIL_DELIVER = 'email.deliver';
-/** Six attempts: the first, then after about 30 s, 2 min, 10 min, 30 min and 2 h (src/mail/deliver.ts). */
+/** Six attempts: the first, then after about 30 s, 2 min, 10 min, 30 min and 2 h (src/jobs/handlers/email-deliver.ts). */
 export const DELIVERY_MAX_ATTEMPTS = 6;
 
 export interface DeliverPayload {

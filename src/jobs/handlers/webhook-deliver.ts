@@ -10,15 +10,15 @@ import { sql, type Kysely } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { DB } from '../../db/schema.ts';
 import { traceUrlOf } from '../../http/run-render.ts';
-import { JOBS_CHANNEL } from '../../jobs/queue.ts';
-import { PermanentJobError, type ClaimedJob, type JobContext, type JobHandler } from '../../jobs/types.ts';
-import { claimWebhookDelivery, ENDPOINT_CONCURRENCY, type ClaimLimits } from './claim.ts';
+import { JOBS_CHANNEL } from '../queue.ts';
+import { PermanentJobError, type ClaimedJob, type JobContext, type JobHandler } from '../types.ts';
+import { claimWebhookDelivery, ENDPOINT_CONCURRENCY, type ClaimLimits } from '../../domain/webhooks/claim.ts';
 import {
   eventReadScope, WEBHOOK_DELIVER, WEBHOOK_EVENT_TYPES, WEBHOOK_JOB_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDeliverPayload,
   type WebhookEventType,
-} from './events.ts';
-import { postWebhook, type PostResult } from './post.ts';
-import { secretContext, signatureHeader } from './signing.ts';
+} from '../../domain/webhooks/events.ts';
+import { postWebhook, type PostResult } from '../../domain/webhooks/post.ts';
+import { secretContext, signatureHeader } from '../../domain/webhooks/signing.ts';
 
 /** After the first attempt: about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h; the seventh failure is the last. */
 export const RETRY_DELAYS_MS = [5_000, 60_000, 600_000, 3_600_000, 21_600_000, 86_400_000];

@@ -3,17 +3,17 @@
 // that are not yet COMPLETED, in order; each step's start and completion are single statements that check the lease
 // (queue.ts). A failed step is retried with its own backoff and attempts (run_steps, runs.available_at); a run that
 // fails for good is FAILED, a run's dead letter.
-import { MAX_RETRY_AFTER_MS, ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../agent/engine.ts';
-import { assertStepOutput } from '../agent/output-check.ts';
-import type { WriterOutput } from '../agent/outputs.ts';
-import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
-import { CpuBudgetExceeded } from '../cpu/pool.ts';
-import type { Metrics } from '../http/metrics.ts';
-import { describeError, type JobEnd, type SourcedJobHandler, type WorkContext } from '../jobs/types.ts';
-import { traceStep } from '../telemetry.ts';
+import { MAX_RETRY_AFTER_MS, ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../../agent/engine.ts';
+import { assertStepOutput } from '../../agent/output-check.ts';
+import type { WriterOutput } from '../../agent/outputs.ts';
+import { PIPELINE, type PipelineDeps } from '../../agent/pipeline.ts';
+import { CpuBudgetExceeded } from '../../cpu/pool.ts';
+import type { Metrics } from '../../http/metrics.ts';
+import { describeError, type JobEnd, type SourcedJobHandler, type WorkContext } from '../types.ts';
+import { traceStep } from '../../telemetry.ts';
 import {
   completeStep, failRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
-} from './queue.ts';
+} from '../run-queue.ts';
 
 export const MAX_ATTEMPTS = 3;
 const STEP_TIMEOUT_MS = 120_000;

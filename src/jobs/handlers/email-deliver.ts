@@ -4,16 +4,16 @@
 // lead CONTACTED, the run event and the audit entry) commit together afterwards. A runner that dies in between
 // leaves the job to be taken again, which sends the same message with the same Message-ID.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { systemClock, type Clock } from '../clock.ts';
-import type { DB, LeadStatus } from '../db/schema.ts';
-import { writeAudit } from '../domain/audit.ts';
-import { DELIVERY_MAX_ATTEMPTS, EMAIL_DELIVER, type DeliverPayload } from '../domain/deliveries.ts';
-import { recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
-import { PermanentJobError, RetryJobError, type ClaimedJob, type JobContext, type JobHandler } from '../jobs/types.ts';
-import { appendDraft, ImapError } from './imap.ts';
-import { composeMessage } from './message.ts';
-import { loadMailTransport, type Address } from './settings.ts';
-import { sendRaw, SmtpFailure } from './smtp.ts';
+import { systemClock, type Clock } from '../../clock.ts';
+import type { DB, LeadStatus } from '../../db/schema.ts';
+import { writeAudit } from '../../domain/audit.ts';
+import { DELIVERY_MAX_ATTEMPTS, EMAIL_DELIVER, type DeliverPayload } from '../../domain/runs/deliveries.ts';
+import { recordEvent, RUN_EVENTS_CHANNEL } from '../../domain/runs/events.ts';
+import { PermanentJobError, RetryJobError, type ClaimedJob, type JobContext, type JobHandler } from '../types.ts';
+import { appendDraft, ImapError } from '../../mail/imap.ts';
+import { composeMessage } from '../../mail/message.ts';
+import { loadMailTransport, type Address } from '../../mail/settings.ts';
+import { sendRaw, SmtpFailure } from '../../mail/smtp.ts';
 
 /** After the first attempt: about 30 s, 2 min, 10 min, 30 min, then 2 h. */
 const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];

@@ -6,16 +6,16 @@
 // verdict on its own text.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { RunContext } from '../agent/engine.ts';
-import type { Draft, GroundingReport } from '../agent/grounding.ts';
-import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../agent/outputs.ts';
-import type { Clock } from '../clock.ts';
-import type { DB, DraftOrigin, DraftStatus } from '../db/schema.ts';
-import { invalid, notFound } from './errors.ts';
-import { lockRun, type Decider } from './run-decisions.ts';
-import { recordEvent } from './run-events.ts';
+import type { RunContext } from '../../agent/engine.ts';
+import type { Draft, GroundingReport } from '../../agent/grounding.ts';
+import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../agent/outputs.ts';
+import type { Clock } from '../../clock.ts';
+import type { DB, DraftOrigin, DraftStatus } from '../../db/schema.ts';
+import { invalid, notFound } from '../errors.ts';
+import { lockRun, type Decider } from './decisions.ts';
+import { recordEvent } from './events.ts';
 import { getRun, type Run } from './runs.ts';
-import { isUuid, oneLineProblem } from './validation.ts';
+import { isUuid, oneLineProblem } from '../validation.ts';
 
 export const DRAFT_ORIGINS = ['generated', 'regenerated', 'edited'] as const satisfies readonly DraftOrigin[];
 export const DRAFT_STATUSES = ['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'] as const satisfies readonly DraftStatus[];

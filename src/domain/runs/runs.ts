@@ -1,16 +1,16 @@
 // Runs: one agent run for a lead and a call. Starting a run creates it with its four PENDING steps and counts it
-// against the workspace's month in one transaction; workers (src/worker/) take it from there.
+// against the workspace's month in one transaction; workers (src/jobs/) take it from there.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { STEP_NODES, type StepNode } from '../agent/outputs.ts';
-import type { Clock } from '../clock.ts';
-import { prepare } from '../db/database.ts';
-import type { DB, DeliveryMethod, DeliveryStatus, DraftOrigin, DraftStatus, Plan, RunStatus, StepStatus } from '../db/schema.ts';
+import { STEP_NODES, type StepNode } from '../../agent/outputs.ts';
+import type { Clock } from '../../clock.ts';
+import { prepare } from '../../db/database.ts';
+import type { DB, DeliveryMethod, DeliveryStatus, DraftOrigin, DraftStatus, Plan, RunStatus, StepStatus } from '../../db/schema.ts';
 import type { DraftGrounding } from './drafts.ts';
-import { AppError, notFound } from './errors.ts';
-import { pageOf, type Cursor } from './pagination.ts';
-import { isUuid } from './validation.ts';
-import { emitWebhookEvent } from './webhooks/events.ts';
+import { AppError, notFound } from '../errors.ts';
+import { pageOf, type Cursor } from '../pagination.ts';
+import { isUuid } from '../validation.ts';
+import { emitWebhookEvent } from '../webhooks/events.ts';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED'] as const;
 /** Wakes idle workers when runs become claimable: the notice holds a run's id, or how many runs a batch queued. */
@@ -43,7 +43,7 @@ export interface EmailDraft {
   body: string;
   to: string | null;
   version: number;
-  // Versions and editing (src/domain/drafts.ts).
+  // Versions and editing (src/domain/runs/drafts.ts).
   origin: DraftOrigin;
   editedAt: string | null;
   grounding: DraftGrounding | null;
@@ -289,7 +289,7 @@ const STEPS_JSON = sql`
         'totalTokens', coalesce(s.input_tokens, 0) + coalesce(s.output_tokens, 0)) END)
     ORDER BY s.position)
    FROM run_steps s WHERE s.run_id = r.id)`;
-// The grounding verdict of draft `d`, as groundingOf (src/domain/drafts.ts) shows it.
+// The grounding verdict of draft `d`, as groundingOf (src/domain/runs/drafts.ts) shows it.
 const DRAFT_GROUNDING_JSON = sql`
   CASE WHEN jsonb_typeof(d.grounding) = 'object' THEN json_build_object(
     'verdict', CASE WHEN d.grounding->'grounded' = 'true'::jsonb THEN 'grounded' ELSE 'unsupported' END,

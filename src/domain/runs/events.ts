@@ -1,11 +1,11 @@
 // The event log of a run: every step started, retried, completed or failed, and every change of the run's state,
 // written in the same transaction as the change it records. Progress streams and trace pages read it.
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { prepare } from '../db/database.ts';
-import type { DB, RunEventsTable, RunEventType, RunStatus } from '../db/schema.ts';
+import { prepare } from '../../db/database.ts';
+import type { DB, RunEventsTable, RunEventType, RunStatus } from '../../db/schema.ts';
 import { getRun } from './runs.ts';
-import { isUuid } from './validation.ts';
-import { emitWebhookEvent } from './webhooks/events.ts';
+import { isUuid } from '../validation.ts';
+import { emitWebhookEvent } from '../webhooks/events.ts';
 
 /** Carries the id of a run whose log grew, so that streams of that run can read on. */
 export const RUN_EVENTS_CHANNEL = 'leadrun_run_events';
@@ -62,7 +62,7 @@ const WEBHOOK_OF_RUN_EVENT: Partial<Record<RunEventType, string>> = {
 
 /**
  * A webhook event about a run, its data the Run read in `trx` after the change. It is stored with its traceId, which
- * the delivery turns into the API's traceUrl (the installation's setting, src/domain/webhooks/deliver.ts).
+ * the delivery turns into the API's traceUrl (the installation's setting, src/jobs/handlers/webhook-deliver.ts).
  */
 export async function emitRunWebhook(trx: Kysely<DB>, workspaceId: string, runId: string, type: string, at: Date): Promise<void> {
   await emitWebhookEvent(trx, workspaceId, type, () => getRun(trx, workspaceId, runId), { at, runId });

@@ -7,12 +7,12 @@ import type { EngineName, PreviousDraft, RunContext, TokenUsage } from '../agent
 import type { StepNode } from '../agent/outputs.ts';
 import type { DB, RunStatus, StepStatus } from '../db/schema.ts';
 import { prepare } from '../db/database.ts';
-import { emitRunWebhook, recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
-import { claimableRuns, RUNS_CHANNEL } from '../domain/runs.ts';
-import { secondsWaited } from '../jobs/queue.ts';
-import { LeaseLost, type JobKindStats, type JobSource } from '../jobs/types.ts';
+import { emitRunWebhook, recordEvent, RUN_EVENTS_CHANNEL } from '../domain/runs/events.ts';
+import { claimableRuns, RUNS_CHANNEL } from '../domain/runs/runs.ts';
+import { secondsWaited } from './queue.ts';
+import { LeaseLost, type JobKindStats, type JobSource } from './types.ts';
 
-export { LeaseLost } from '../jobs/types.ts';
+export { LeaseLost } from './types.ts';
 
 /** The job kind of a run, in the job runner and on /metrics. */
 export const RUN_KIND = 'run';

@@ -2,9 +2,9 @@
 // deletes the jobs that ended long enough ago. DONE jobs are kept a week, to look into; DEAD ones a month, since a
 // dead letter is what someone may still need to find.
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../db/schema.ts';
-import { enqueueJob } from './queue.ts';
-import type { JobHandler } from './types.ts';
+import type { DB } from '../../db/schema.ts';
+import { enqueueJob } from '../queue.ts';
+import type { JobHandler } from '../types.ts';
 
 export const PRUNE_KIND = 'jobs.prune';
 export const DAY_MS = 24 * 60 * 60_000;

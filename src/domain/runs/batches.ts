@@ -3,12 +3,12 @@
 // wake-up notice for the workers. Each run carries the batch's id, by which the batch is read back.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { STEP_NODES } from '../agent/outputs.ts';
-import type { DB, Plan, RunStatus } from '../db/schema.ts';
-import { AppError, type FieldError } from './errors.ts';
+import { STEP_NODES } from '../../agent/outputs.ts';
+import type { DB, Plan, RunStatus } from '../../db/schema.ts';
+import { AppError, type FieldError } from '../errors.ts';
 import { countRunsAgainstPlan, queuedRun, RUNS_CHANNEL, type Run, type StartRunContext, type StartRunInput } from './runs.ts';
-import { isUuid } from './validation.ts';
-import { emitWebhookEvent, hasWebhookEndpoints } from './webhooks/events.ts';
+import { isUuid } from '../validation.ts';
+import { emitWebhookEvent, hasWebhookEndpoints } from '../webhooks/events.ts';
 
 export const MAX_BATCH_RUNS = 100;
 

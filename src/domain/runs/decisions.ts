@@ -2,14 +2,14 @@
 // with feedback), or cancel a run still in the pipeline. Each is valid only from the states DESIGN §3 names and
 // changes nothing otherwise (409 invalid_state). Call each inside a transaction.
 import { sql, type Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import type { DB, DeliveryMethod, RunStatus } from '../db/schema.ts';
-import type { DeliverMethod, MailTransport } from '../mail/settings.ts';
+import type { Clock } from '../../clock.ts';
+import type { DB, DeliveryMethod, RunStatus } from '../../db/schema.ts';
+import type { DeliverMethod, MailTransport } from '../../mail/settings.ts';
 import { cancelQueuedDelivery, chooseDelivery, queueDelivery } from './deliveries.ts';
-import { AppError, notFound } from './errors.ts';
-import { recordEvent } from './run-events.ts';
+import { AppError, notFound } from '../errors.ts';
+import { recordEvent } from './events.ts';
 import { getRun, RUNS_CHANNEL, type Run } from './runs.ts';
-import { isUuid } from './validation.ts';
+import { isUuid } from '../validation.ts';
 
 /** Who decided: a key through the API, or a user through the UI. */
 export interface Decider {
