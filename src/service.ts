@@ -63,23 +63,7 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
       cpu,
       logger,
       metrics: deps.metrics,
-      handlers: [
-        (await import('./jobs/handlers/run.ts')).runHandler({
-          engine,
-          metrics: deps.metrics,
-          concurrency: runSlots(config),
-          leaseMs: config.runLeaseMs,
-          retryBaseMs: config.stepRetryBaseMs,
-          tokenBudget: config.runTokenBudget,
-          requestModel: config.llm?.model ?? null,
-          allowPrivateHosts: config.allowPrivateHosts,
-          ...(config.llm ? { giveUpAfterMs: config.llm.giveUpAfterMs } : {}),
-        }),
-        (await import('./jobs/handlers/email-deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
-        (await import('./mail/replies.ts')).replyCheckHandler,
-        (await import('./jobs/handlers/webhook-deliver.ts')).webhookHandler({ leaseMs: config.runLeaseMs, retryDelaysMs: config.webhookRetryDelaysMs ?? undefined }),
-        pruneHandler,
-      ],
+      handlers: (await import('./jobs/kinds.ts')).jobKinds({ config, engine, metrics: deps.metrics, runSlots: runSlots(config) }),
     })
     : null;
   if (runner) {

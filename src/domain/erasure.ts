@@ -14,7 +14,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { EMAIL_DELIVER } from './runs/deliveries.ts';
 import { AppError, notFound } from './errors.ts';
-import { RUN_EVENTS_CHANNEL } from './runs/events.ts';
+import { RUN_EVENTS_CHANNEL } from './runs/lifecycle.ts';
 import { emitWebhookEvent, forgetWebhookEvents } from './webhooks/events.ts';
 import { isUuid } from './validation.ts';
 

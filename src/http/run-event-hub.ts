@@ -12,7 +12,8 @@ import type { Database } from '../db/database.ts';
 import type { DB, RunStatus } from '../db/schema.ts';
 import { credentialName, validCredentials, type Credential } from '../domain/credentials.ts';
 import { KEY_REVOKED_CHANNEL } from '../domain/keys.ts';
-import { isSettled, readRunProgress, RUN_EVENTS_CHANNEL, type RunEvent } from '../domain/runs/events.ts';
+import { isSettled, readRunProgress, type RunEvent } from '../domain/runs/events.ts';
+import { RUN_EVENTS_CHANNEL } from '../domain/runs/lifecycle.ts';
 
 /** Events read at once for a run; a longer log is read in turns. */
 const PAGE = 500;

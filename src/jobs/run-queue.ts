@@ -7,12 +7,14 @@ import type { EngineName, PreviousDraft, RunContext, TokenUsage } from '../agent
 import type { StepNode } from '../agent/outputs.ts';
 import type { DB, RunStatus, StepStatus } from '../db/schema.ts';
 import { prepare } from '../db/database.ts';
-import { emitRunWebhook, recordEvent, RUN_EVENTS_CHANNEL } from '../domain/runs/events.ts';
-import { claimableRuns, RUNS_CHANNEL } from '../domain/runs/runs.ts';
+import {
+  applyTransition, claimableRuns, emitTransitionWebhook, eventsInsert, RUN, RUN_EVENTS_CHANNEL, RUNS_CHANNEL, skipSteps, state, states, STEP,
+} from '../domain/runs/lifecycle.ts';
 import { secondsWaited } from './queue.ts';
-import { LeaseLost, type JobKindStats, type JobSource } from './types.ts';
+import { LeaseLost } from './errors.ts';
+import type { JobKindStats, JobSource } from './types.ts';
 
-export { LeaseLost } from './types.ts';
+export { LeaseLost } from './errors.ts';
 
 /** The job kind of a run, in the job runner and on /metrics. */
 export const RUN_KIND = 'run';
@@ -49,12 +51,14 @@ export interface AttemptCost {
 }
 
 /** What starting a step writes on its row (the claim, startStep and completeStep's `next` start steps): one more attempt. */
-const startsStep = (now: Date) => sql`status = 'RUNNING', attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL`;
+const startsStep = (now: Date) => sql`status = ${state(STEP.start.to)}, attempts = attempts + 1, started_at = coalesce(started_at, ${now}::timestamptz), error = NULL`;
 
-/** The `step.started` event of the step that a `started` CTE started (the claim, startStep), for the run `runId` and `workspaceId` name. */
-const startedEvent = (runId: RawBuilder<unknown>, workspaceId: RawBuilder<unknown>, engine: EngineName, now: Date, from: RawBuilder<unknown>) => sql`
-      INSERT INTO run_events (run_id, workspace_id, type, node, attempt, engine, occurred_at)
-      SELECT ${runId}, ${workspaceId}, 'step.started', started.node, started.attempts, ${engine}, ${now}::timestamptz FROM ${from}`;
+/** The `step.started` event of the step that a `started` CTE started (the claim, startStep), for the run `runId` and `workspaceId` name (from `alsoFrom`). */
+const startedEvent = (runId: RawBuilder<unknown>, workspaceId: RawBuilder<unknown>, engine: EngineName, now: Date, alsoFrom = sql``) =>
+  eventsInsert(runId, workspaceId, now, sql`(
+    SELECT ${STEP.start.event}::text AS type, started.node, started.attempts AS attempt, NULL::int AS duration_ms, ${engine}::text AS engine,
+           NULL::text AS model, NULL::int AS input_tokens, NULL::int AS output_tokens
+    FROM started) e${alsoFrom}`);
 
 /** What a claim that starts the run's first step to work needs (claimNextRun). */
 export interface ClaimStart {
@@ -74,10 +78,10 @@ export async function claimNextRun(db: Kysely<DB>, workerId: string, now: Date, 
     trace_id: string; tokens_used: number; feedback: string | null; started_node?: StepNode | null; started_attempt?: number | null;
   }>`
     ${prepare}WITH r AS (
-      UPDATE runs SET status = 'RUNNING', lease_owner = ${workerId}, lease_expires_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}
+      UPDATE runs SET status = ${state(RUN.claim.to)}, lease_owner = ${workerId}, lease_expires_at = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}
       WHERE id = (
         SELECT id FROM runs
-        WHERE status IN ('QUEUED', 'RUNNING') AND available_at <= ${now}
+        WHERE status IN ${states(...RUN.claim.from)} AND available_at <= ${now}
           AND (lease_expires_at IS NULL OR lease_expires_at < ${now})
         ORDER BY available_at, started_at
         LIMIT 1
@@ -85,10 +89,10 @@ export async function claimNextRun(db: Kysely<DB>, workerId: string, now: Date, 
       RETURNING id, workspace_id, lead_id, call_id, created_by_user_id, trace_id, tokens_used, feedback, followers)${start ? sql`,
     started AS (
       UPDATE run_steps SET ${startsStep(now)}
-      WHERE run_id = (SELECT id FROM r) AND status IN ('PENDING', 'RUNNING') AND attempts < ${start.maxAttempts}::int
+      WHERE run_id = (SELECT id FROM r) AND status IN ${states(...STEP.start.from)} AND attempts < ${start.maxAttempts}::int
         AND node = (SELECT s.node FROM run_steps s WHERE s.run_id = (SELECT id FROM r) AND s.status <> 'COMPLETED' ORDER BY s.position LIMIT 1)
       RETURNING node, attempts),
-    events AS (${startedEvent(sql`r.id`, sql`r.workspace_id`, start.engine, now, sql`r, started`)})` : sql``}
+    events AS (${startedEvent(sql`r.id`, sql`r.workspace_id`, start.engine, now, sql`, r`)})` : sql``}
     ${LOAD(start
       ? sql`(SELECT node FROM started) AS started_node, (SELECT attempts FROM started) AS started_attempt,
              CASE WHEN EXISTS (SELECT 1 FROM started) AND r.followers > 0 THEN pg_notify(${RUN_EVENTS_CHANNEL}, r.id::text) END AS notified`
@@ -245,9 +249,9 @@ export async function startStep(db: Kysely<DB>, job: Job, node: StepNode, engine
     ${prepare}WITH ${LEASE(job)},
     started AS (
       UPDATE run_steps SET ${startsStep(now)}
-      WHERE run_id = ${job.runId} AND node = ${node} AND status IN ('PENDING', 'RUNNING') AND EXISTS (SELECT 1 FROM lease)
+      WHERE run_id = ${job.runId} AND node = ${node} AND status IN ${states(...STEP.start.from)} AND EXISTS (SELECT 1 FROM lease)
       RETURNING node, attempts),
-    events AS (${startedEvent(sql`${job.runId}`, sql`${job.workspaceId}`, engine, now, sql`started`)})
+    events AS (${startedEvent(sql`${job.runId}`, sql`${job.workspaceId}`, engine, now)})
     SELECT (SELECT count(*) FROM lease)::int AS held, 0 AS completed, (SELECT attempts FROM started) AS attempt,
            CASE WHEN EXISTS (SELECT 1 FROM started) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`.execute(db);
   if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
@@ -303,16 +307,16 @@ export async function completeStep(
   const outputTokens = result.usage?.outputTokens ?? null;
   const statement = (withHooks: boolean) => {
     const ctes = [LEASE(job, { hooks: true }), sql`done AS (
-      UPDATE run_steps SET status = 'COMPLETED', output = ${JSON.stringify(result.output)}::jsonb, completed_at = ${now}::timestamptz,
+      UPDATE run_steps SET status = ${state(STEP.complete.to)}, output = ${JSON.stringify(result.output)}::jsonb, completed_at = ${now}::timestamptz,
         error = NULL, put_off_since = NULL, engine = ${result.engine}, model = ${result.model}, prompt_version = ${result.promptVersion},
         input_tokens = ${inputTokens}::int, output_tokens = ${outputTokens}::int, duration_ms = ${durationMs}::int
-      WHERE run_id = ${job.runId} AND node = ${node} AND status = 'RUNNING'
+      WHERE run_id = ${job.runId} AND node = ${node} AND status IN ${states(...STEP.complete.from)}
         AND EXISTS (SELECT 1 FROM lease ${withHooks ? sql`` : sql`WHERE NOT hooked`})
       RETURNING node)`];
     // One UPDATE of the run row at most: PostgreSQL applies only one change to a row per statement.
     if (draft) {
       ctes.push(sql`finished AS (
-        UPDATE runs SET tokens_used = tokens_used + ${tokens}::int, status = 'AWAITING_APPROVAL', completed_at = ${now}::timestamptz,
+        UPDATE runs SET tokens_used = tokens_used + ${tokens}::int, status = ${state(RUN.awaitApproval.to)}, completed_at = ${now}::timestamptz,
           updated_at = ${now}::timestamptz, error = NULL, lease_owner = NULL, lease_expires_at = NULL, feedback = NULL
         WHERE id = ${job.runId} AND EXISTS (SELECT 1 FROM done)
         RETURNING id)`);
@@ -330,22 +334,18 @@ export async function completeStep(
     if (next) {
       ctes.push(sql`started AS (
         UPDATE run_steps SET ${startsStep(now)}
-        WHERE run_id = ${job.runId} AND node = ${next.node} AND status IN ('PENDING', 'RUNNING') AND EXISTS (SELECT 1 FROM done)
+        WHERE run_id = ${job.runId} AND node = ${next.node} AND status IN ${states(...STEP.start.from)} AND EXISTS (SELECT 1 FROM done)
         RETURNING node, attempts)`);
     }
-    const event = (order: number, type: string, from: string, columns: ReturnType<typeof sql>) =>
+    const event = (order: number, type: string | null, from: string, columns: ReturnType<typeof sql>) =>
       sql`SELECT ${order}::int AS ord, ${type}::text AS type, ${columns} FROM ${sql.raw(from)}`;
-    const events = [event(1, 'step.completed', 'done', sql`node, ${attempt}::int AS attempt, ${durationMs}::int AS duration_ms,
+    const events = [event(1, STEP.complete.event, 'done', sql`node, ${attempt}::int AS attempt, ${durationMs}::int AS duration_ms,
       ${result.engine}::text AS engine, ${result.model}::text AS model, ${inputTokens}::int AS input_tokens, ${outputTokens}::int AS output_tokens`)];
     // The columns of step.completed's row, in order: node, attempt, duration_ms, engine, model, input_tokens, output_tokens.
     const noModel = sql`NULL::text, NULL::int, NULL::int`;
-    if (draft) events.push(event(2, 'run.awaiting_approval', 'finished', sql`NULL::text, NULL::int, NULL::int, NULL::text, ${noModel}`));
-    if (next) events.push(event(3, 'step.started', 'started', sql`node, attempts, NULL::int, ${next.engine}::text, ${noModel}`));
-    ctes.push(sql`events AS (
-      INSERT INTO run_events (run_id, workspace_id, type, node, attempt, duration_ms, engine, model, input_tokens, output_tokens, occurred_at)
-      SELECT ${job.runId}, ${job.workspaceId}, e.type, e.node, e.attempt, e.duration_ms, e.engine, e.model, e.input_tokens, e.output_tokens,
-             ${now}::timestamptz
-      FROM (${sql.join(events, sql` UNION ALL `)}) e ORDER BY e.ord)`);
+    if (draft) events.push(event(2, RUN.awaitApproval.event, 'finished', sql`NULL::text, NULL::int, NULL::int, NULL::text, ${noModel}`));
+    if (next) events.push(event(3, STEP.start.event, 'started', sql`node, attempts, NULL::int, ${next.engine}::text, ${noModel}`));
+    ctes.push(sql`events AS (${eventsInsert(sql`${job.runId}`, sql`${job.workspaceId}`, now, sql`(${sql.join(events, sql` UNION ALL `)}) e ORDER BY e.ord`)})`);
     return sql<Transition & { hooked: boolean | null }>`
       ${prepare}WITH ${sql.join(ctes, sql`,
 `)}
@@ -360,8 +360,9 @@ export async function completeStep(
     if (!row.completed) throw new Error(`step ${node} of run ${job.runId} was not running`);
     if (next && row.attempt === null) throw new Error(`step ${next.node} of run ${job.runId} cannot be started`);
     if (withHooks) {
-      await emitRunWebhook(conn, job.workspaceId, job.runId, 'run.step_completed', now);
-      if (draft) await emitRunWebhook(conn, job.workspaceId, job.runId, 'run.awaiting_approval', now);
+      const target = { workspaceId: job.workspaceId, runId: job.runId, at: now };
+      await emitTransitionWebhook(conn, STEP.complete, target);
+      if (draft) await emitTransitionWebhook(conn, RUN.awaitApproval, target);
     }
     return { nextAttempt: row.attempt, hooked: row.hooked === true };
   };
@@ -376,38 +377,29 @@ async function spendTokens(trx: Transaction<DB>, runId: string, usage: TokenUsag
   await trx.updateTable('runs').set((eb) => ({ tokens_used: eb('tokens_used', '+', usage.totalTokens) })).where('id', '=', runId).execute();
 }
 
-async function finishRun(trx: Transaction<DB>, job: Job, status: RunStatus & ('AWAITING_APPROVAL' | 'FAILED'), now: Date, error: string | null): Promise<void> {
-  await trx.updateTable('runs')
-    .set({ status, completed_at: now, updated_at: now, error, lease_owner: null, lease_expires_at: null, feedback: null })
-    .where('id', '=', job.runId).execute();
-  await recordEvent(trx, {
-    runId: job.runId, workspaceId: job.workspaceId, type: status === 'FAILED' ? 'run.failed' : 'run.awaiting_approval', error, at: now,
-  });
-}
-
 /**
  * A failed attempt that will be retried: the run goes back to the queue, due at `retryAt`. An attempt put off
  * (`counted: false`: the model endpoint asked to wait) is taken back from the step's attempts, so that waiting for
  * the provider does not use up the step's attempts; `refused` (the endpoint refused it) marks when the step was first
- * put off, which bounds the wait (run-handler.ts). A counted attempt clears that mark: the endpoint answered.
+ * put off, which bounds the wait (handlers/run.ts). A counted attempt clears that mark: the endpoint answered.
  */
 export async function retryStepLater(
   db: Kysely<DB>, job: Job, node: StepNode, attempt: number, error: string, cost: AttemptCost, now: Date, retryAt: Date,
   { counted = true, refused = false }: { counted?: boolean; refused?: boolean } = {},
 ): Promise<void> {
   await underLease(db, job, async (trx) => {
-    await trx.updateTable('run_steps').set((eb) => ({
-      status: 'PENDING', error, attempts: counted ? eb.ref('attempts') : eb('attempts', '-', 1),
-      put_off_since: counted ? null : refused ? eb.fn.coalesce('put_off_since', sql<Date>`${now}::timestamptz`) : eb.ref('put_off_since'),
-    }))
-      .where('run_id', '=', job.runId).where('node', '=', node).where('status', '=', 'RUNNING').execute();
+    await applyTransition(trx, STEP.retry, {
+      ...target(job, now), nodes: [node],
+      set: {
+        error,
+        attempts: counted ? sql`attempts` : sql`attempts - 1`,
+        put_off_since: counted ? null : refused ? sql`coalesce(put_off_since, ${now}::timestamptz)` : sql`put_off_since`,
+      },
+      event: { node, attempt, error, ...costOf(cost) },
+    });
     await trx.updateTable('runs').set({ available_at: retryAt, lease_owner: null, lease_expires_at: null, updated_at: now })
       .where('id', '=', job.runId).execute();
     await spendTokens(trx, job.runId, cost.usage);
-    await recordEvent(trx, {
-      runId: job.runId, workspaceId: job.workspaceId, type: 'step.retrying', node, attempt, error,
-      durationMs: cost.durationMs, engine: cost.engine, model: cost.model, usage: cost.usage, at: now,
-    });
   });
 }
 
@@ -416,17 +408,21 @@ export async function failRun(
   db: Kysely<DB>, job: Job, node: StepNode, attempt: number, error: string, cost: AttemptCost | null, now: Date,
 ): Promise<void> {
   await underLease(db, job, async (trx) => {
-    await trx.updateTable('run_steps').set({ status: 'FAILED', error, completed_at: now })
-      .where('run_id', '=', job.runId).where('node', '=', node).execute();
-    await trx.updateTable('run_steps').set({ status: 'SKIPPED' })
-      .where('run_id', '=', job.runId).where('status', '=', 'PENDING').execute();
+    await applyTransition(trx, STEP.fail, { ...target(job, now), nodes: [node], set: { error, completed_at: now }, event: { node, attempt, error, ...costOf(cost) } });
+    await skipSteps(trx, target(job, now), null);
     await spendTokens(trx, job.runId, cost?.usage ?? null);
-    await recordEvent(trx, {
-      runId: job.runId, workspaceId: job.workspaceId, type: 'step.failed', node, attempt, error,
-      durationMs: cost?.durationMs ?? null, engine: cost?.engine ?? null, model: cost?.model ?? null, usage: cost?.usage ?? null, at: now,
+    const failure = `${node} failed: ${error}`;
+    await applyTransition(trx, RUN.fail, {
+      ...target(job, now), set: { completed_at: now, error: failure, lease_owner: null, lease_expires_at: null, feedback: null }, event: { error: failure },
     });
-    await finishRun(trx, job, 'FAILED', now, `${node} failed: ${error}`);
   });
+}
+
+const target = (job: Job, at: Date) => ({ workspaceId: job.workspaceId, runId: job.runId, at });
+
+/** What an attempt took, as its event records it. */
+function costOf(cost: AttemptCost | null) {
+  return { durationMs: cost?.durationMs ?? null, engine: cost?.engine ?? null, model: cost?.model ?? null, usage: cost?.usage ?? null };
 }
 
 /** Hands a run back at shutdown so another worker can take it at once. */

@@ -15,9 +15,9 @@ import type { DB } from '../db/schema.ts';
 import type { Metrics } from '../http/metrics.ts';
 import type { SecretBox } from '../mail/secrets.ts';
 import { finishJob, jobsTable, killJob, rescheduleJob, retryJob } from './queue.ts';
+import { describeError, LeaseLost, PermanentError, RetryableError } from './errors.ts';
 import { Sleepers } from './sleepers.ts';
 import {
-  describeError, LeaseLost, PermanentJobError, RetryJobError,
   type ClaimedJob, type JobContext, type JobEnd, type JobHandler, type JobSource, type SourcedJobHandler, type WorkContext,
 } from './types.ts';
 
@@ -199,12 +199,11 @@ export class JobRunner {
     const { clock } = this.#options;
     try {
       const message = describe(error);
-      if (error instanceof PermanentJobError || job.attempt >= job.maxAttempts) {
+      if (error instanceof PermanentError || job.attempt >= job.maxAttempts) {
         log.warn({ error: message }, 'job failed for good');
         return await this.#kill(handler, job, error instanceof Error ? error : new Error(message), log);
       }
-      const hinted = error instanceof RetryJobError ? error.retryAfterMs : null;
-      const delay = hinted ?? handler.backoffMs(job.attempt);
+      const delay = handler.retry.delay(job.attempt, error instanceof RetryableError ? error.retryAfterMs : null);
       log.warn({ error: message, delayMs: delay }, 'job attempt failed; will retry');
       await retryJob(this.#db, job.id, this.id, clock.now(), new Date(clock.now().getTime() + delay), message);
       return 'retried';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ManualClock } from '../../src/clock.ts';
-import { RUNS_CHANNEL } from '../../src/domain/runs/runs.ts';
+import { RUNS_CHANNEL } from '../../src/domain/runs/lifecycle.ts';
 import { createSession } from '../../src/domain/sessions.ts';
 import { workspaceUsage } from '../../src/domain/usage.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';

@@ -9,7 +9,7 @@ import { enqueueJob } from '../../jobs/queue.ts';
 import { newMessageId } from '../../mail/message.ts';
 import type { DeliverMethod, MailTransport } from '../../mail/settings.ts';
 import { AppError, notFound } from '../errors.ts';
-import { recordEvent } from './events.ts';
+import { applyTransition, DELIVERY } from './lifecycle.ts';
 import { isUuid } from '../validation.ts';
 
 export const EMAIL_DELIVER = 'email.deliver';
@@ -56,11 +56,11 @@ export async function queueDelivery(trx: Kysely<DB>, input: {
   // UNIQUE (draft_id): a second delivery of one draft fails here, whatever raced to make it.
   await trx.insertInto('email_deliveries').values({
     id, workspace_id: input.workspaceId, run_id: input.runId, draft_id: input.draftId, sender_user_id: input.senderUserId,
-    method: input.method, status: 'QUEUED', message_id: newMessageId(input.fromAddress), attempts: 0, queued_at: input.now,
+    method: input.method, status: DELIVERY.queue.to, message_id: newMessageId(input.fromAddress), attempts: 0, queued_at: input.now,
     delivered_at: null, error: null, response: null,
   }).execute();
   await enqueueDeliveryJob(trx, input.workspaceId, id, input.now, input.availableAt);
-  await recordEvent(trx, { runId: input.runId, workspaceId: input.workspaceId, type: 'draft.delivery_queued', at: input.now });
+  await applyTransition(trx, DELIVERY.queue, { workspaceId: input.workspaceId, runId: input.runId, deliveryId: id, at: input.now });
   return id;
 }
 
@@ -113,7 +113,6 @@ export async function retryDelivery(trx: Kysely<DB>, workspaceId: string, runId:
     });
   }
   const now = clock.now();
-  await trx.updateTable('email_deliveries').set({ status: 'QUEUED', error: null, queued_at: now }).where('id', '=', delivery.id).execute();
+  await applyTransition(trx, DELIVERY.requeue, { workspaceId, runId, deliveryId: delivery.id, at: now, set: { error: null, queued_at: now } });
   await enqueueDeliveryJob(trx, workspaceId, delivery.id, now);
-  await recordEvent(trx, { runId, workspaceId, type: 'draft.delivery_queued', at: now });
 }

@@ -11,7 +11,7 @@ import { authProblems, writeProblems } from '../schemas.ts';
 import { invalid } from '../../domain/errors.ts';
 import { composeMessage, newMessageId } from '../../mail/message.ts';
 import { loadMailTransport, passwordAppliesTo, type MailTransport, type SmtpSettings } from '../../mail/settings.ts';
-import { sendRaw, SmtpFailure, verifySmtp } from '../../mail/smtp.ts';
+import { sendRaw, verifySmtp } from '../../mail/smtp.ts';
 
 const CheckResult = Type.Object({
   ok: Type.Boolean(),
@@ -34,7 +34,7 @@ const Capabilities = Type.Object({
 });
 
 function failureText(error: unknown): string {
-  return error instanceof SmtpFailure || error instanceof Error ? error.message : String(error);
+  return error instanceof Error ? error.message : String(error);
 }
 
 export default async function mailCheckRoutes(app: AppInstance): Promise<void> {

@@ -4,6 +4,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { enqueueJob } from '../queue.ts';
+import { exponentialBackoff } from '../retry.ts';
 import type { JobHandler } from '../types.ts';
 
 export const PRUNE_KIND = 'jobs.prune';
@@ -20,7 +21,7 @@ const BATCH = 5_000;
  */
 export async function schedulePruning(db: Kysely<DB>, now: Date): Promise<boolean> {
   const job = await db.transaction().execute((trx) => enqueueJob(trx, {
-    kind: PRUNE_KIND, key: PRUNE_KIND, workspaceId: null, payload: {}, maxAttempts: pruneHandler.maxAttempts, availableAt: now,
+    kind: PRUNE_KIND, key: PRUNE_KIND, workspaceId: null, payload: {}, maxAttempts: pruneHandler.retry.maxAttempts, availableAt: now,
   }));
   return job.created;
 }
@@ -45,10 +46,9 @@ export async function pruneJobs(db: Kysely<DB>, now: Date, signal?: AbortSignal)
 
 export const pruneHandler: JobHandler = {
   kind: PRUNE_KIND,
-  maxAttempts: 5,
+  retry: exponentialBackoff(5, 60_000),
   concurrency: 1,
   leaseMs: 5 * 60_000,
-  backoffMs: (attempt) => 60_000 * 2 ** (attempt - 1),
   async run(_job, ctx) {
     const pruned = await pruneJobs(ctx.db, ctx.clock.now(), ctx.signal);
     if (pruned > 0) ctx.logger.info({ pruned }, 'finished jobs pruned');

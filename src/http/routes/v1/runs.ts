@@ -7,7 +7,8 @@ import {
   answer, authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunApprove,
   RunBatchCreate, RunCreate, RunReject, RunStatus,
 } from '../../schemas.ts';
-import { getRun, getRunJson, listRuns, startRun, startRunAlone, type Run as RunRecord } from '../../../domain/runs/runs.ts';
+import { getRun, getRunJson, listRuns, type Run as RunRecord } from '../../../domain/runs/runs.ts';
+import { startRun } from '../../../domain/runs/start.ts';
 import { retryDelivery } from '../../../domain/runs/deliveries.ts';
 import { loadMailTransport } from '../../../mail/settings.ts';
 import { startRunBatch } from '../../../domain/runs/batches.ts';
@@ -54,10 +55,8 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     },
   }, (request, reply) => {
     const answer = (run: RunRecord) => ({ status: 202, body: render(run), location: `/api/v1/runs/${run.id}`, target: { type: 'run', id: run.id } });
-    return mutate(app.deps, request, reply, async (trx) => answer(await startRun(trx, starter(request), request.body)), async (db, audit) => {
-      const run = await startRunAlone(db, starter(request), request.body, (runId, when) => audit({ type: 'run', id: runId }, 202, when));
-      return run && answer(run);
-    });
+    return mutate(app.deps, request, reply, async (trx) => answer(await startRun(trx, starter(request), request.body)),
+      async (db, audit) => answer(await startRun(db, starter(request), request.body, (runId) => audit({ type: 'run', id: runId }, 202))));
   });
 
   app.post('/api/v1/runs/batch', {
