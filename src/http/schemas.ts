@@ -6,8 +6,7 @@ import { LEAD_STATUSES, SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '
 import {
   IMPORT_FIELDS, IMPORT_LISTED_ERRORS, IMPORT_LISTED_WARNINGS, IMPORT_MAX_COLUMNS, IMPORT_MAX_ROWS,
 } from '../domain/lead-import-format.ts';
-import { RUN_STATUSES } from '../domain/runs/runs.ts';
-import { DRAFT_ORIGINS, DRAFT_STATUSES } from '../domain/runs/drafts.ts';
+import { DRAFT_ORIGINS, DRAFT_STATUSES, RUN_STATUSES } from '../domain/runs/runs.ts';
 import { BODY_MAX, SUBJECT_MAX } from '../agent/grounding.ts';
 import { DESCRIPTION_MAX as WEBHOOK_DESCRIPTION_MAX } from '../domain/webhooks/endpoints.ts';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/events.ts';

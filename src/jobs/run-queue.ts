@@ -10,7 +10,7 @@ import { prepare } from '../db/database.ts';
 import {
   applyTransition, claimableRuns, emitTransitionWebhook, eventsInsert, RUN, RUN_EVENTS_CHANNEL, RUNS_CHANNEL, skipSteps, state, states, STEP,
 } from '../domain/runs/lifecycle.ts';
-import { secondsWaited } from './queue.ts';
+import { secondsWaited } from './sql/jobStats.ts';
 import { LeaseLost } from './errors.ts';
 import type { JobKindStats, JobSource } from './types.ts';
 

@@ -14,14 +14,18 @@ import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import type { Metrics } from '../http/metrics.ts';
 import type { SecretBox } from '../mail/secrets.ts';
-import { finishJob, jobsTable, killJob, rescheduleJob, retryJob } from './queue.ts';
+import { jobsTable } from './queue.ts';
+import { finishJob } from './sql/finishJob.ts';
+import { killJob } from './sql/killJob.ts';
+import { rescheduleJob } from './sql/rescheduleJob.ts';
+import { retryJob } from './sql/retryJob.ts';
 import { describeError, LeaseLost, PermanentError, RetryableError } from './errors.ts';
 import { Sleepers } from './sleepers.ts';
 import {
   type ClaimedJob, type JobContext, type JobEnd, type JobHandler, type JobSource, type SourcedJobHandler, type WorkContext,
 } from './types.ts';
 
-export { enqueueJob, JOBS_CHANNEL } from './queue.ts';
+export { enqueueJob, JOBS_CHANNEL } from './sql/enqueueJob.ts';
 
 export interface JobRunnerOptions {
   database: Database;

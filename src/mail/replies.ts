@@ -11,7 +11,7 @@ import type { Clock } from '../clock.ts';
 import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
 import { applyTransition, DELIVERY } from '../domain/runs/lifecycle.ts';
-import { enqueueJob, JOBS_CHANNEL } from '../jobs/queue.ts';
+import { enqueueJob, JOBS_CHANNEL } from '../jobs/sql/enqueueJob.ts';
 import { isAttemptFailure, RetryableError } from '../jobs/errors.ts';
 import { exponentialBackoff } from '../jobs/retry.ts';
 import type { JobHandler } from '../jobs/types.ts';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DAY_MS, PRUNE_KIND, pruneHandler, schedulePruning } from '../../src/jobs/handlers/prune.ts';
-import { enqueueJob } from '../../src/jobs/queue.ts';
+import { enqueueJob } from '../../src/jobs/sql/enqueueJob.ts';
 import { JOBS_CHANNEL, JobRunner } from '../../src/jobs/runner.ts';
 import { PermanentError, RetryableError } from '../../src/jobs/errors.ts';
 import type { ClaimedJob, JobHandler, JobSource } from '../../src/jobs/types.ts';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { DB, DeliveryMethod } from '../../db/schema.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { enqueueJob } from '../../jobs/sql/enqueueJob.ts';
 import { newMessageId } from '../../mail/message.ts';
 import type { DeliverMethod, MailTransport } from '../../mail/settings.ts';
 import { AppError, notFound } from '../errors.ts';

@@ -16,8 +16,6 @@ import { applyTransition, DRAFT, lockRun, type Decider } from './lifecycle.ts';
 import { getRun, type DraftGrounding, type Run } from './runs.ts';
 import { isUuid, oneLineProblem } from '../validation.ts';
 
-export const DRAFT_ORIGINS = ['generated', 'regenerated', 'edited'] as const satisfies readonly DraftOrigin[];
-export const DRAFT_STATUSES = ['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'] as const satisfies readonly DraftStatus[];
 
 /** A stored report (GroundingReport, or WRITER's with `rewritten`) as the API shows it; DRAFT_GROUNDING_JSON in runs.ts is its twin. */
 export function groundingOf(stored: unknown): DraftGrounding | null {

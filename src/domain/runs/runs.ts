@@ -9,6 +9,8 @@ import { pageOf, type Cursor } from '../pagination.ts';
 import { isUuid } from '../validation.ts';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED'] as const;
+export const DRAFT_ORIGINS = ['generated', 'regenerated', 'edited'] as const satisfies readonly DraftOrigin[];
+export const DRAFT_STATUSES = ['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'] as const satisfies readonly DraftStatus[];
 
 /** The grounding verdict as the API shows it; null for a version that was not checked. */
 export interface DraftGrounding {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { enqueueJob, JOBS_CHANNEL } from '../../jobs/queue.ts';
+import { enqueueJob, JOBS_CHANNEL } from '../../jobs/sql/enqueueJob.ts';
 
 export const WEBHOOK_EVENT_TYPES = [
   'lead.created', 'lead.updated', 'lead.deleted',

@@ -3,7 +3,7 @@
 // dead letter is what someone may still need to find.
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { enqueueJob } from '../queue.ts';
+import { enqueueJob } from '../sql/enqueueJob.ts';
 import { exponentialBackoff } from '../retry.ts';
 import type { JobHandler } from '../types.ts';
 

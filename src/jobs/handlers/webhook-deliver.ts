@@ -10,7 +10,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { DB } from '../../db/schema.ts';
 import { traceUrlOf } from '../../http/run-render.ts';
-import { JOBS_CHANNEL } from '../queue.ts';
+import { JOBS_CHANNEL } from '../sql/enqueueJob.ts';
 import { PermanentError } from '../errors.ts';
 import type { ClaimedJob, JobContext, JobHandler } from '../types.ts';
 import { claimWebhookDelivery, ENDPOINT_CONCURRENCY, type ClaimLimits } from '../../domain/webhooks/claim.ts';
