@@ -5,7 +5,7 @@
 //
 // The worker notifies of a run's steps only while some process follows the run (runs.followers, 0018): a feed counts
 // itself in before its first read and out when its last stream ends. The count is written to the run row, which the
-// worker's step statements lock, so no event falls between the first read and the first notice (src/jobs/run-queue.ts).
+// worker's step statements lock, so no event falls between the first read and the first notice (src/jobs/sql/run/).
 import { sql, type Kysely } from 'kysely';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Database } from '../db/database.ts';

@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
-import { claimNextRun, completeStep, LeaseLost, loadSteps, renewLease, startStep } from '../../src/jobs/run-queue.ts';
+import { LeaseLost } from '../../src/jobs/errors.ts';
+import { claimNextRun } from '../../src/jobs/sql/run/claimRun.ts';
+import { completeStep } from '../../src/jobs/sql/run/completeStep.ts';
+import { loadSteps } from '../../src/jobs/sql/run/loadRun.ts';
+import { renewLease } from '../../src/jobs/sql/run/renewRunLease.ts';
+import { startStep } from '../../src/jobs/sql/run/startStep.ts';
 import { MAX_ATTEMPTS } from '../../src/jobs/handlers/run.ts';
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import {

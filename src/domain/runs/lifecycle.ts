@@ -3,7 +3,7 @@
 // it records and the webhook event integrators hear of it. applyTransition is the one function that applies one in a
 // transaction: the row, the event, its notice and the webhook outbox row together (the request's audit entry joins
 // them in the caller's transaction, src/http/mutation.ts; a change no request made writes its own). The worker's
-// single statements (src/jobs/run-queue.ts) and a run's start (runs.ts, batches.ts) write the same transitions as
+// single statements (src/jobs/sql/run/) and a run's start (start.ts, batches.ts) write the same transitions as
 // CTEs, built from the same tables (eventsInsert).
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { StepNode } from '../../agent/outputs.ts';

@@ -13,9 +13,14 @@ import { describeError, PermanentError, RetryableError } from '../errors.ts';
 import type { RetryPolicy } from '../retry.ts';
 import type { JobEnd, SourcedJobHandler, WorkContext } from '../types.ts';
 import { traceStep } from '../../telemetry.ts';
-import {
-  completeStep, failRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
-} from '../run-queue.ts';
+import { runSource } from '../runs.ts';
+import type { ClaimedRun } from '../sql/run/claimRun.ts';
+import { completeStep } from '../sql/run/completeStep.ts';
+import type { AttemptCost } from '../sql/run/cost.ts';
+import { failRun } from '../sql/run/failRun.ts';
+import { retryStepLater } from '../sql/run/retryStep.ts';
+import { RUN_KIND } from '../sql/run/runStats.ts';
+import { startStep } from '../sql/run/startStep.ts';
 
 export const MAX_ATTEMPTS = 3;
 
