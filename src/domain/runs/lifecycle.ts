@@ -108,7 +108,8 @@ const TRANSITIONS: readonly Transition[] = [RUN, STEP, DRAFT, DELIVERY].flatMap(
 
 /** The webhook event a run event is, by the tables; null for the events integrators do not hear of. */
 export function webhookOf(event: RunEventType): WebhookEventType | null {
-  return TRANSITIONS.find((t) => t.event === event && t.webhook)?.webhook ?? null;
+  // A creation's webhook event carries the row as its statement wrote it (start.ts), not as recordEvent reads it.
+  return TRANSITIONS.find((t) => t.event === event && t.webhook && t.from.length > 0)?.webhook ?? null;
 }
 
 /** What a run event records besides its type. */
