@@ -64,7 +64,7 @@ async function startInTransaction(trx: Kysely<DB>, ctx: StartRunContext, input: 
     written = await writeRun(trx, ctx, input, queued, { counted: true });
   }
   const run: Run = { ...queued, leadId: written.lead_id, callId: written.call_id };
-  if (written.hooked) await emitTransitionWebhook(trx, RUN.queue, { workspaceId: ctx.workspaceId, runId: run.id, at: new Date(run.startedAt) }, run);
+  if (written.has_webhooks) await emitTransitionWebhook(trx, RUN.queue, { workspaceId: ctx.workspaceId, runId: run.id, at: new Date(run.startedAt) }, run);
   return run;
 }
 
@@ -75,17 +75,17 @@ async function startInTransaction(trx: Kysely<DB>, ctx: StartRunContext, input: 
  */
 async function writeRun(
   db: Kysely<DB>, ctx: StartRunContext, input: StartRunInput, queued: Run, { counted, audit }: { counted: boolean; audit?: AuditEntryInput },
-): Promise<{ plan: Plan; lead_id: string; call_id: string; written: boolean; hooked: boolean }> {
+): Promise<{ plan: Plan; lead_id: string; call_id: string; written: boolean; has_webhooks: boolean }> {
   const { workspaceId } = ctx;
   const now = new Date(queued.startedAt);
-  const hooked = sql`EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = ${workspaceId} AND h.enabled)`;
+  const hasWebhooks = sql`EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = ${workspaceId} AND h.enabled)`;
   // The lead, the call and the plan in one look-up (ids that are not UUIDs match nothing). The lead and the call are
   // locked as the run's foreign keys will lock them (FOR KEY SHARE): while one of them is being erased, the look-up
   // waits for the erasure and then finds it gone (404), rather than the insert failing on a vanished key.
   // The run, its four PENDING steps, its first event and the workers' wake-up notice (delivered at commit) follow.
   // No notice on the run's events channel: nobody can follow a run before it exists.
   const { rows: [found] } = await sql<{
-    plan: Plan; lead_id: string | null; call_id: string | null; call_lead_id: string | null; written: boolean; hooked: boolean;
+    plan: Plan; lead_id: string | null; call_id: string | null; call_lead_id: string | null; written: boolean; has_webhooks: boolean;
   }>`
     ${prepare}WITH found AS (
       SELECT w.plan, l.id AS lead_id, c.id AS call_id, c.lead_id AS call_lead_id
@@ -99,12 +99,12 @@ async function writeRun(
       SELECT ${queued.id}, ${workspaceId}, found.lead_id, found.call_id, ${RUN.queue.to}, ${ctx.userId}::uuid, ${ctx.keyId}::uuid, ${queued.traceId},
              NULL, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz
       FROM found
-      WHERE found.call_lead_id = found.lead_id AND (found.plan <> 'FREE' OR ${counted}::boolean)${audit ? sql` AND NOT ${hooked}` : sql``}
+      WHERE found.call_lead_id = found.lead_id AND (found.plan <> 'FREE' OR ${counted}::boolean)${audit ? sql` AND NOT ${hasWebhooks}` : sql``}
       RETURNING id),
     steps AS (${insertSteps}),
     queued AS (${eventsInsert(sql`run.id`, sql`${workspaceId}::uuid`, now, sql`run, ${bareEvent(RUN.queue.event)}`)})${audit ? sql`,
     audited AS (${auditInsert(audit, sql`EXISTS (SELECT 1 FROM run)`)})` : sql``}
-    SELECT found.*, EXISTS (SELECT 1 FROM run) AS written, ${hooked} AS hooked,
+    SELECT found.*, EXISTS (SELECT 1 FROM run) AS written, ${hasWebhooks} AS has_webhooks,
            (SELECT pg_notify(${RUNS_CHANNEL}, run.id::text) FROM run) AS notified
     FROM found`.execute(db);
   if (!found) throw new Error(`workspace ${workspaceId} was not found`);

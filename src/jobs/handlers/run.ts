@@ -94,7 +94,7 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
   };
 
   // Whether the workspace has webhook endpoints, as last seen: each completion looks again (completeStep).
-  let hooked = loaded.hooked;
+  let hasWebhooks = loaded.hasWebhooks;
   // The attempt of the step to work next when the claim or the previous step's completion started it.
   let started: number | null = null;
   for (const [index, step] of PIPELINE.entries()) {
@@ -178,9 +178,9 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
     const following = PIPELINE[index + 1];
     const next = following && (stored.get(following.node)?.attempts ?? 0) < retry.maxAttempts ? { node: following.node, engine: engine.name } : undefined;
     const completed = await completeStep(db, job, step.node, { output: result.output, promptVersion: result.promptVersion, ...spent }, attempt, clock.now(), {
-      ...(draft ? { draft } : {}), ...(next ? { next } : {}), hooked,
+      ...(draft ? { draft } : {}), ...(next ? { next } : {}), hasWebhooks,
     });
-    hooked = completed.hooked;
+    hasWebhooks = completed.hasWebhooks;
     started = completed.nextAttempt;
     step.remember(ctx, result.output);
     metrics?.stepsFinished.inc({ node: step.node, outcome: 'completed' });

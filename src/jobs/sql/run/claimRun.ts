@@ -6,7 +6,7 @@ import type { StepNode } from '../../../agent/outputs.ts';
 import { prepare } from '../../../db/database.ts';
 import type { DB } from '../../../db/schema.ts';
 import { RUN, RUN_EVENTS_CHANNEL, state, states, STEP } from '../../../domain/runs/lifecycle.ts';
-import { LOAD, loaded, type LoadedRun, type LoadRow } from './loadRun.ts';
+import { readWork, loaded, type LoadedRun, type LoadRow } from './loadRun.ts';
 import { startedEvent, startsStep } from './startStep.ts';
 
 export interface ClaimedRun {
@@ -59,7 +59,7 @@ export async function claimNextRun(db: Kysely<DB>, workerId: string, now: Date, 
         AND node = (SELECT s.node FROM run_steps s WHERE s.run_id = (SELECT id FROM r) AND s.status <> 'COMPLETED' ORDER BY s.position LIMIT 1)
       RETURNING node, attempts),
     events AS (${startedEvent(sql`r.id`, sql`r.workspace_id`, start.engine, now, sql`, r`)})` : sql``}
-    ${LOAD(start
+    ${readWork(start
       ? sql`(SELECT node FROM started) AS started_node, (SELECT attempts FROM started) AS started_attempt,
              CASE WHEN EXISTS (SELECT 1 FROM started) AND r.followers > 0 THEN pg_notify(${RUN_EVENTS_CHANNEL}, r.id::text) END AS notified`
       : undefined)}`.execute(db);

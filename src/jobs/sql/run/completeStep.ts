@@ -7,7 +7,7 @@ import type { DB } from '../../../db/schema.ts';
 import { emitTransitionWebhook, eventsInsert, RUN, RUN_EVENTS_CHANNEL, state, states, STEP } from '../../../domain/runs/lifecycle.ts';
 import { LeaseLost } from '../../errors.ts';
 import type { AttemptCost } from './cost.ts';
-import { FOLLOWED, LEASE, type Job, type StepWritten } from './lease.ts';
+import { anyFollower, heldLease, type RunLease, type StepWritten } from './lease.ts';
 import { startsStep } from './startStep.ts';
 
 /** What a step's completion writes besides the step itself. */
@@ -20,14 +20,14 @@ export interface Completion {
    * Whether the workspace had webhook endpoints when last seen (the run's previous completion, or its load): then the
    * completion is written in a transaction with its webhook events from the start.
    */
-  hooked?: boolean;
+  hasWebhooks?: boolean;
 }
 
 export interface Completed {
   /** The attempt of `next` that was started, or null without one. */
   nextAttempt: number | null;
   /** Whether the workspace has webhook endpoints now: the hint for the run's next completion. */
-  hooked: boolean;
+  hasWebhooks: boolean;
 }
 
 /**
@@ -45,24 +45,24 @@ export interface Completed {
  */
 export async function completeStep(
   db: Kysely<DB>,
-  job: Job,
+  job: RunLease,
   node: StepNode,
   result: { output: object; promptVersion: string } & AttemptCost,
   attempt: number,
   now: Date,
-  { draft, next, hooked = false }: Completion = {},
+  { draft, next, hasWebhooks = false }: Completion = {},
 ): Promise<Completed> {
   const tokens = result.usage && result.usage.totalTokens > 0 ? result.usage.totalTokens : 0;
   const durationMs = Math.round(result.durationMs);
   const inputTokens = result.usage?.inputTokens ?? null;
   const outputTokens = result.usage?.outputTokens ?? null;
   const statement = (withHooks: boolean) => {
-    const ctes = [LEASE(job, { hooks: true }), sql`done AS (
+    const ctes = [heldLease(job, { hooks: true }), sql`done AS (
       UPDATE run_steps SET status = ${state(STEP.complete.to)}, output = ${JSON.stringify(result.output)}::jsonb, completed_at = ${now}::timestamptz,
         error = NULL, put_off_since = NULL, engine = ${result.engine}, model = ${result.model}, prompt_version = ${result.promptVersion},
         input_tokens = ${inputTokens}::int, output_tokens = ${outputTokens}::int, duration_ms = ${durationMs}::int
       WHERE run_id = ${job.runId} AND node = ${node} AND status IN ${states(...STEP.complete.from)}
-        AND EXISTS (SELECT 1 FROM lease ${withHooks ? sql`` : sql`WHERE NOT hooked`})
+        AND EXISTS (SELECT 1 FROM lease ${withHooks ? sql`` : sql`WHERE NOT has_webhooks`})
       RETURNING node)`];
     // One UPDATE of the run row at most: PostgreSQL applies only one change to a row per statement.
     if (draft) {
@@ -97,17 +97,17 @@ export async function completeStep(
     if (draft) events.push(event(2, RUN.awaitApproval.event, 'finished', sql`NULL::text, NULL::int, NULL::int, NULL::text, ${noModel}`));
     if (next) events.push(event(3, STEP.start.event, 'started', sql`node, attempts, NULL::int, ${next.engine}::text, ${noModel}`));
     ctes.push(sql`events AS (${eventsInsert(sql`${job.runId}`, sql`${job.workspaceId}`, now, sql`(${sql.join(events, sql` UNION ALL `)}) e ORDER BY e.ord`)})`);
-    return sql<StepWritten & { hooked: boolean | null }>`
+    return sql<StepWritten & { has_webhooks: boolean | null }>`
       ${prepare}WITH ${sql.join(ctes, sql`,
 `)}
       SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM done)::int AS completed,
-             ${next ? sql`(SELECT attempts FROM started)` : sql`NULL::int`} AS attempt, (SELECT hooked FROM lease) AS hooked,
-             CASE WHEN EXISTS (SELECT 1 FROM done) AND ${FOLLOWED} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`;
+             ${next ? sql`(SELECT attempts FROM started)` : sql`NULL::int`} AS attempt, (SELECT has_webhooks FROM lease) AS has_webhooks,
+             CASE WHEN EXISTS (SELECT 1 FROM done) AND ${anyFollower} THEN pg_notify(${RUN_EVENTS_CHANNEL}, ${job.runId}) END AS notified`;
   };
-  const write = async (conn: Kysely<DB>, withHooks: boolean): Promise<Completed | 'hooked'> => {
+  const write = async (conn: Kysely<DB>, withHooks: boolean): Promise<Completed | 'webhooks found'> => {
     const { rows: [row] } = await statement(withHooks).execute(conn);
     if (!row?.held) throw new LeaseLost(`run ${job.runId}`);
-    if (!withHooks && row.hooked) return 'hooked';
+    if (!withHooks && row.has_webhooks) return 'webhooks found';
     if (!row.completed) throw new Error(`step ${node} of run ${job.runId} was not running`);
     if (next && row.attempt === null) throw new Error(`step ${next.node} of run ${job.runId} cannot be started`);
     if (withHooks) {
@@ -115,10 +115,10 @@ export async function completeStep(
       await emitTransitionWebhook(conn, STEP.complete, target);
       if (draft) await emitTransitionWebhook(conn, RUN.awaitApproval, target);
     }
-    return { nextAttempt: row.attempt, hooked: row.hooked === true };
+    return { nextAttempt: row.attempt, hasWebhooks: row.has_webhooks === true };
   };
   const withHooks = () => db.transaction().execute(async (trx) => write(trx, true) as Promise<Completed>);
-  if (hooked) return withHooks();
+  if (hasWebhooks) return withHooks();
   const written = await write(db, false);
-  return written === 'hooked' ? withHooks() : written;
+  return written === 'webhooks found' ? withHooks() : written;
 }

@@ -2,7 +2,7 @@
 import type { Transaction } from 'kysely';
 import type { EngineName, TokenUsage } from '../../../agent/engine.ts';
 import type { DB } from '../../../db/schema.ts';
-import type { Job } from './lease.ts';
+import type { RunLease } from './lease.ts';
 
 /** What one attempt at a step took, recorded on the step and its event. */
 export interface AttemptCost {
@@ -19,7 +19,7 @@ export async function spendTokens(trx: Transaction<DB>, runId: string, usage: To
 }
 
 /** The run a job works, as a transition names it. */
-export const target = (job: Job, at: Date) => ({ workspaceId: job.workspaceId, runId: job.runId, at });
+export const target = (job: RunLease, at: Date) => ({ workspaceId: job.workspaceId, runId: job.runId, at });
 
 /** What an attempt took, as its event records it. */
 export function costOf(cost: AttemptCost | null) {

@@ -4,7 +4,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../../db/schema.ts';
 import { LeaseLost } from '../../errors.ts';
 
-export interface Job {
+export interface RunLease {
   runId: string;
   workspaceId: string;
   workerId: string;
@@ -19,7 +19,7 @@ async function holdsLease(trx: Transaction<DB>, runId: string, workerId: string)
 }
 
 /** Runs `work` in a transaction that holds the run row, if this worker still holds the run's lease. */
-export async function underLease<T>(db: Kysely<DB>, job: Job, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+export async function underLease<T>(db: Kysely<DB>, job: RunLease, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
     if (!(await holdsLease(trx, job.runId, job.workerId))) throw new LeaseLost(`run ${job.runId}`);
     return work(trx);
@@ -34,10 +34,10 @@ export async function underLease<T>(db: Kysely<DB>, job: Job, work: (trx: Transa
 // waits for it and, locking the row, reads the count it committed. A notice wakes followers only: without any, none
 // is sent, since PostgreSQL commits notifying transactions one at a time.
 // A completion's lease CTE also looks up whether the workspace has webhook endpoints (completeStep).
-export const LEASE = (job: Job, { hooks = false } = {}) => sql`lease AS (
-  SELECT id, followers${hooks ? sql`, EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = ${job.workspaceId} AND enabled) AS hooked` : sql``}
+export const heldLease = (job: RunLease, { hooks = false } = {}) => sql`lease AS (
+  SELECT id, followers${hooks ? sql`, EXISTS (SELECT 1 FROM webhook_endpoints WHERE workspace_id = ${job.workspaceId} AND enabled) AS has_webhooks` : sql``}
   FROM runs WHERE id = ${job.runId} AND lease_owner = ${job.workerId} AND status = 'RUNNING' FOR UPDATE)`;
-export const FOLLOWED = sql`EXISTS (SELECT 1 FROM lease WHERE followers > 0)`;
+export const anyFollower = sql`EXISTS (SELECT 1 FROM lease WHERE followers > 0)`;
 
 /** What a step statement answers: whether the lease held, whether the step was completed, the attempt it started. */
 export interface StepWritten {

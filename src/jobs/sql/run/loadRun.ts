@@ -19,7 +19,7 @@ export interface LoadedRun {
   context: RunContext;
   steps: StoredStep[];
   /** Whether the workspace has webhook endpoints: completeStep's first hint. */
-  hooked: boolean;
+  hasWebhooks: boolean;
 }
 
 /** The run's keys that loading it needs. */
@@ -36,7 +36,7 @@ export interface LoadRow {
   found_lead: string | null; lead_name: string; email: string | null; company_name: string | null; company_website: string | null;
   found_call: string | null; title: string | null; transcript: string; occurred_at: Date | null;
   sender: { name: string | null; signature: string | null } | null; from_name: string | null;
-  previous_draft: Required<PreviousDraft> | null; steps: StoredStep[] | null; hooked: boolean;
+  previous_draft: Required<PreviousDraft> | null; steps: StoredStep[] | null; has_webhooks: boolean;
 }
 
 /**
@@ -49,7 +49,7 @@ export interface LoadRow {
  * the API has no person), each with their sender name (or their name) and signature; a person who has been removed
  * signs nothing. With no person, the workspace's configured sender name (Settings / E-mail) signs.
  */
-export const LOAD = (more?: RawBuilder<unknown>) => sql`
+export const readWork = (more?: RawBuilder<unknown>) => sql`
   SELECT r.*, ${more ? sql`${more}, ` : sql``}l.id AS found_lead, l.name AS lead_name, l.email, l.company_name, l.company_website,
          c.id AS found_call, c.title, c.transcript, c.occurred_at,
          (SELECT json_build_object('name', coalesce(nullif(trim(u.sender_name), ''), nullif(trim(u.name), '')), 'signature', nullif(trim(u.signature), ''))
@@ -62,12 +62,12 @@ export const LOAD = (more?: RawBuilder<unknown>) => sql`
           FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1) AS previous_draft,
          (SELECT json_agg(json_build_object('node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts, 'putOffSince', s.put_off_since) ORDER BY s.position)
           FROM run_steps s WHERE s.run_id = r.id) AS steps,
-         EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = r.workspace_id AND h.enabled) AS hooked
+         EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = r.workspace_id AND h.enabled) AS has_webhooks
   FROM r
   LEFT JOIN leads l ON l.id = r.lead_id AND l.workspace_id = r.workspace_id
   LEFT JOIN calls c ON c.id = r.call_id AND c.workspace_id = r.workspace_id`;
 
-/** A LOAD row as the worker uses it; null when the run's lead or call has been erased (src/domain/erasure.ts), and with it the run. */
+/** A readWork row as the worker uses it; null when the run's lead or call has been erased (src/domain/erasure.ts), and with it the run. */
 export function loaded(run: RunKeys, row: LoadRow): LoadedRun | null {
   if (!row.found_lead || !row.found_call) return null;
   const sender = { name: row.sender?.name ?? row.from_name, signature: row.sender?.signature ?? null };
@@ -81,7 +81,7 @@ export function loaded(run: RunKeys, row: LoadRow): LoadedRun | null {
       previousDraft: row.previous_draft,
     },
     steps: row.steps ?? [],
-    hooked: row.hooked,
+    hasWebhooks: row.has_webhooks,
   };
 }
 
@@ -91,7 +91,7 @@ export async function loadRun(db: Kysely<DB>, run: RunKeys): Promise<LoadedRun |
     ${prepare}WITH r AS (
       SELECT ${run.id}::uuid AS id, ${run.workspaceId}::uuid AS workspace_id, ${run.leadId}::uuid AS lead_id, ${run.callId}::uuid AS call_id,
              ${run.createdByUserId}::uuid AS created_by_user_id)
-    ${LOAD()}`.execute(db);
+    ${readWork()}`.execute(db);
   return row ? loaded(run, row) : null;
 }
 

@@ -3,7 +3,7 @@ import type { StepNode } from '../../../agent/outputs.ts';
 import type { DB } from '../../../db/schema.ts';
 import { applyTransition, STEP } from '../../../domain/runs/lifecycle.ts';
 import { costOf, spendTokens, target, type AttemptCost } from './cost.ts';
-import { underLease, type Job } from './lease.ts';
+import { underLease, type RunLease } from './lease.ts';
 
 /**
  * A failed attempt that will be retried: the run goes back to the queue, due at `retryAt`. An attempt put off
@@ -12,7 +12,7 @@ import { underLease, type Job } from './lease.ts';
  * put off, which bounds the wait (handlers/run.ts). A counted attempt clears that mark: the endpoint answered.
  */
 export async function retryStepLater(
-  db: Kysely<DB>, job: Job, node: StepNode, attempt: number, error: string, cost: AttemptCost, now: Date, retryAt: Date,
+  db: Kysely<DB>, job: RunLease, node: StepNode, attempt: number, error: string, cost: AttemptCost, now: Date, retryAt: Date,
   { counted = true, refused = false }: { counted?: boolean; refused?: boolean } = {},
 ): Promise<void> {
   await underLease(db, job, async (trx) => {
