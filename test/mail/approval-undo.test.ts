@@ -10,6 +10,7 @@ import { systemClock } from '../../src/clock.ts';
 import type { DB } from '../../src/db/schema.ts';
 import { EMAIL_DELIVER } from '../../src/domain/runs/deliveries.ts';
 import { approveRun, undoApproval } from '../../src/domain/runs/decisions.ts';
+import { newMessageId } from '../../src/mail/message.ts';
 import { loadMailTransport, saveMailSettings } from '../../src/mail/settings.ts';
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { createCall, createLead, startRun } from '../http/support.ts';
@@ -50,7 +51,7 @@ for (const kind of BACKENDS) {
     const approve = (runId: string, deliver: 'send' | 'none', holdMs = HOLD_MS) => db().transaction().execute((trx) =>
       approveRun(trx, workspaceId, runId, { keyId: null, userId }, systemClock, {
         deliver, senderUserId: userId, holdMs,
-        transport: (db: Kysely<DB>) => loadMailTransport(db, workspaceId, t.deps.secrets(), t.deps.config),
+        transport: (db: Kysely<DB>) => loadMailTransport(db, workspaceId, t.deps.secrets(), t.deps.config), newMessageId,
       }));
     const undo = (runId: string) => db().transaction().execute((trx) => undoApproval(trx, workspaceId, runId, systemClock));
     const deliveriesOf = (runId: string) => db().selectFrom('email_deliveries').select('id').where('run_id', '=', runId).execute();

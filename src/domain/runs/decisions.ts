@@ -4,8 +4,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { DB, DeliveryMethod, DraftStatus } from '../../db/schema.ts';
-import type { DeliverMethod, MailTransport } from '../../mail/settings.ts';
-import { cancelQueuedDelivery, chooseDelivery, queueDelivery } from './deliveries.ts';
+import { cancelQueuedDelivery, chooseDelivery, queueDelivery, type DeliverMethod, type DeliveryTransport } from './deliveries.ts';
 import { AppError } from '../errors.ts';
 import { applyTransition, DRAFT, lockRun, RUN, RUNS_CHANNEL, skipSteps, STEP, type Decider, type Transition } from './lifecycle.ts';
 import { getRun, type Run } from './runs.ts';
@@ -35,7 +34,9 @@ export interface ApprovalDelivery {
   /** Whose name, address and signature the e-mail carries: the approving user, or for a key the workspace's admin. */
   senderUserId: string | null;
   /** The workspace's mail transport, read (in the approval's transaction) only when it is needed. */
-  transport: (trx: Kysely<DB>) => Promise<MailTransport>;
+  transport: (trx: Kysely<DB>) => Promise<DeliveryTransport>;
+  /** A new Message-ID at the sender's domain (src/mail/message.ts). */
+  newMessageId: (fromAddress: string) => string;
   /** How long the delivery waits before its job may start, so that the approval can be undone (the web UI's). */
   holdMs?: number;
 }
@@ -50,7 +51,7 @@ export async function approveRun(
 ): Promise<Run> {
   await lockRun(trx, workspaceId, runId, RUN.approve.from, 'approved');
   let method: DeliveryMethod | null = null;
-  let transport: MailTransport | null = null;
+  let transport: DeliveryTransport | null = null;
   const draft = await trx.selectFrom('email_drafts').select(['id', 'to_address'])
     .where('run_id', '=', runId).where('status', '=', 'DRAFT').orderBy('version', 'desc').executeTakeFirst();
   if (delivery && draft && (delivery.deliver === undefined || delivery.deliver !== 'none')) {
@@ -60,9 +61,9 @@ export async function approveRun(
   const now = clock.now();
   await decideDraft(trx, workspaceId, runId, DRAFT.approve, by, now, null);
   await applyTransition(trx, RUN.approve, { workspaceId, runId, at: now });
-  if (method && draft && transport?.from) {
+  if (delivery && method && draft && transport?.from) {
     await queueDelivery(trx, {
-      workspaceId, runId, draftId: draft.id, method, senderUserId: delivery?.senderUserId ?? null, fromAddress: transport.from.address, now,
+      workspaceId, runId, draftId: draft.id, method, senderUserId: delivery?.senderUserId ?? null, messageId: delivery.newMessageId(transport.from.address), now,
       availableAt: new Date(now.getTime() + (delivery?.holdMs ?? 0)),
     });
   }

@@ -6,8 +6,6 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { DB, DeliveryMethod } from '../../db/schema.ts';
 import { enqueueJob } from '../../jobs/sql/enqueueJob.ts';
-import { newMessageId } from '../../mail/message.ts';
-import type { DeliverMethod, MailTransport } from '../../mail/settings.ts';
 import { AppError, notFound } from '../errors.ts';
 import { applyTransition, DELIVERY } from './lifecycle.ts';
 import { isUuid } from '../validation.ts';
@@ -15,6 +13,18 @@ import { isUuid } from '../validation.ts';
 export const EMAIL_DELIVER = 'email.deliver';
 /** Six attempts: the first, then after about 30 s, 2 min, 10 min, 30 min and 2 h (src/jobs/handlers/email-deliver.ts). */
 export const DELIVERY_MAX_ATTEMPTS = 6;
+
+/** What an approval may ask for: a delivery method, or `none` (src/mail/settings.ts's DeliverMethod is this). */
+export type DeliverMethod = DeliveryMethod | 'none';
+
+/** What a delivery needs of the workspace's mail transport (src/mail/settings.ts loads it). */
+export interface DeliveryTransport {
+  smtp: object | null;
+  imap: object | null;
+  from: { address: string } | null;
+  /** What an approval without `deliver` does. */
+  defaultDeliver: DeliverMethod;
+}
 
 export interface DeliverPayload {
   deliveryId: string;
@@ -24,7 +34,7 @@ export interface DeliverPayload {
  * What an approval asked for, checked against what the workspace has set up, before anything is approved: `send`
  * needs SMTP (the workspace's or SMTP_URL), `mailbox` needs IMAP, and either needs a recipient and a sender address.
  */
-export function chooseDelivery(asked: DeliverMethod | undefined, transport: MailTransport, to: string | null): DeliveryMethod | null {
+export function chooseDelivery(asked: DeliverMethod | undefined, transport: DeliveryTransport, to: string | null): DeliveryMethod | null {
   const method = asked ?? transport.defaultDeliver;
   if (method === 'none') return null;
   if (method === 'send' && !transport.smtp) {
@@ -48,7 +58,9 @@ export function chooseDelivery(asked: DeliverMethod | undefined, transport: Mail
 
 /** Makes the delivery of `draftId` and its job, with the run event; inside the approval's transaction. */
 export async function queueDelivery(trx: Kysely<DB>, input: {
-  workspaceId: string; runId: string; draftId: string; method: DeliveryMethod; senderUserId: string | null; fromAddress: string; now: Date;
+  workspaceId: string; runId: string; draftId: string; method: DeliveryMethod; senderUserId: string | null; now: Date;
+  /** The e-mail's Message-ID, fixed now so that every attempt sends the same message. */
+  messageId: string;
   /** When its job may start: later than `now` while the approval can be undone (undoApproval). */
   availableAt?: Date;
 }): Promise<string> {
@@ -56,7 +68,7 @@ export async function queueDelivery(trx: Kysely<DB>, input: {
   // UNIQUE (draft_id): a second delivery of one draft fails here, whatever raced to make it.
   await trx.insertInto('email_deliveries').values({
     id, workspace_id: input.workspaceId, run_id: input.runId, draft_id: input.draftId, sender_user_id: input.senderUserId,
-    method: input.method, status: DELIVERY.queue.to, message_id: newMessageId(input.fromAddress), attempts: 0, queued_at: input.now,
+    method: input.method, status: DELIVERY.queue.to, message_id: input.messageId, attempts: 0, queued_at: input.now,
     delivered_at: null, error: null, response: null,
   }).execute();
   await enqueueDeliveryJob(trx, input.workspaceId, id, input.now, input.availableAt);

@@ -13,6 +13,7 @@ import { renderRun } from '../run-render.ts';
 import { authProblems, dataOf, IdParam, Nullable, problem, Run, RunApprove, writeProblems } from '../schemas.ts';
 import type { DB } from '../../db/schema.ts';
 import { approveRun, undoApproval } from '../../domain/runs/decisions.ts';
+import { newMessageId } from '../../mail/message.ts';
 import { loadMailTransport } from '../../mail/settings.ts';
 
 const tags = ['Web UI'];
@@ -52,6 +53,7 @@ export default async function approvalRoutes(app: AppInstance): Promise<void> {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
       senderUserId: principal.userId,
       transport: (db: Kysely<DB>) => loadMailTransport(db, principal.workspaceId, app.deps.secrets(), config),
+      newMessageId,
       holdMs: config.approvalUndoMs,
     });
     const held = run.emailDraft?.delivery?.status === 'QUEUED' && config.approvalUndoMs > 0;

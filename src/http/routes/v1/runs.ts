@@ -10,6 +10,7 @@ import {
 import { getRun, getRunJson, listRuns, type Run as RunRecord } from '../../../domain/runs/runs.ts';
 import { startRun } from '../../../domain/runs/start.ts';
 import { retryDelivery } from '../../../domain/runs/deliveries.ts';
+import { newMessageId } from '../../../mail/message.ts';
 import { loadMailTransport } from '../../../mail/settings.ts';
 import { startRunBatch } from '../../../domain/runs/batches.ts';
 import { approveRun, cancelRun, rejectRun } from '../../../domain/runs/decisions.ts';
@@ -123,6 +124,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
       senderUserId: principal.userId ?? principal.adminUserId,
       transport: (trx: Kysely<DB>) => loadMailTransport(trx, principal.workspaceId, app.deps.secrets(), config),
+      newMessageId,
     };
     return decided(request, await approveRun(trx, principal.workspaceId, request.params.id, decider(request), clock, delivery));
   }));
