@@ -77,7 +77,7 @@ async function createLead(req: IncomingMessage, res: ServerResponse): Promise<vo
   }
 }
 
-// The same statement as leadrun's getRun (src/domain/runs.ts): PostgreSQL assembles steps and draft as JSON,
+// The same statement as leadrun's getRun (src/domain/runs/runs.ts): PostgreSQL assembles steps and draft as JSON,
 // which pg parses and the server stringifies again.
 const RUN_SQL = `
   SELECT r.id, r.status, r.lead_id, r.call_id, r.trace_id, r.error, r.tokens_used,

@@ -34,7 +34,7 @@ import { openDatabase } from '../src/db/database.ts';
 import type { DB } from '../src/db/schema.ts';
 import { KeyVerifier, LastUsedRecorder } from '../src/domain/keys/keys.ts';
 import { leadsPageStatement } from '../src/domain/leads/leads.ts';
-import { loadRun } from '../src/worker/queue.ts';
+import { loadRun } from '../src/jobs/sql/run/loadRun.ts';
 import { load, type LoadRequest, type LoadResult } from './load.ts';
 import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, seedSearch, type Seeded } from './seed.ts';

@@ -38,7 +38,7 @@ export interface Config {
   replyCheckIntervalMs: number;
   /**
    * The waits before each retry of a failed webhook delivery (WEBHOOK_RETRY_SECONDS); null: the schedule of
-   * src/domain/webhooks/deliver.ts, about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h.
+   * src/jobs/handlers/webhook-deliver.ts, about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h.
    */
   webhookRetryDelaysMs: number[] | null;
   /** The 32-byte key that encrypts stored mail passwords (SECRETS_KEY, base64 or hex); null: one kept in DATA_DIR. */

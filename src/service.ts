@@ -13,7 +13,7 @@ import { issueSetupToken } from './domain/members/setup-tokens.ts';
 import { setupNeeded } from './domain/members/users.ts';
 import { buildApp, createDeps } from './http/app.ts';
 import { isLoopbackAddress } from './http/hosts.ts';
-import { pruneHandler, schedulePruning } from './jobs/prune.ts';
+import { schedulePruning } from './jobs/handlers/prune.ts';
 import { releaseMemoryWhenQuiet } from './observability/memory-release.ts';
 import { startTelemetry } from './observability/telemetry.ts';
 
@@ -63,23 +63,7 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
       cpu,
       logger,
       metrics: deps.metrics,
-      handlers: [
-        (await import('./worker/run-handler.ts')).runHandler({
-          engine,
-          metrics: deps.metrics,
-          concurrency: runSlots(config),
-          leaseMs: config.runLeaseMs,
-          retryBaseMs: config.stepRetryBaseMs,
-          tokenBudget: config.runTokenBudget,
-          requestModel: config.llm?.model ?? null,
-          allowPrivateHosts: config.allowPrivateHosts,
-          ...(config.llm ? { giveUpAfterMs: config.llm.giveUpAfterMs } : {}),
-        }),
-        (await import('./mail/deliver.ts')).deliveryHandler({ leaseMs: config.runLeaseMs }),
-        (await import('./mail/replies.ts')).replyCheckHandler,
-        (await import('./domain/webhooks/deliver.ts')).webhookHandler({ leaseMs: config.runLeaseMs, retryDelaysMs: config.webhookRetryDelaysMs ?? undefined }),
-        pruneHandler,
-      ],
+      handlers: (await import('./jobs/kinds.ts')).jobKinds({ config, engine, metrics: deps.metrics, runSlots: runSlots(config) }),
     })
     : null;
   if (runner) {

@@ -12,7 +12,7 @@ import type { AppDeps, AppInstance } from '../src/http/app-instance.ts';
 import { SCOPES, type Scope } from '../src/domain/keys/keys.ts';
 import { setPasswordHashCostForTests } from '../src/domain/members/passwords.ts';
 import { JobRunner } from '../src/jobs/runner.ts';
-import { runHandler, type RunHandlerOptions } from '../src/worker/run-handler.ts';
+import { runHandler, type RunHandlerOptions } from '../src/jobs/handlers/run.ts';
 import { testCpu, testOfflineEngine } from './support/cpu.ts';
 import { asApiResponse, rawRequest } from './support/http.ts';
 import { embeddedTestDatabase } from './support/embedded.ts';

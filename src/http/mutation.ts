@@ -2,12 +2,12 @@
 // response commit in one transaction, tried again when PostgreSQL ends it for a deadlock. A POST that fails still
 // gets its audit entry, written as the answer leaves.
 import { createHash } from 'node:crypto';
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { DB } from '../db/schema.ts';
 import { inTransaction, retryConflicts } from '../db/transaction.ts';
-import { auditInsert, writeAudit, type AuditDetails } from '../domain/audit/audit.ts';
+import { writeAudit, type AuditDetails, type AuditEntryInput } from '../domain/audit/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { principalOf } from './auth.ts';
 
@@ -61,11 +61,10 @@ export function auditActionOf(request: FastifyRequest, fallback: string): string
 }
 
 /**
- * A change made as one statement with its audit entry: `audit(target, when)` is the entry's INSERT, to add as a CTE
- * of that statement (`when` naming what the statement wrote). It answers null, having written nothing, when the change
- * cannot be one statement this time (the Free plan's count, a webhook event): `mutate` then makes its transaction.
+ * A change that writes its own audit entry, `audit(target, status)`, with itself: as one statement when it can, else
+ * in a transaction of its own. It answers null, having written nothing, to leave the change to `mutate`'s transaction.
  */
-export type ChangeAlone<T> = (db: Kysely<DB>, audit: (target: Outcome<T>['target'], status: number, when: RawBuilder<unknown>) => RawBuilder<unknown>) =>
+export type ChangeAlone<T> = (db: Kysely<DB>, audit: (target: Outcome<T>['target'], status: number) => AuditEntryInput) =>
   Promise<Omit<Outcome<T>, 'afterCommit' | 'details'> | null>;
 
 /**
@@ -97,7 +96,7 @@ export async function mutate<T>(
     ...auditContext(request),
   });
   const outcome: Outcome<T> = (alone && !request.idempotency
-    ? await retryConflicts(() => alone(deps.db, (target, status, when) => auditInsert(entry(target, status), when)))
+    ? await retryConflicts(() => alone(deps.db, entry))
     : null) ?? await inTransaction(deps.db, async (trx) => {
     const result = await change(trx);
     await writeAudit(trx, entry(result.target, result.status, result.details ?? null));

@@ -5,14 +5,15 @@
 //
 // The worker notifies of a run's steps only while some process follows the run (runs.followers, 0018): a feed counts
 // itself in before its first read and out when its last stream ends. The count is written to the run row, which the
-// worker's step statements lock, so no event falls between the first read and the first notice (src/worker/queue.ts).
+// worker's step statements lock, so no event falls between the first read and the first notice (src/jobs/sql/run/).
 import { sql, type Kysely } from 'kysely';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Database } from '../db/database.ts';
 import type { DB, RunStatus } from '../db/schema.ts';
 import { credentialName, validCredentials, type Credential } from '../domain/keys/credentials.ts';
 import { KEY_REVOKED_CHANNEL } from '../domain/keys/keys.ts';
-import { isSettled, readRunProgress, RUN_EVENTS_CHANNEL, type RunEvent } from '../domain/run-events.ts';
+import { isSettled, readRunProgress, type RunEvent } from '../domain/runs/events.ts';
+import { RUN_EVENTS_CHANNEL } from '../domain/runs/lifecycle.ts';
 
 /** Events read at once for a run; a longer log is read in turns. */
 const PAGE = 500;

@@ -14,14 +14,18 @@ import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
-import { finishJob, jobsTable, killJob, rescheduleJob, retryJob } from './queue.ts';
+import { jobsTable } from './queue.ts';
+import { finishJob } from './sql/finishJob.ts';
+import { killJob } from './sql/killJob.ts';
+import { rescheduleJob } from './sql/rescheduleJob.ts';
+import { retryJob } from './sql/retryJob.ts';
+import { describeError, LeaseLost, PermanentError, RetryableError } from './errors.ts';
 import { Sleepers } from './sleepers.ts';
 import {
-  describeError, LeaseLost, PermanentJobError, RetryJobError,
   type ClaimedJob, type JobContext, type JobEnd, type JobHandler, type JobSource, type SourcedJobHandler, type WorkContext,
 } from './types.ts';
 
-export { enqueueJob, JOBS_CHANNEL } from './queue.ts';
+export { enqueueJob, JOBS_CHANNEL } from './sql/enqueueJob.ts';
 
 export interface JobRunnerOptions {
   database: Database;
@@ -199,12 +203,11 @@ export class JobRunner {
     const { clock } = this.#options;
     try {
       const message = describe(error);
-      if (error instanceof PermanentJobError || job.attempt >= job.maxAttempts) {
+      if (error instanceof PermanentError || job.attempt >= job.maxAttempts) {
         log.warn({ error: message }, 'job failed for good');
         return await this.#kill(handler, job, error instanceof Error ? error : new Error(message), log);
       }
-      const hinted = error instanceof RetryJobError ? error.retryAfterMs : null;
-      const delay = hinted ?? handler.backoffMs(job.attempt);
+      const delay = handler.retry.delay(job.attempt, error instanceof RetryableError ? error.retryAfterMs : null);
       log.warn({ error: message, delayMs: delay }, 'job attempt failed; will retry');
       await retryJob(this.#db, job.id, this.id, clock.now(), new Date(clock.now().getTime() + delay), message);
       return 'retried';

@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
+import type { RetryPolicy } from './retry.ts';
 
 /** A job as its handler sees it, claimed by this runner. */
 export interface ClaimedJob {
@@ -50,19 +51,18 @@ export interface JobContext extends WorkContext {
 /**
  * What a handler's run comes to. Returning normally after `finish` ends the job; `{ again }` runs it once more at
  * that time with its attempts counted afresh (a periodic job, like the reply check). Throwing is a failed attempt:
- * retried after `backoffMs(attempt)` (or the error's `retryAfterMs`), and after `maxAttempts` the job is DEAD and
- * `onDead` records what it means.
+ * retried after its `retry` policy's delay (errors.ts says which failures are not retried), and after the policy's
+ * last attempt the job is DEAD and `onDead` records what it means.
  */
 export type JobOutcome = void | { again: Date };
 
 export interface JobHandler {
   kind: string;
-  maxAttempts: number;
+  retry: RetryPolicy;
   /** Jobs of this kind one process runs at a time. */
   concurrency: number;
   /** How long a claim holds before another runner may take the job; renewed while the handler runs. */
   leaseMs: number;
-  backoffMs: (attempt: number) => number;
   /**
    * Takes the kind's next job from the `jobs` table in place of its oldest due one: a claim that is fair between the
    * jobs' lanes (webhook deliveries, src/domain/webhooks/claim.ts). It must claim as claimJob does (queue.ts).
@@ -116,31 +116,4 @@ export interface SourcedJobHandler<J extends { id: string }> {
   source: JobSource<J>;
   /** Works a claimed job to its end. Throwing hands the job back (unless the lease was lost). */
   work(job: J, ctx: WorkContext): Promise<JobEnd>;
-}
-
-/** The lease was lost while the job was worked: another runner has it, or it was cancelled or erased. */
-export class LeaseLost extends Error {
-  /** `what` names the job: `job <id>`, `run <id>`. */
-  constructor(what: string) {
-    super(`the lease on ${what} was lost`);
-    this.name = 'LeaseLost';
-  }
-}
-
-/** An attempt that failed for good: no retry, the job is DEAD at once (a 5xx from an SMTP server). */
-export class PermanentJobError extends Error {}
-
-/** An attempt that failed for now, with the time the other side asked us to wait (a 4xx with a delay). */
-export class RetryJobError extends Error {
-  readonly retryAfterMs: number | null;
-  constructor(message: string, retryAfterMs: number | null = null) {
-    super(message);
-    this.retryAfterMs = retryAfterMs;
-  }
-}
-
-/** An error as a job or run records it: its message, cut to `max` characters. */
-export function describeError(error: unknown, max: number): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.length > max ? `${message.slice(0, max - 3)}...` : message;
 }

@@ -3,8 +3,9 @@
 // only at the address the mail-host guard approved; TLS still checks the certificate against the configured name.
 import { isIP } from 'node:net';
 import type { ImapFlow, ListResponse } from 'imapflow';
-import { AddressRefused as MailHostRefused, resolveMailHost } from '../domain/mail-settings/mail-host.ts';
+import { AddressRefused, resolveMailHost } from '../domain/mail-settings/mail-host.ts';
 import type { ImapSettings } from '../domain/mail-settings/settings.ts';
+import { attemptFailure, isAttemptFailure, PermanentError, RetryableError } from '../jobs/errors.ts';
 
 export interface ImapOptions {
   allowPrivateHosts: boolean;
@@ -14,18 +15,6 @@ export interface ImapOptions {
    * Tests pass their self-signed one here; an installation trusts an intranet authority with NODE_EXTRA_CA_CERTS.
    */
   ca?: string;
-}
-
-/**
- * Why talking to the server failed, in words fit for an admin. `permanent` when trying again with the same settings
- * cannot succeed: a refused password (and repeated tries can get the account locked), a Drafts folder that is not there.
- */
-export class ImapError extends Error {
-  readonly permanent: boolean;
-  constructor(message: string, permanent = false) {
-    super(message);
-    this.permanent = permanent;
-  }
 }
 
 const CONNECT_TIMEOUT_MS = 15_000;
@@ -38,7 +27,7 @@ export async function connectImap(settings: ImapSettings, options: ImapOptions):
   try {
     address = await resolveMailHost(settings.host, options.allowPrivateHosts);
   } catch (error) {
-    throw new ImapError(error instanceof MailHostRefused ? error.message : `Could not resolve ${settings.host}.`);
+    throw new RetryableError(error instanceof AddressRefused ? error.message : `Could not resolve ${settings.host}.`);
   }
   const name = settings.host.replace(/\.$/, '').replace(/^\[|\]$/g, '');
   // Loaded by the first connection, not by every process that starts (docs/PERFORMANCE.md, Memory).
@@ -73,7 +62,8 @@ export async function connectImap(settings: ImapSettings, options: ImapOptions):
   } catch (error) {
     client.close();
     options.signal?.throwIfAborted();
-    throw new ImapError(describeImapError(error, settings), (error as { authenticationFailed?: boolean }).authenticationFailed === true);
+    // A refused password is permanent: repeated tries can get the account locked.
+    throw attemptFailure(describeImapError(error, settings), (error as { authenticationFailed?: boolean }).authenticationFailed === true);
   }
   return client;
 }
@@ -86,7 +76,7 @@ const TLS_CODES = new Set([
 
 /** What went wrong, for an admin: never the password, never a stack. */
 export function describeImapError(error: unknown, settings: Pick<ImapSettings, 'host' | 'port' | 'security'>): string {
-  if (error instanceof ImapError) return error.message;
+  if (isAttemptFailure(error)) return error.message;
   const e = error as { code?: string; authenticationFailed?: boolean; message?: string; responseText?: string; reason?: string };
   const where = `${settings.host}:${settings.port}`;
   if (e?.authenticationFailed) return 'The server refused the user name or password.';
@@ -132,7 +122,7 @@ async function withClient<T>(settings: ImapSettings, options: ImapOptions, work:
   } catch (error) {
     client.close();
     options.signal?.throwIfAborted();
-    throw error instanceof ImapError ? error : new ImapError(describeImapError(error, settings));
+    throw isAttemptFailure(error) ? error : new RetryableError(describeImapError(error, settings));
   }
 }
 
@@ -141,7 +131,7 @@ export async function verifyImap(settings: ImapSettings, options: ImapOptions): 
   try {
     await withClient(settings, options, async (client) => {
       if (await resolveDraftsFolder(client, settings.draftsFolder) === null) {
-        throw new ImapError(`Signed in, but there is no folder "${settings.draftsFolder}" and none marked as the Drafts folder.`);
+        throw new RetryableError(`Signed in, but there is no folder "${settings.draftsFolder}" and none marked as the Drafts folder.`);
       }
     });
     return { ok: true };
@@ -160,7 +150,7 @@ export function bracketed(messageId: string): string {
 /**
  * Saves the message as a draft (`\Draft`) in the sender's Drafts folder. A message with this Message-ID already
  * there is not saved again: a retry after a crash between the APPEND and the commit that records it finds it and
- * answers as the first attempt did. Throws ImapError with a human message.
+ * answers as the first attempt did. Throws RetryableError or PermanentError, in words for an admin.
  */
 export async function appendDraft(
   imap: ImapSettings, raw: Buffer, messageId: string, options: { allowPrivateHosts: boolean; signal?: AbortSignal; ca?: string },
@@ -168,13 +158,13 @@ export async function appendDraft(
   const id = bracketed(messageId);
   return withClient(imap, options, async (client) => {
     const folder = await resolveDraftsFolder(client, imap.draftsFolder);
-    if (folder === null) throw new ImapError(`There is no folder "${imap.draftsFolder}" and none marked as the Drafts folder.`, true);
+    if (folder === null) throw new PermanentError(`There is no folder "${imap.draftsFolder}" and none marked as the Drafts folder.`);
     const lock = await client.getMailboxLock(folder);
     try {
       const found = await client.search({ header: { 'Message-ID': id } }, { uid: true });
       if (found && found.length > 0) return { response: `already in ${folder} (UID ${Math.min(...found)})` };
       const appended = await client.append(folder, raw, ['\\Draft', '\\Seen']);
-      if (!appended) throw new ImapError(`The server did not save the draft in ${folder}.`);
+      if (!appended) throw new RetryableError(`The server did not save the draft in ${folder}.`);
       return { response: `saved in ${appended.destination}${appended.uid ? ` (UID ${appended.uid})` : ''}` };
     } finally {
       lock.release();

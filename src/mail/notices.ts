@@ -8,7 +8,8 @@ import type { DB } from '../db/schema.ts';
 import { composeMessage, newMessageId } from './message.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { loadMailTransport } from '../domain/mail-settings/settings.ts';
-import { sendRaw, SmtpFailure } from './smtp.ts';
+import { isAttemptFailure } from '../jobs/errors.ts';
+import { sendRaw } from './smtp.ts';
 
 export const NOTICE_TIMEOUT_MS = 20_000;
 
@@ -55,6 +56,6 @@ export async function emailResetLink(
     });
     return { emailed: true };
   } catch (error) {
-    return { emailed: false, error: error instanceof SmtpFailure ? error.message : `The e-mail could not be sent: ${(error as Error).message}` };
+    return { emailed: false, error: isAttemptFailure(error) ? error.message : `The e-mail could not be sent: ${(error as Error).message}` };
   }
 }

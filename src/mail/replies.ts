@@ -17,11 +17,13 @@ import type { ReplyClassification } from '../agent/replies/types.ts';
 import type { Clock } from '../clock.ts';
 import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
+import { applyTransition, DELIVERY } from '../domain/runs/lifecycle.ts';
+import { enqueueJob, JOBS_CHANNEL } from '../jobs/sql/enqueueJob.ts';
+import { isAttemptFailure, RetryableError } from '../jobs/errors.ts';
+import { exponentialBackoff } from '../jobs/retry.ts';
+import type { JobHandler } from '../jobs/types.ts';
+import { connectImap, describeImapError, type ImapOptions } from './imap.ts';
 import { writeAudit } from '../domain/audit/audit.ts';
-import { recordEvent } from '../domain/run-events.ts';
-import { enqueueJob, JOBS_CHANNEL } from '../jobs/queue.ts';
-import { RetryJobError, type JobHandler } from '../jobs/types.ts';
-import { connectImap, describeImapError, ImapError, type ImapOptions } from './imap.ts';
 import { bareMessageId, envelopeReply, MAX_BYTES_PER_MESSAGE, type ReplyCandidate, type ReplyMessage } from './reply-reading.ts';
 import { loadMailTransport, type ImapSettings } from '../domain/mail-settings/settings.ts';
 
@@ -56,7 +58,7 @@ export interface ReplyCheckOptions extends ImapOptions {
 
 /**
  * Reads the inbox from the cursor on (at most MAX_MESSAGES_PER_CHECK messages, MAX_BYTES_PER_MESSAGE of each) and
- * records the replies to the workspace's delivered e-mails. Throws ImapError (a human message) when the mailbox
+ * records the replies to the workspace's delivered e-mails. Throws RetryableError or PermanentError (a human message) when the mailbox
  * cannot be read; nothing is written then.
  */
 export async function checkReplies(
@@ -107,7 +109,7 @@ export async function checkReplies(
   } catch (error) {
     client.close();
     opts.signal?.throwIfAborted();
-    throw error instanceof ImapError ? error : new ImapError(describeImapError(error, imap));
+    throw isAttemptFailure(error) ? error : new RetryableError(describeImapError(error, imap));
   }
 
   // Read after the mailbox is let go, in the CPU pool's threads.
@@ -203,10 +205,7 @@ async function recordReply(
   await sql`
     UPDATE leads l SET last_reply_at = GREATEST(coalesce(l.last_reply_at, ${reply.receivedAt}::timestamptz), ${reply.receivedAt}::timestamptz)
     FROM runs r WHERE r.id = ${delivery.run_id} AND r.workspace_id = ${workspaceId} AND l.id = r.lead_id AND l.workspace_id = ${workspaceId}`.execute(trx);
-  await recordEvent(trx, { runId: delivery.run_id, workspaceId, type: 'draft.replied', at: now });
-  await writeAudit(trx, {
-    workspaceId, source: 'system', action: 'draft.replied', target: { type: 'run', id: delivery.run_id }, outcome: 'success', occurredAt: now,
-  });
+  await applyTransition(trx, DELIVERY.reply, { workspaceId, runId: delivery.run_id, deliveryId: delivery.id, at: now });
   return true;
 }
 
@@ -230,7 +229,7 @@ export async function scheduleReplyChecks(trx: Kysely<DB>, workspaceId: string, 
     .where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (!settings?.imap_host || !settings.imap_password) return false;
   const job = await enqueueJob(trx, {
-    kind: REPLY_CHECK_KIND, key: workspaceId, workspaceId, payload: {}, maxAttempts: replyCheckHandler.maxAttempts, availableAt: at,
+    kind: REPLY_CHECK_KIND, key: workspaceId, workspaceId, payload: {}, maxAttempts: replyCheckHandler.retry.maxAttempts, availableAt: at,
   });
   if (!job.created) {
     // A running check is left to its runner; it sees the settings changed under it and is retried at once (run below).
@@ -258,10 +257,9 @@ async function settingsSavedAt(db: Kysely<DB>, workspaceId: string): Promise<num
 export const replyCheckHandler: JobHandler = {
   kind: REPLY_CHECK_KIND,
   // At the longest backoff this is about a day of failing checks before the job gives up.
-  maxAttempts: 100,
+  retry: exponentialBackoff(100, 60_000, 15 * 60_000),
   concurrency: 2,
   leaseMs: 5 * 60_000,
-  backoffMs: (attempt) => Math.min(60_000 * 2 ** Math.max(0, attempt - 1), 15 * 60_000),
   async run(job, ctx) {
     const workspaceId = job.workspaceId ?? job.key;
     if (!workspaceId) throw new Error('a reply check needs a workspace');
@@ -280,11 +278,11 @@ export const replyCheckHandler: JobHandler = {
       });
     } catch (error) {
       // The mailbox could not be read: the admin sees why; a database failure is the runner's to retry and log.
-      if (ctx.signal.aborted || !(error instanceof ImapError)) throw error;
+      if (ctx.signal.aborted || !isAttemptFailure(error)) throw error;
       await recordReplyCheckError(ctx.db, workspaceId, error.message, ctx.clock.now());
       // Settings saved while this check talked to the server are tried at once, not after the backoff of the old ones.
       const changed = (await settingsSavedAt(ctx.db, workspaceId)) !== savedAt;
-      throw new RetryJobError(error.message, changed ? 0 : null);
+      throw new RetryableError(error.message, changed ? 0 : null);
     }
     return { again: new Date(ctx.clock.now().getTime() + ctx.config.replyCheckIntervalMs) };
   },

@@ -3,8 +3,9 @@
 // a 5xx answer is final, a 4xx answer or a broken connection is worth another try.
 import { isIP } from 'node:net';
 import { asciiDomain } from '../domain/validation.ts';
-import { AddressRefused as MailHostRefused, resolveMailHost } from '../domain/mail-settings/mail-host.ts';
+import { AddressRefused, resolveMailHost } from '../domain/mail-settings/mail-host.ts';
 import type { SmtpSettings } from '../domain/mail-settings/settings.ts';
+import { attemptFailure, isAttemptFailure, PermanentError, RetryableError } from '../jobs/errors.ts';
 
 const TIMEOUT_MS = 30_000;
 
@@ -18,18 +19,6 @@ export interface SmtpOptions {
   signal?: AbortSignal;
 }
 
-/** A failed exchange with the server, in words for a person, and whether trying again could help. */
-export class SmtpFailure extends Error {
-  readonly permanent: boolean;
-  readonly responseCode: number | null;
-  constructor(message: string, permanent: boolean, responseCode: number | null = null) {
-    super(message);
-    this.name = 'SmtpFailure';
-    this.permanent = permanent;
-    this.responseCode = responseCode;
-  }
-}
-
 interface NodemailerError extends Error {
   code?: string;
   responseCode?: number;
@@ -37,25 +26,25 @@ interface NodemailerError extends Error {
 }
 
 /** The reply line a person should read: the server's own words where it gave some. */
-function explain(error: NodemailerError, host: string): SmtpFailure {
-  if (error instanceof MailHostRefused) return new SmtpFailure(error.message, true);
+function explain(error: NodemailerError, host: string): RetryableError | PermanentError {
+  if (error instanceof AddressRefused) return new PermanentError(error.message);
   const code = typeof error.responseCode === 'number' ? error.responseCode : null;
   const said = error.response?.trim();
   if (error.code === 'EAUTH') {
-    return new SmtpFailure(`The server refused the user name or password: ${said || error.message}`, code === null || code >= 500, code);
+    return attemptFailure(`The server refused the user name or password: ${said || error.message}`, code === null || code >= 500);
   }
   if (code !== null) {
     const permanent = code >= 500 && code !== 503;
-    return new SmtpFailure(`The server answered ${said || `${code} ${error.message}`}`, permanent, code);
+    return attemptFailure(`The server answered ${said || `${code} ${error.message}`}`, permanent);
   }
   const text = error.message;
   if (/certificate|self[- ]signed|altname|unable to verify/i.test(text)) {
-    return new SmtpFailure(`The TLS certificate of ${host} is not trusted: ${text}`, true);
+    return new PermanentError(`The TLS certificate of ${host} is not trusted: ${text}`);
   }
-  if (error.code === 'ETLS' || /STARTTLS/i.test(text)) return new SmtpFailure(`TLS with ${host} failed: ${text}`, true);
-  if (error.code === 'EDNS') return new SmtpFailure(`Could not resolve ${host}: ${text}`, false);
-  if (error.code === 'ETIMEDOUT') return new SmtpFailure(`${host} did not answer in time: ${text}`, false);
-  return new SmtpFailure(`Could not talk to ${host}: ${text}`, false);
+  if (error.code === 'ETLS' || /STARTTLS/i.test(text)) return new PermanentError(`TLS with ${host} failed: ${text}`);
+  if (error.code === 'EDNS') return new RetryableError(`Could not resolve ${host}: ${text}`);
+  if (error.code === 'ETIMEDOUT') return new RetryableError(`${host} did not answer in time: ${text}`);
+  return new RetryableError(`Could not talk to ${host}: ${text}`);
 }
 
 async function transportFor(smtp: SmtpSettings, options: SmtpOptions) {
@@ -123,12 +112,12 @@ async function requireSmtpUtf8(smtp: SmtpSettings, options: SmtpOptions, address
   } finally {
     connection.quit();
   }
-  throw new SmtpFailure(`${unicode} has characters beyond ASCII before the @, which need the SMTPUTF8 extension, and `
+  throw new PermanentError(`${unicode} has characters beyond ASCII before the @, which need the SMTPUTF8 extension, and `
     + `${smtp.host} does not offer it: the message was not sent. Send it through a server that offers SMTPUTF8, or use `
-    + 'another address.', true);
+    + 'another address.');
 }
 
-/** Sends a composed message; resolves to the server's reply line (`250 …`). Throws SmtpFailure. */
+/** Sends a composed message; resolves to the server's reply line (`250 …`). Throws RetryableError or PermanentError, in words for a person. */
 export async function sendRaw(
   smtp: SmtpSettings, envelope: { from: string; to: string[] }, raw: Buffer, options: SmtpOptions,
 ): Promise<{ response: string }> {
@@ -145,12 +134,12 @@ export async function sendRaw(
     }
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason;
-    if (error instanceof SmtpFailure) throw error;
+    if (isAttemptFailure(error)) throw error;
     throw explain(error as NodemailerError, smtp.host);
   }
 }
 
-/** Connects, says hello, secures and authenticates as a delivery would, and sends nothing. Throws SmtpFailure. */
+/** Connects, says hello, secures and authenticates as a delivery would, and sends nothing. Throws RetryableError or PermanentError, in words for a person. */
 export async function verifySmtp(smtp: SmtpSettings, options: SmtpOptions): Promise<void> {
   try {
     const transport = await transportFor(smtp, options);

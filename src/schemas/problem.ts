@@ -1,7 +1,7 @@
 // The problem document (RFC 9457) every error answer carries; `problem()` in common.ts refers to it by its $id.
 import { Type } from 'typebox';
 import { ERROR_CODES } from './errors.ts';
-import { RUN_STATUSES } from '../domain/runs.ts';
+import { RUN_STATUSES } from './runs.ts';
 import { Int32, MESSAGE_MAX, Timestamp } from './common.ts';
 
 export const Problem = Type.Object({

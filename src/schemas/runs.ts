@@ -2,10 +2,12 @@
 import { Type, type TSchema } from 'typebox';
 import { AnalysisOutput, MAX_ANSWER_BYTES, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from '../agent/outputs.ts';
 import { BODY_MAX, SUBJECT_MAX } from '../agent/grounding.ts';
-import { RUN_STATUSES } from '../domain/runs.ts';
-import { DRAFT_ORIGINS, DRAFT_STATUSES } from '../domain/drafts.ts';
 import { ONE_LINE_PATTERN } from '../domain/validation.ts';
 import { Nullable, MESSAGE_MAX, INT32_MAX, Int32, Int64, Timestamp, Id, EMAIL_MAX, HEADER_LINE_MAX, FEEDBACK_MAX } from './common.ts';
+
+export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED'] as const;
+export const DRAFT_ORIGINS = ['generated', 'regenerated', 'edited'] as const;
+export const DRAFT_STATUSES = ['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'] as const;
 
 /** The model an endpoint says answered (or the configured one): no longer than the answer that named it. */
 export const MODEL_NAME_MAX = MAX_ANSWER_BYTES;

@@ -7,7 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../src/clock.ts';
-import { webhookHandler } from '../../src/domain/webhooks/deliver.ts';
+import { webhookHandler } from '../../src/jobs/handlers/webhook-deliver.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { silentLogger, type TestApp } from '../helpers.ts';
 import { PROJECT_ROOT } from '../cli/support.ts';

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { openPGliteInstance } from '../../src/db/database.ts';
 import { migrationFiles } from '../../src/db/migrate.ts';
-import { recordEvent } from '../../src/domain/run-events.ts';
+import { recordEvent } from '../../src/domain/runs/lifecycle.ts';
 import { BACKENDS, createPostgresDatabase, createTestDatabase } from '../helpers.ts';
 import { pgliteTemplate } from '../support/templates.ts';
 

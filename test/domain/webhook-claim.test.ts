@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { ManualClock } from '../../src/clock.ts';
 import { claimWebhookDelivery } from '../../src/domain/webhooks/claim.ts';
 import { emitLeadsCreated, queueWebhookDelivery, WEBHOOK_DELIVER } from '../../src/domain/webhooks/events.ts';
-import { enqueueJob } from '../../src/jobs/queue.ts';
+import { enqueueJob } from '../../src/jobs/sql/enqueueJob.ts';
 import type { ClaimedJob } from '../../src/jobs/types.ts';
 import { BACKENDS, createTestDatabase, type TestDatabase } from '../helpers.ts';
 

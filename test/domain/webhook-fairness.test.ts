@@ -7,7 +7,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock, systemClock } from '../../src/clock.ts';
-import { webhookHandler } from '../../src/domain/webhooks/deliver.ts';
+import { webhookHandler } from '../../src/jobs/handlers/webhook-deliver.ts';
 import { emitWebhookEvent, WEBHOOK_DELIVER } from '../../src/domain/webhooks/events.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { BACKENDS, silentLogger, startTestApp, type TestApp } from '../helpers.ts';

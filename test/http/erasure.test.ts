@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
 import type { FetchedPage } from '../../src/agent/website.ts';
-import { loadRun } from '../../src/worker/queue.ts';
+import { loadRun } from '../../src/jobs/sql/run/loadRun.ts';
 import { BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type TestApp } from '../helpers.ts';
 import { assertProblem, auditRows, createCall, createLead, db, pollUntil, startRun } from './support.ts';
 

@@ -6,7 +6,7 @@ import type { KyselyPlugin } from 'kysely';
 import { runAdminCommand } from '../../src/admin/commands.ts';
 import { systemClock } from '../../src/clock.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { recordEvent, RUN_EVENTS_CHANNEL } from '../../src/domain/run-events.ts';
+import { recordEvent, RUN_EVENTS_CHANNEL } from '../../src/domain/runs/lifecycle.ts';
 import { createSession, endSession } from '../../src/domain/members/sessions.ts';
 import { buildApp, createDeps } from '../../src/http/app.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ManualClock } from '../../src/clock.ts';
-import { RUNS_CHANNEL } from '../../src/domain/runs.ts';
+import { RUNS_CHANNEL } from '../../src/domain/runs/lifecycle.ts';
 import { createSession } from '../../src/domain/members/sessions.ts';
 import { workspaceUsage } from '../../src/domain/workspaces/usage.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';

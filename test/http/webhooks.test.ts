@@ -9,7 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
 import { checkEndpointUrl } from '../../src/domain/webhooks/endpoints.ts';
-import { webhookHandler } from '../../src/domain/webhooks/deliver.ts';
+import { webhookHandler } from '../../src/jobs/handlers/webhook-deliver.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { addMember } from '../../src/domain/members/users.ts';

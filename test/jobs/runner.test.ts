@@ -5,10 +5,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { DAY_MS, PRUNE_KIND, pruneHandler, schedulePruning } from '../../src/jobs/prune.ts';
-import { enqueueJob } from '../../src/jobs/queue.ts';
+import { DAY_MS, PRUNE_KIND, pruneHandler, schedulePruning } from '../../src/jobs/handlers/prune.ts';
+import { enqueueJob } from '../../src/jobs/sql/enqueueJob.ts';
 import { JOBS_CHANNEL, JobRunner } from '../../src/jobs/runner.ts';
-import { PermanentJobError, RetryJobError, type ClaimedJob, type JobHandler, type JobSource } from '../../src/jobs/types.ts';
+import { PermanentError, RetryableError } from '../../src/jobs/errors.ts';
+import type { ClaimedJob, JobHandler, JobSource } from '../../src/jobs/types.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.ts';
 import { BACKENDS, createTestDatabase, silentLogger, testConfig, type TestDatabase } from '../helpers.ts';
@@ -36,7 +37,7 @@ for (const kind of BACKENDS) {
 
     const db = () => testDb.database.db;
     const handler = (kindName: string, run: JobHandler['run'], extra: Partial<JobHandler> = {}): JobHandler => ({
-      kind: kindName, maxAttempts: 3, concurrency: 1, leaseMs: 2_000, backoffMs: () => 20, run, ...extra,
+      kind: kindName, retry: { maxAttempts: 3, delay: (_attempt, hint) => hint ?? 20 }, concurrency: 1, leaseMs: 2_000, run, ...extra,
     });
     async function start(handlers: JobHandler[], pollMs = 50, clock: Clock = systemClock): Promise<JobRunner> {
       const runner = new JobRunner({
@@ -92,25 +93,25 @@ for (const kind of BACKENDS) {
         attempts.push(claimed.attempt);
         if (claimed.attempt < 3) throw new Error(`failure ${claimed.attempt}`);
         done.resolve();
-      }, { backoffMs: (attempt) => { delays.push(attempt); return 30; } })]);
+      }, { retry: { maxAttempts: 3, delay: (attempt, hint) => { delays.push(attempt); return hint ?? 30; } } })]);
       const { id } = await enqueue('t.retry');
       await done.promise;
       await until(async () => (await job(id)).status === 'DONE', 'DONE');
       assert.deepEqual(attempts, [1, 2, 3]);
-      assert.deepEqual(delays, [1, 2], 'backoffMs is asked with the failed attempt');
+      assert.deepEqual(delays, [1, 2], 'the retry policy is asked with the failed attempt');
       const row = await job(id);
       assert.equal(row.attempts, 3);
       assert.equal(row.last_error, 'failure 2');
     });
 
-    it('RetryJobError.retryAfterMs replaces the backoff', async () => {
+    it('RetryableError.retryAfterMs replaces the backoff', async () => {
       let first = 0;
       await start([handler('t.retry-after', async (claimed) => {
         if (claimed.attempt === 1) {
           first = Date.now();
-          throw new RetryJobError('later, please', 60_000);
+          throw new RetryableError('later, please', 60_000);
         }
-      }, { backoffMs: () => 1 })]);
+      }, { retry: { maxAttempts: 3, delay: (_attempt, hint) => hint ?? 1 } })]);
       const { id } = await enqueue('t.retry-after');
       await until(async () => (await job(id)).last_error === 'later, please', 'the retry');
       const row = await job(id);
@@ -118,12 +119,12 @@ for (const kind of BACKENDS) {
       assert.ok(row.available_at.getTime() - first >= 55_000, 'due a minute later, not after the backoff');
     });
 
-    it('a PermanentJobError makes the job DEAD at once, and onDead records it in the same transaction', async () => {
+    it('a PermanentError makes the job DEAD at once, and onDead records it in the same transaction', async () => {
       const dead: Array<{ id: string; message: string }> = [];
       let runs = 0;
       await start([handler('t.permanent', async () => {
         runs += 1;
-        throw new PermanentJobError('550 no such user');
+        throw new PermanentError('550 no such user');
       }, {
         onDead: async (trx, claimed, error) => {
           assert.equal((await trx.selectFrom('jobs').select('status').where('id', '=', claimed.id).executeTakeFirstOrThrow()).status, 'DEAD');

@@ -1,4 +1,4 @@
-// Taking back an approval (src/domain/run-decisions.ts undoApproval), on both backends: an approval held for its
+// Taking back an approval (src/domain/runs/decisions.ts undoApproval), on both backends: an approval held for its
 // undo window queues its delivery's job that far ahead; undoing it deletes the job and the delivery and puts the
 // draft and the run back to awaiting approval, and a second approval then makes a delivery of its own; a job a
 // runner has taken, or an approval without a delivery, cannot be undone (409) and nothing changes.
@@ -8,8 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { systemClock } from '../../src/clock.ts';
 import type { DB } from '../../src/db/schema.ts';
-import { EMAIL_DELIVER } from '../../src/domain/deliveries.ts';
-import { approveRun, undoApproval } from '../../src/domain/run-decisions.ts';
+import { EMAIL_DELIVER } from '../../src/domain/runs/deliveries.ts';
+import { approveRun, undoApproval } from '../../src/domain/runs/decisions.ts';
+import { newMessageId } from '../../src/mail/message.ts';
 import { loadMailTransport, saveMailSettings } from '../../src/domain/mail-settings/settings.ts';
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { createCall, createLead, startRun } from '../http/support.ts';
@@ -50,7 +51,7 @@ for (const kind of BACKENDS) {
     const approve = (runId: string, deliver: 'send' | 'none', holdMs = HOLD_MS) => db().transaction().execute((trx) =>
       approveRun(trx, workspaceId, runId, { keyId: null, userId }, systemClock, {
         deliver, senderUserId: userId, holdMs,
-        transport: (db: Kysely<DB>) => loadMailTransport(db, workspaceId, t.deps.secrets(), t.deps.config),
+        transport: (db: Kysely<DB>) => loadMailTransport(db, workspaceId, t.deps.secrets(), t.deps.config), newMessageId,
       }));
     const undo = (runId: string) => db().transaction().execute((trx) => undoApproval(trx, workspaceId, runId, systemClock));
     const deliveriesOf = (runId: string) => db().selectFrom('email_deliveries').select('id').where('run_id', '=', runId).execute();

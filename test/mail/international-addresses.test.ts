@@ -3,7 +3,8 @@
 // the message is not sent and the failure says why.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { envelopeAddress, sendRaw, SmtpFailure } from '../../src/mail/smtp.ts';
+import { PermanentError } from '../../src/jobs/errors.ts';
+import { envelopeAddress, sendRaw } from '../../src/mail/smtp.ts';
 import { emailProblem, isEmail } from '../../src/domain/validation.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
@@ -60,7 +61,7 @@ describe('internationalised e-mail addresses', () => {
   it('does not send a Unicode local part to a server without SMTPUTF8, and says so', async () => {
     const s = await server(false);
     await assert.rejects(send('ömer@example.com', s), (error: unknown) => {
-      assert.ok(error instanceof SmtpFailure);
+      assert.ok(error instanceof PermanentError);
       assert.equal(error.permanent, true);
       const expected = /^ömer@example\.com has characters beyond ASCII before the @, which need the SMTPUTF8 extension/;
       assert.match(error.message, expected);

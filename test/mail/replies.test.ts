@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../../src/db/schema.ts';
 import type { ClaimedJob, JobContext } from '../../src/jobs/types.ts';
-import { RetryJobError } from '../../src/jobs/types.ts';
+import { RetryableError } from '../../src/jobs/errors.ts';
 import { createCpuPool, type CpuPool } from '../../src/cpu/pool.ts';
 import { createModelReplyClassifier, type ReplyClassifier } from '../../src/agent/replies/model.ts';
 import { checkReplies, REPLY_CHECK_INTERVAL_MS, REPLY_CHECK_KIND, replyCheckHandler, scheduleReplyChecks } from '../../src/mail/replies.ts';
@@ -372,10 +372,10 @@ for (const kind of BACKENDS) {
         imap: { host: dovecot.host, port: dovecot.port, security: 'none', user: dovecot.user, password: 'not the password' },
       }, t.deps.secrets(), null, t.deps.clock));
       await assert.rejects(replyCheckHandler.run(job, ctxOf(row.id)), (error: Error) =>
-        error instanceof RetryJobError && error.message === 'The server refused the user name or password.');
+        error instanceof RetryableError && error.message === 'The server refused the user name or password.');
       const cursor = await db(t).selectFrom('mailbox_cursors').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
       assert.equal(cursor.error, 'The server refused the user name or password.');
-      assert.ok(replyCheckHandler.backoffMs(2) > replyCheckHandler.backoffMs(1));
+      assert.ok(replyCheckHandler.retry.delay(2, null) > replyCheckHandler.retry.delay(1, null));
 
       await db(t).transaction().execute((trx) => saveMailSettings(trx, workspaceId, { imap: null }, t.deps.secrets(), null, t.deps.clock));
       assert.equal(await replyCheckHandler.run(job, ctxOf(row.id)), undefined);
@@ -437,7 +437,7 @@ for (const kind of BACKENDS) {
         await db(t).transaction().execute((trx) =>
           saveMailSettings(trx, workspaceId, { imap: settings }, t.deps.secrets(), null, t.deps.clock));
         const { ctx, job } = await replyCheckJob();
-        await assert.rejects(replyCheckHandler.run(job, ctx), (error: RetryJobError) => error.retryAfterMs === null,
+        await assert.rejects(replyCheckHandler.run(job, ctx), (error: RetryableError) => error.retryAfterMs === null,
           'the backoff applies');
         capture.onSignIn = () => db(t).transaction().execute(async (trx) => {
           // A clock a second on: the save is not at the very instant of the one before.
@@ -445,8 +445,8 @@ for (const kind of BACKENDS) {
           const mended = { ...settings, password: 'mended' };
           await saveMailSettings(trx, workspaceId, { imap: mended }, t.deps.secrets(), null, aSecondOn);
         });
-        await assert.rejects(replyCheckHandler.run(job, ctx), (error: RetryJobError) =>
-          error instanceof RetryJobError && error.retryAfterMs === 0, 'the mended settings are tried at once');
+        await assert.rejects(replyCheckHandler.run(job, ctx), (error: RetryableError) =>
+          error instanceof RetryableError && error.retryAfterMs === 0, 'the mended settings are tried at once');
       } finally {
         await capture.close();
       }

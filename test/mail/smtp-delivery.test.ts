@@ -11,7 +11,7 @@ import { sql } from 'kysely';
 import { simpleParser } from 'mailparser';
 import { systemClock } from '../../src/clock.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
-import { deliveryHandler } from '../../src/mail/deliver.ts';
+import { deliveryHandler } from '../../src/jobs/handlers/email-deliver.ts';
 import { saveMailSettings, type MailSettingsInput } from '../../src/domain/mail-settings/settings.ts';
 import { spawnLeadrun, type LeadrunProcess } from '../cli/support.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
@@ -69,7 +69,7 @@ function startJobRunner(t: TestApp): JobRunner {
     database: t.database, clock: systemClock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu, logger: silentLogger, metrics: t.deps.metrics,
     // A lease long enough that a stall of a loaded machine never lets this runner's other slot take over a delivery
     // it still works, which would send the message a second time: the takeover test below has a worker of 1 s.
-    handlers: [deliveryHandler({ leaseMs: 10_000, backoffMs: () => 50, extraCa: certificate.cert })], pollMs: 50, drainMs: 1_000,
+    handlers: [deliveryHandler({ leaseMs: 10_000, retry: { maxAttempts: 6, delay: (_attempt, hint) => hint ?? 50 }, extraCa: certificate.cert })], pollMs: 50, drainMs: 1_000,
   });
 }
 

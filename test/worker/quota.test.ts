@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ManualClock } from '../../src/clock.ts';
-import { monthUsage } from '../../src/domain/runs.ts';
+import { monthUsage } from '../../src/domain/runs/start.ts';
 import { workspaceUsage } from '../../src/domain/workspaces/usage.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { count, createProspect, type Prospect } from './support.ts';

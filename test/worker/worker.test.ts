@@ -4,8 +4,13 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { ResearchOutput } from '../../src/agent/outputs.ts';
-import { claimNextRun, completeStep, LeaseLost, loadSteps, renewLease, startStep } from '../../src/worker/queue.ts';
-import { MAX_ATTEMPTS } from '../../src/worker/run-handler.ts';
+import { LeaseLost } from '../../src/jobs/errors.ts';
+import { claimNextRun } from '../../src/jobs/sql/run/claimRun.ts';
+import { completeStep } from '../../src/jobs/sql/run/completeStep.ts';
+import { loadSteps } from '../../src/jobs/sql/run/loadRun.ts';
+import { renewLease } from '../../src/jobs/sql/run/renewRunLease.ts';
+import { startStep } from '../../src/jobs/sql/run/startStep.ts';
+import { MAX_ATTEMPTS } from '../../src/jobs/handlers/run.ts';
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import {
   assertFinishedOnce, createProspect, draftCount, engineWith, eventually, runReaches, runRow, setUp, startRunViaApi, stepOf, stepsOf,
@@ -161,9 +166,9 @@ for (const kind of BACKENDS) {
       const stepEvents = () => db.selectFrom('webhook_events').select('type').where('run_id', '=', runId).where('type', '=', 'run.step_completed').execute();
 
       const first = await completeStep(db, job, 'RESEARCH', completed(MARKED_RESEARCH), 1, new Date(), {
-        next: { node: 'ANALYSIS', engine: 'offline' }, hooked: false,
+        next: { node: 'ANALYSIS', engine: 'offline' }, hasWebhooks: false,
       });
-      assert.deepEqual(first, { nextAttempt: 1, hooked: true });
+      assert.deepEqual(first, { nextAttempt: 1, hasWebhooks: true });
       assert.equal((await stepEvents()).length, 1, 'the new endpoint heard of RESEARCH');
       assert.deepEqual((await stepsOf(db, runId)).map((s) => [s.node, s.status, s.attempts]), [
         ['RESEARCH', 'COMPLETED', 1], ['ANALYSIS', 'RUNNING', 1], ['STRATEGY', 'PENDING', 0], ['WRITER', 'PENDING', 0],
@@ -174,9 +179,9 @@ for (const kind of BACKENDS) {
       // With the endpoint gone, a completion that expected it writes without webhook events and says so.
       await db.updateTable('webhook_endpoints').set({ enabled: false }).where('workspace_id', '=', workspaceId).execute();
       const second = await completeStep(db, job, 'ANALYSIS', completed({ engine: 'offline' }), 1, new Date(), {
-        next: { node: 'STRATEGY', engine: 'offline' }, hooked: true,
+        next: { node: 'STRATEGY', engine: 'offline' }, hasWebhooks: true,
       });
-      assert.deepEqual(second, { nextAttempt: 1, hooked: false });
+      assert.deepEqual(second, { nextAttempt: 1, hasWebhooks: false });
       assert.equal((await stepEvents()).length, 1, 'a disabled endpoint hears nothing');
     });
 

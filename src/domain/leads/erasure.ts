@@ -9,12 +9,12 @@
 //   the foreign-key checks at the insert), so the one waits for the other, and comes after it to find the lead gone;
 // - the runs' rows: a worker writes each step of a run under that run's lock, and claims only runs nobody holds
 //   (SKIP LOCKED), so a step being stored finishes before the erasure, and the worker's next write finds no run to
-//   hold and stops without writing (src/worker/queue.ts).
+//   hold and stops without writing (src/jobs/sql/run/).
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { EMAIL_DELIVER } from '../deliveries.ts';
+import { EMAIL_DELIVER } from '../runs/deliveries.ts';
 import { AppError, notFound } from '../errors.ts';
-import { RUN_EVENTS_CHANNEL } from '../run-events.ts';
+import { RUN_EVENTS_CHANNEL } from '../runs/lifecycle.ts';
 import { emitWebhookEvent, forgetWebhookEvents } from '../webhooks/events.ts';
 import { isUuid } from '../validation.ts';
 

@@ -8,7 +8,7 @@
 // capped nor put off: its deliveries are only marked FAILED, without a request.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { claimedBy, claimedColumns, claimedJobOf, dueJob, type ClaimedJobRow } from '../../jobs/queue.ts';
+import { claimedBy, claimedColumns, claimedJobOf, dueJob, type ClaimedJobRow } from '../../jobs/sql/claimJob.ts';
 import type { ClaimedJob } from '../../jobs/types.ts';
 import { WEBHOOK_DELIVER } from './events.ts';
 

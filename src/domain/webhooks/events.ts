@@ -1,11 +1,11 @@
 // The webhook outbox (DESIGN §9): an event is written in the same transaction as the change it reports, with one
 // delivery per enabled endpoint of the workspace that wants its type and one `webhook.deliver` job per delivery
-// (src/domain/webhooks/deliver.ts). A workspace without such an endpoint costs the change one indexed look-up and
+// (src/jobs/handlers/webhook-deliver.ts). A workspace without such an endpoint costs the change one indexed look-up and
 // no row, and the event's data is not even rendered.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { enqueueJob, JOBS_CHANNEL } from '../../jobs/queue.ts';
+import { enqueueJob, JOBS_CHANNEL } from '../../jobs/sql/enqueueJob.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../schemas/webhooks.ts';
 
 export { WEBHOOK_EVENT_TYPES };

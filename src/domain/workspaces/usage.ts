@@ -2,7 +2,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { DB, Plan } from '../../db/schema.ts';
-import { monthStart, monthUsage } from '../runs.ts';
+import { monthStart, monthUsage } from '../runs/start.ts';
 
 export interface Usage {
   plan: Plan;

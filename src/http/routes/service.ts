@@ -5,7 +5,7 @@ import type { AppInstance } from '../app-instance.ts';
 import { AppError } from '../../domain/errors.ts';
 import { answer, problem } from '../../schemas/index.ts';
 import { jobsTable } from '../../jobs/queue.ts';
-import { runStats } from '../../worker/queue.ts';
+import { runStats } from '../../jobs/sql/run/runStats.ts';
 
 const READY_TIMEOUT_MS = 2_000;
 /** Even a route that reads nothing refuses a query string the database could not store (src/http/security.ts). */

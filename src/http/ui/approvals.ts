@@ -12,7 +12,8 @@ import { mutate } from '../mutation.ts';
 import { renderRun } from '../run-render.ts';
 import { authProblems, dataOf, IdParam, Nullable, problem, Run, RunApprove, writeProblems } from '../../schemas/index.ts';
 import type { DB } from '../../db/schema.ts';
-import { approveRun, undoApproval } from '../../domain/run-decisions.ts';
+import { approveRun, undoApproval } from '../../domain/runs/decisions.ts';
+import { newMessageId } from '../../mail/message.ts';
 import { loadMailTransport } from '../../domain/mail-settings/settings.ts';
 
 const tags = ['Web UI'];
@@ -52,6 +53,7 @@ export default async function approvalRoutes(app: AppInstance): Promise<void> {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
       senderUserId: principal.userId,
       transport: (db: Kysely<DB>) => loadMailTransport(db, principal.workspaceId, app.deps.secrets(), config),
+      newMessageId,
       holdMs: config.approvalUndoMs,
     });
     const held = run.emailDraft?.delivery?.status === 'QUEUED' && config.approvalUndoMs > 0;

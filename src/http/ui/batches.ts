@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { AppInstance } from '../app-instance.ts';
 import { principalOf } from '../auth.ts';
 import { authProblems, IdParam, Nullable, RunStatus, Timestamp } from '../../schemas/index.ts';
-import { batchProgress } from '../../domain/run-batches.ts';
+import { batchProgress } from '../../domain/runs/batches.ts';
 import { notFound } from '../../domain/errors.ts';
 
 const BatchRun = Type.Object({

@@ -4,14 +4,14 @@
 // to the server outside any database transaction (a slow server must not hold a connection), then audit the outcome.
 import { Type, type Static } from 'typebox';
 import type { FastifyRequest } from 'fastify';
-import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { authProblems, writeProblems } from '../../../schemas/index.ts';
 import { invalid } from '../../../domain/errors.ts';
 import { composeMessage, newMessageId } from '../../../mail/message.ts';
 import { loadMailTransport, passwordAppliesTo, type MailTransport, type SmtpSettings } from '../../../domain/mail-settings/settings.ts';
-import { sendRaw, SmtpFailure, verifySmtp } from '../../../mail/smtp.ts';
+import { sendRaw, verifySmtp } from '../../../mail/smtp.ts';
+import type { AppInstance } from '../../app-instance.ts';
 
 const CheckResult = Type.Object({
   ok: Type.Boolean(),
@@ -34,7 +34,7 @@ const Capabilities = Type.Object({
 });
 
 function failureText(error: unknown): string {
-  return error instanceof SmtpFailure || error instanceof Error ? error.message : String(error);
+  return error instanceof Error ? error.message : String(error);
 }
 
 export default async function mailCheckRoutes(app: AppInstance): Promise<void> {

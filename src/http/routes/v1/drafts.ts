@@ -9,7 +9,7 @@ import {
 } from '../../../schemas/index.ts';
 import { detached } from '../../../agent/engine.ts';
 import { CpuBudgetExceeded } from '../../../cpu/pool.ts';
-import { checkEditAhead, editDraft, listDraftVersions, rememberingCheck, type DraftGroundingCheck } from '../../../domain/drafts.ts';
+import { checkEditAhead, editDraft, listDraftVersions, rememberingCheck, type DraftGroundingCheck } from '../../../domain/runs/drafts.ts';
 import { notFound } from '../../../domain/errors.ts';
 
 /** As many versions as a run has: they are numbered by 32-bit integers. */

@@ -13,7 +13,7 @@ import { rateLimitKey } from '../../security.ts';
 import { STREAM_RETRY_AFTER_SECONDS, StreamSlots } from '../../stream-slots.ts';
 import { sessionCredential, type Credential } from '../../../domain/keys/credentials.ts';
 import { AppError, invalid, notFound } from '../../../domain/errors.ts';
-import { readRunProgress } from '../../../domain/run-events.ts';
+import { readRunProgress } from '../../../domain/runs/events.ts';
 
 const HEARTBEAT_MS = 15_000;
 const JSON_PAGE = 1000;

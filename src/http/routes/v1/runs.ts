@@ -7,11 +7,13 @@ import {
   answer, authProblems, problem, writeProblems, Cursor, dataOf, IdParam, Limit, listOf, Run, RunApprove,
   RunBatchCreate, RunCreate, RunReject, RunStatus,
 } from '../../../schemas/index.ts';
-import { getRun, getRunJson, listRuns, startRun, startRunAlone, type Run as RunRecord } from '../../../domain/runs.ts';
-import { retryDelivery } from '../../../domain/deliveries.ts';
+import { getRun, getRunJson, listRuns, type Run as RunRecord } from '../../../domain/runs/runs.ts';
+import { startRun } from '../../../domain/runs/start.ts';
+import { retryDelivery } from '../../../domain/runs/deliveries.ts';
+import { newMessageId } from '../../../mail/message.ts';
 import { loadMailTransport } from '../../../domain/mail-settings/settings.ts';
-import { startRunBatch } from '../../../domain/run-batches.ts';
-import { approveRun, cancelRun, rejectRun } from '../../../domain/run-decisions.ts';
+import { startRunBatch } from '../../../domain/runs/batches.ts';
+import { approveRun, cancelRun, rejectRun } from '../../../domain/runs/decisions.ts';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../../db/schema.ts';
@@ -54,10 +56,8 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     },
   }, (request, reply) => {
     const answer = (run: RunRecord) => ({ status: 202, body: render(run), location: `/api/v1/runs/${run.id}`, target: { type: 'run', id: run.id } });
-    return mutate(app.deps, request, reply, async (trx) => answer(await startRun(trx, starter(request), request.body)), async (db, audit) => {
-      const run = await startRunAlone(db, starter(request), request.body, (runId, when) => audit({ type: 'run', id: runId }, 202, when));
-      return run && answer(run);
-    });
+    return mutate(app.deps, request, reply, async (trx) => answer(await startRun(trx, starter(request), request.body)),
+      async (db, audit) => answer(await startRun(db, starter(request), request.body, (runId) => audit({ type: 'run', id: runId }, 202))));
   });
 
   app.post('/api/v1/runs/batch', {
@@ -124,6 +124,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
       senderUserId: principal.userId ?? principal.adminUserId,
       transport: (trx: Kysely<DB>) => loadMailTransport(trx, principal.workspaceId, app.deps.secrets(), config),
+      newMessageId,
     };
     return decided(request, await approveRun(trx, principal.workspaceId, request.params.id, decider(request), clock, delivery));
   }));

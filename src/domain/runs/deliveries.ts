@@ -1,20 +1,30 @@
 // The delivery of an approved draft (DESIGN §7): one row of `email_deliveries` per draft, its Message-ID fixed when
-// it is made, and one `email.deliver` job that sends it (src/mail/deliver.ts). Queued in the approval's transaction,
+// it is made, and one `email.deliver` job that sends it (src/jobs/handlers/email-deliver.ts). Queued in the approval's transaction,
 // queued again by a retry after it FAILED; the job's key is the delivery's id, so a delivery has one live job.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import type { DB, DeliveryMethod } from '../db/schema.ts';
-import { enqueueJob } from '../jobs/queue.ts';
-import { newMessageId } from '../mail/message.ts';
-import type { DeliverMethod, MailTransport } from './mail-settings/settings.ts';
-import { AppError, notFound } from './errors.ts';
-import { recordEvent } from './run-events.ts';
-import { isUuid } from './validation.ts';
+import type { Clock } from '../../clock.ts';
+import type { DB, DeliveryMethod } from '../../db/schema.ts';
+import { enqueueJob } from '../../jobs/sql/enqueueJob.ts';
+import { AppError, notFound } from '../errors.ts';
+import { applyTransition, DELIVERY } from './lifecycle.ts';
+import { isUuid } from '../validation.ts';
 
 export const EMAIL_DELIVER = 'email.deliver';
-/** Six attempts: the first, then after about 30 s, 2 min, 10 min, 30 min and 2 h (src/mail/deliver.ts). */
+/** Six attempts: the first, then after about 30 s, 2 min, 10 min, 30 min and 2 h (src/jobs/handlers/email-deliver.ts). */
 export const DELIVERY_MAX_ATTEMPTS = 6;
+
+/** What an approval may ask for: a delivery method, or `none` (src/mail/settings.ts's DeliverMethod is this). */
+export type DeliverMethod = DeliveryMethod | 'none';
+
+/** What a delivery needs of the workspace's mail transport (src/mail/settings.ts loads it). */
+export interface DeliveryTransport {
+  smtp: object | null;
+  imap: object | null;
+  from: { address: string } | null;
+  /** What an approval without `deliver` does. */
+  defaultDeliver: DeliverMethod;
+}
 
 export interface DeliverPayload {
   deliveryId: string;
@@ -24,7 +34,7 @@ export interface DeliverPayload {
  * What an approval asked for, checked against what the workspace has set up, before anything is approved: `send`
  * needs SMTP (the workspace's or SMTP_URL), `mailbox` needs IMAP, and either needs a recipient and a sender address.
  */
-export function chooseDelivery(asked: DeliverMethod | undefined, transport: MailTransport, to: string | null): DeliveryMethod | null {
+export function chooseDelivery(asked: DeliverMethod | undefined, transport: DeliveryTransport, to: string | null): DeliveryMethod | null {
   const method = asked ?? transport.defaultDeliver;
   if (method === 'none') return null;
   if (method === 'send' && !transport.smtp) {
@@ -48,7 +58,9 @@ export function chooseDelivery(asked: DeliverMethod | undefined, transport: Mail
 
 /** Makes the delivery of `draftId` and its job, with the run event; inside the approval's transaction. */
 export async function queueDelivery(trx: Kysely<DB>, input: {
-  workspaceId: string; runId: string; draftId: string; method: DeliveryMethod; senderUserId: string | null; fromAddress: string; now: Date;
+  workspaceId: string; runId: string; draftId: string; method: DeliveryMethod; senderUserId: string | null; now: Date;
+  /** The e-mail's Message-ID, fixed now so that every attempt sends the same message. */
+  messageId: string;
   /** When its job may start: later than `now` while the approval can be undone (undoApproval). */
   availableAt?: Date;
 }): Promise<string> {
@@ -56,11 +68,11 @@ export async function queueDelivery(trx: Kysely<DB>, input: {
   // UNIQUE (draft_id): a second delivery of one draft fails here, whatever raced to make it.
   await trx.insertInto('email_deliveries').values({
     id, workspace_id: input.workspaceId, run_id: input.runId, draft_id: input.draftId, sender_user_id: input.senderUserId,
-    method: input.method, status: 'QUEUED', message_id: newMessageId(input.fromAddress), attempts: 0, queued_at: input.now,
+    method: input.method, status: DELIVERY.queue.to, message_id: input.messageId, attempts: 0, queued_at: input.now,
     delivered_at: null, error: null, response: null,
   }).execute();
   await enqueueDeliveryJob(trx, input.workspaceId, id, input.now, input.availableAt);
-  await recordEvent(trx, { runId: input.runId, workspaceId: input.workspaceId, type: 'draft.delivery_queued', at: input.now });
+  await applyTransition(trx, DELIVERY.queue, { workspaceId: input.workspaceId, runId: input.runId, deliveryId: id, at: input.now });
   return id;
 }
 
@@ -113,7 +125,6 @@ export async function retryDelivery(trx: Kysely<DB>, workspaceId: string, runId:
     });
   }
   const now = clock.now();
-  await trx.updateTable('email_deliveries').set({ status: 'QUEUED', error: null, queued_at: now }).where('id', '=', delivery.id).execute();
+  await applyTransition(trx, DELIVERY.requeue, { workspaceId, runId, deliveryId: delivery.id, at: now, set: { error: null, queued_at: now } });
   await enqueueDeliveryJob(trx, workspaceId, delivery.id, now);
-  await recordEvent(trx, { runId, workspaceId, type: 'draft.delivery_queued', at: now });
 }

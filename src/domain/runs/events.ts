@@ -1,75 +1,10 @@
-// The event log of a run: every step started, retried, completed or failed, and every change of the run's state,
-// written in the same transaction as the change it records. Progress streams and trace pages read it.
+// The event log of a run as streams and trace pages read it: every step started, retried, completed or failed, and
+// every change of the run's state, written with the change it records (lifecycle.ts).
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { prepare } from '../db/database.ts';
-import type { DB, RunEventsTable, RunEventType, RunStatus } from '../db/schema.ts';
+import { prepare } from '../../db/database.ts';
+import type { DB, RunEventsTable, RunEventType, RunStatus } from '../../db/schema.ts';
+import { isUuid } from '../validation.ts';
 import { getRun } from './runs.ts';
-import { isUuid } from './validation.ts';
-import { emitWebhookEvent } from './webhooks/events.ts';
-
-/** Carries the id of a run whose log grew, so that streams of that run can read on. */
-export const RUN_EVENTS_CHANNEL = 'leadrun_run_events';
-
-export interface RunEventInput {
-  runId: string;
-  workspaceId: string;
-  type: RunEventType;
-  node?: string | null;
-  attempt?: number | null;
-  durationMs?: number | null;
-  engine?: string | null;
-  model?: string | null;
-  usage?: { inputTokens: number; outputTokens: number } | null;
-  error?: string | null;
-  /** step.retrying only: the provider asked to wait; no attempt failed. */
-  deferred?: boolean;
-  at: Date;
-}
-
-/** Adds an event to the run's log; the database numbers it within the run (migration 0006) under the run's lock. */
-export async function recordEvent(trx: Kysely<DB>, event: RunEventInput): Promise<void> {
-  await trx.insertInto('run_events').values({
-    run_id: event.runId,
-    workspace_id: event.workspaceId,
-    type: event.type,
-    node: event.node ?? null,
-    attempt: event.attempt ?? null,
-    duration_ms: event.durationMs === undefined || event.durationMs === null ? null : Math.round(event.durationMs),
-    engine: event.engine ?? null,
-    model: event.model ?? null,
-    input_tokens: event.usage?.inputTokens ?? null,
-    output_tokens: event.usage?.outputTokens ?? null,
-    error: event.error ?? null,
-    deferred: event.deferred ?? false,
-    occurred_at: event.at,
-  }).execute();
-  await sql`SELECT pg_notify(${RUN_EVENTS_CHANNEL}, ${event.runId})`.execute(trx);
-  const hook = WEBHOOK_OF_RUN_EVENT[event.type];
-  if (hook) await emitRunWebhook(trx, event.workspaceId, event.runId, hook, event.at);
-}
-
-/** The run events that integrators hear of, and the webhook event each one is (DESIGN §9). */
-const WEBHOOK_OF_RUN_EVENT: Partial<Record<RunEventType, string>> = {
-  'step.completed': 'run.step_completed',
-  'run.awaiting_approval': 'run.awaiting_approval',
-  'run.failed': 'run.failed',
-  'run.approved': 'run.completed',
-  // An integrator that heard run.completed hears that the run awaits approval again.
-  'run.approval_undone': 'run.awaiting_approval',
-  'run.rejected': 'run.rejected',
-  'run.cancelled': 'run.cancelled',
-  'draft.sent': 'draft.sent',
-  'draft.delivery_failed': 'draft.delivery_failed',
-  'draft.replied': 'draft.replied',
-};
-
-/**
- * A webhook event about a run, its data the Run read in `trx` after the change. It is stored with its traceId, which
- * the delivery turns into the API's traceUrl (the installation's setting, src/domain/webhooks/deliver.ts).
- */
-export async function emitRunWebhook(trx: Kysely<DB>, workspaceId: string, runId: string, type: string, at: Date): Promise<void> {
-  await emitWebhookEvent(trx, workspaceId, type, () => getRun(trx, workspaceId, runId), { at, runId });
-}
 
 export interface RunEvent {
   /** The event's number within its run: 1, 2, 3… It says nothing of other runs or workspaces. */

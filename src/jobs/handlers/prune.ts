@@ -2,9 +2,10 @@
 // deletes the jobs that ended long enough ago. DONE jobs are kept a week, to look into; DEAD ones a month, since a
 // dead letter is what someone may still need to find.
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../db/schema.ts';
-import { enqueueJob } from './queue.ts';
-import type { JobHandler } from './types.ts';
+import type { DB } from '../../db/schema.ts';
+import { enqueueJob } from '../sql/enqueueJob.ts';
+import { exponentialBackoff } from '../retry.ts';
+import type { JobHandler } from '../types.ts';
 
 export const PRUNE_KIND = 'jobs.prune';
 export const DAY_MS = 24 * 60 * 60_000;
@@ -20,7 +21,7 @@ const BATCH = 5_000;
  */
 export async function schedulePruning(db: Kysely<DB>, now: Date): Promise<boolean> {
   const job = await db.transaction().execute((trx) => enqueueJob(trx, {
-    kind: PRUNE_KIND, key: PRUNE_KIND, workspaceId: null, payload: {}, maxAttempts: pruneHandler.maxAttempts, availableAt: now,
+    kind: PRUNE_KIND, key: PRUNE_KIND, workspaceId: null, payload: {}, maxAttempts: pruneHandler.retry.maxAttempts, availableAt: now,
   }));
   return job.created;
 }
@@ -45,10 +46,9 @@ export async function pruneJobs(db: Kysely<DB>, now: Date, signal?: AbortSignal)
 
 export const pruneHandler: JobHandler = {
   kind: PRUNE_KIND,
-  maxAttempts: 5,
+  retry: exponentialBackoff(5, 60_000),
   concurrency: 1,
   leaseMs: 5 * 60_000,
-  backoffMs: (attempt) => 60_000 * 2 ** (attempt - 1),
   async run(_job, ctx) {
     const pruned = await pruneJobs(ctx.db, ctx.clock.now(), ctx.signal);
     if (pruned > 0) ctx.logger.info({ pruned }, 'finished jobs pruned');

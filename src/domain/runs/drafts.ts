@@ -6,25 +6,16 @@
 // verdict on its own text.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { RunContext } from '../agent/engine.ts';
-import type { Draft, GroundingReport } from '../agent/grounding.ts';
-import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../agent/outputs.ts';
-import type { Clock } from '../clock.ts';
-import type { DB, DraftOrigin, DraftStatus } from '../db/schema.ts';
-import { invalid, notFound } from './errors.ts';
-import { lockRun, type Decider } from './run-decisions.ts';
-import { recordEvent } from './run-events.ts';
-import { getRun, type Run } from './runs.ts';
-import { isUuid, oneLineProblem } from './validation.ts';
+import type { RunContext } from '../../agent/engine.ts';
+import type { Draft, GroundingReport } from '../../agent/grounding.ts';
+import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../agent/outputs.ts';
+import type { Clock } from '../../clock.ts';
+import type { DB, DraftOrigin, DraftStatus } from '../../db/schema.ts';
+import { invalid, notFound } from '../errors.ts';
+import { applyTransition, DRAFT, lockRun, type Decider } from './lifecycle.ts';
+import { getRun, type DraftGrounding, type Run } from './runs.ts';
+import { isUuid, oneLineProblem } from '../validation.ts';
 
-export const DRAFT_ORIGINS = ['generated', 'regenerated', 'edited'] as const satisfies readonly DraftOrigin[];
-export const DRAFT_STATUSES = ['DRAFT', 'APPROVED', 'SENT', 'REJECTED', 'SUPERSEDED'] as const satisfies readonly DraftStatus[];
-
-/** The grounding verdict as the API shows it; null for a version that was not checked. */
-export interface DraftGrounding {
-  verdict: 'grounded' | 'unsupported';
-  unsupported: string[];
-}
 
 /** A stored report (GroundingReport, or WRITER's with `rewritten`) as the API shows it; DRAFT_GROUNDING_JSON in runs.ts is its twin. */
 export function groundingOf(stored: unknown): DraftGrounding | null {
@@ -231,7 +222,7 @@ export async function editDraft(
     const report = ctx ? await check(next, ctx) : await trx.selectFrom('email_drafts').select('grounding').where('id', '=', current.id)
       .executeTakeFirstOrThrow().then((row) => row.grounding);
     const now = clock.now();
-    await trx.updateTable('email_drafts').set({ status: 'SUPERSEDED' }).where('id', '=', current.id).execute();
+    await applyTransition(trx, DRAFT.edit, { workspaceId, runId, draftId: current.id, at: now });
     await trx.insertInto('email_drafts').values({
       id: randomUUID(), workspace_id: workspaceId, run_id: runId, version: current.version + 1, status: 'DRAFT', origin: 'edited',
       to_address: next.to, subject: next.subject, body: next.body, created_at: now, edited_at: now,
@@ -239,7 +230,6 @@ export async function editDraft(
       grounding: report === null || report === undefined ? null : JSON.stringify(report),
       feedback: null, decided_at: null, decided_by_key_id: null, decided_by_user_id: null,
     }).execute();
-    await recordEvent(trx, { runId, workspaceId, type: 'draft.edited', at: now });
   }
   const run = await getRun(trx, workspaceId, runId);
   if (!run) throw new Error(`run ${runId} vanished inside its transaction`);

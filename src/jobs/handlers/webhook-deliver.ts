@@ -10,15 +10,16 @@ import { sql, type Kysely } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { DB } from '../../db/schema.ts';
 import { traceUrlOf } from '../../http/run-render.ts';
-import { JOBS_CHANNEL } from '../../jobs/queue.ts';
-import { PermanentJobError, type ClaimedJob, type JobContext, type JobHandler } from '../../jobs/types.ts';
-import { claimWebhookDelivery, ENDPOINT_CONCURRENCY, type ClaimLimits } from './claim.ts';
+import { JOBS_CHANNEL } from '../sql/enqueueJob.ts';
+import { PermanentError } from '../errors.ts';
+import type { ClaimedJob, JobContext, JobHandler } from '../types.ts';
+import { claimWebhookDelivery, ENDPOINT_CONCURRENCY, type ClaimLimits } from '../../domain/webhooks/claim.ts';
 import {
   eventReadScope, WEBHOOK_DELIVER, WEBHOOK_EVENT_TYPES, WEBHOOK_JOB_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDeliverPayload,
   type WebhookEventType,
-} from './events.ts';
-import { postWebhook, type PostResult } from './post.ts';
-import { secretContext, signatureHeader } from './signing.ts';
+} from '../../domain/webhooks/events.ts';
+import { postWebhook, type PostResult } from '../../domain/webhooks/post.ts';
+import { secretContext, signatureHeader } from '../../domain/webhooks/signing.ts';
 
 /** After the first attempt: about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h; the seventh failure is the last. */
 export const RETRY_DELAYS_MS = [5_000, 60_000, 600_000, 3_600_000, 21_600_000, 86_400_000];
@@ -114,7 +115,7 @@ function bodyOf(stored: unknown, config: Config): string {
 
 function payloadOf(job: ClaimedJob): WebhookDeliverPayload {
   const payload = job.payload as Partial<WebhookDeliverPayload> | null;
-  if (!payload || typeof payload.deliveryId !== 'string') throw new PermanentJobError('the job names no delivery');
+  if (!payload || typeof payload.deliveryId !== 'string') throw new PermanentError('the job names no delivery');
   return { deliveryId: payload.deliveryId };
 }
 
@@ -143,10 +144,10 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
   let claiming: Promise<unknown> = Promise.resolve();
   return {
     kind: WEBHOOK_DELIVER,
-    maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS,
+    // The job's own retries, for a handler that fails before it can record the attempt: the delivery's are its own (`again`).
+    retry: { maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS, delay: (attempt, hint) => hint ?? 5_000 * attempt },
     concurrency,
     leaseMs,
-    backoffMs: (attempt) => 5_000 * attempt,
     claim: (db, _kind, owner, now, lease) => {
       const claimed = claiming.then(() => claimWebhookDelivery(db, owner, now, lease, limits));
       claiming = claimed.catch(() => {});

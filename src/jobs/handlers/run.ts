@@ -3,19 +3,34 @@
 // that are not yet COMPLETED, in order; each step's start and completion are single statements that check the lease
 // (queue.ts). A failed step is retried with its own backoff and attempts (run_steps, runs.available_at); a run that
 // fails for good is FAILED, a run's dead letter.
-import { MAX_RETRY_AFTER_MS, ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../agent/engine.ts';
-import { assertStepOutput } from '../agent/output-check.ts';
-import type { WriterOutput } from '../agent/outputs.ts';
-import { PIPELINE, type PipelineDeps } from '../agent/pipeline.ts';
-import { CpuBudgetExceeded } from '../cpu/pool.ts';
-import type { Metrics } from '../observability/metrics.ts';
-import { describeError, type JobEnd, type SourcedJobHandler, type WorkContext } from '../jobs/types.ts';
-import { traceStep } from '../observability/telemetry.ts';
-import {
-  completeStep, failRun, retryStepLater, RUN_KIND, runSource, startStep, type AttemptCost, type ClaimedRun,
-} from './queue.ts';
+import { MAX_RETRY_AFTER_MS, ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../../agent/engine.ts';
+import { assertStepOutput } from '../../agent/output-check.ts';
+import type { WriterOutput } from '../../agent/outputs.ts';
+import { PIPELINE, type PipelineDeps } from '../../agent/pipeline.ts';
+import { CpuBudgetExceeded } from '../../cpu/pool.ts';
+import type { Metrics } from '../../observability/metrics.ts';
+import { describeError, PermanentError, RetryableError } from '../errors.ts';
+import type { RetryPolicy } from '../retry.ts';
+import type { JobEnd, SourcedJobHandler, WorkContext } from '../types.ts';
+import { traceStep } from '../../observability/telemetry.ts';
+import { runSource } from '../runs.ts';
+import type { ClaimedRun } from '../sql/run/claimRun.ts';
+import { completeStep } from '../sql/run/completeStep.ts';
+import type { AttemptCost } from '../sql/run/cost.ts';
+import { failRun } from '../sql/run/failRun.ts';
+import { retryStepLater } from '../sql/run/retryStep.ts';
+import { RUN_KIND } from '../sql/run/runStats.ts';
+import { startStep } from '../sql/run/startStep.ts';
 
 export const MAX_ATTEMPTS = 3;
+
+/**
+ * A step's retries: exponential from `baseMs`, or longer when the model endpoint said how long to wait (Retry-After,
+ * at most MAX_RETRY_AFTER_MS). A step's attempts are counted on its row (run_steps), since a run's steps retry apart.
+ */
+export function stepRetry(baseMs: number): RetryPolicy {
+  return { maxAttempts: MAX_ATTEMPTS, delay: (attempt, hint) => Math.max(baseMs * 2 ** (attempt - 1), Math.min(hint ?? 0, MAX_RETRY_AFTER_MS)) };
+}
 const STEP_TIMEOUT_MS = 120_000;
 
 export interface RunHandlerOptions {
@@ -47,7 +62,7 @@ export function runHandler(options: RunHandlerOptions): SourcedJobHandler<Claime
     concurrency: options.concurrency,
     leaseMs: options.leaseMs,
     // The claim starts the run's first step to work, in the same statement.
-    source: runSource({ engine: options.engine.name, maxAttempts: MAX_ATTEMPTS }),
+    source: runSource({ engine: options.engine.name, maxAttempts: stepRetry(options.retryBaseMs).maxAttempts }),
     work: (run, ctx) => {
       options.metrics?.runsStarted.inc();
       return runSteps(options, run, ctx);
@@ -57,6 +72,7 @@ export function runHandler(options: RunHandlerOptions): SourcedJobHandler<Claime
 
 async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock, cpu, signal, logger, owner }: WorkContext): Promise<JobEnd> {
   const { engine, metrics } = options;
+  const retry = stepRetry(options.retryBaseMs);
   const log = logger.child({ runId: run.id });
   const { loaded } = run;
   if (!loaded) {
@@ -78,7 +94,7 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
   };
 
   // Whether the workspace has webhook endpoints, as last seen: each completion looks again (completeStep).
-  let hooked = loaded.hooked;
+  let hasWebhooks = loaded.hasWebhooks;
   // The attempt of the step to work next when the claim or the previous step's completion started it.
   let started: number | null = null;
   for (const [index, step] of PIPELINE.entries()) {
@@ -89,9 +105,9 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
     }
     if (run.started?.node === step.node) started = run.started.attempt;
     if (signal.aborted) throw signal.reason;
-    if (started === null && (previous?.attempts ?? 0) >= MAX_ATTEMPTS) {
+    if (started === null && (previous?.attempts ?? 0) >= retry.maxAttempts) {
       // The last attempts ended with their worker (a crash): give up rather than loop forever.
-      await failRun(db, job, step.node, previous!.attempts, `gave up after ${MAX_ATTEMPTS} attempts`, null, clock.now());
+      await failRun(db, job, step.node, previous!.attempts, `gave up after ${retry.maxAttempts} attempts`, null, clock.now());
       metrics?.runsFinished.inc({ status: 'FAILED' });
       return 'dead';
     }
@@ -143,12 +159,9 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
         await retryStepLater(db, job, step.node, attempt, describe(waiting), spent, now, retryAt, { counted: false, refused: error.refused });
         return 'retried';
       }
-      // Work over its CPU budget would only run over it again: the same input takes the same time.
-      const permanent = error instanceof PermanentStepError || error instanceof CpuBudgetExceeded;
-      if (attempt < MAX_ATTEMPTS && !permanent) {
-        // Exponential backoff, or longer when the model endpoint said how long to wait (Retry-After).
-        const hinted = error instanceof ModelEndpointError ? error.retryAfterMs ?? 0 : 0;
-        const delay = Math.max(options.retryBaseMs * 2 ** (attempt - 1), Math.min(hinted, MAX_RETRY_AFTER_MS));
+      const failure = attemptFailureOf(error);
+      if (attempt < retry.maxAttempts && !failure.permanent) {
+        const delay = retry.delay(attempt, failure.retryAfterMs);
         log.warn({ node: step.node, attempt, delayMs: delay, error: message }, 'step failed; will retry');
         metrics?.stepsFinished.inc({ node: step.node, outcome: 'retried' });
         await retryStepLater(db, job, step.node, attempt, message, spent, clock.now(), new Date(clock.now().getTime() + delay));
@@ -163,11 +176,11 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
     const draft = writer ? { subject: writer.subject, body: writer.body, to: ctx.lead.email, grounding: writer.grounding ?? null } : undefined;
     // The next step starts in the completion's commit, unless crashes have used up its attempts (the check above).
     const following = PIPELINE[index + 1];
-    const next = following && (stored.get(following.node)?.attempts ?? 0) < MAX_ATTEMPTS ? { node: following.node, engine: engine.name } : undefined;
+    const next = following && (stored.get(following.node)?.attempts ?? 0) < retry.maxAttempts ? { node: following.node, engine: engine.name } : undefined;
     const completed = await completeStep(db, job, step.node, { output: result.output, promptVersion: result.promptVersion, ...spent }, attempt, clock.now(), {
-      ...(draft ? { draft } : {}), ...(next ? { next } : {}), hooked,
+      ...(draft ? { draft } : {}), ...(next ? { next } : {}), hasWebhooks,
     });
-    hooked = completed.hooked;
+    hasWebhooks = completed.hasWebhooks;
     started = completed.nextAttempt;
     step.remember(ctx, result.output);
     metrics?.stepsFinished.inc({ node: step.node, outcome: 'completed' });
@@ -178,6 +191,17 @@ async function runSteps(options: RunHandlerOptions, run: ClaimedRun, { db, clock
 }
 
 const describe = (error: unknown) => describeError(error, 500);
+
+/**
+ * A step's failure as the pair of errors.ts says it. The engine's errors (src/agent/engine.ts) are told apart here:
+ * a PermanentStepError, and work over its CPU budget, which the same input would only run over again, are permanent;
+ * a model endpoint's answer may say when to try again.
+ */
+function attemptFailureOf(error: unknown): RetryableError | PermanentError {
+  const message = describe(error);
+  if (error instanceof PermanentStepError || error instanceof CpuBudgetExceeded) return new PermanentError(message, { cause: error });
+  return new RetryableError(message, error instanceof ModelEndpointError ? error.retryAfterMs : null, { cause: error });
+}
 
 function minutes(ms: number): string {
   const whole = Math.floor(ms / 60_000);

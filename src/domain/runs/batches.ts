@@ -3,12 +3,13 @@
 // wake-up notice for the workers. Each run carries the batch's id, by which the batch is read back.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { STEP_NODES } from '../agent/outputs.ts';
-import type { DB, Plan, RunStatus } from '../db/schema.ts';
-import { AppError, type FieldError } from './errors.ts';
-import { countRunsAgainstPlan, queuedRun, RUNS_CHANNEL, type Run, type StartRunContext, type StartRunInput } from './runs.ts';
-import { isUuid } from './validation.ts';
-import { emitWebhookEvent, hasWebhookEndpoints } from './webhooks/events.ts';
+import type { DB, Plan, RunStatus } from '../../db/schema.ts';
+import { AppError, type FieldError } from '../errors.ts';
+import { bareEvent, emitTransitionWebhook, eventsInsert, RUN, RUNS_CHANNEL } from './lifecycle.ts';
+import type { Run } from './runs.ts';
+import { countRunsAgainstPlan, insertSteps, queuedRun, type StartRunContext, type StartRunInput } from './start.ts';
+import { isUuid } from '../validation.ts';
+import { hasWebhookEndpoints } from '../webhooks/events.ts';
 
 export const MAX_BATCH_RUNS = 100;
 
@@ -58,20 +59,16 @@ export async function startRunBatch(trx: Kysely<DB>, ctx: StartRunContext, items
     WITH run AS (
       INSERT INTO runs (id, workspace_id, lead_id, call_id, status, created_by_user_id, key_id, trace_id, lease_owner, lease_expires_at,
                         available_at, error, started_at, completed_at, updated_at, batch_id)
-      SELECT b.id, ${workspaceId}, b.lead_id, b.call_id, 'QUEUED', ${ctx.userId}::uuid, ${ctx.keyId}::uuid, b.trace_id, NULL, NULL,
+      SELECT b.id, ${workspaceId}, b.lead_id, b.call_id, ${RUN.queue.to}, ${ctx.userId}::uuid, ${ctx.keyId}::uuid, b.trace_id, NULL, NULL,
              ${now}::timestamptz, NULL, ${now}::timestamptz, NULL, ${now}::timestamptz, ${batchId}::uuid
       FROM unnest(${runs.map((r) => r.id)}::uuid[], ${runs.map((r) => r.leadId)}::uuid[], ${runs.map((r) => r.callId)}::uuid[],
                   ${runs.map((r) => r.traceId)}::text[]) AS b(id, lead_id, call_id, trace_id)
       RETURNING id),
-    steps AS (
-      INSERT INTO run_steps (run_id, position, node, status, output, attempts)
-      SELECT run.id, s.position - 1, s.node, 'PENDING', NULL, 0
-      FROM run CROSS JOIN unnest(${sql.raw(`ARRAY[${STEP_NODES.map((n) => `'${n}'`).join(', ')}]`)}::text[]) WITH ORDINALITY AS s(node, position)),
-    queued AS (
-      INSERT INTO run_events (run_id, workspace_id, type, occurred_at) SELECT run.id, ${workspaceId}, 'run.queued', ${now}::timestamptz FROM run)
+    steps AS (${insertSteps}),
+    queued AS (${eventsInsert(sql`run.id`, sql`${workspaceId}::uuid`, now, sql`run, ${bareEvent(RUN.queue.event)}`)})
     SELECT pg_notify(${RUNS_CHANNEL}, ${String(runs.length)})`.execute(trx);
   if (await hasWebhookEndpoints(trx, workspaceId)) {
-    for (const run of runs) await emitWebhookEvent(trx, workspaceId, 'run.started', run, { at: now, runId: run.id });
+    for (const run of runs) await emitTransitionWebhook(trx, RUN.queue, { workspaceId, runId: run.id, at: now }, run);
   }
   return { batchId, runs };
 }

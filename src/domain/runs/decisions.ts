@@ -2,34 +2,12 @@
 // with feedback), or cancel a run still in the pipeline. Each is valid only from the states DESIGN §3 names and
 // changes nothing otherwise (409 invalid_state). Call each inside a transaction.
 import { sql, type Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
-import type { DB, DeliveryMethod, RunStatus } from '../db/schema.ts';
-import type { DeliverMethod, MailTransport } from './mail-settings/settings.ts';
-import { cancelQueuedDelivery, chooseDelivery, queueDelivery } from './deliveries.ts';
-import { AppError, notFound } from './errors.ts';
-import { recordEvent } from './run-events.ts';
-import { getRun, RUNS_CHANNEL, type Run } from './runs.ts';
-import { isUuid } from './validation.ts';
-
-/** Who decided: a key through the API, or a user through the UI. */
-export interface Decider {
-  keyId: string | null;
-  userId: string | null;
-}
-
-/** Locks the run row for the transaction and checks its state. */
-export async function lockRun(trx: Kysely<DB>, workspaceId: string, runId: string, allowed: readonly RunStatus[], verb: string) {
-  const run = isUuid(runId)
-    ? await trx.selectFrom('runs').select(['id', 'status']).where('workspace_id', '=', workspaceId).where('id', '=', runId).forUpdate().executeTakeFirst()
-    : undefined;
-  if (!run) throw notFound('Run');
-  if (!allowed.includes(run.status)) {
-    throw new AppError('invalid_state', `The run is ${run.status}; it can be ${verb} only while ${allowed.join(' or ')}.`, {
-      extra: { runStatus: run.status },
-    });
-  }
-  return run;
-}
+import type { Clock } from '../../clock.ts';
+import type { DB, DeliveryMethod, DraftStatus } from '../../db/schema.ts';
+import { cancelQueuedDelivery, chooseDelivery, queueDelivery, type DeliverMethod, type DeliveryTransport } from './deliveries.ts';
+import { AppError } from '../errors.ts';
+import { applyTransition, DRAFT, lockRun, RUN, RUNS_CHANNEL, skipSteps, STEP, type Decider, type Transition } from './lifecycle.ts';
+import { getRun, type Run } from './runs.ts';
 
 async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Promise<Run> {
   const run = await getRun(trx, workspaceId, runId);
@@ -42,13 +20,11 @@ async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Pr
  * regeneration rejects nothing: the version is replaced, with the feedback that asked for it).
  */
 async function decideDraft(
-  trx: Kysely<DB>, runId: string, status: 'APPROVED' | 'REJECTED' | 'SUPERSEDED', by: Decider, now: Date,
-  feedback: string | null,
+  trx: Kysely<DB>, workspaceId: string, runId: string, transition: Transition<DraftStatus>, by: Decider, at: Date, feedback: string | null,
 ) {
-  await trx.updateTable('email_drafts')
-    .set({ status, decided_at: now, decided_by_key_id: by.keyId, decided_by_user_id: by.userId, feedback })
-    .where('run_id', '=', runId).where('status', '=', 'DRAFT')
-    .execute();
+  await applyTransition(trx, transition, {
+    workspaceId, runId, at, set: { decided_at: at, decided_by_key_id: by.keyId, decided_by_user_id: by.userId, feedback },
+  });
 }
 
 /** How an approval delivers the draft (DESIGN §7). Without it, an approval only approves. */
@@ -58,7 +34,9 @@ export interface ApprovalDelivery {
   /** Whose name, address and signature the e-mail carries: the approving user, or for a key the workspace's admin. */
   senderUserId: string | null;
   /** The workspace's mail transport, read (in the approval's transaction) only when it is needed. */
-  transport: (trx: Kysely<DB>) => Promise<MailTransport>;
+  transport: (trx: Kysely<DB>) => Promise<DeliveryTransport>;
+  /** A new Message-ID at the sender's domain (src/mail/message.ts). */
+  newMessageId: (fromAddress: string) => string;
   /** How long the delivery waits before its job may start, so that the approval can be undone (the web UI's). */
   holdMs?: number;
 }
@@ -71,9 +49,9 @@ export interface ApprovalDelivery {
 export async function approveRun(
   trx: Kysely<DB>, workspaceId: string, runId: string, by: Decider, clock: Clock, delivery?: ApprovalDelivery,
 ): Promise<Run> {
-  await lockRun(trx, workspaceId, runId, ['AWAITING_APPROVAL'], 'approved');
+  await lockRun(trx, workspaceId, runId, RUN.approve.from, 'approved');
   let method: DeliveryMethod | null = null;
-  let transport: MailTransport | null = null;
+  let transport: DeliveryTransport | null = null;
   const draft = await trx.selectFrom('email_drafts').select(['id', 'to_address'])
     .where('run_id', '=', runId).where('status', '=', 'DRAFT').orderBy('version', 'desc').executeTakeFirst();
   if (delivery && draft && (delivery.deliver === undefined || delivery.deliver !== 'none')) {
@@ -81,12 +59,11 @@ export async function approveRun(
     method = chooseDelivery(delivery.deliver, transport, draft.to_address);
   }
   const now = clock.now();
-  await decideDraft(trx, runId, 'APPROVED', by, now, null);
-  await trx.updateTable('runs').set({ status: 'COMPLETED', updated_at: now }).where('id', '=', runId).execute();
-  await recordEvent(trx, { runId, workspaceId, type: 'run.approved', at: now });
-  if (method && draft && transport?.from) {
+  await decideDraft(trx, workspaceId, runId, DRAFT.approve, by, now, null);
+  await applyTransition(trx, RUN.approve, { workspaceId, runId, at: now });
+  if (delivery && method && draft && transport?.from) {
     await queueDelivery(trx, {
-      workspaceId, runId, draftId: draft.id, method, senderUserId: delivery?.senderUserId ?? null, fromAddress: transport.from.address, now,
+      workspaceId, runId, draftId: draft.id, method, senderUserId: delivery?.senderUserId ?? null, messageId: delivery.newMessageId(transport.from.address), now,
       availableAt: new Date(now.getTime() + (delivery?.holdMs ?? 0)),
     });
   }
@@ -100,7 +77,7 @@ export async function approveRun(
  * nothing, or whose delivery a runner has taken, cannot be undone (409 invalid_state).
  */
 export async function undoApproval(trx: Kysely<DB>, workspaceId: string, runId: string, clock: Clock): Promise<Run> {
-  await lockRun(trx, workspaceId, runId, ['COMPLETED'], 'taken back');
+  await lockRun(trx, workspaceId, runId, RUN.undoApproval.from, 'taken back');
   if (!(await cancelQueuedDelivery(trx, workspaceId, runId))) {
     throw new AppError('invalid_state',
       'The approval cannot be undone: its e-mail is already on its way, or it delivers nothing.');
@@ -109,11 +86,10 @@ export async function undoApproval(trx: Kysely<DB>, workspaceId: string, runId: 
   const draft = await trx.selectFrom('email_drafts').select('id')
     .where('run_id', '=', runId).where('status', '=', 'APPROVED').orderBy('version', 'desc').executeTakeFirst();
   if (!draft) throw new Error(`run ${runId} had a queued delivery and no approved draft`);
-  await trx.updateTable('email_drafts')
-    .set({ status: 'DRAFT', decided_at: null, decided_by_key_id: null, decided_by_user_id: null })
-    .where('id', '=', draft.id).execute();
-  await trx.updateTable('runs').set({ status: 'AWAITING_APPROVAL', updated_at: now }).where('id', '=', runId).execute();
-  await recordEvent(trx, { runId, workspaceId, type: 'run.approval_undone', at: now });
+  await applyTransition(trx, DRAFT.undoApproval, {
+    workspaceId, runId, draftId: draft.id, at: now, set: { decided_at: null, decided_by_key_id: null, decided_by_user_id: null },
+  });
+  await applyTransition(trx, RUN.undoApproval, { workspaceId, runId, at: now });
   return readBack(trx, workspaceId, runId);
 }
 
@@ -125,37 +101,33 @@ export async function undoApproval(trx: Kysely<DB>, workspaceId: string, runId: 
 export async function rejectRun(
   trx: Kysely<DB>, workspaceId: string, runId: string, input: { feedback?: string | null; regenerate?: boolean }, by: Decider, clock: Clock,
 ): Promise<Run> {
-  await lockRun(trx, workspaceId, runId, ['AWAITING_APPROVAL'], 'rejected');
+  await lockRun(trx, workspaceId, runId, RUN.reject.from, 'rejected');
   const now = clock.now();
   const feedback = input.feedback?.trim() || null;
-  await decideDraft(trx, runId, input.regenerate ? 'SUPERSEDED' : 'REJECTED', by, now, feedback);
+  await decideDraft(trx, workspaceId, runId, input.regenerate ? DRAFT.supersede : DRAFT.reject, by, now, feedback);
   if (!input.regenerate) {
-    await trx.updateTable('runs').set({ status: 'REJECTED', updated_at: now }).where('id', '=', runId).execute();
-    await recordEvent(trx, { runId, workspaceId, type: 'run.rejected', error: feedback, at: now });
+    await applyTransition(trx, RUN.reject, { workspaceId, runId, at: now, event: { error: feedback } });
     return readBack(trx, workspaceId, runId);
   }
-  await trx.updateTable('run_steps').set({
-    status: 'PENDING', output: null, attempts: 0, error: null, started_at: null, completed_at: null,
-    engine: null, model: null, prompt_version: null, input_tokens: null, output_tokens: null, duration_ms: null,
-  }).where('run_id', '=', runId).where('node', '=', 'WRITER').execute();
-  await trx.updateTable('runs').set({
-    status: 'QUEUED', completed_at: null, available_at: now, updated_at: now, feedback, error: null, lease_owner: null, lease_expires_at: null,
-  }).where('id', '=', runId).execute();
-  await recordEvent(trx, { runId, workspaceId, type: 'run.regenerating', node: 'WRITER', error: feedback, at: now });
+  await applyTransition(trx, STEP.reset, {
+    workspaceId, runId, nodes: ['WRITER'], at: now, set: {
+      output: null, attempts: 0, error: null, started_at: null, completed_at: null,
+      engine: null, model: null, prompt_version: null, input_tokens: null, output_tokens: null, duration_ms: null,
+    },
+  });
+  await applyTransition(trx, RUN.regenerate, {
+    workspaceId, runId, at: now, event: { node: 'WRITER', error: feedback },
+    set: { completed_at: null, available_at: now, feedback, error: null, lease_owner: null, lease_expires_at: null },
+  });
   await sql`SELECT pg_notify(${RUNS_CHANNEL}, ${runId})`.execute(trx);
   return readBack(trx, workspaceId, runId);
 }
 
 /** Stops a run still in the pipeline: its unfinished steps are SKIPPED, and its worker lets go at its next write. */
 export async function cancelRun(trx: Kysely<DB>, workspaceId: string, runId: string, clock: Clock): Promise<Run> {
-  await lockRun(trx, workspaceId, runId, ['QUEUED', 'RUNNING'], 'cancelled');
+  await lockRun(trx, workspaceId, runId, RUN.cancel.from, 'cancelled');
   const now = clock.now();
-  await trx.updateTable('run_steps').set({ status: 'SKIPPED', error: 'the run was cancelled' })
-    .where('run_id', '=', runId).where('status', '=', 'RUNNING').execute();
-  await trx.updateTable('run_steps').set({ status: 'SKIPPED' })
-    .where('run_id', '=', runId).where('status', '=', 'PENDING').execute();
-  await trx.updateTable('runs').set({ status: 'CANCELLED', completed_at: now, updated_at: now, lease_owner: null, lease_expires_at: null })
-    .where('id', '=', runId).execute();
-  await recordEvent(trx, { runId, workspaceId, type: 'run.cancelled', at: now });
+  await skipSteps(trx, { workspaceId, runId, at: now }, 'the run was cancelled');
+  await applyTransition(trx, RUN.cancel, { workspaceId, runId, at: now, set: { completed_at: now, lease_owner: null, lease_expires_at: null } });
   return readBack(trx, workspaceId, runId);
 }

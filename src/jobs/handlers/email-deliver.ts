@@ -4,16 +4,17 @@
 // lead CONTACTED, the run event and the audit entry) commit together afterwards. A runner that dies in between
 // leaves the job to be taken again, which sends the same message with the same Message-ID.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { systemClock, type Clock } from '../clock.ts';
-import type { DB, LeadStatus } from '../db/schema.ts';
-import { writeAudit } from '../domain/audit/audit.ts';
-import { DELIVERY_MAX_ATTEMPTS, EMAIL_DELIVER, type DeliverPayload } from '../domain/deliveries.ts';
-import { recordEvent, RUN_EVENTS_CHANNEL } from '../domain/run-events.ts';
-import { PermanentJobError, RetryJobError, type ClaimedJob, type JobContext, type JobHandler } from '../jobs/types.ts';
-import { appendDraft, ImapError } from './imap.ts';
-import { composeMessage } from './message.ts';
-import { loadMailTransport, type Address } from '../domain/mail-settings/settings.ts';
-import { sendRaw, SmtpFailure } from './smtp.ts';
+import { systemClock, type Clock } from '../../clock.ts';
+import type { DB, LeadStatus } from '../../db/schema.ts';
+import { DELIVERY_MAX_ATTEMPTS, EMAIL_DELIVER, type DeliverPayload } from '../../domain/runs/deliveries.ts';
+import { applyTransition, DELIVERY, DRAFT, notifyFollowers } from '../../domain/runs/lifecycle.ts';
+import { PermanentError, RetryableError } from '../errors.ts';
+import { retrySchedule, type RetryPolicy } from '../retry.ts';
+import type { ClaimedJob, JobContext, JobHandler } from '../types.ts';
+import { appendDraft } from '../../mail/imap.ts';
+import { composeMessage } from '../../mail/message.ts';
+import { loadMailTransport, type Address } from '../../domain/mail-settings/settings.ts';
+import { sendRaw } from '../../mail/smtp.ts';
 
 /** After the first attempt: about 30 s, 2 min, 10 min, 30 min, then 2 h. */
 const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
@@ -21,7 +22,8 @@ const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
 export interface DeliveryHandlerOptions {
   leaseMs: number;
   concurrency?: number;
-  backoffMs?: (attempt: number) => number;
+  /** The delivery's retries; tests shorten them. */
+  retry?: RetryPolicy;
   /** Certificates to trust besides the system's (see SmtpOptions.extraCa). */
   extraCa?: string | null;
   /** The time a delivery is marked FAILED at, after its last attempt. */
@@ -73,7 +75,7 @@ async function senderOf(db: Kysely<DB>, userId: string | null, from: Address) {
 
 function payloadOf(job: ClaimedJob): DeliverPayload {
   const payload = job.payload as Partial<DeliverPayload> | null;
-  if (!payload || typeof payload.deliveryId !== 'string') throw new PermanentJobError('the job names no delivery');
+  if (!payload || typeof payload.deliveryId !== 'string') throw new PermanentError('the job names no delivery');
   return { deliveryId: payload.deliveryId };
 }
 
@@ -85,33 +87,28 @@ const excerpt = (error: string) => (error.length > ERROR_MAX ? `${error.slice(0,
 async function recordRetry(ctx: JobContext, delivery: DeliveryRow, failure: string): Promise<void> {
   const now = ctx.clock.now();
   const error = excerpt(failure);
-  await ctx.db.transaction().execute(async (trx) => {
-    await trx.updateTable('email_deliveries').set({ status: 'QUEUED', error })
-      .where('id', '=', delivery.id).where('status', '=', 'DELIVERING').execute();
-    await recordEvent(trx, { runId: delivery.run_id, workspaceId: delivery.workspace_id, type: 'draft.delivery_retrying', error, at: now });
-  });
+  await ctx.db.transaction().execute((trx) => applyTransition(trx, DELIVERY.retry, {
+    ...targetOf(delivery), at: now, set: { error }, event: { error },
+  }));
 }
 
 async function markFailed(trx: Transaction<DB>, deliveryId: string, failure: string, now: Date): Promise<void> {
   const error = excerpt(failure);
-  const delivery = await trx.selectFrom('email_deliveries').select(['id', 'run_id', 'workspace_id', 'status'])
-    .where('id', '=', deliveryId).forUpdate().executeTakeFirst();
-  if (!delivery || delivery.status === 'DELIVERED') return;
-  await trx.updateTable('email_deliveries').set({ status: 'FAILED', error }).where('id', '=', delivery.id).execute();
-  await recordEvent(trx, { runId: delivery.run_id, workspaceId: delivery.workspace_id, type: 'draft.delivery_failed', error, at: now });
-  await writeAudit(trx, {
-    workspaceId: delivery.workspace_id, source: 'system', action: 'draft.delivery_failed', target: { type: 'run', id: delivery.run_id },
-    outcome: 'failure', occurredAt: now,
-  });
+  const delivery = await trx.selectFrom('email_deliveries').select(['id', 'run_id', 'workspace_id'])
+    .where('id', '=', deliveryId).executeTakeFirst();
+  if (!delivery) return;
+  await applyTransition(trx, DELIVERY.fail, { ...targetOf(delivery), at: now, set: { error }, event: { error } });
 }
+
+const targetOf = (delivery: { id: string; run_id: string; workspace_id: string }) =>
+  ({ workspaceId: delivery.workspace_id, runId: delivery.run_id, deliveryId: delivery.id });
 
 export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
   return {
     kind: EMAIL_DELIVER,
-    maxAttempts: DELIVERY_MAX_ATTEMPTS,
+    retry: options.retry ?? retrySchedule(DELIVERY_MAX_ATTEMPTS, BACKOFF_MS),
     concurrency: options.concurrency ?? 2,
     leaseMs: options.leaseMs,
-    backoffMs: options.backoffMs ?? ((attempt) => BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length) - 1] ?? BACKOFF_MS.at(-1)!),
 
     async run(job, ctx) {
       const { deliveryId } = payloadOf(job);
@@ -119,8 +116,8 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
       // Erased with its lead or call, or delivered by an attempt whose runner died after committing: nothing to do.
       if (!delivery || delivery.status === 'DELIVERED' || delivery.status === 'FAILED') return;
       const transport = await loadMailTransport(ctx.db, delivery.workspace_id, ctx.secrets(), ctx.config);
-      if (!transport.from) throw new PermanentJobError('No sender address is set up (Settings / E-mail, or MAIL_FROM).');
-      if (!delivery.to_address) throw new PermanentJobError('The draft has no recipient.');
+      if (!transport.from) throw new PermanentError('No sender address is set up (Settings / E-mail, or MAIL_FROM).');
+      if (!delivery.to_address) throw new PermanentError('The draft has no recipient.');
       const sender = await senderOf(ctx.db, delivery.sender_user_id, transport.from);
       const raw = await composeMessage({
         // The draft is written to the lead ("Hi Ada"), so the To header names them: `"Ada Lovelace" <ada@…>`.
@@ -129,45 +126,41 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
         signature: sender.signature, messageId: delivery.message_id, date: ctx.clock.now(),
       });
 
-      const started = await ctx.db.updateTable('email_deliveries')
-        .set((eb) => ({ status: 'DELIVERING', attempts: eb('attempts', '+', 1) }))
-        .where('id', '=', delivery.id).where('status', 'in', ['QUEUED', 'DELIVERING'])
-        .executeTakeFirst();
-      if (started.numUpdatedRows === 0n) return;
-      await notifyRunWatchers(ctx, delivery);
+      const began = await applyTransition(ctx.db, DELIVERY.begin, { ...targetOf(delivery), at: ctx.clock.now(), set: { attempts: sql`attempts + 1` } });
+      if (began === 0) return;
+      // A run page following the run learns that the delivery is under way, without an event of its own.
+      await notifyFollowers(ctx.db, delivery.run_id);
 
       let response: string;
       try {
         if (delivery.method === 'send') {
-          if (!transport.smtp) throw new SmtpFailure('No SMTP server is set up (Settings / E-mail, or SMTP_URL).', true);
+          if (!transport.smtp) throw new PermanentError('No SMTP server is set up (Settings / E-mail, or SMTP_URL).');
           ({ response } = await sendRaw(transport.smtp, { from: transport.from.address, to: [delivery.to_address] }, raw, {
             allowPrivateHosts: ctx.config.allowPrivateHosts, extraCa: options.extraCa ?? null, signal: ctx.signal,
           }));
         } else {
           // `mailbox`: saved as a draft in the sender's own mailbox (IMAP APPEND to Drafts, \Draft), sent from their client.
-          if (!transport.imap) throw new SmtpFailure('No IMAP mailbox is set up (Settings / E-mail).', true);
+          if (!transport.imap) throw new PermanentError('No IMAP mailbox is set up (Settings / E-mail).');
           ({ response } = await appendDraft(transport.imap, raw, delivery.message_id, {
             allowPrivateHosts: ctx.config.allowPrivateHosts, signal: ctx.signal, ...(options.extraCa ? { ca: options.extraCa } : {}),
           }));
         }
       } catch (error) {
         if (ctx.signal.aborted) throw error;
-        const failure = error instanceof SmtpFailure
-          ? error
-          : new SmtpFailure(error instanceof Error ? error.message : String(error), error instanceof ImapError && error.permanent);
-        if (failure.permanent) throw new PermanentJobError(failure.message);
-        if (job.attempt < job.maxAttempts) await recordRetry(ctx, delivery, failure.message);
-        throw new RetryJobError(failure.message);
+        if (error instanceof PermanentError) throw error;
+        const message = error instanceof Error ? error.message : String(error);
+        if (job.attempt < job.maxAttempts) await recordRetry(ctx, delivery, message);
+        throw error instanceof RetryableError ? error : new RetryableError(message, null, { cause: error });
       }
 
       const now = ctx.clock.now();
       const recorded = await ctx.db.transaction().execute(async (trx) => {
         if (!(await ctx.finish(trx))) return false;
-        await trx.updateTable('email_deliveries')
-          .set({ status: 'DELIVERED', delivered_at: now, response: response.slice(0, 1000), error: null })
-          .where('id', '=', delivery.id).execute();
+        // The draft is SENT before the delivery's event: the webhook event that the delivery's transition writes shows both.
+        if (delivery.method === 'send') await applyTransition(trx, DRAFT.send, { ...targetOf(delivery), draftId: delivery.draft_id, at: now });
+        const delivered = delivery.method === 'send' ? DELIVERY.send : DELIVERY.saveToMailbox;
+        await applyTransition(trx, delivered, { ...targetOf(delivery), at: now, set: { delivered_at: now, response: response.slice(0, 1000), error: null } });
         if (delivery.method === 'send') {
-          await trx.updateTable('email_drafts').set({ status: 'SENT' }).where('id', '=', delivery.draft_id).where('status', '=', 'APPROVED').execute();
           // A sent e-mail moves a lead in DISCOVERY to CONTACTED; a lead further along stays where it is.
           await trx.updateTable('leads')
             .set((eb) => ({
@@ -177,11 +170,6 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
             }))
             .where('id', '=', delivery.lead_id).where('workspace_id', '=', delivery.workspace_id).execute();
         }
-        const action = delivery.method === 'send' ? 'draft.sent' : 'draft.saved_to_mailbox';
-        await recordEvent(trx, { runId: delivery.run_id, workspaceId: delivery.workspace_id, type: action, at: now });
-        await writeAudit(trx, {
-          workspaceId: delivery.workspace_id, source: 'system', action, target: { type: 'run', id: delivery.run_id }, outcome: 'success', occurredAt: now,
-        });
         return true;
       });
       if (!recorded) ctx.logger.warn({ deliveryId: delivery.id }, 'the job was taken over before its delivery could be recorded');
@@ -192,9 +180,4 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
       if (typeof payload?.deliveryId === 'string') await markFailed(trx, payload.deliveryId, error.message, (options.clock ?? systemClock).now());
     },
   };
-}
-
-/** A run page following the run learns that the delivery is under way (DELIVERING) without an event of its own. */
-async function notifyRunWatchers(ctx: JobContext, delivery: DeliveryRow): Promise<void> {
-  await sql`SELECT pg_notify(${RUN_EVENTS_CHANNEL}, ${delivery.run_id})`.execute(ctx.db);
 }
