@@ -3,7 +3,7 @@
 import { ModelCallDeferred, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from './engine.ts';
 import { CHECK_NAMES, checksFeedback, type DraftChecks } from './draft-checks.ts';
 import { fitDraft, type Draft, type WriteContext } from './grounding.ts';
-import type { WriterOutput } from './outputs.ts';
+import type { WriterOutput } from '../schemas/outputs.ts';
 
 function addUsage(a: TokenUsage | null, b: TokenUsage | null): TokenUsage | null {
   if (!a) return b;

@@ -1,5 +1,5 @@
 // What a pipeline step knows about the run, and the interface every engine implements.
-import type { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput } from './outputs.ts';
+import type { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput } from '../schemas/outputs.ts';
 
 export interface LeadFacts {
   id: string;

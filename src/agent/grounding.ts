@@ -7,6 +7,7 @@ import { StepAttemptError, type Engine, type RunContext, type TokenUsage } from 
 import { claimBacking, claimsIn, claimSupported, CLAIMS_CHECKED_MAX, type ClaimBacking, type ClaimKind } from './claims.ts';
 import { trimEndOf } from './text.ts';
 import { toOneLine } from '../domain/validation.ts';
+import { BODY_MAX, SUBJECT_MAX } from '../schemas/runs.ts';
 
 export interface Draft {
   subject: string;
@@ -271,8 +272,7 @@ const CLAIM_WITHOUT_BACKING: Record<ClaimKind, string> = {
 // ===============================================================================================================
 // The draft's bounds
 
-export const SUBJECT_MAX = 80;
-export const BODY_MAX = 5000;
+export { BODY_MAX, SUBJECT_MAX };
 /** An overrun up to this much is trimmed; beyond it the answer is not what was asked for and the attempt fails. */
 const SUBJECT_TRIM_UP_TO = 160;
 const BODY_TRIM_UP_TO = 6000;

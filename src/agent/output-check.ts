@@ -1,7 +1,7 @@
 // Checking a step's output against its schema (src/agent/outputs.ts) before it is stored. Apart from the schemas,
 // which the API's routes and document use too, so that only a process that runs steps loads TypeBox's compiler.
 import { Compile } from 'typebox/compile';
-import { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput, type StepNode } from './outputs.ts';
+import { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput, type StepNode } from '../schemas/outputs.ts';
 
 const outputValidators = {
   RESEARCH: Compile(ResearchOutput),

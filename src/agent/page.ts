@@ -3,7 +3,7 @@
 // work over a stranger's HTML: it runs in the CPU pool's threads (src/cpu), never on the event loop that answers
 // HTTP, and every parser and pattern here is linear in the size of the page (DESIGN §10).
 import { type Attributes, type HtmlVisitor, walkHtml } from '../text/html-walk.ts';
-import type { Fact } from './outputs.ts';
+import type { Fact } from '../schemas/outputs.ts';
 import { factKey } from './text.ts';
 
 const MAX_FACTS_PER_PAGE = 6;

@@ -3,7 +3,7 @@
 import type { CpuPool } from '../cpu/pool.ts';
 import { detached, type Engine, type EngineResult, type RunContext } from './engine.ts';
 import { writeGroundedDraft } from './checked-writing.ts';
-import type { AnalysisOutput, ResearchOutput, StepNode, StrategyOutput } from './outputs.ts';
+import type { AnalysisOutput, ResearchOutput, StepNode, StrategyOutput } from '../schemas/outputs.ts';
 import { quotesOf } from './prompts/brief.ts';
 import { research } from './research.ts';
 import { restoreSeparator } from './sign-off.ts';

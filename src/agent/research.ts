@@ -5,7 +5,7 @@
 // CPU pool, with its time budget.
 import { CpuBudgetExceeded, type CpuPool } from '../cpu/pool.ts';
 import type { EngineName, RunContext } from './engine.ts';
-import type { Fact, ResearchOutput } from './outputs.ts';
+import type { Fact, ResearchOutput } from '../schemas/outputs.ts';
 import type { PageReading } from './page.ts';
 import { factKey } from './text.ts';
 import { fetchPage as guardedFetchPage, type FetchPageOptions } from './website.ts';

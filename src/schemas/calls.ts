@@ -1,7 +1,11 @@
 // Calls: a conversation held with a lead, and what adds one.
 import { Type } from 'typebox';
-import { TRANSCRIPT_FORMATS } from '../agent/transcript/types.ts';
 import { Nullable, Int32, Timestamp, Id } from './common.ts';
+
+/** How a call's transcript is laid out, in the order DESIGN §12 lists the layouts reps paste (src/agent/transcript/). */
+export const TRANSCRIPT_FORMATS = [
+  'labelled', 'rep-prospect', 'speaker-n', 'webvtt', 'srt', 'otter', 'timestamped', 'meet', 'plain',
+] as const;
 
 const TRANSCRIPT_MAX = 200_000;
 

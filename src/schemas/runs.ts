@@ -1,9 +1,12 @@
 // Runs: the run, its steps and their outputs, its draft's versions and its delivery, and what starts and decides one.
 import { Type, type TSchema } from 'typebox';
-import { AnalysisOutput, MAX_ANSWER_BYTES, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from '../agent/outputs.ts';
-import { BODY_MAX, SUBJECT_MAX } from '../agent/grounding.ts';
+import { AnalysisOutput, MAX_ANSWER_BYTES, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from './outputs.ts';
 import { ONE_LINE_PATTERN } from '../domain/validation.ts';
 import { Nullable, MESSAGE_MAX, INT32_MAX, Int32, Int64, Timestamp, Id, EMAIL_MAX, HEADER_LINE_MAX, FEEDBACK_MAX } from './common.ts';
+
+/** A draft's bounds: a subject fits a header line, a body an e-mail a person reads (src/agent/grounding.ts fits it). */
+export const SUBJECT_MAX = 80;
+export const BODY_MAX = 5000;
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED'] as const;
 export const DRAFT_ORIGINS = ['generated', 'regenerated', 'edited'] as const;

@@ -1,7 +1,7 @@
 // Realistic sales calls from different industries, each with the facts a follow-up draft must carry: the figures,
 // the people with their roles, the tools, the budget and timing signals and every commitment the rep made.
 import type { RunContext } from '../../src/agent/engine.ts';
-import type { ResearchOutput } from '../../src/agent/outputs.ts';
+import type { ResearchOutput } from '../../src/schemas/outputs.ts';
 
 export interface QualityCall {
   industry: string;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bodyWordCount, checkDraft, feedbackWordLimit } from '../../src/agent/draft-checks.ts';
 import type { RunContext } from '../../src/agent/engine.ts';
-import type { AnalysisOutput, ResearchOutput } from '../../src/agent/outputs.ts';
+import type { AnalysisOutput, ResearchOutput } from '../../src/schemas/outputs.ts';
 import { cpuPerCall, timedCpu } from '../support/thread-cpu.ts';
 
 const TRANSCRIPT = [

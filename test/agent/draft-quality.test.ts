@@ -10,7 +10,7 @@ import { sentencesOf } from '../../src/agent/engines/offline/facts.ts';
 import { bodyWords, wordCount } from '../../src/agent/engines/offline/feedback.ts';
 import { checkGrounding } from '../../src/agent/grounding.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
-import type { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/agent/outputs.ts';
+import type { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/schemas/outputs.ts';
 import { signOff } from '../../src/agent/sign-off.ts';
 import { createCpuPool } from '../../src/cpu/pool.ts';
 import { contextFor, QUALITY_CALLS, type QualityCall } from './calls.ts';

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { RunContext } from '../../src/agent/engine.ts';
-import type { ResearchOutput } from '../../src/agent/outputs.ts';
+import type { ResearchOutput } from '../../src/schemas/outputs.ts';
 import { detectFormat, type TranscriptFormat } from '../../src/agent/transcript/index.ts';
 import { createCpuPool } from '../../src/cpu/pool.ts';
 

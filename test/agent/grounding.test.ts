@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../../src/agent/engine.ts';
 import { checkGrounding, fitDraft, type Draft } from '../../src/agent/grounding.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
-import type { AnalysisOutput, Fact, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/agent/outputs.ts';
+import type { AnalysisOutput, Fact, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/schemas/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../../src/agent/pipeline.ts';
 import { testCpu, testOfflineEngine } from '../support/cpu.ts';
 import { cpuPerCall, timedCpu } from '../support/thread-cpu.ts';

@@ -9,7 +9,7 @@ import { salvageJson } from '../../src/agent/engines/model.ts';
 import { offlineRules } from '../../src/agent/engines/offline.ts';
 import { checkGrounding, fitDraft } from '../../src/agent/grounding.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
-import type { ResearchOutput } from '../../src/agent/outputs.ts';
+import type { ResearchOutput } from '../../src/schemas/outputs.ts';
 import { cpuPerCall, timedCpu } from '../support/thread-cpu.ts';
 
 const MiB = 1024 * 1024;

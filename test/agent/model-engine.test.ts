@@ -11,7 +11,7 @@ import { ModelEndpointError } from '../../src/agent/engine.ts';
 import { createModelEngine, MAX_ANSWER_BYTES, type ModelEngineOptions } from '../../src/agent/engines/model.ts';
 import type {
   AnalysisOutput, KeyFacts, ResearchOutput, StrategyOutput, WriterOutput,
-} from '../../src/agent/outputs.ts';
+} from '../../src/schemas/outputs.ts';
 import { chat, hang, messageText, rateLimited, startOpenAIServer, status, type OpenAIServer } from '../support/openai-server.ts';
 
 const API_KEY = 'sk-test-Zq8v1LmN4pRt7XyK2wBc';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { RunContext } from '../../src/agent/engine.ts';
 import { offlineRules as offlineEngine, wordCount } from '../../src/agent/engines/offline.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
-import type { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/agent/outputs.ts';
+import type { AnalysisOutput, ResearchOutput, StrategyOutput, WriterOutput } from '../../src/schemas/outputs.ts';
 import { signOff } from '../../src/agent/sign-off.ts';
 
 const DISCOVERY_CALL = `[00:00:04] Grace: Thanks for making the time, Ada. How are things going with the sales team?

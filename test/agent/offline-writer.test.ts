@@ -10,7 +10,7 @@ import { readCallFacts } from '../../src/agent/engines/offline/facts.ts';
 import { restate, secondPerson } from '../../src/agent/engines/offline/writing.ts';
 import { detectFormat, readTranscript } from '../../src/agent/engines/offline/transcript.ts';
 import { assertStepOutput } from '../../src/agent/output-check.ts';
-import type { ResearchOutput } from '../../src/agent/outputs.ts';
+import type { ResearchOutput } from '../../src/schemas/outputs.ts';
 import { signOff } from '../../src/agent/sign-off.ts';
 import { HVAC_VTT, NOT_NOW_LABELLED, SCHOOL_SPEAKERS } from '../fixtures/calls/offline-writer.ts';
 

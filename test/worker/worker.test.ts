@@ -3,7 +3,7 @@
 // step, and a worker that lost its lease cannot write.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import type { ResearchOutput } from '../../src/agent/outputs.ts';
+import type { ResearchOutput } from '../../src/schemas/outputs.ts';
 import { LeaseLost } from '../../src/jobs/errors.ts';
 import { claimNextRun } from '../../src/jobs/sql/run/claimRun.ts';
 import { completeStep } from '../../src/jobs/sql/run/completeStep.ts';

@@ -3,7 +3,7 @@
 // that carries these reads as written by someone who was on the call. The input is a stranger's transcript: every
 // pattern here reads a sentence of at most a few hundred characters once, with no nested repetition, and every
 // list is capped, so the work stays linear in the transcript (DESIGN §10).
-import type { KeyFacts } from '../outputs.ts';
+import type { KeyFacts } from '../../schemas/outputs.ts';
 
 export interface SpokenSentence {
   role: 'rep' | 'prospect' | 'note';

@@ -7,7 +7,7 @@ import { http } from '../../net/node-http.ts';
 import { ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type RunContext, type TokenUsage } from '../engine.ts';
 import { BODY_MAX, fitDraft } from '../grounding.ts';
 import { assertStepOutput } from '../output-check.ts';
-import { AnalysisOutput, MAX_ANSWER_BYTES, StrategyOutput, WriterOutput, type StepNode } from '../outputs.ts';
+import { AnalysisOutput, MAX_ANSWER_BYTES, StrategyOutput, WriterOutput, type StepNode } from '../../schemas/outputs.ts';
 import * as analysisPrompt from '../prompts/analysis.ts';
 import * as strategyPrompt from '../prompts/strategy.ts';
 import * as writerPrompt from '../prompts/writer.ts';

@@ -4,7 +4,7 @@
 // feedback as explicit instructions. Everything here reads a transcript or feedback once, by bounded patterns.
 import { COPIED_RUN_WORDS, feedbackWordLimit, wordLimitOf } from '../draft-checks.ts';
 import type { RunContext } from '../engine.ts';
-import type { AnalysisOutput, KeyFacts, StrategyOutput } from '../outputs.ts';
+import type { AnalysisOutput, KeyFacts, StrategyOutput } from '../../schemas/outputs.ts';
 import { readTranscript } from '../transcript/index.ts';
 
 /** The length of a gracious "not now" note. */

@@ -4,10 +4,10 @@
 export type TranscriptFormat =
   | 'webvtt' | 'srt' | 'otter' | 'timestamped' | 'rep-prospect' | 'speaker-n' | 'labelled' | 'meet' | 'plain';
 
-/** Every format, in the order DESIGN §12 lists them; the API's schema enumerates these. */
-export const TRANSCRIPT_FORMATS = [
-  'labelled', 'rep-prospect', 'speaker-n', 'webvtt', 'srt', 'otter', 'timestamped', 'meet', 'plain',
-] as const satisfies readonly TranscriptFormat[];
+import { TRANSCRIPT_FORMATS } from '../../schemas/calls.ts';
+
+TRANSCRIPT_FORMATS satisfies readonly TranscriptFormat[];
+export { TRANSCRIPT_FORMATS };
 /** Fails to compile when a format is missing from TRANSCRIPT_FORMATS. */
 export const ALL_FORMATS_LISTED: [Exclude<TranscriptFormat, (typeof TRANSCRIPT_FORMATS)[number]>] extends [never]
   ? true : never = true;

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { RunContext } from '../../agent/engine.ts';
 import type { Draft, GroundingReport } from '../../agent/grounding.ts';
-import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../agent/outputs.ts';
+import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../schemas/outputs.ts';
 import type { Clock } from '../../clock.ts';
 import type { DB, DraftOrigin, DraftStatus } from '../../db/schema.ts';
 import { invalid, notFound } from '../errors.ts';

@@ -6,7 +6,7 @@
 // single statements (src/jobs/sql/run/) and a run's start (start.ts, batches.ts) write the same transitions as
 // CTEs, built from the same tables (eventsInsert).
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { StepNode } from '../../agent/outputs.ts';
+import type { StepNode } from '../../schemas/outputs.ts';
 import type { DB, DeliveryStatus, DraftStatus, RunEventType, RunStatus, StepStatus } from '../../db/schema.ts';
 import { writeAudit } from '../audit/audit.ts';
 import { AppError, notFound } from '../errors.ts';

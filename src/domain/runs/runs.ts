@@ -2,7 +2,7 @@
 // its delivery, and the newest reply. PostgreSQL assembles each run as JSON in one query. Starting one is start.ts;
 // every change after is a transition (lifecycle.ts).
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { StepNode } from '../../agent/outputs.ts';
+import type { StepNode } from '../../schemas/outputs.ts';
 import { prepare } from '../../db/database.ts';
 import type { DB, DeliveryMethod, DeliveryStatus, DraftOrigin, DraftStatus, RunStatus, StepStatus } from '../../db/schema.ts';
 import { pageOf, type Cursor } from '../pagination.ts';

@@ -2,7 +2,7 @@
 // workers (src/jobs/) take it from there. Batches (batches.ts) start many at once the same way.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { STEP_NODES } from '../../agent/outputs.ts';
+import { STEP_NODES } from '../../schemas/outputs.ts';
 import type { Clock } from '../../clock.ts';
 import { prepare } from '../../db/database.ts';
 import type { DB, Plan } from '../../db/schema.ts';

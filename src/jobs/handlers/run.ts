@@ -5,7 +5,7 @@
 // fails for good is FAILED, a run's dead letter.
 import { MAX_RETRY_AFTER_MS, ModelCallDeferred, ModelEndpointError, PermanentStepError, StepAttemptError, type Engine, type EngineResult, type TokenUsage } from '../../agent/engine.ts';
 import { assertStepOutput } from '../../agent/output-check.ts';
-import type { WriterOutput } from '../../agent/outputs.ts';
+import type { WriterOutput } from '../../schemas/outputs.ts';
 import { PIPELINE, type PipelineDeps } from '../../agent/pipeline.ts';
 import { CpuBudgetExceeded } from '../../cpu/pool.ts';
 import type { Metrics } from '../../observability/metrics.ts';

@@ -1,7 +1,7 @@
 // ANALYSIS: the call read into pains, objections, buying signals, next steps and commitments, each with the
 // transcript lines it came from, and the buyer's mood from the buyer's own words only (never the rep's).
 import type { RunContext } from '../../engine.ts';
-import type { AnalysisOutput, Evidence } from '../../outputs.ts';
+import type { AnalysisOutput, Evidence } from '../../../schemas/outputs.ts';
 import { readFacts } from '../call-facts.ts';
 import { type CallFacts, readCallFacts, type Sentence } from './facts.ts';
 import { detectFormat } from './transcript.ts';

@@ -1,7 +1,7 @@
 // The offline engine's rules: its three steps as pure functions, read top to bottom in run order (analysis.ts,
 // strategy.ts, writing.ts). A CPU pool thread loads this file (src/cpu/tasks.ts); it imports nothing of the pool.
 import type { Engine, EngineResult } from '../../engine.ts';
-import type { AnalysisOutput, StrategyOutput, WriterOutput } from '../../outputs.ts';
+import type { AnalysisOutput, StrategyOutput, WriterOutput } from '../../../schemas/outputs.ts';
 import { analyseCall } from './analysis.ts';
 import { chooseStrategy } from './strategy.ts';
 import { writeDraft } from './writing.ts';

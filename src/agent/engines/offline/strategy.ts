@@ -1,6 +1,6 @@
 // STRATEGY: the angle the e-mail takes, what it offers, the call to action and the tone, from the analysis.
 import type { RunContext } from '../../engine.ts';
-import type { AnalysisOutput, StrategyOutput } from '../../outputs.ts';
+import type { AnalysisOutput, StrategyOutput } from '../../../schemas/outputs.ts';
 import { companyOf } from './writing.ts';
 
 export type StrategiseContext = RunContext & { analysis: AnalysisOutput };

@@ -2,7 +2,7 @@
 // this buyer (their pain with its figure, in our words), restates every commitment with its date, and ends on the
 // agreed next step; a "not now" call gets a short note that asks for nothing. Within the word limit, always.
 import type { RunContext } from '../../engine.ts';
-import type { WriterOutput } from '../../outputs.ts';
+import type { WriterOutput } from '../../../schemas/outputs.ts';
 import { signOff } from '../../sign-off.ts';
 import { toOneLine } from '../../../domain/validation.ts';
 import { inOurWords, SaidIndex } from './copying.ts';

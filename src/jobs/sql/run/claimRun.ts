@@ -2,7 +2,7 @@
 // its first step to work started, in one statement.
 import { sql, type Kysely } from 'kysely';
 import type { EngineName } from '../../../agent/engine.ts';
-import type { StepNode } from '../../../agent/outputs.ts';
+import type { StepNode } from '../../../schemas/outputs.ts';
 import { prepare } from '../../../db/database.ts';
 import type { DB } from '../../../db/schema.ts';
 import { RUN, RUN_EVENTS_CHANNEL, state, states, STEP } from '../../../domain/runs/lifecycle.ts';

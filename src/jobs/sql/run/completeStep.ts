@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { EngineName } from '../../../agent/engine.ts';
-import type { StepNode } from '../../../agent/outputs.ts';
+import type { StepNode } from '../../../schemas/outputs.ts';
 import { prepare } from '../../../db/database.ts';
 import type { DB } from '../../../db/schema.ts';
 import { emitTransitionWebhook, eventsInsert, RUN, RUN_EVENTS_CHANNEL, state, states, STEP } from '../../../domain/runs/lifecycle.ts';

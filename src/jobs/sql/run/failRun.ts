@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { StepNode } from '../../../agent/outputs.ts';
+import type { StepNode } from '../../../schemas/outputs.ts';
 import type { DB } from '../../../db/schema.ts';
 import { applyTransition, RUN, skipSteps, STEP } from '../../../domain/runs/lifecycle.ts';
 import { costOf, spendTokens, target, type AttemptCost } from './cost.ts';

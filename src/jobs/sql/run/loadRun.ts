@@ -1,7 +1,7 @@
 // What a worker reads to work a run: the claim reads it in its own statement (claimRun.ts), loadRun for a run it is given.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { PreviousDraft, RunContext } from '../../../agent/engine.ts';
-import type { StepNode } from '../../../agent/outputs.ts';
+import type { StepNode } from '../../../schemas/outputs.ts';
 import { prepare } from '../../../db/database.ts';
 import type { DB, StepStatus } from '../../../db/schema.ts';
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { EngineName } from '../../../agent/engine.ts';
-import type { StepNode } from '../../../agent/outputs.ts';
+import type { StepNode } from '../../../schemas/outputs.ts';
 import { prepare } from '../../../db/database.ts';
 import type { DB } from '../../../db/schema.ts';
 import { eventsInsert, RUN_EVENTS_CHANNEL, state, states, STEP } from '../../../domain/runs/lifecycle.ts';
