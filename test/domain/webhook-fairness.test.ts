@@ -180,13 +180,14 @@ for (const kind of BACKENDS) {
           .where('id', '=', id).executeTakeFirstOrThrow();
         // The endpoint's count is written with the attempt; the delivery's job is handed back with its next time just
         // after, from the clock as it then reads: the clock moves on only once the job is back in the queue.
+        // Waited for as long as a loaded machine may take (the whole suite shares two cores): no time is asserted.
         const timeoutsReach = (count: number) => eventually(`${count} timeouts`, async () => {
           const row = await state();
           if (row.timeouts !== count) return undefined;
           const running = await t.database.db.selectFrom('jobs').select('id')
             .where('kind', '=', WEBHOOK_DELIVER).where('status', '=', 'RUNNING').execute();
           return running.length === 0 ? row : undefined;
-        });
+        }, 60_000);
         await t.database.db.transaction().execute((trx) =>
           emitWebhookEvent(trx, a.id, 'lead.updated', { id: 'flaky-0' }, { at: clock.now() }));
         runner = new JobRunner({

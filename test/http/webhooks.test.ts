@@ -41,7 +41,9 @@ for (const kind of BACKENDS) {
     async function startRunner(options: { clock?: Clock; config?: Partial<Config>; retryDelaysMs?: number[]; timeoutMs?: number } = {}) {
       const runner = new JobRunner({
         database: t.database, clock: options.clock ?? systemClock, config: { ...t.deps.config, ...options.config }, secrets: t.deps.secrets, cpu: t.deps.cpu,
-        logger: silentLogger, handlers: [webhookHandler({ leaseMs: 10_000, retryDelaysMs: options.retryDelaysMs ?? [50, 50, 50], timeoutMs: options.timeoutMs ?? 2_000 })],
+        logger: silentLogger,
+        // A receiver's answer may take seconds on a loaded machine: only the tests of time-outs set a short one.
+        handlers: [webhookHandler({ leaseMs: 20_000, retryDelaysMs: options.retryDelaysMs ?? [50, 50, 50], timeoutMs: options.timeoutMs ?? 10_000 })],
         pollMs: 30, drainMs: 500,
       });
       await runner.start();
