@@ -11,7 +11,7 @@ export type DraftOrigin = 'generated' | 'regenerated' | 'edited';
 export type DeliveryMethod = 'send' | 'mailbox';
 /** What a reply says (src/schemas/replies.ts REPLY_CLASSES; src/domain/replies.ts holds the two equal). */
 export type ReplyClass = 'interested' | 'not_now' | 'not_interested' | 'out_of_office' | 'unsubscribe' | 'bounce' | 'auto_reply' | 'referral' | 'other';
-export type DeliveryStatus = 'QUEUED' | 'DELIVERING' | 'DELIVERED' | 'FAILED';
+export type DeliveryStatus = 'SCHEDULED' | 'QUEUED' | 'DELIVERING' | 'DELIVERED' | 'FAILED' | 'CANCELLED' | 'SUPPRESSED' | 'BOUNCED';
 export type JobStatus = 'QUEUED' | 'RUNNING' | 'DONE' | 'DEAD';
 export type TlsMode = 'tls' | 'starttls' | 'none';
 export type AuditSource = 'api' | 'ui' | 'cli' | 'system';

@@ -62,8 +62,10 @@ export const Step = Type.Object({
 export const DeliveryMethod = Type.Enum(['send', 'mailbox'], { description: '`send`: over SMTP; `mailbox`: saved to the sender\'s Drafts folder over IMAP.' });
 export const Delivery = Type.Object({
   method: DeliveryMethod,
-  status: Type.Enum(['QUEUED', 'DELIVERING', 'DELIVERED', 'FAILED'], {
-    description: 'QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again).',
+  status: Type.Enum(['SCHEDULED', 'QUEUED', 'DELIVERING', 'DELIVERED', 'FAILED', 'CANCELLED', 'SUPPRESSED', 'BOUNCED'], {
+    description: 'QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). '
+      + 'SCHEDULED while it waits for a send window, a per-sender limit or the approval\'s `sendAt` (DESIGN §14); CANCELLED when taken off '
+      + 'the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient\'s server refused it (§15).',
   }),
   messageId: Type.String({ maxLength: HEADER_LINE_MAX, description: 'The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same.' }),
   attempts: Int32({ minimum: 0, description: 'Attempts made so far.' }),

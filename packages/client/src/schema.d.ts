@@ -1132,10 +1132,10 @@ export type components = {
                      */
                     queuedAt: string;
                     /**
-                     * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again).
+                     * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). SCHEDULED while it waits for a send window, a per-sender limit or the approval's `sendAt` (DESIGN §14); CANCELLED when taken off the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient's server refused it (§15).
                      * @enum {unknown}
                      */
-                    status: "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED";
+                    status: "SCHEDULED" | "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED" | "CANCELLED" | "SUPPRESSED" | "BOUNCED";
                 } | null;
                 editedAt: string | null;
                 grounding: {
@@ -3478,10 +3478,10 @@ export interface operations {
                                  */
                                 queuedAt: string;
                                 /**
-                                 * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again).
+                                 * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). SCHEDULED while it waits for a send window, a per-sender limit or the approval's `sendAt` (DESIGN §14); CANCELLED when taken off the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient's server refused it (§15).
                                  * @enum {unknown}
                                  */
-                                status: "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED";
+                                status: "SCHEDULED" | "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED" | "CANCELLED" | "SUPPRESSED" | "BOUNCED";
                             } | null;
                             editedAt: string | null;
                             grounding: {

@@ -5,7 +5,7 @@
 // leaves the job to be taken again, which sends the same message with the same Message-ID.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { systemClock, type Clock } from '../../clock.ts';
-import type { DB, LeadStatus } from '../../db/schema.ts';
+import type { DB, DeliveryStatus, LeadStatus } from '../../db/schema.ts';
 import { DELIVERY_MAX_ATTEMPTS, EMAIL_DELIVER, type DeliverPayload } from '../../domain/runs/deliveries.ts';
 import { applyTransition, DELIVERY, DRAFT, notifyFollowers } from '../../domain/runs/lifecycle.ts';
 import { PermanentError, RetryableError } from '../errors.ts';
@@ -36,7 +36,7 @@ interface DeliveryRow {
   run_id: string;
   draft_id: string;
   method: 'send' | 'mailbox';
-  status: 'QUEUED' | 'DELIVERING' | 'DELIVERED' | 'FAILED';
+  status: DeliveryStatus;
   message_id: string;
   sender_user_id: string | null;
   subject: string;
@@ -114,7 +114,7 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
       const { deliveryId } = payloadOf(job);
       const delivery = await loadDelivery(ctx.db, deliveryId);
       // Erased with its lead or call, or delivered by an attempt whose runner died after committing: nothing to do.
-      if (!delivery || delivery.status === 'DELIVERED' || delivery.status === 'FAILED') return;
+      if (!delivery || (delivery.status !== 'QUEUED' && delivery.status !== 'DELIVERING')) return;
       const transport = await loadMailTransport(ctx.db, delivery.workspace_id, ctx.secrets(), ctx.config);
       if (!transport.from) throw new PermanentError('No sender address is set up (Settings / E-mail, or MAIL_FROM).');
       if (!delivery.to_address) throw new PermanentError('The draft has no recipient.');
