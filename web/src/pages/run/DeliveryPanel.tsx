@@ -21,6 +21,10 @@ function headline(delivery: Delivery): { tone: 'blue' | 'green' | 'red' | 'amber
       tone: 'green', text: `${mailbox ? 'Saved to your mailbox' : 'Sent'}${delivery.deliveredAt ? ` at ${time(delivery.deliveredAt)}` : ''}`,
     };
     case 'FAILED': return { tone: 'red', text: 'Failed' };
+    case 'SCHEDULED': return { tone: 'blue', text: 'Scheduled' };
+    case 'CANCELLED': return { tone: 'amber', text: 'Cancelled: not sent' };
+    case 'SUPPRESSED': return { tone: 'red', text: 'Not sent: the address asked not to be contacted' };
+    case 'BOUNCED': return { tone: 'red', text: 'Bounced' };
   }
 }
 
