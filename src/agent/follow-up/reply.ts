@@ -1,0 +1,107 @@
+// "Draft a response" (DESIGN §16): the answer to the buyer's reply, from what they wrote and what the call grounds.
+// Interested: the concrete next step, the one agreed on the call when there was one. A question: answered from what
+// the call or the research said, else a promise to confirm; never a new fact. Not now: a short, gracious note that
+// asks for nothing. The reply is a stranger's text: read to a bound, by patterns without nested repetition.
+import { classifyReply } from '../replies/classify.ts';
+import { ownText } from '../replies/own-text.ts';
+import { inOurWords, SaidIndex } from '../engines/offline/copying.ts';
+import type { CallFacts, Sentence } from '../engines/offline/facts.ts';
+import { keywords } from '../engines/offline/feedback.ts';
+import { restate } from '../engines/offline/writing.ts';
+import type { ResearchOutput } from '../../schemas/outputs.ts';
+import { stepPhrase, type Lines } from './offline.ts';
+
+/** A reply is read this far: what a person answers is at the top, above the quoted thread. */
+const REPLY_READ_MAX = 64 * 1024;
+const OWN_READ_MAX = 4000;
+const QUESTIONS_MAX = 2;
+/** The most words an answer to a reply's questions may have: a question answered needs more room than a bump. */
+export const REPLY_ANSWER_WORDS = 150;
+
+export type ReplyKind = 'interested' | 'question' | 'not_now' | 'declined' | 'other';
+
+export interface ReadReply {
+  kind: ReplyKind;
+  /** The buyer's questions, each as they wrote it (at most a sentence). */
+  questions: string[];
+  /** When they asked to come back ("in Q3", "after the summer"), as they wrote it. */
+  later: string | null;
+}
+
+const QUESTION_WORDS = new Set(['does', 'did', 'can', 'could', 'would', 'will', 'what', 'how', 'when', 'where', 'which', 'who', 'why', 'you', 'your', 'yours', 'have', 'has', 'there', 'any', 'much', 'many', 'work', 'need', 'also', 'just', 'quick', 'wondering']);
+const LATER = /\b(?:in|after|until|around|from|by)\s(?:the\s)?(?:Q[1-4]|(?:January|February|March|April|May|June|July|August|September|October|November|December)|(?:next|the new) (?:year|quarter|month)|(?:the )?summer|(?:the )?autumn|(?:the )?fall|(?:the )?spring|(?:the )?winter|a (?:few|couple of) (?:weeks|months))\b/i;
+
+/** What the reply says, and what it asks. */
+export function readReply(text: string): ReadReply {
+  const own = ownText(text.slice(0, REPLY_READ_MAX)).slice(0, OWN_READ_MAX);
+  const { classification } = classifyReply({ headers: {}, text: own, date: null });
+  const questions = own.replace(/\s+/g, ' ').split(/(?<=[.!?])\s+/)
+    .filter((s) => s.endsWith('?') && s.length <= 300 && keywords(s).some((k) => !QUESTION_WORDS.has(k)))
+    .slice(0, QUESTIONS_MAX);
+  const later = LATER.exec(own)?.[0] ?? null;
+  const kind: ReplyKind = classification === 'not_now' ? 'not_now'
+    : classification === 'not_interested' || classification === 'unsubscribe' ? 'declined'
+      : questions.length > 0 ? 'question'
+        : classification === 'interested' ? 'interested' : 'other';
+  return { kind, questions, later };
+}
+
+/**
+ * What the call said about a question: the rep's own answer when one speaks of it (the rep's words are ours to say),
+ * else a research fact; null when nothing does, and the answer then promises to confirm.
+ */
+function answerOf(question: string, facts: CallFacts, research: ResearchOutput | undefined, said: SaidIndex): string | null {
+  const keys = keywords(question).filter((k) => !QUESTION_WORDS.has(k));
+  if (keys.length === 0) return null;
+  const hits = (text: string): number => keys.filter((k) => text.toLowerCase().includes(k)).length;
+  const need = Math.min(2, keys.length);
+  let best: Sentence | null = null;
+  for (const s of facts.sentences) {
+    if (s.text.endsWith('?') || hits(s.text) < need) continue;
+    if (!best || hits(s.text) > hits(best.text) || (hits(s.text) === hits(best.text) && s.role === 'rep' && best.role !== 'rep')) best = s;
+  }
+  const keep = (w: string): boolean => /\d/.test(w) || /^[A-Z]/.test(w);
+  if (best) {
+    const clause = best.role === 'rep'
+      ? best.text.replace(/[.!?]+$/, '').replace(/^(?:(?:yes|yeah|sure|right|okay|ok|great|of course|absolutely|good question)[,.!]?\s+)+/i, '')
+      : restate(best.text, keys.find((k) => best!.text.toLowerCase().includes(k)) ?? null);
+    const ours = inOurWords(clause, said, keep, true).replace(/[,;:\s]+$/, '');
+    if (ours.split(/\s+/).length >= 4 && ours.split(/\s+/).length <= 30) return best.role === 'rep' ? ours : `as you said on the call, ${ours}`;
+  }
+  const fact = research?.facts.find((f) => hits(f.text) >= need && f.text.length <= 200);
+  return fact ? `your website says ${fact.text.replace(/[.!?]+$/, '')}` : null;
+}
+
+/** The answer's sentences: thanks, what the reply asks answered, and the next step. */
+export function composeReply(read: ReadReply, facts: CallFacts, research: ResearchOutput | undefined, variant: number): Lines {
+  const step = facts.nextStep;
+  const stepText = step ? stepPhrase(step) : null;
+  const said = new SaidIndex(facts.sentences.map((s) => s.text));
+  switch (read.kind) {
+    case 'not_now':
+      return { paragraphs: [[
+        'Thanks for letting me know, and understood.',
+        read.later ? `I’ll leave it until ${read.later.replace(/^(?:in|after|until|around|from|by)\s/i, '')} and check in then.` : 'I’ll leave it with you for now.',
+      ], ['No need to reply in the meantime.']] };
+    case 'declined':
+      return { paragraphs: [['Thanks for letting me know, and understood.', 'I won’t follow up on this again.']] };
+    case 'question': {
+      const answers = read.questions.map((q) => {
+        const answer = answerOf(q, facts, research, said);
+        const asked = q.split(/\s+/).length <= 18 ? `You asked: “${q.trim()}” ` : '';
+        return answer ? `${asked}${answer.charAt(0).toUpperCase()}${answer.slice(1)}.` : `${asked}I’ll confirm that and come back to you shortly.`;
+      });
+      const next = stepText ? `Happy to go through it in more depth at ${stepText}.` : 'Happy to go through it on a short call if that helps.';
+      return { paragraphs: [['Thanks for the quick reply.'], answers, [next]] };
+    }
+    case 'interested':
+    case 'other': {
+      const thanks = variant % 2 === 0 ? 'Thanks for getting back to me, good to hear.' : 'Great to hear back from you, thank you.';
+      const next = stepText && step?.when
+        ? `Shall we go ahead with ${stepText}? I’ll send a calendar invite.`
+        : stepText ? `Which day would suit you for ${stepText}? I’ll send a calendar invite.`
+          : 'Would a 20-minute call next week suit you? Send me two or three times that work and I’ll set it up.';
+      return { paragraphs: [[read.kind === 'interested' ? thanks : 'Thanks for your reply.', next]] };
+    }
+  }
+}
