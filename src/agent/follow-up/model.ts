@@ -1,1 +1,102 @@
-export async function writeWithModel(..._args: unknown[]): Promise<null> { return null; }
+// A follow-up written by a language model (the LLM_* settings), as the model engine asks for a step (../engines/
+// model.ts): one request through the installation's limiter, a JSON answer with the body, checked as the offline
+// draft is (checks.ts). An answer that is no usable draft gives null, and the offline writer's draft is used; an
+// endpoint that fails or refuses throws as the model engine's errors do, for the caller's retry.
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7 } from 'ai';
+import { ModelCallDeferred, ModelEndpointError, PermanentStepError } from '../engine.ts';
+import { salvageJson, type ModelEngineOptions } from '../engines/model.ts';
+import { readCallFacts } from '../engines/offline/facts.ts';
+import { readFeedback } from '../engines/offline/feedback.ts';
+import type { CallOutcome } from '../engines/limiter.ts';
+import { withSignOff } from '../sign-off.ts';
+import { BODY_MAX } from '../grounding.ts';
+import * as followUpPrompt from '../prompts/follow-up.ts';
+import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../schemas/outputs.ts';
+import { checkFollowUp, contextOf, FOLLOW_UP_WORDS } from './checks.ts';
+import { allowedPhrases, threadSubject, type FollowUpDraft, type FollowUpInput } from './index.ts';
+import { madeBefore, pointsOf, readEarlier } from './points.ts';
+import { readReply, REPLY_ANSWER_WORDS } from './reply.ts';
+
+const SHAPE: JSONSchema7 = {
+  type: 'object',
+  properties: { body: { type: 'string', description: 'The e-mail body: greeting, text, sign-off.' } },
+  required: ['body'],
+  additionalProperties: false,
+};
+const DEFAULT_TIMEOUT_MS = 60_000;
+const PERMANENT_STATUSES = new Set([400, 401, 403, 404]);
+
+type Complete = FollowUpInput & { research: ResearchOutput; analysis: AnalysisOutput; strategy: StrategyOutput };
+
+/** The model's follow-up when it passes the checks; null when its answer is not one (the offline draft is used). */
+export async function writeWithModel(input: Complete, options: ModelEngineOptions, signal?: AbortSignal): Promise<FollowUpDraft | null> {
+  const facts = readCallFacts(input.call.transcript, input.lead.name, input.sender?.name ?? null, input.lead.companyName);
+  const said = readEarlier(input.earlier);
+  const reply = input.reply?.text.trim() ? input.reply : null;
+  const style = readFeedback(input.feedback, null);
+  const limit = reply && readReply(reply.text).kind === 'question' ? REPLY_ANSWER_WORDS : Math.min(style.wordLimit ?? FOLLOW_UP_WORDS, FOLLOW_UP_WORDS);
+  const ctx = { ...contextOf(input), research: input.research, analysis: input.analysis, strategy: input.strategy };
+  const user = followUpPrompt.render({
+    ctx, touchNumber: input.touchNumber, touchCount: input.touchCount, instruction: input.instruction, earlier: input.earlier,
+    reply, freshPoints: pointsOf(facts, input.research).filter((p) => !madeBefore(p.text, said)).map((p) => p.text).slice(0, 6), limit,
+  });
+  const answer = await ask(options, user, signal);
+  const text = answer !== null && typeof answer === 'object' && typeof (answer as { body?: unknown }).body === 'string'
+    ? (answer as { body: string }).body.trim() : '';
+  if (!text) return null;
+  // Signed as every engine signs (sign-off.ts), whatever closing the model wrote.
+  const body = withSignOff(text, input.sender ?? { name: null, signature: null }).slice(0, BODY_MAX);
+  const draft = { subject: threadSubject(input.earlier), body };
+  return checkFollowUp(draft, input, limit, allowedPhrases(facts)).length === 0 ? draft : null;
+}
+
+/** One request; the parsed answer, or null when the model answered with no JSON object. */
+async function ask(options: ModelEngineOptions, user: string, signal?: AbortSignal): Promise<unknown> {
+  const provider = createOpenAICompatible({
+    name: 'leadrun',
+    baseURL: options.baseUrl.replace(/\/+$/, ''),
+    ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+    supportsStructuredOutputs: true,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  signal?.throwIfAborted();
+  const slot = await options.limiter?.acquire(signal);
+  let outcome: CallOutcome = 'failed';
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  try {
+    const result = await generateText({
+      model: provider.chatModel(options.model),
+      system: `${followUpPrompt.system}\n\nAnswer with one JSON object and nothing else, matching this JSON schema:\n${JSON.stringify(SHAPE)}`,
+      prompt: user,
+      output: Output.object({ schema: jsonSchema<Record<string, unknown>>(SHAPE), name: 'follow_up' }),
+      maxRetries: 0,
+      abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+    outcome = 'answered';
+    return result.output;
+  } catch (error) {
+    if (NoObjectGeneratedError.isInstance(error)) {
+      outcome = 'answered';
+      return salvageJson(error.text) ?? null;
+    }
+    signal?.throwIfAborted();
+    if (timeout.aborted) throw new ModelEndpointError(`the model endpoint did not answer within ${timeoutMs} ms`, null);
+    if (APICallError.isInstance(error) && error.statusCode !== undefined) {
+      const status = error.statusCode;
+      const seconds = Number(error.responseHeaders?.['retry-after']);
+      const retryAfterMs = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : null;
+      // Not the endpoint's own words: some endpoints echo the key they refused.
+      const message = `the model endpoint answered ${status} to a follow-up`;
+      if (status === 429 && slot) {
+        const pausedUntil = await slot.release({ rateLimitedForMs: retryAfterMs });
+        if (pausedUntil) throw new ModelCallDeferred(message, pausedUntil);
+      }
+      throw PERMANENT_STATUSES.has(status) ? new PermanentStepError(message) : new ModelEndpointError(message, status, retryAfterMs);
+    }
+    throw new ModelEndpointError(`the model call for a follow-up failed: ${(error as Error).name}`, null);
+  } finally {
+    void slot?.release(outcome);
+  }
+}

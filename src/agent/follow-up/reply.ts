@@ -6,7 +6,7 @@ import { classifyReply } from '../replies/classify.ts';
 import { ownText } from '../replies/own-text.ts';
 import { inOurWords, SaidIndex } from '../engines/offline/copying.ts';
 import type { CallFacts, Sentence } from '../engines/offline/facts.ts';
-import { keywords } from '../engines/offline/feedback.ts';
+import { isStopWord } from '../claims.ts';
 import { restate } from '../engines/offline/writing.ts';
 import type { ResearchOutput } from '../../schemas/outputs.ts';
 import { stepPhrase, type Lines } from './offline.ts';
@@ -28,7 +28,7 @@ export interface ReadReply {
   later: string | null;
 }
 
-const QUESTION_WORDS = new Set(['does', 'did', 'can', 'could', 'would', 'will', 'what', 'how', 'when', 'where', 'which', 'who', 'why', 'you', 'your', 'yours', 'have', 'has', 'there', 'any', 'much', 'many', 'work', 'need', 'also', 'just', 'quick', 'wondering']);
+const QUESTION_WORDS = new Set(['quick', 'question', 'before', 'after', 'about', 'does', 'did', 'can', 'could', 'would', 'will', 'what', 'how', 'when', 'where', 'which', 'who', 'why', 'you', 'your', 'yours', 'have', 'has', 'there', 'any', 'much', 'many', 'work', 'need', 'also', 'just', 'quick', 'wondering']);
 const LATER = /\b(?:in|after|until|around|from|by)\s(?:the\s)?(?:Q[1-4]|(?:January|February|March|April|May|June|July|August|September|October|November|December)|(?:next|the new) (?:year|quarter|month)|(?:the )?summer|(?:the )?autumn|(?:the )?fall|(?:the )?spring|(?:the )?winter|a (?:few|couple of) (?:weeks|months))\b/i;
 
 /** What the reply says, and what it asks. */
@@ -36,7 +36,7 @@ export function readReply(text: string): ReadReply {
   const own = ownText(text.slice(0, REPLY_READ_MAX)).slice(0, OWN_READ_MAX);
   const { classification } = classifyReply({ headers: {}, text: own, date: null });
   const questions = own.replace(/\s+/g, ' ').split(/(?<=[.!?])\s+/)
-    .filter((s) => s.endsWith('?') && s.length <= 300 && keywords(s).some((k) => !QUESTION_WORDS.has(k)))
+    .filter((s) => s.endsWith('?') && s.length <= 300 && keysOf(s).length > 0)
     .slice(0, QUESTIONS_MAX);
   const later = LATER.exec(own)?.[0] ?? null;
   const kind: ReplyKind = classification === 'not_now' ? 'not_now'
@@ -46,12 +46,18 @@ export function readReply(text: string): ReadReply {
   return { kind, questions, later };
 }
 
+/** The words of a question that say what it is about: "which evidence fields do you need from Stripe?". */
+function keysOf(question: string): string[] {
+  const words = question.toLowerCase().split(/[^\p{L}\p{N}-]+/u);
+  return [...new Set(words.filter((w) => w.length >= 4 && !isStopWord(w) && !QUESTION_WORDS.has(w)))].slice(0, 10);
+}
+
 /**
  * What the call said about a question: the rep's own answer when one speaks of it (the rep's words are ours to say),
  * else a research fact; null when nothing does, and the answer then promises to confirm.
  */
 function answerOf(question: string, facts: CallFacts, research: ResearchOutput | undefined, said: SaidIndex): string | null {
-  const keys = keywords(question).filter((k) => !QUESTION_WORDS.has(k));
+  const keys = keysOf(question);
   if (keys.length === 0) return null;
   const hits = (text: string): number => keys.filter((k) => text.toLowerCase().includes(k)).length;
   const need = Math.min(2, keys.length);
@@ -86,12 +92,16 @@ export function composeReply(read: ReadReply, facts: CallFacts, research: Resear
     case 'declined':
       return { paragraphs: [['Thanks for letting me know, and understood.', 'I won’t follow up on this again.']] };
     case 'question': {
-      const answers = read.questions.map((q) => {
-        const answer = answerOf(q, facts, research, said);
-        const asked = q.split(/\s+/).length <= 18 ? `You asked: “${q.trim()}” ` : '';
-        return answer ? `${asked}${answer.charAt(0).toUpperCase()}${answer.slice(1)}.` : `${asked}I’ll confirm that and come back to you shortly.`;
-      });
-      const next = stepText ? `Happy to go through it in more depth at ${stepText}.` : 'Happy to go through it on a short call if that helps.';
+      const quoted = (q: string): string => `“${q.trim()}”`;
+      const answered = read.questions.map((q) => ({ q, answer: answerOf(q, facts, research, said) }));
+      const answers = answered.filter((a) => a.answer !== null).map(({ q, answer }) =>
+        `${q.split(/\s+/).length <= 18 ? `You asked: ${quoted(q)} ` : ''}${answer!.charAt(0).toUpperCase()}${answer!.slice(1)}.`);
+      // What the call does not say is confirmed later, never guessed: one promise for all of it.
+      const open = answered.filter((a) => a.answer === null).map((a) => a.q).filter((q) => q.split(/\s+/).length <= 18);
+      if (open.length > 0) {
+        answers.push(`${answers.length > 0 ? 'On' : 'You asked'} ${open.map(quoted).join(' and ')}${answers.length > 0 ? ',' : ':'} I’ll confirm ${open.length > 1 ? 'both' : 'that'} and come back to you shortly.`);
+      } else if (answers.length === 0) answers.push('I’ll confirm that and come back to you shortly.');
+      const next = stepText ? `Happy to go through it in more depth on ${stepText}.` : 'Happy to go through it on a short call if that helps.';
       return { paragraphs: [['Thanks for the quick reply.'], answers, [next]] };
     }
     case 'interested':
