@@ -44,6 +44,10 @@ const LOADERS = {
   },
   /** One message of a rep's inbox, read as a possible reply. */
   readReply: async () => (await import('../mail/reply-reading.ts')).readReply,
+  /** Follow-ups (src/agent/follow-up/): the offline writer's, and a model's briefed and checked. */
+  writeFollowUpOffline: async () => (await import('../agent/follow-up/work.ts')).writeFollowUpOffline,
+  briefFollowUp: async () => (await import('../agent/follow-up/work.ts')).briefFollowUp,
+  checkFollowUpDraft: async () => (await import('../agent/follow-up/work.ts')).checkFollowUpDraft,
   /** What a reply says, read offline (src/agent/replies/). */
   classifyReply: async () => (await import('../agent/replies/classify.ts')).classifyReply,
 };

@@ -6,7 +6,7 @@ import { bodyText, bodyWordCount, checkDraft, CHECK_NAMES } from '../draft-check
 import { SaidIndex } from '../engines/offline/copying.ts';
 import type { Draft } from '../grounding.ts';
 import type { RunContext } from '../engine.ts';
-import type { FollowUpInput } from './index.ts';
+import type { FollowUpInput } from './types.ts';
 
 /** The most words a follow-up's body may have, greeting and signature not counted. */
 export const FOLLOW_UP_WORDS = 100;

@@ -6,17 +6,14 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7 } from 'ai';
 import { ModelCallDeferred, ModelEndpointError, PermanentStepError } from '../engine.ts';
 import { salvageJson, type ModelEngineOptions } from '../engines/model.ts';
-import { readCallFacts } from '../engines/offline/facts.ts';
-import { readFeedback } from '../engines/offline/feedback.ts';
 import type { CallOutcome } from '../engines/limiter.ts';
 import { withSignOff } from '../sign-off.ts';
 import { BODY_MAX } from '../grounding.ts';
 import * as followUpPrompt from '../prompts/follow-up.ts';
 import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../schemas/outputs.ts';
-import { checkFollowUp, contextOf, FOLLOW_UP_WORDS } from './checks.ts';
-import { allowedPhrases, threadSubject, type FollowUpDraft, type FollowUpInput } from './index.ts';
-import { madeBefore, pointsOf, readEarlier } from './points.ts';
-import { readReply, REPLY_ANSWER_WORDS } from './reply.ts';
+import { contextOf } from './checks.ts';
+import { threadSubject } from './draft.ts';
+import type { FollowUpDraft, FollowUpInput, FollowUpWork } from './types.ts';
 
 const SHAPE: JSONSchema7 = {
   type: 'object',
@@ -30,16 +27,13 @@ const PERMANENT_STATUSES = new Set([400, 401, 403, 404]);
 type Complete = FollowUpInput & { research: ResearchOutput; analysis: AnalysisOutput; strategy: StrategyOutput };
 
 /** The model's follow-up when it passes the checks; null when its answer is not one (the offline draft is used). */
-export async function writeWithModel(input: Complete, options: ModelEngineOptions, signal?: AbortSignal): Promise<FollowUpDraft | null> {
-  const facts = readCallFacts(input.call.transcript, input.lead.name, input.sender?.name ?? null, input.lead.companyName);
-  const said = readEarlier(input.earlier);
+export async function writeWithModel(input: Complete, options: ModelEngineOptions, work: FollowUpWork, signal?: AbortSignal): Promise<FollowUpDraft | null> {
+  const briefing = await work.brief(input);
   const reply = input.reply?.text.trim() ? input.reply : null;
-  const style = readFeedback(input.feedback, null);
-  const limit = reply && readReply(reply.text).kind === 'question' ? REPLY_ANSWER_WORDS : Math.min(style.wordLimit ?? FOLLOW_UP_WORDS, FOLLOW_UP_WORDS);
   const ctx = { ...contextOf(input), research: input.research, analysis: input.analysis, strategy: input.strategy };
   const user = followUpPrompt.render({
     ctx, touchNumber: input.touchNumber, touchCount: input.touchCount, instruction: input.instruction, earlier: input.earlier,
-    reply, freshPoints: pointsOf(facts, input.research).filter((p) => !madeBefore(p.text, said)).map((p) => p.text).slice(0, 6), limit,
+    reply, freshPoints: briefing.freshPoints, limit: briefing.limit,
   });
   const answer = await ask(options, user, signal);
   const text = answer !== null && typeof answer === 'object' && typeof (answer as { body?: unknown }).body === 'string'
@@ -48,7 +42,7 @@ export async function writeWithModel(input: Complete, options: ModelEngineOption
   // Signed as every engine signs (sign-off.ts), whatever closing the model wrote.
   const body = withSignOff(text, input.sender ?? { name: null, signature: null }).slice(0, BODY_MAX);
   const draft = { subject: threadSubject(input.earlier), body };
-  return checkFollowUp(draft, input, limit, allowedPhrases(facts)).length === 0 ? draft : null;
+  return (await work.check({ draft, input, briefing })).length === 0 ? draft : null;
 }
 
 /** One request; the parsed answer, or null when the model answered with no JSON object. */
