@@ -200,6 +200,22 @@ describe('follow-up feedback and instructions', { skip }, () => {
     assert.notEqual(formal.body, plain.body);
   });
 
+  it('follows a reviewer’s feedback: mention, a word limit, another angle', async () => {
+    const thread = threadOf('07-marlow-finch-returns.json');
+    const input = { ...thread.base, touchNumber: 2, instruction: BUMP, earlier: [thread.first] };
+    const plain = await writeFollowUp(input);
+    assert.doesNotMatch(plain.body, /refunds/);
+    const mention = await writeFollowUp({ ...input, feedback: 'mention the refunds' });
+    assert.match(mention.body, /refunds instead of exchanges/);
+    assertFollowUp(thread, mention, [thread.first]);
+    const short = await writeFollowUp({ ...input, feedback: 'under 25 words' });
+    assert.ok(bodyWordCount(short.body) < 25, short.body);
+    assert.ok(short.body.includes(thread.analysis.agreedNextStep!.when!), short.body);
+    const other = await writeFollowUp({ ...input, feedback: 'try another angle' });
+    assert.notEqual(other.body, plain.body);
+    assertFollowUp(thread, other, [thread.first]);
+  });
+
   it('a resource step points to what the rep promised, never to anything invented', async () => {
     const thread = threadOf('07-marlow-finch-returns.json');
     const draft = await writeFollowUp({ ...thread.base, touchNumber: 2, instruction: 'share a relevant resource', earlier: [thread.first] });

@@ -2,12 +2,12 @@
 // limit and checked; the first draft that passes is kept. Pure: a CPU pool thread runs it (work.ts).
 import type { Sender } from '../engine.ts';
 import { readCallFacts, type CallFacts as ReadFacts } from '../engines/offline/facts.ts';
-import { readFeedback } from '../engines/offline/feedback.ts';
+import { keywords, omissionTerms, readFeedback } from '../engines/offline/feedback.ts';
 import { bodyWordCount as checkWords } from '../draft-checks.ts';
 import { toOneLine } from '../../domain/validation.ts';
 import { checkFollowUp, earlierSentences, FOLLOW_UP_WORDS } from './checks.ts';
 import { composeTouch, render, stepPhrase, type Composition, type Lines } from './offline.ts';
-import { madeBefore, pointsOf, readEarlier } from './points.ts';
+import { madeBefore, pointsOf, readEarlier, type Point } from './points.ts';
 import { composeReply, readReply, REPLY_ANSWER_WORDS } from './reply.ts';
 import type { FollowUpDraft, FollowUpInput } from './types.ts';
 
@@ -56,11 +56,12 @@ function compositionOf(input: FollowUpInput, facts: ReadFacts, style: ReturnType
   const said = readEarlier(input.earlier);
   const sentences = earlierSentences(input.earlier, allowedPhrases(facts));
   // What the reviewer asked to drop is no new point; what they asked to mention comes first.
-  const dropped = style.omissions.map((o) => o.toLowerCase());
-  const wanted = style.mentions.map((m) => m.toLowerCase());
+  const dropped = style.omissions.flatMap(omissionTerms);
+  const wanted = style.mentions.flatMap(keywords);
+  const asked = (p: Point): number => wanted.filter((k) => p.text.toLowerCase().includes(k)).length;
   const fresh = pointsOf(facts, input.research)
-    .filter((p) => !madeBefore(p.text, said) && !dropped.some((d) => p.text.toLowerCase().includes(d)))
-    .sort((a, b) => Number(wanted.some((w) => b.text.toLowerCase().includes(w))) - Number(wanted.some((w) => a.text.toLowerCase().includes(w))));
+    .filter((p) => !madeBefore(p.text, said) && !dropped.some((t) => t.test(p.text)))
+    .map((p) => (asked(p) > 0 ? { ...p, weight: p.weight + 100 * asked(p) } : p));
   return {
     facts, leadName: input.lead.name, sender: input.sender ?? { name: null, signature: null },
     touchNumber: input.touchNumber, touchCount: input.touchCount, instruction: input.instruction,

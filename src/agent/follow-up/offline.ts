@@ -144,16 +144,10 @@ export function composeTouch(c: Composition, pointAt: number): Lines {
   return { paragraphs: [first, second].filter((p) => p.length > 0) };
 }
 
-/** The fresh points in the order the step wants them: timing first for a timing step; pains first otherwise. */
+/** The fresh points in the order the step wants them: the weightiest first, timing first for a timing step. */
 function orderFor(points: Point[], intent: Intent): Point[] {
-  const rank: Record<Intent, Point['kind'][]> = {
-    bump: ['pain', 'condition', 'deadline', 'research'],
-    close: ['pain', 'deadline', 'condition', 'research'],
-    resource: ['pain', 'condition', 'research', 'deadline'],
-    timing: ['deadline', 'pain', 'condition', 'research'],
-  };
-  const order = rank[intent];
-  return [...points].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+  const bonus = (p: Point): number => (intent === 'timing' && p.kind === 'deadline' ? 10 : 0);
+  return [...points].sort((a, b) => b.weight + bonus(b) - (a.weight + bonus(a)));
 }
 
 /** The greeting as the first e-mail wrote it, for the style the feedback asks. */

@@ -14,6 +14,8 @@ export interface Point {
   kind: PointKind;
   /** The clause as the follow-up says it, in the second person, without a full stop: "your return rate is 27 percent". */
   text: string;
+  /** How much it says about this buyer: a pain's weight on the call; higher is made first. */
+  weight: number;
 }
 
 /** What the earlier touches said, read once: their words' stems and their numbers. */
@@ -83,6 +85,9 @@ const DEADLINE_CLAUSE = new RegExp(String.raw`\b(?:until|by|before|start|go-live
 const DANGLING = /^(?:it|that|this|they|them|those|these|if|send|show|copy|loop|he|she|fine|okay|and|but|so|or)\b|\b(?:see|need|want|have|get|put|read|show|like|with|help with)\s(?:it|that|this|them)\b|^you mentioned (?:if|nothing|it|that|no)\b|^(?:no|yes|yeah|okay|ok)\b|\b(?:it|that|this|them|those|line|and|or)$|\bthat['’]s fine\b|\b(?:works|work for)\b/i;
 /** What a pronoun swap can garble ("walk you through you theirs"): such a clause is not said. */
 const GARBLED = /\byou\s(?:you|theirs|ours|yours)\b|\bthrough you\b|\bus\s(?:we|us)\b/i;
+/** Lower-case speech writes "sap" and "roi": a rep writes them as the acronyms they are. */
+const ACRONYM = /\b(?:roi|api|apis|crm|erp|sap|aws|sso|kpi|kpis|sla|csv|pdf|hipaa|gdpr|baa)\b/g;
+const IF_THEN = /^if\b[^,]{3,80},\s(?:you|it|that|we)\S*\s\S/i;
 /** A clause worth a follow-up of its own: a figure, or a problem named. */
 const DETAIL = /\d|\b(?:manual(?:ly)?|by hand|spreadsheets?|screenshots?|phone and e-?mail|mess|problem|stale|fraud|disputes?|threshold|monitoring|fines?|losing|lose|lost|cost\w*|overtime|backlog|delays?|errors?|churn|refunds?|no-shows?|doesn['’]t help|can['’]t|cannot|proposal|quote)\b/i;
 const CLAUSE_BREAK = /,\s(?:and|but|so|plus)\s|;\s|\s(?:but|because|so)\s|\.\s/i;
@@ -99,35 +104,43 @@ const SPELLED_OR_DIGIT = /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|t
 export function pointsOf(facts: CallFacts, research: ResearchOutput | undefined): Point[] {
   const said = new SaidIndex(facts.sentences.map((s) => s.text));
   const keep = (w: string): boolean => /\d/.test(w) || (/^[A-Z]/.test(w) && !/^(?:The|A|Our|Your|And)$/.test(w));
-  const ours = (text: string): string => inOurWords(text, said, keep, true).replace(/[,;:\s]+$/, '')
-    .replace(/^(you mentioned )(Most|Some|All|Every|Each|Our|Your|The|A|An|It|That|This|There)\b/, (_m, head: string, word: string) => `${head}${word.toLowerCase()}`);
-  const usable = (text: string): boolean => text.split(/\s+/).length >= 4 && text.split(/\s+/).length <= 24 && !DANGLING.test(text) && !GARBLED.test(text);
+  const ours = (text: string): string => {
+    const done = inOurWords(text, said, keep, true).replace(/[,;:\s]+$/, '')
+      .replace(/^(you mentioned )(Most|Some|All|Every|Each|Our|Your|The|A|An|It|That|This|There)\b/, (_m, head: string, word: string) => `${head}${word.toLowerCase()}`);
+    // A clause the copy guard had to cut to its first words ("nothing went") no longer says its point.
+    return done.split(/\s+/).length * 10 >= text.split(/\s+/).length * 7 ? done : '';
+  };
+  const usable = (text: string, kind: PointKind): boolean => text.split(/\s+/).length >= 4 && text.split(/\s+/).length <= 24 && !GARBLED.test(text) &&
+    // A condition may be said as one: "if onboarding takes more than a week, you're out".
+    (!DANGLING.test(text) || (kind === 'condition' && IF_THEN.test(text) && !DANGLING.test(text.slice(text.indexOf(',') + 1).trim())));
   const points: Point[] = [];
-  const add = (kind: PointKind, text: string): void => {
+  const add = (kind: PointKind, raw: string, weight: number): void => {
+    const text = raw.replace(ACRONYM, (word) => word.toUpperCase());
     // The same fact twice is one point: a later clause that an earlier point already says is left out.
-    if (!usable(text) || points.some((p) => p.text === text)) return;
+    if (!usable(text, kind) || points.some((p) => p.text === text)) return;
     if (points.length > 0 && madeBefore(text, saidBy(points))) return;
-    points.push({ kind, text });
+    points.push({ kind, text, weight });
   };
   for (const pain of facts.pains) {
     const text = ours(restate(pain.text, pain.figure, pain.note));
     // A pain the copy guard could only tell without its figure is not the pain.
-    if (!pain.figure || SPELLED_OR_DIGIT.test(text)) add('pain', text);
+    if (!pain.figure || SPELLED_OR_DIGIT.test(text)) add('pain', text, pain.score);
   }
-  for (const deadline of facts.deadlines) add('deadline', ours(restate(deadline.text, DEADLINE_CLAUSE)));
-  for (const condition of facts.conditions) add('condition', ours(restate(condition.text, CONDITION)));
+  for (const deadline of facts.deadlines) add('deadline', ours(restate(deadline.text, DEADLINE_CLAUSE)), 3.5);
+  // "Show me the connectors working" is what the buyer wants to see.
+  for (const condition of facts.conditions) add('condition', ours(restate(condition.text, CONDITION).replace(/^show you\b/i, 'you want to see')), 4);
   // Besides the weighed pains, each clause of the buyer's that carries a figure or names a problem.
   for (const sentence of facts.sentences.slice(0, CLAUSE_SENTENCES_MAX)) {
     if (sentence.role === 'rep' || sentence.text.endsWith('?')) continue;
     for (const clause of sentence.text.split(CLAUSE_BREAK).slice(0, 4)) {
       const length = clause.split(/\s+/).length;
       // A clause restate() would cut to its first words is left whole or not at all.
-      if (DETAIL.test(clause) && length >= 4 && length <= 16) add('pain', ours(restate(clause, null)));
+      if (DETAIL.test(clause) && length >= 4 && length <= 16) add('pain', ours(restate(clause, null)), /\d/.test(clause) ? 3.5 : 3);
     }
   }
   for (const fact of research?.facts.slice(0, 8) ?? []) {
     const text = fact.text.replace(/\s+/g, ' ').trim().replace(/[.!?]+$/, '');
-    if (text.length <= 160) add('research', text);
+    if (text.length <= 160) add('research', text, 2);
   }
   return points.slice(0, POINTS_MAX);
 }
