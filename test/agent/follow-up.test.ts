@@ -162,14 +162,22 @@ describe('the answer to a buyer’s reply', { skip }, () => {
   it('a question: answered from the call when it says, else a promise to confirm, never a new fact', async () => {
     const { thread, draft } = await reply('05-kitepay-chargebacks.json', 'Quick one before Friday: which evidence fields do you need from our Stripe account? And do you support Adyen?');
     assert.match(draft.body, /You asked: “Quick one before Friday: which evidence fields/);
-    // The rep said on the call which fields: the answer is theirs, in other words than the transcript's.
-    assert.match(draft.body.replace(/“[^”]*”/g, ''), /evidence fields/);
+    // The rep said on the call which fields, and touch 1 said it again: the answer points to it, not repeats it.
+    assert.match(draft.body, /which evidence fields do you need from our Stripe account\?” It’s in my earlier e-mail/);
     // Nothing on the call speaks of Adyen: the answer confirms later rather than claims.
     assert.match(draft.body, /On “And do you support Adyen\?”, I’ll confirm that and come back to you/);
     assert.ok(bodyWordCount(draft.body) <= 150, draft.body);
     const checks = checkDraft(draft, { ...thread.ctx, feedback: 'which evidence fields do you need from our Stripe account? And do you support Adyen?' });
     assert.ok(checks.grounding.grounded, checks.grounding.unsupported.join('; '));
     assert.deepEqual(checks.failed.filter((f) => /^copied/.test(f)), []);
+  });
+
+  it('a question the call answers and no earlier touch did: answered in other words than the transcript’s', async () => {
+    const { thread, draft } = await reply('05-kitepay-chargebacks.json', 'What do you use to file the representment?');
+    assert.match(draft.body, /You asked: “What do you use to file the representment\?” .*(?:order|redemption|login)/);
+    const checks = checkDraft(draft, { ...thread.ctx, feedback: 'What do you use to file the representment?' });
+    assert.ok(checks.grounding.grounded, checks.grounding.unsupported.join('; '));
+    assert.deepEqual(checks.failed.filter((f) => /^(?:copied|leak)/.test(f)), []);
   });
 
   it('not now: thanks, names the time they gave, asks for nothing', async () => {

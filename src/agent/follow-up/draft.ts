@@ -33,9 +33,12 @@ export function writeOffline(input: FollowUpInput): FollowUpDraft {
   const sender = input.sender ?? { name: null, signature: null };
   if (input.reply?.text.trim()) {
     const read = readReply(input.reply.text);
-    const lines = composeReply(read, facts, input.research, style.variant);
     const limit = read.kind === 'question' ? REPLY_ANSWER_WORDS : FOLLOW_UP_WORDS;
-    return { subject, body: fitted(lines, input, sender, style, limit, facts) };
+    const { repeats } = earlierSentences(input.earlier, allowedPhrases(facts));
+    const body = fitted(composeReply(read, facts, input.research, style.variant, { repeats }), input, sender, style, limit, facts);
+    if (checkFollowUp({ subject, body }, input, limit, allowedPhrases(facts)).length === 0) return { subject, body };
+    // An answer the checks refuse (a claim the call does not back, words pasted from it) becomes a promise to confirm.
+    return { subject, body: fitted(composeReply(read, facts, input.research, style.variant, { answering: false }), input, sender, style, limit, facts) };
   }
   const composition = compositionOf(input, facts, style);
   const limit = Math.min(style.wordLimit ?? FOLLOW_UP_WORDS, FOLLOW_UP_WORDS);

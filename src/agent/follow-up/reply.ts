@@ -79,7 +79,10 @@ function answerOf(question: string, facts: CallFacts, research: ResearchOutput |
 }
 
 /** The answer's sentences: thanks, what the reply asks answered, and the next step. */
-export function composeReply(read: ReadReply, facts: CallFacts, research: ResearchOutput | undefined, variant: number): Lines {
+export function composeReply(
+  read: ReadReply, facts: CallFacts, research: ResearchOutput | undefined, variant: number,
+  { answering = true, repeats = () => false }: { answering?: boolean; repeats?: (sentence: string) => boolean } = {},
+): Lines {
   const step = facts.nextStep;
   const stepText = step ? stepPhrase(step) : null;
   const said = new SaidIndex(facts.sentences.map((s) => s.text));
@@ -93,9 +96,13 @@ export function composeReply(read: ReadReply, facts: CallFacts, research: Resear
       return { paragraphs: [['Thanks for letting me know, and understood.', 'I won’t follow up on this again.']] };
     case 'question': {
       const quoted = (q: string): string => `“${q.trim()}”`;
-      const answered = read.questions.map((q) => ({ q, answer: answerOf(q, facts, research, said) }));
-      const answers = answered.filter((a) => a.answer !== null).map(({ q, answer }) =>
-        `${q.split(/\s+/).length <= 18 ? `You asked: ${quoted(q)} ` : ''}${answer!.charAt(0).toUpperCase()}${answer!.slice(1)}.`);
+      const answered = read.questions.map((q) => ({ q, answer: answering ? answerOf(q, facts, research, said) : null }));
+      const answers = answered.filter((a) => a.answer !== null).map(({ q, answer }) => {
+        const asked = q.split(/\s+/).length <= 18 ? `You asked: ${quoted(q)} ` : '';
+        const said = `${answer!.charAt(0).toUpperCase()}${answer!.slice(1)}.`;
+        // What an earlier e-mail of the thread already said is pointed to, not said again.
+        return repeats(said) ? `${asked}It’s in my earlier e-mail.` : `${asked}${said}`;
+      });
       // What the call does not say is confirmed later, never guessed: one promise for all of it.
       const open = answered.filter((a) => a.answer === null).map((a) => a.q).filter((q) => q.split(/\s+/).length <= 18);
       if (open.length > 0) {
