@@ -62,6 +62,9 @@ describe('follow-ups written by a model', () => {
     // Signed as every engine signs (sign-off.ts): the model's closing, then the sender's name as set, once.
     assert.match(draft.body, /\n\nBest,\nGrace Hopper$/);
     assert.ok(bodyWordCount(draft.body) <= 100);
+    assert.equal(draft.writtenBy?.engine, 'model');
+    assert.equal(draft.writtenBy?.promptVersion, 'follow-up-v1');
+    assert.ok((draft.writtenBy?.usage?.totalTokens ?? 0) > 0, JSON.stringify(draft.writtenBy));
 
     const request = server.requests.at(-1)!;
     assert.equal(request.body.model, 'writer-model');
@@ -91,9 +94,13 @@ describe('follow-ups written by a model', () => {
       chat('I would rather not answer in JSON.'),
       chat({ subject: 'no body here' }),
     ];
+    assert.deepEqual(offline.writtenBy, { engine: 'offline', model: null, promptVersion: 'follow-up-offline-1', usage: null });
     for (const reply of failing) {
       server.reply(reply);
-      assert.deepEqual(await writeFollowUp(input, { model: model() }), offline);
+      const { writtenBy, ...draft } = await writeFollowUp(input, { model: model() });
+      assert.deepEqual(draft, { subject: offline.subject, body: offline.body });
+      // The offline draft is kept; the tokens the refused answer cost still count.
+      assert.equal(writtenBy?.engine, 'offline');
     }
   });
 

@@ -255,5 +255,12 @@ describe('a hostile transcript', () => {
     assert.deepEqual(pooled, draft);
     assert.ok(bodyWordCount(draft.body) <= 100);
     assert.ok(draft.subject.length <= 80);
+
+    // A reply of 1 MiB of questions is read to its bound.
+    const question = 'Does it work with our 40 spreadsheets and what about the $12,000 a month? ';
+    started = performance.now();
+    const answer = await writeFollowUp({ ...input, reply: { from: null, text: question.repeat(Math.ceil((1 << 20) / question.length)) } });
+    console.log(`# hostile 1 MiB reply: ${Math.round(performance.now() - started)} ms`);
+    assert.ok(bodyWordCount(answer.body) <= 150, answer.body);
   });
 });

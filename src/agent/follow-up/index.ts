@@ -2,7 +2,8 @@
 // the call, the research and the earlier touches of the thread, held to §12's rules and to at most 100 words. The
 // offline writer is what every installation without a model gets; with a model (`options.model`), the model writes
 // it (model.ts) and its answer passes the same checks, else the offline writer's draft is used.
-import type { Engine } from '../engine.ts';
+import type { Engine, TokenUsage } from '../engine.ts';
+import { version as followUpPromptVersion } from '../prompts/follow-up.ts';
 import { offlineRules } from '../engines/offline/rules.ts';
 import type { ModelEngineOptions } from '../engines/model.ts';
 import type { CpuPool } from '../../cpu/pool.ts';
@@ -10,7 +11,7 @@ import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../schem
 import { contextOf } from './checks.ts';
 import type { FollowUpDraft, FollowUpInput, FollowUpWork } from './types.ts';
 
-export type { FollowUpBriefing, FollowUpDraft, FollowUpInput, FollowUpWork } from './types.ts';
+export type { FollowUpBriefing, FollowUpDraft, FollowUpInput, FollowUpWork, WrittenBy } from './types.ts';
 export { contextOf, FOLLOW_UP_WORDS } from './checks.ts';
 export { threadSubject } from './draft.ts';
 export { REPLY_ANSWER_WORDS } from './reply.ts';
@@ -24,6 +25,9 @@ export interface FollowUpOptions {
   /** Where the work on the transcript, the thread and the reply runs (work.ts); none: in place. */
   cpu?: CpuPool;
 }
+
+/** The version of the offline follow-up rules, recorded as a prompt's version is. */
+export const FOLLOW_UP_RULES_VERSION = 'follow-up-offline-1';
 
 /** An instruction is at most 500 characters (§13); a longer one is read this far. */
 const INSTRUCTION_MAX = 500;
@@ -49,13 +53,17 @@ async function workOf(options: FollowUpOptions): Promise<FollowUpWork> {
 export async function writeFollowUp(input: FollowUpInput, options: FollowUpOptions = {}): Promise<FollowUpDraft> {
   const full = await withSteps(input, options);
   const work = await workOf(options);
+  let usage: TokenUsage | null = null;
   if (options.model) {
     const { writeWithModel } = await import('./model.ts');
     const written = await writeWithModel(full, options.model, work, options.signal);
-    if (written) return written;
+    if (written.draft) return { ...written.draft, writtenBy: { engine: 'model', model: written.model, promptVersion: followUpPromptVersion, usage: written.usage } };
+    // The model's answer was no usable follow-up: the offline writer's is kept, and the tokens spent still count.
+    usage = written.usage;
   }
   options.signal?.throwIfAborted();
-  return work.write(full);
+  const draft = await work.write(full);
+  return { ...draft, writtenBy: { engine: 'offline', model: null, promptVersion: FOLLOW_UP_RULES_VERSION, usage } };
 }
 
 /** The input with ANALYSIS and STRATEGY, asked of the engine (or the offline rules) when the caller had none. */

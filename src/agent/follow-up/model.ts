@@ -3,8 +3,8 @@
 // draft is (checks.ts). An answer that is no usable draft gives null, and the offline writer's draft is used; an
 // endpoint that fails or refuses throws as the model engine's errors do, for the caller's retry.
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7 } from 'ai';
-import { ModelCallDeferred, ModelEndpointError, PermanentStepError } from '../engine.ts';
+import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7, type LanguageModelUsage } from 'ai';
+import { ModelCallDeferred, ModelEndpointError, PermanentStepError, type TokenUsage } from '../engine.ts';
 import { salvageJson, type ModelEngineOptions } from '../engines/model.ts';
 import type { CallOutcome } from '../engines/limiter.ts';
 import { withSignOff } from '../sign-off.ts';
@@ -27,7 +27,14 @@ const PERMANENT_STATUSES = new Set([400, 401, 403, 404]);
 type Complete = FollowUpInput & { research: ResearchOutput; analysis: AnalysisOutput; strategy: StrategyOutput };
 
 /** The model's follow-up when it passes the checks; null when its answer is not one (the offline draft is used). */
-export async function writeWithModel(input: Complete, options: ModelEngineOptions, work: FollowUpWork, signal?: AbortSignal): Promise<FollowUpDraft | null> {
+export interface ModelFollowUp {
+  /** The model's follow-up; null when its answer was none or failed the checks. */
+  draft: FollowUpDraft | null;
+  model: string;
+  usage: TokenUsage | null;
+}
+
+export async function writeWithModel(input: Complete, options: ModelEngineOptions, work: FollowUpWork, signal?: AbortSignal): Promise<ModelFollowUp> {
   const briefing = await work.brief(input);
   const reply = input.reply?.text.trim() ? input.reply : null;
   const ctx = { ...contextOf(input), research: input.research, analysis: input.analysis, strategy: input.strategy };
@@ -35,18 +42,18 @@ export async function writeWithModel(input: Complete, options: ModelEngineOption
     ctx, touchNumber: input.touchNumber, touchCount: input.touchCount, instruction: input.instruction, earlier: input.earlier,
     reply, freshPoints: briefing.freshPoints, limit: briefing.limit,
   });
-  const answer = await ask(options, user, signal);
+  const { answer, usage, model } = await ask(options, user, signal);
   const text = answer !== null && typeof answer === 'object' && typeof (answer as { body?: unknown }).body === 'string'
     ? (answer as { body: string }).body.trim() : '';
-  if (!text) return null;
+  if (!text) return { draft: null, model, usage };
   // Signed as every engine signs (sign-off.ts), whatever closing the model wrote.
   const body = withSignOff(text, input.sender ?? { name: null, signature: null }).slice(0, BODY_MAX);
   const draft = { subject: threadSubject(input.earlier), body };
-  return (await work.check({ draft, input, briefing })).length === 0 ? draft : null;
+  return { draft: (await work.check({ draft, input, briefing })).length === 0 ? draft : null, model, usage };
 }
 
-/** One request; the parsed answer, or null when the model answered with no JSON object. */
-async function ask(options: ModelEngineOptions, user: string, signal?: AbortSignal): Promise<unknown> {
+/** One request; the parsed answer (null when the model answered with no JSON object), the model, the tokens. */
+async function ask(options: ModelEngineOptions, user: string, signal?: AbortSignal): Promise<{ answer: unknown; usage: TokenUsage | null; model: string }> {
   const provider = createOpenAICompatible({
     name: 'leadrun',
     baseURL: options.baseUrl.replace(/\/+$/, ''),
@@ -69,11 +76,11 @@ async function ask(options: ModelEngineOptions, user: string, signal?: AbortSign
       abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
     outcome = 'answered';
-    return result.output;
+    return { answer: result.output, usage: usageOf(result.usage), model: result.response.modelId || options.model };
   } catch (error) {
     if (NoObjectGeneratedError.isInstance(error)) {
       outcome = 'answered';
-      return salvageJson(error.text) ?? null;
+      return { answer: salvageJson(error.text) ?? null, usage: usageOf(error.usage), model: error.response?.modelId || options.model };
     }
     signal?.throwIfAborted();
     if (timeout.aborted) throw new ModelEndpointError(`the model endpoint did not answer within ${timeoutMs} ms`, null);
@@ -93,4 +100,11 @@ async function ask(options: ModelEngineOptions, user: string, signal?: AbortSign
   } finally {
     void slot?.release(outcome);
   }
+}
+
+function usageOf(usage: LanguageModelUsage | undefined): TokenUsage | null {
+  if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined && usage.totalTokens === undefined)) return null;
+  const inputTokens = usage.inputTokens ?? 0;
+  const outputTokens = usage.outputTokens ?? 0;
+  return { inputTokens, outputTokens, totalTokens: usage.totalTokens ?? inputTokens + outputTokens };
 }

@@ -1,6 +1,6 @@
 // The follow-up writer's interface (DESIGN §13, §16), apart from its work so that the CPU pool's tasks and the writer
 // share it without importing each other.
-import type { CallFacts, LeadFacts, Sender } from '../engine.ts';
+import type { CallFacts, EngineName, LeadFacts, Sender, TokenUsage } from '../engine.ts';
 import type { AnalysisOutput, ResearchOutput, StrategyOutput } from '../../schemas/outputs.ts';
 
 export interface FollowUpInput {
@@ -27,6 +27,18 @@ export interface FollowUpInput {
 export interface FollowUpDraft {
   subject: string;
   body: string;
+  /** What wrote it, for the run's trace and token count: set by writeFollowUp. */
+  writtenBy?: WrittenBy;
+}
+
+export interface WrittenBy {
+  engine: EngineName;
+  /** The model that answered; null for the offline writer. */
+  model: string | null;
+  /** The prompt's version (prompts/follow-up.ts), or the offline rules' (FOLLOW_UP_RULES_VERSION). */
+  promptVersion: string;
+  /** Tokens the model call spent, its answer kept or not; null when no model was asked. */
+  usage: TokenUsage | null;
 }
 
 /** What a model's follow-up is briefed with and checked against. */
