@@ -12,6 +12,8 @@ import { offlineRules } from '../../src/agent/engines/offline.ts';
 import { writeFollowUp, type FollowUpDraft, type FollowUpInput } from '../../src/agent/follow-up/index.ts';
 import { readIntent } from '../../src/agent/follow-up/intent.ts';
 import { signOff } from '../../src/agent/sign-off.ts';
+import { firstNameOf } from '../../src/agent/engines/offline/writing.ts';
+import { QUALITY_CALLS } from './calls.ts';
 import type { AnalysisOutput, ResearchOutput } from '../../src/schemas/outputs.ts';
 import { testCpu } from '../support/cpu.ts';
 
@@ -38,16 +40,19 @@ interface Thread {
 function threadOf(file: string): Thread {
   const notes = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
   const transcript = readFileSync(path.join(dir, file.replace(/\.json$/, '.txt')), 'utf8');
-  const sender: Sender = { name: notes.repName, signature: null };
+  return threadFrom(file.slice(0, 2), notes.lead, transcript, { name: notes.repName, signature: null });
+}
+
+function threadFrom(name: string, lead: Omit<RunContext['lead'], 'id'>, transcript: string, sender: Sender): Thread {
   const ctx: RunContext = {
-    runId: 'r', lead: { id: 'l', ...notes.lead }, call: { id: 'c', title: null, transcript, occurredAt: null },
-    senderName: notes.repName, sender, research: NO_RESEARCH,
+    runId: 'r', lead: { id: 'l', ...lead }, call: { id: 'c', title: null, transcript, occurredAt: null },
+    senderName: sender.name, sender, research: NO_RESEARCH,
   };
   const analysis = offlineRules.analyse({ ...ctx, research: NO_RESEARCH }).output;
   const strategy = offlineRules.strategise({ ...ctx, research: NO_RESEARCH, analysis }).output;
   const first = offlineRules.write({ ...ctx, research: NO_RESEARCH, analysis, strategy }).output;
   return {
-    name: file.slice(0, 2), analysis, ctx: { ...ctx, analysis, strategy }, sender, first: { subject: first.subject, body: first.body },
+    name, analysis, ctx: { ...ctx, analysis, strategy }, sender, first: { subject: first.subject, body: first.body },
     base: { lead: ctx.lead, call: ctx.call, research: NO_RESEARCH, analysis, strategy, sender, touchCount: 3 },
   };
 }
@@ -93,7 +98,7 @@ function assertFollowUp(thread: Thread, draft: FollowUpDraft, earlier: FollowUpD
   assert.equal(draft.subject, `Re: ${thread.first.subject}`, label);
   assert.ok(bodyWordCount(draft.body) <= 100, `${bodyWordCount(draft.body)} words; ${label}`);
   assert.ok(draft.body.endsWith(`\n\n${signOff(thread.sender)}`), label);
-  assert.match(draft.body, new RegExp(`^Hi ${thread.ctx.lead.name.split(' ')[0]},\n\n`), label);
+  assert.match(draft.body, new RegExp(`^Hi ${firstNameOf(thread.ctx.lead.name)},\n\n`), label);
   const said = new Set(earlier.flatMap((t) => sentencesOf(t.body, when)).map((s) => s.toLowerCase()));
   for (const s of sentencesOf(draft.body, when)) assert.ok(!said.has(s.toLowerCase()) || words(s).length <= 4, `repeated “${s}”; ${label}`);
   assert.deepEqual(sharedRuns(draft.body, earlier, when), [], label);
@@ -140,6 +145,19 @@ describe('follow-ups on the sample calls of shared/drafts', { skip }, () => {
       console.log(`# ${thread.name} touch 2 (${bodyWordCount(t2.body)} words), touch 3 (${bodyWordCount(t3.body)} words)`);
     }
   });
+});
+
+describe('follow-ups on the quality calls of other industries (test/agent/calls.ts)', () => {
+  for (const call of QUALITY_CALLS) {
+    it(`${call.industry}: touches 2 and 3 are short, new, grounded and signed`, async () => {
+      const thread = threadFrom(call.industry, call.lead, call.transcript, call.sender);
+      const t2 = await writeFollowUp({ ...thread.base, touchNumber: 2, instruction: BUMP, earlier: [thread.first] });
+      assertFollowUp(thread, t2, [thread.first]);
+      const t3 = await writeFollowUp({ ...thread.base, touchNumber: 3, instruction: LAST, earlier: [thread.first, t2] });
+      assertFollowUp(thread, t3, [thread.first, t2]);
+      assert.match(t3.body, /close the file/);
+    });
+  }
 });
 
 describe('the answer to a buyer’s reply', { skip }, () => {

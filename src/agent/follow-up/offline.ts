@@ -106,7 +106,9 @@ function callToAction(c: Composition, intent: Intent, point: boolean): string | 
       ...(point ? [`Shall we cover it on ${stepPhrase(step)}?`, `Worth a few minutes on ${stepPhrase(step)}?`] : []),`Does ${stepPhrase(step)} still work for you?`, `Is ${stepPhrase(step)} still good on your side?`, `Let me know if anything changes for ${stepPhrase(step)}.`], c.style.variant);
   }
   if (step) return firstNew(c, [`Which day would suit you for ${stepPhrase(step)}?`, `Shall we put a date on ${stepPhrase(step)}?`], c.style.variant);
-  return firstNew(c, ['Would a short call next week suit you to talk it through?', 'Could we find 20 minutes next week to talk it through?', 'Is a short call next week worth it on your side?'], c.style.variant);
+  return firstNew(c, point
+    ? ['Would a short call next week suit you to talk it through?', 'Could we find 20 minutes next week to talk it through?', 'Is a short call next week worth it on your side?']
+    : ['Would a short call next week suit you?', 'Could we find 20 minutes next week?', 'Is a short call next week worth it on your side?'], c.style.variant);
 }
 
 /** What a "share a resource" step can point to honestly: a promise from the call, or an offer to write one up. */

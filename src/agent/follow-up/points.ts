@@ -114,8 +114,11 @@ export function pointsOf(facts: CallFacts, research: ResearchOutput | undefined)
     // A condition may be said as one: "if onboarding takes more than a week, you're out".
     (!DANGLING.test(text) || (kind === 'condition' && IF_THEN.test(text) && !DANGLING.test(text.slice(text.indexOf(',') + 1).trim())));
   const points: Point[] = [];
+  const names = namesOf(facts);
   const add = (kind: PointKind, raw: string, weight: number): void => {
-    const text = raw.replace(ACRONYM, (word) => word.toUpperCase());
+    // "Budget is approved" is said after a colon as "budget is approved"; "Visa's threshold" keeps its capital.
+    const first = /^\p{Lu}\p{Ll}+(?=[\s,])/u.exec(raw)?.[0];
+    const text = (first && !names.has(first) ? raw.charAt(0).toLowerCase() + raw.slice(1) : raw).replace(ACRONYM, (word) => word.toUpperCase());
     // The same fact twice is one point: a later clause that an earlier point already says is left out.
     if (!usable(text, kind) || points.some((p) => p.text === text)) return;
     if (points.length > 0 && madeBefore(text, saidBy(points))) return;
@@ -143,6 +146,15 @@ export function pointsOf(facts: CallFacts, research: ResearchOutput | undefined)
     if (text.length <= 160) add('research', text, 2);
   }
   return points.slice(0, POINTS_MAX);
+}
+
+/** The words a call capitalises mid-sentence: names, which keep their capital wherever a point starts. */
+function namesOf(facts: CallFacts): Set<string> {
+  const names = new Set<string>();
+  for (const s of facts.sentences.slice(0, CLAUSE_SENTENCES_MAX)) {
+    for (const m of s.text.slice(0, 2000).matchAll(/(?<=[\p{L}\p{N},;)]\s)\p{Lu}[\p{L}'’-]*/gu)) names.add(m[0].replace(/['’]s$/, ''));
+  }
+  return names;
 }
 
 function saidBy(points: Point[]): Said {
