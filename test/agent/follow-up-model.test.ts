@@ -76,7 +76,7 @@ describe('follow-ups written by a model', () => {
     assert.match(user, /follow-up 2 of 3/);
     assert.match(user, /<instruction>\na short bump with one new point from the call/);
     // The offline reading's points not yet made are offered; those touch 1 made are not.
-    assert.match(user, /Points of the call none of them made yet[^\n]*\n- The pick lists are printed from spreadsheets\n- Northwind Supply runs three warehouses in Ohio\n/);
+    assert.match(user, /Points of the call none of them made yet[^\n]*\n- the pick lists are printed from spreadsheets\n- Northwind Supply runs three warehouses in Ohio\n/);
     assert.doesNotMatch(user.slice(user.indexOf('Points of the call none')), /^- .*400 orders/m);
     assert.equal(followUpPrompt.version, 'follow-up-v1');
   });
