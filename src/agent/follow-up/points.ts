@@ -117,8 +117,9 @@ export function pointsOf(facts: CallFacts, research: ResearchOutput | undefined)
   const names = namesOf(facts);
   const add = (kind: PointKind, raw: string, weight: number): void => {
     // "Budget is approved" is said after a colon as "budget is approved"; "Visa's threshold" keeps its capital.
-    const first = /^\p{Lu}\p{Ll}+(?=[\s,])/u.exec(raw)?.[0];
-    const text = (first && !names.has(first) ? raw.charAt(0).toLowerCase() + raw.slice(1) : raw).replace(ACRONYM, (word) => word.toUpperCase());
+    // A word whose next word is capitalised too ("Northwind Supply") is part of a name; a website's fact keeps its own.
+    const first = /^\p{Lu}\p{Ll}+(?=[\s,])(?!\s\p{Lu})/u.exec(raw)?.[0];
+    const text = (first && kind !== 'research' && !names.has(first) ? raw.charAt(0).toLowerCase() + raw.slice(1) : raw).replace(ACRONYM, (word) => word.toUpperCase());
     // The same fact twice is one point: a later clause that an earlier point already says is left out.
     if (!usable(text, kind) || points.some((p) => p.text === text)) return;
     if (points.length > 0 && madeBefore(text, saidBy(points))) return;
