@@ -242,6 +242,18 @@ describe('follow-up feedback and instructions', { skip }, () => {
     assertFollowUp(thread, other, [thread.first]);
   });
 
+  it('with the call’s points all made, a fact of the company’s website is the new point, and it is grounded', async () => {
+    const thread = threadOf('10-whitcombe-legal.json');
+    const research: ResearchOutput = {
+      ...NO_RESEARCH,
+      facts: [{ text: 'Whitcombe Legal advises 40 mid-market clients on commercial contracts from its Leeds office.', source: 'https://whitcombe.example/about' }],
+    };
+    const input = { ...thread.base, research, touchNumber: 2, instruction: BUMP, earlier: [thread.first] };
+    const draft = await writeFollowUp(input);
+    assert.match(draft.body, /website: Whitcombe Legal advises 40 mid-market clients/, draft.body);
+    assertFollowUp({ ...thread, ctx: { ...thread.ctx, research } }, draft, [thread.first]);
+  });
+
   it('a resource step points to what the rep promised, never to anything invented', async () => {
     const thread = threadOf('07-marlow-finch-returns.json');
     const draft = await writeFollowUp({ ...thread.base, touchNumber: 2, instruction: 'share a relevant resource', earlier: [thread.first] });
