@@ -198,6 +198,11 @@ describe('the answer to a buyer’s reply', { skip }, () => {
     assert.deepEqual(checks.failed.filter((f) => /^(?:copied|leak)/.test(f)), []);
   });
 
+  it('a referral: thanks, and the person they named', async () => {
+    const { draft } = await reply('02-brightpath-soc2.json', 'Please talk to Aisha Khan, she owns the audit now.');
+    assert.match(draft.body, /Thanks for pointing me to Aisha Khan\. I’ll reach out to Aisha Khan directly/);
+  });
+
   it('not now: thanks, names the time they gave, asks for nothing', async () => {
     const { draft } = await reply('17-nordvik-site-search.json', 'Hi Tobias, not right now, we are frozen until Q3. Let us talk in Q3.');
     assert.match(draft.body, /understood/i);

@@ -18,7 +18,7 @@ const QUESTIONS_MAX = 2;
 /** The most words an answer to a reply's questions may have: a question answered needs more room than a bump. */
 export const REPLY_ANSWER_WORDS = 150;
 
-export type ReplyKind = 'interested' | 'question' | 'not_now' | 'declined' | 'other';
+export type ReplyKind = 'interested' | 'question' | 'not_now' | 'declined' | 'referral' | 'other';
 
 export interface ReadReply {
   kind: ReplyKind;
@@ -26,6 +26,8 @@ export interface ReadReply {
   questions: string[];
   /** When they asked to come back ("in Q3", "after the summer"), as they wrote it. */
   later: string | null;
+  /** The person a referral names, as written. */
+  person: string | null;
 }
 
 const QUESTION_WORDS = new Set(['quick', 'question', 'before', 'after', 'about', 'does', 'did', 'can', 'could', 'would', 'will', 'what', 'how', 'when', 'where', 'which', 'who', 'why', 'you', 'your', 'yours', 'have', 'has', 'there', 'any', 'much', 'many', 'work', 'need', 'also', 'just', 'quick', 'wondering']);
@@ -34,16 +36,17 @@ const LATER = /\b(?:in|after|until|around|from|by)\s(?:the\s)?(?:Q[1-4]|(?:Janua
 /** What the reply says, and what it asks. */
 export function readReply(text: string): ReadReply {
   const own = ownText(text.slice(0, REPLY_READ_MAX)).slice(0, OWN_READ_MAX);
-  const { classification } = classifyReply({ headers: {}, text: own, date: null });
+  const { classification, person } = classifyReply({ headers: {}, text: own, date: null });
   const questions = own.replace(/\s+/g, ' ').split(/(?<=[.!?])\s+/)
     .filter((s) => s.endsWith('?') && s.length <= 300 && keysOf(s).length > 0)
     .slice(0, QUESTIONS_MAX);
   const later = LATER.exec(own)?.[0] ?? null;
   const kind: ReplyKind = classification === 'not_now' ? 'not_now'
     : classification === 'not_interested' || classification === 'unsubscribe' ? 'declined'
-      : questions.length > 0 ? 'question'
+      : classification === 'referral' && person?.name ? 'referral'
+        : questions.length > 0 ? 'question'
         : classification === 'interested' ? 'interested' : 'other';
-  return { kind, questions, later };
+  return { kind, questions, later, person: person?.name?.slice(0, 80) ?? null };
 }
 
 /** The words of a question that say what it is about: "which evidence fields do you need from Stripe?". */
@@ -92,6 +95,8 @@ export function composeReply(
         'Thanks for letting me know, and understood.',
         read.later ? `I’ll leave it until ${read.later.replace(/^(?:in|after|until|around|from|by)\s/i, '')} and check in then.` : 'I’ll leave it with you for now.',
       ], ['No need to reply in the meantime.']] };
+    case 'referral':
+      return { paragraphs: [[`Thanks for pointing me to ${read.person}.`, `I’ll reach out to ${read.person} directly and keep it short.`]] };
     case 'declined':
       return { paragraphs: [['Thanks for letting me know, and understood.', 'I won’t follow up on this again.']] };
     case 'question': {
