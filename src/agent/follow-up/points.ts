@@ -136,10 +136,23 @@ export function pointsOf(facts: CallFacts, research: ResearchOutput | undefined)
   // Besides the weighed pains, each clause of the buyer's that carries a figure or names a problem.
   for (const sentence of facts.sentences.slice(0, CLAUSE_SENTENCES_MAX)) {
     if (sentence.role === 'rep' || sentence.text.endsWith('?')) continue;
-    for (const clause of sentence.text.split(CLAUSE_BREAK).slice(0, 4)) {
+    const said: Array<{ text: string; weight: number } | null> = sentence.text.split(CLAUSE_BREAK).slice(0, 4).map((clause) => {
       const length = clause.split(/\s+/).length;
       // A clause restate() would cut to its first words is left whole or not at all.
-      if (DETAIL.test(clause) && length >= 4 && length <= 16) add('pain', ours(restate(clause, null)), /\d/.test(clause) ? 3.5 : 3);
+      if (!DETAIL.test(clause) || length < 4 || length > 16) return null;
+      const text = ours(restate(clause, null));
+      return usable(text, 'pain') ? { text, weight: /\d/.test(clause) ? 3.5 : 3 } : null;
+    });
+    for (let i = 0; i < said.length; i++) {
+      const clause = said[i];
+      if (!clause) continue;
+      // "Visa's threshold is 0.9" says more with the clause that followed it: "…, and you're in their monitoring program".
+      const next = said[i + 1];
+      const joined = next && clause.text.split(/\s+/).length <= 6 ? `${clause.text}, and ${lowerStart(next.text)}` : null;
+      if (joined && joined.split(/\s+/).length <= 20 && ours(joined) === joined) {
+        add('pain', joined, Math.max(clause.weight, next!.weight) + 0.5);
+        i++;
+      } else add('pain', clause.text, clause.weight);
     }
   }
   for (const fact of research?.facts.slice(0, 8) ?? []) {
@@ -157,6 +170,8 @@ function namesOf(facts: CallFacts): Set<string> {
   }
   return names;
 }
+
+const lowerStart = (t: string): string => (/^(?:You|Your|The|It|That|This|There|About|Around)\b/.test(t) ? t.charAt(0).toLowerCase() + t.slice(1) : t);
 
 function saidBy(points: Point[]): Said {
   return readEarlier([{ subject: '', body: points.map((p) => `${p.text}.`).join('\n\n') }]);
