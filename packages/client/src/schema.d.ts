@@ -1008,6 +1008,7 @@ export type components = {
              * @enum {unknown}
              */
             status: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+            timeZone: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 timestamp in UTC with milliseconds.
@@ -1620,6 +1621,7 @@ export interface operations {
                      * @enum {unknown}
                      */
                     status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                    timeZone?: string | null;
                 };
             };
         };
@@ -1660,6 +1662,7 @@ export interface operations {
                          * @enum {unknown}
                          */
                         status: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                        timeZone: string | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 timestamp in UTC with milliseconds.
@@ -2058,6 +2061,7 @@ export interface operations {
                      * @enum {unknown}
                      */
                     status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                    timeZone?: string | null;
                 };
             };
         };
@@ -2927,7 +2931,7 @@ export interface operations {
                 dedupe?: "email";
                 /** @description Read and check everything, write nothing, and answer the same counts. */
                 dryRun?: boolean;
-                /** @description CSV only: read a field from a column of your choice, as `FIELD:COLUMN` (`map=email:Work E-mail`); `FIELD:` reads that field from no column. FIELD is one of name, firstName, lastName, email, companyName, companyWebsite, status, assignedToUserId. Repeat for more fields; the other columns are matched by their headers. */
+                /** @description CSV only: read a field from a column of your choice, as `FIELD:COLUMN` (`map=email:Work E-mail`); `FIELD:` reads that field from no column. FIELD is one of name, firstName, lastName, email, companyName, companyWebsite, status, assignedToUserId, timeZone. Repeat for more fields; the other columns are matched by their headers. */
                 map?: string[];
                 /** @description CSV only: read a status value of the file that is not a lead status as one, as `VALUE:STATUS` (`statusMap=Cold:DISCOVERY`, `statusMap=Contact in Future:CONTACTED`); VALUE is compared without case or surrounding spaces, and STATUS is one of DISCOVERY, CONTACTED, QUALIFIED, PROPOSAL, WON, LOST. Repeat for more values; an unknown value that is not mapped gives the lead the default status, and a warning. */
                 statusMap?: string[];
@@ -2962,7 +2966,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         columns: {
-                            field: ("name" | "firstName" | "lastName" | "email" | "companyName" | "companyWebsite" | "status" | "assignedToUserId") | null;
+                            field: ("name" | "firstName" | "lastName" | "email" | "companyName" | "companyWebsite" | "status" | "assignedToUserId" | "timeZone") | null;
                             /** @description The header of the column (its first 200 characters). */
                             header: string;
                         }[] | null;

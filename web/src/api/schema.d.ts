@@ -5358,6 +5358,7 @@ export type components = {
              * @enum {unknown}
              */
             status: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+            timeZone: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 timestamp in UTC with milliseconds.
@@ -6082,6 +6083,7 @@ export interface operations {
                      * @enum {unknown}
                      */
                     status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                    timeZone?: string | null;
                 };
             };
         };
@@ -6122,6 +6124,7 @@ export interface operations {
                          * @enum {unknown}
                          */
                         status: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                        timeZone: string | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 timestamp in UTC with milliseconds.
@@ -6520,6 +6523,7 @@ export interface operations {
                      * @enum {unknown}
                      */
                     status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                    timeZone?: string | null;
                 };
             };
         };
@@ -7389,7 +7393,7 @@ export interface operations {
                 dedupe?: "email";
                 /** @description Read and check everything, write nothing, and answer the same counts. */
                 dryRun?: boolean;
-                /** @description CSV only: read a field from a column of your choice, as `FIELD:COLUMN` (`map=email:Work E-mail`); `FIELD:` reads that field from no column. FIELD is one of name, firstName, lastName, email, companyName, companyWebsite, status, assignedToUserId. Repeat for more fields; the other columns are matched by their headers. */
+                /** @description CSV only: read a field from a column of your choice, as `FIELD:COLUMN` (`map=email:Work E-mail`); `FIELD:` reads that field from no column. FIELD is one of name, firstName, lastName, email, companyName, companyWebsite, status, assignedToUserId, timeZone. Repeat for more fields; the other columns are matched by their headers. */
                 map?: string[];
                 /** @description CSV only: read a status value of the file that is not a lead status as one, as `VALUE:STATUS` (`statusMap=Cold:DISCOVERY`, `statusMap=Contact in Future:CONTACTED`); VALUE is compared without case or surrounding spaces, and STATUS is one of DISCOVERY, CONTACTED, QUALIFIED, PROPOSAL, WON, LOST. Repeat for more values; an unknown value that is not mapped gives the lead the default status, and a warning. */
                 statusMap?: string[];
@@ -7424,7 +7428,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         columns: {
-                            field: ("name" | "firstName" | "lastName" | "email" | "companyName" | "companyWebsite" | "status" | "assignedToUserId") | null;
+                            field: ("name" | "firstName" | "lastName" | "email" | "companyName" | "companyWebsite" | "status" | "assignedToUserId" | "timeZone") | null;
                             /** @description The header of the column (its first 200 characters). */
                             header: string;
                         }[] | null;
