@@ -197,7 +197,10 @@ export type RunEventType =
   | 'draft.sent'
   | 'draft.saved_to_mailbox'
   | 'draft.delivery_failed'
-  | 'draft.replied';
+  | 'draft.replied'
+  // Sending like a person (DESIGN §14): a delivery held for a window, a limit or `sendAt`, and one taken off the outbox.
+  | 'draft.delivery_scheduled'
+  | 'draft.delivery_cancelled';
 
 export interface RunEventsTable {
   id: Generated<string>;

@@ -4,6 +4,7 @@
 // taken the job. The hold is on the server, not a timer in the page, so that closing the tab neither loses the
 // approval nor sends it early, and two tabs see the same state. Keys approve through /api/v1/runs/{id}/approve,
 // which sends at once: a program that approves has decided.
+import { sendAtOf } from '../../domain/sending/schedule.ts';
 import { Type } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { AppInstance } from '../app-instance.ts';
@@ -51,6 +52,7 @@ export default async function approvalRoutes(app: AppInstance): Promise<void> {
     const by = { keyId: null, userId: principal.userId };
     const run = await approveRun(trx, principal.workspaceId, request.params.id, by, clock, {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
+      ...(request.body?.sendAt ? { sendAt: sendAtOf(request.body.sendAt) } : {}),
       senderUserId: principal.userId,
       transport: (db: Kysely<DB>) => loadMailTransport(db, principal.workspaceId, app.deps.secrets(), config),
       newMessageId,

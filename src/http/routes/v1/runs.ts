@@ -1,4 +1,5 @@
 // /api/v1/runs: start agent runs and follow them.
+import { sendAtOf } from '../../../domain/sending/schedule.ts';
 import { Type, type TSchema } from 'typebox';
 import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
@@ -122,6 +123,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     const principal = principalOf(request);
     const delivery = {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
+      ...(request.body?.sendAt ? { sendAt: sendAtOf(request.body.sendAt) } : {}),
       senderUserId: principal.userId ?? principal.adminUserId,
       transport: (trx: Kysely<DB>) => loadMailTransport(trx, principal.workspaceId, app.deps.secrets(), config),
       newMessageId,
