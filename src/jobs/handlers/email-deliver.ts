@@ -29,6 +29,8 @@ export interface DeliveryHandlerOptions {
   extraCa?: string | null;
   /** The time a delivery is marked FAILED at, after its last attempt. */
   clock?: Clock;
+  /** The jitter of a sender's gap (src/domain/sending/limits.ts); tests fix it. */
+  random?: () => number;
 }
 
 interface DeliveryRow {
@@ -120,7 +122,7 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
       if (!transport.from) throw new PermanentError('No sender address is set up (Settings / E-mail, or MAIL_FROM).');
       if (!delivery.to_address) throw new PermanentError('The draft has no recipient.');
       // DESIGN §14: the send window and the sender's limits, under the sender's lock, before the server is contacted.
-      const verdict = await claimSendingSlot({ ...ctx, jobId: job.id }, delivery, transport.from.address);
+      const verdict = await claimSendingSlot({ ...ctx, jobId: job.id, ...(options.random ? { random: options.random } : {}) }, delivery, transport.from.address);
       if (!('go' in verdict)) return 'again' in verdict ? verdict : undefined;
       const sender = await senderOf(ctx.db, delivery.sender_user_id, transport.from);
       const raw = await composeMessage({
