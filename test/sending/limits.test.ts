@@ -68,6 +68,16 @@ for (const kind of BACKENDS) {
       assert.equal(outbox.json.data.length, 7);
       assert.ok(outbox.json.data.every((e: any) => e.waitingFor === 'daily_limit' && e.scheduledFor === '2026-03-03T08:00:00.000Z'));
 
+      // Send now goes past the window, never past the limit: it waits again for tomorrow.
+      const pushed = outbox.json.data[0];
+      const now = await t.api('POST', `/api/v1/outbox/${pushed.id}/send-now`, { key: f.key, body: {} });
+      assert.equal(now.status, 204, now.text);
+      await eventually('held again by the daily limit', async () => {
+        const row = (await deliveriesOf(t, f.workspaceId)).find((r) => r.id === pushed.id);
+        return row?.status === 'SCHEDULED' && row.waiting_for === 'daily_limit' && row.scheduled_for?.toISOString() === '2026-03-03T08:00:00.000Z';
+      });
+      assert.equal(smtp.received.length, 3, 'still three sent today');
+
       // Tuesday morning: three more, the other four wait for Wednesday.
       clock.set('2026-03-03T08:00:00.000Z');
       const tuesday = await eventually('6 sent and 4 waiting', async () => {
