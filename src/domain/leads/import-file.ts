@@ -2,7 +2,6 @@
 // validates its body (the same LeadCreate schema and messages). This is CPU work over a stranger's file: it runs in
 // a CPU pool thread (src/cpu/tasks.ts), in time linear in the file's size, and it answers with data rather than
 // exceptions, since an error's class does not cross the thread boundary.
-import { canonicalTimeZone } from '../sending/time-zones.ts';
 import type { ValidateFunction } from 'ajv';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { CsvError } from 'csv-parse';
@@ -17,6 +16,7 @@ import {
 } from '../lead-import-format.ts';
 import { LeadCreate, LeadImportJson } from '../../schemas/leads.ts';
 import { bodyValidator, fieldErrorsOf } from '../validators.ts';
+import { canonicalTimeZone } from '../sending/time-zones.ts';
 
 export interface ImportFileInput {
   format: 'csv' | 'json';

@@ -4,7 +4,6 @@
 // taken the job. The hold is on the server, not a timer in the page, so that closing the tab neither loses the
 // approval nor sends it early, and two tabs see the same state. Keys approve through /api/v1/runs/{id}/approve,
 // which sends at once: a program that approves has decided.
-import { sendAtOf } from '../../domain/sending/schedule.ts';
 import { Type } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { AppInstance } from '../app-instance.ts';
@@ -16,6 +15,7 @@ import type { DB } from '../../db/schema.ts';
 import { approveRun, undoApproval } from '../../domain/runs/decisions.ts';
 import { newMessageId } from '../../mail/message.ts';
 import { loadMailTransport } from '../../domain/mail-settings/settings.ts';
+import { sendAtOf } from '../../domain/sending/schedule.ts';
 
 const tags = ['Web UI'];
 

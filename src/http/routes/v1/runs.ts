@@ -1,5 +1,4 @@
 // /api/v1/runs: start agent runs and follow them.
-import { sendAtOf } from '../../../domain/sending/schedule.ts';
 import { Type, type TSchema } from 'typebox';
 import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
@@ -22,6 +21,7 @@ import { compactJson } from '../../compact-json.ts';
 import { renderRun, traceUrlOf } from '../../run-render.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
+import { sendAtOf } from '../../../domain/sending/schedule.ts';
 
 export default async function runRoutes(app: AppInstance): Promise<void> {
   const { db, clock, config } = app.deps;
