@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
+import { openDatabase, type Database } from '../../src/db/database.ts';
 import type { JobRunner } from '../../src/jobs/runner.ts';
 import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { eventually } from '../worker/support.ts';
@@ -20,6 +21,8 @@ for (const kind of BACKENDS) {
     let clock: ManualClock;
     let smtp: TestSmtpServer;
     let runners: JobRunner[] = [];
+    // On PostgreSQL the second runner has connections of its own, as another worker process would.
+    let second: Database | null = null;
 
     before(async () => {
       clock = new ManualClock(MONDAY);
@@ -31,10 +34,14 @@ for (const kind of BACKENDS) {
       await smtp?.close();
       clock.set(MONDAY);
     });
-    after(async () => { await t?.close(); });
+    after(async () => {
+      await second?.close();
+      await t?.close();
+    });
 
     const startRunners = async (count: number, random?: () => number) => {
-      runners = Array.from({ length: count }, () => deliveryRunner(t, clock, random));
+      second ??= t.databaseUrl ? await openDatabase({ databaseUrl: t.databaseUrl }) : null;
+      runners = Array.from({ length: count }, (_, i) => deliveryRunner(t, clock, random, i === 1 && second ? second : t.database));
       for (const runner of runners) await runner.start();
     };
 

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { ManualClock } from '../../src/clock.ts';
 import { saveMailSettings } from '../../src/domain/mail-settings/settings.ts';
 import { changeSendingSettings, type SendingSettingsInput } from '../../src/domain/sending/settings.ts';
+import type { Database } from '../../src/db/database.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { deliveryHandler } from '../../src/jobs/handlers/email-deliver.ts';
 import { silentLogger, waitForRun, type TestApp } from '../helpers.ts';
@@ -47,10 +48,10 @@ export async function runsAwaitingApproval(t: TestApp, f: SendingFixture, count:
   return done;
 }
 
-/** A job runner of e-mail deliveries on the test's clock: each one stands for a worker process. */
-export function deliveryRunner(t: TestApp, clock: ManualClock, random?: () => number): JobRunner {
+/** A job runner of e-mail deliveries on the test's clock, on `database`: each one stands for a worker process. */
+export function deliveryRunner(t: TestApp, clock: ManualClock, random?: () => number, database: Database = t.database): JobRunner {
   return new JobRunner({
-    database: t.database, clock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu, logger: silentLogger, metrics: t.deps.metrics,
+    database, clock, config: t.deps.config, secrets: t.deps.secrets, cpu: t.deps.cpu, logger: silentLogger, metrics: t.deps.metrics,
     handlers: [deliveryHandler({ leaseMs: 30_000, concurrency: 4, clock, retry: { maxAttempts: 6, delay: () => 50 }, ...(random ? { random } : {}) })],
     pollMs: 20, drainMs: 1_000,
   });
