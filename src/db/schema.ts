@@ -74,6 +74,8 @@ export interface LeadsTable {
   /** When an e-mail to the lead was last sent, and when the lead last replied (0013_delivery.sql). */
   last_contacted_at: Generated<Date | null>;
   last_reply_at: Generated<Date | null>;
+  /** The lead's IANA time zone, or null for the workspace's (0045_lead_time_zone.sql). */
+  time_zone: Generated<string | null>;
 }
 
 export interface CallsTable {
@@ -195,7 +197,10 @@ export type RunEventType =
   | 'draft.sent'
   | 'draft.saved_to_mailbox'
   | 'draft.delivery_failed'
-  | 'draft.replied';
+  | 'draft.replied'
+  // Sending like a person (DESIGN §14): a delivery held for a window, a limit or `sendAt`, and one taken off the outbox.
+  | 'draft.delivery_scheduled'
+  | 'draft.delivery_cancelled';
 
 export interface RunEventsTable {
   id: Generated<string>;
@@ -309,6 +314,36 @@ export interface EmailDeliveriesTable {
   delivered_at: Date | null;
   error: string | null;
   response: string | null;
+  /** When a SCHEDULED delivery leaves, what it waits for, and whether it keeps to the send window (0046_send_windows.sql). */
+  scheduled_for: Generated<Date | null>;
+  waiting_for: Generated<WaitingFor | null>;
+  respect_window: Generated<boolean>;
+  slot_taken_at: Generated<Date | null>;
+}
+
+/** What a SCHEDULED delivery waits for (DESIGN §14). */
+export type WaitingFor = 'window' | 'daily_limit' | 'gap' | 'sendAt';
+
+/** A workspace's send window and per-sender limits (0046_send_windows.sql); without a row, the defaults. */
+export interface SendingSettingsTable {
+  workspace_id: string;
+  window_days: number[];
+  window_start: number;
+  window_end: number;
+  time_zone: string;
+  daily_limit: number;
+  min_gap_seconds: number;
+  updated_at: Date;
+  updated_by_user_id: string | null;
+}
+
+/** A sending address's count of its day, locked while a delivery takes a slot (src/domain/sending/limits.ts). */
+export interface SenderCountersTable {
+  workspace_id: string;
+  address: string;
+  day: string;
+  sent: number;
+  last_sent_at: Date | null;
 }
 
 export interface EmailRepliesTable {
@@ -471,6 +506,8 @@ export interface DB {
   email_replies: EmailRepliesTable;
   mail_settings: MailSettingsTable;
   mailbox_cursors: MailboxCursorsTable;
+  sending_settings: SendingSettingsTable;
+  sender_counters: SenderCountersTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -12,7 +12,7 @@ export const IMPORT_MAX_COLUMNS = 1_000;
 export const IMPORT_LISTED_ERRORS = 1_000;
 
 /** What a column of a file can be read as: a lead's field, or half of its name. */
-export const IMPORT_FIELDS = ['name', 'firstName', 'lastName', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId'] as const;
+export const IMPORT_FIELDS = ['name', 'firstName', 'lastName', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId', 'timeZone'] as const;
 export type ImportField = (typeof IMPORT_FIELDS)[number];
 
 /** An explicit mapping: the header of the column to read each field from, or null to read that field from none. */
@@ -47,6 +47,8 @@ const SYNONYMS: Record<ImportField, readonly string[]> = {
   companyWebsite: ['website', 'companywebsite', 'url', 'web', 'homepage', 'companyurl', 'websiteurl'],
   status: ['status', 'leadstatus'],
   assignedToUserId: ['assignedtouserid', 'assignedto', 'assignee'],
+  // HubSpot's "Time Zone", Apollo's "Timezone"; an IANA name, checked as POST /api/v1/leads checks it.
+  timeZone: ['timezone', 'tz', 'ianatimezone', 'leadtimezone', 'contacttimezone'],
 };
 
 const FIELD_OF_HEADER = new Map<string, ImportField>(

@@ -10,6 +10,7 @@ import {
   BLANK_MESSAGE, EMAIL_MESSAGE, emailProblem, isEmail, NOT_BLANK_PATTERN, ONE_LINE_MESSAGE, ONE_LINE_PATTERN, WEBSITE_MESSAGE,
   websiteProblem, websiteUrl,
 } from './validation.ts';
+import { isTimeZone, TIME_ZONE_MESSAGE } from './sending/time-zones.ts';
 
 // Unknown body fields are refused, never dropped. `verbose`: an error carries the value it is about, so that an
 // e-mail address is refused saying what is wrong with it (src/http/problem.ts).
@@ -31,6 +32,8 @@ function withLeadrunFormats(ajv: Ajv): Ajv {
   ajv.addFormat('idn-email', { type: 'string', validate: email });
   const website = (value: string) => websiteProblem(value) === null && uri(websiteUrl(value));
   ajv.addFormat('website', { type: 'string', validate: website });
+  // A lead's or a workspace's zone: an IANA name the platform's Intl knows (src/domain/sending/time-zones.ts).
+  ajv.addFormat('time-zone', { type: 'string', validate: isTimeZone });
   return ajv;
 }
 
@@ -97,6 +100,7 @@ const FORMATS: Record<string, string> = {
   'idn-email': EMAIL_MESSAGE,
   uri: 'must be an absolute URL',
   website: WEBSITE_MESSAGE,
+  'time-zone': TIME_ZONE_MESSAGE,
   uuid: 'must be a UUID',
   'date-time': 'must be a date and time such as 2026-03-01T09:30:00Z',
 };

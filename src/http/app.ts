@@ -34,6 +34,8 @@ import security from './security.ts';
 import approvalRoutes from './ui/approvals.ts';
 import batchRoutes from './ui/batches.ts';
 import mailSettingsRoutes from './routes/ui/mail-settings.ts';
+import sendingSettingsRoutes from './routes/ui/sending-settings.ts';
+import outboxRoutes from './routes/v1/outbox.ts';
 import mailboxCheckRoutes from './routes/ui/mailbox-checks.ts';
 import mailCheckRoutes from './routes/ui/mail-checks.ts';
 import memberRoutes from './routes/ui/members.ts';
@@ -305,6 +307,8 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(usageRoutes);
   await app.register(batchRoutes);
   await app.register(mailSettingsRoutes);
+  await app.register(sendingSettingsRoutes);
+  await app.register(outboxRoutes);
   await app.register(mailboxCheckRoutes);
   await app.register(mailCheckRoutes);
   await app.register(approvalRoutes);

@@ -26,6 +26,10 @@ export const Lead = Type.Object({
   updatedAt: Timestamp(),
   lastContactedAt: Nullable(Timestamp('When an e-mail to the lead was last sent (DESIGN §7).')),
   lastReplyAt: Nullable(Timestamp('When the lead last replied to a sent e-mail (DESIGN §7).')),
+  timeZone: Nullable(Type.String({
+    maxLength: 64, examples: ['Europe/Berlin'],
+    description: 'The lead\'s IANA time zone: follow-ups leave inside the send window in it (DESIGN §14); null for the workspace\'s.',
+  })),
 }, { $id: 'Lead' });
 
 const leadFields = {
@@ -39,6 +43,11 @@ const leadFields = {
   })),
   status: LeadStatus,
   assignedToUserId: Nullable(Type.String({ format: 'uuid', maxLength: 36, description: 'A user of the same workspace.' })),
+  timeZone: Nullable(Type.String({
+    format: 'time-zone', maxLength: 64, examples: ['America/New_York'],
+    description: 'An IANA time zone name (`Europe/Berlin`; aliases such as `Asia/Calcutta` too), stored as the server '
+      + 'spells it; null for the workspace\'s zone. An unknown name is refused.',
+  })),
 };
 
 export const LeadCreate = Type.Object({
@@ -48,6 +57,7 @@ export const LeadCreate = Type.Object({
   companyWebsite: Type.Optional(leadFields.companyWebsite),
   status: Type.Optional(leadFields.status),
   assignedToUserId: Type.Optional(leadFields.assignedToUserId),
+  timeZone: Type.Optional(leadFields.timeZone),
 }, { additionalProperties: false });
 
 export const LeadUpdate = Type.Object({
@@ -57,6 +67,7 @@ export const LeadUpdate = Type.Object({
   companyWebsite: Type.Optional(leadFields.companyWebsite),
   status: Type.Optional(leadFields.status),
   assignedToUserId: Type.Optional(leadFields.assignedToUserId),
+  timeZone: Type.Optional(leadFields.timeZone),
 }, { additionalProperties: false, minProperties: 1 });
 
 /** The filters of GET /api/v1/leads, its count and its export: the same leads are listed, counted and exported. */
@@ -86,7 +97,7 @@ export const LeadCount = Type.Object({
 export const LeadImportJson = Type.Object({
   leads: Type.Array(Type.Unknown({
     description: 'A lead as `POST /api/v1/leads` takes it (`name`, and `email`, `companyName`, `companyWebsite`, '
-      + '`status`, `assignedToUserId` as it has them). A row that is not one is skipped and reported in `errors`, by '
+      + '`status`, `assignedToUserId`, `timeZone` as it has them). A row that is not one is skipped and reported in `errors`, by '
       + 'its index.',
   }), { maxItems: IMPORT_MAX_ROWS, description: `The leads, at most ${IMPORT_MAX_ROWS.toLocaleString('en')}.` }),
 }, { additionalProperties: false });

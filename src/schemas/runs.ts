@@ -71,6 +71,7 @@ export const Delivery = Type.Object({
   attempts: Int32({ minimum: 0, description: 'Attempts made so far.' }),
   queuedAt: Timestamp('When the delivery was (last) queued.'),
   deliveredAt: Nullable(Timestamp('When the mail server took the message.')),
+  scheduledFor: Nullable(Timestamp('While SCHEDULED: when it leaves, unless a send window or a per-sender limit moves it (DESIGN §14).')),
   error: Nullable(Type.String({ maxLength: MESSAGE_MAX, description: 'Why the last attempt failed, in the mail server\'s words where it gave some.' })),
 });
 
@@ -200,6 +201,15 @@ export const RunBatchCreate = Type.Object({
 export const RunApprove = Type.Object({
   deliver: Type.Optional(Type.Enum(['send', 'mailbox', 'none'], {
     description: 'What happens to the e-mail; left out, the workspace\'s default (`none` when no mail transport is set up).',
+  })),
+  sendAt: Type.Optional(Type.Union([
+    Type.Literal('next_window'),
+    Type.String({ format: 'date-time', maxLength: 40 }),
+  ], {
+    type: 'string', maxLength: 40, examples: ['next_window', '2026-03-02T09:00:00+01:00'],
+    description: 'When the e-mail leaves (DESIGN §14): `next_window`, the next opening of the send window in the lead\'s '
+      + 'time zone (at once when it is open), or an RFC 3339 instant, not in the past. The delivery then waits SCHEDULED '
+      + 'with `scheduledFor`, listed in the outbox. Left out: at once, within the sender\'s limits.',
   })),
 }, { additionalProperties: false, description: 'No body is needed; `{}` approves with the workspace\'s default delivery.' });
 

@@ -123,11 +123,12 @@ for (const kind of BACKENDS) {
           name: text === ' ' ? `Lead ${i}` : text, companyName: text, email: `lead${i}@example.com`,
           ...(i % 4 === 0 ? { companyWebsite: `https://site${i}.example/p?q=${i}` } : {}),
           status: (['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'WON'] as const)[i % 4],
+          ...(i % 3 === 0 ? { timeZone: 'America/New_York' } : {}),
         });
       }
       const exported = await fetch(`${t.url}/api/v1/leads/export`, { headers: { authorization: `Bearer ${a.key}` } });
       const csv = await exported.text();
-      assert.match(csv.split('\r\n')[0]!, /,ownerName,ownerEmail,lastContactedAt,lastReplyAt$/);
+      assert.match(csv.split('\r\n')[0]!, /,ownerName,ownerEmail,lastContactedAt,lastReplyAt,timeZone$/);
       const res = await importCsv(t, b.key, csv);
       assert.equal(res.status, 200, res.text);
       assert.deepEqual([res.json.created, res.json.skipped], [20, 0], res.text);
@@ -136,7 +137,7 @@ for (const kind of BACKENDS) {
       assert.deepEqual(ignored,
         ['createdAt', 'updatedAt', 'ownerName', 'ownerEmail', 'lastContactedAt', 'lastReplyAt']);
       const fields = (lead: Record<string, unknown>) => [lead.name, lead.email, lead.companyName, lead.companyWebsite,
-        lead.status].map((v) => JSON.stringify(v)).join(' ');
+        lead.status, lead.timeZone].map((v) => JSON.stringify(v)).join(' ');
       const listed = async (key: string) =>
         (await t.api('GET', '/api/v1/leads?limit=100', { key })).json.data.map(fields).sort();
       assert.deepEqual(await listed(b.key), await listed(a.key));
@@ -152,7 +153,7 @@ for (const kind of BACKENDS) {
       const exported = await fetch(`${t.url}/api/v1/leads/export`, { headers: { authorization: `Bearer ${a.key}` } });
       const csv = await exported.text();
       const row = csv.split('\r\n')[1]!;
-      assert.ok(row.endsWith(`,${owner.name ?? ''},${owner.email ?? ''},2026-01-02T03:04:05.006Z,`), row);
+      assert.ok(row.endsWith(`,${owner.name ?? ''},${owner.email ?? ''},2026-01-02T03:04:05.006Z,,`), row);
     });
 
     it("imports an Apollo export: its Stage is no status, its headers are read, LinkedIn is no website", async () => {

@@ -11,7 +11,7 @@ import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
 import { assertInvalid, assertProblem, createLead, db, walkPages } from './support.ts';
 
 const HEADER = 'name,email,companyName,companyWebsite,status,assignedToUserId,createdAt,updatedAt,'
-  + 'ownerName,ownerEmail,lastContactedAt,lastReplyAt';
+  + 'ownerName,ownerEmail,lastContactedAt,lastReplyAt,timeZone';
 /** A cell as the export writes it: with a ' before what a spreadsheet would run as a formula. */
 const defused = (cell: string) => (/^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell);
 
@@ -52,7 +52,7 @@ for (const kind of BACKENDS) {
       clock.advance(1000);
       const full = await createLead(t, key, {
         name: 'Zoë Ångström', email: 'zoe@northwind.example', companyName: 'Northwind, "Traders"', companyWebsite: 'https://northwind.example/a?b=c',
-        status: 'QUALIFIED', assignedToUserId: A.adminUserId,
+        status: 'QUALIFIED', assignedToUserId: A.adminUserId, timeZone: 'Europe/Berlin',
       });
       clock.advance(1000);
       const bare = await createLead(t, key, { name: 'Line\nBreak' });
@@ -68,12 +68,12 @@ for (const kind of BACKENDS) {
         {
           name: 'Line\nBreak', email: '', companyName: '', companyWebsite: '', status: 'DISCOVERY',
           assignedToUserId: '', createdAt: bare.createdAt, updatedAt: bare.updatedAt,
-          ownerName: '', ownerEmail: '', lastContactedAt: '', lastReplyAt: '',
+          ownerName: '', ownerEmail: '', lastContactedAt: '', lastReplyAt: '', timeZone: '',
         },
         {
           name: full.name, email: full.email, companyName: full.companyName, companyWebsite: full.companyWebsite, status: 'QUALIFIED',
           assignedToUserId: A.adminUserId, createdAt: full.createdAt, updatedAt: full.updatedAt,
-          ownerName: owner.name ?? '', ownerEmail: owner.email ?? '', lastContactedAt: '', lastReplyAt: '',
+          ownerName: owner.name ?? '', ownerEmail: owner.email ?? '', lastContactedAt: '', lastReplyAt: '', timeZone: 'Europe/Berlin',
         },
       ]);
       assert.ok(res.text.includes('"Line\nBreak"'), 'a line break inside a cell is quoted');

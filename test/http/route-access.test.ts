@@ -2,6 +2,7 @@
 // 401 (no or bad credentials), 403 (a key of the workspace without that scope) and 404 (another workspace's key
 // aimed at this workspace's resources). A new route is covered the moment it is registered.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { generateKey, isWellFormedKey } from '../../src/domain/keys/keys.ts';
 import { buildApp } from '../../src/http/app.ts';
@@ -18,10 +19,12 @@ interface Resources {
   run: any;
   webhook: any;
   delivery: any;
+  /** An e-mail of A waiting in its outbox (DESIGN §14). */
+  outbox: string;
 }
 
 /** The route's path with each parameter filled from a real resource, chosen by the collection it follows. */
-function pathFor(route: RouteEntry, ids: { leads: string; calls: string; runs: string; webhooks: string; deliveries: string }): string {
+function pathFor(route: RouteEntry, ids: { leads: string; calls: string; runs: string; webhooks: string; deliveries: string; outbox: string }): string {
   const segments = route.url.split('/');
   return segments.map((segment, i) => {
     if (!segment.startsWith(':')) return segment;
@@ -47,6 +50,22 @@ function bodyFor(route: RouteEntry, r: Resources): unknown {
     case 'POST /api/v1/webhooks': return { url: 'https://93.184.215.14/mallory' };
     default: return {};
   }
+}
+
+/** A draft of the run, approved to leave next week: a SCHEDULED delivery in the outbox, which no runner sends. */
+async function waitingEmail(t: TestApp, workspaceId: string, runId: string): Promise<string> {
+  const [draftId, deliveryId] = [randomUUID(), randomUUID()];
+  const now = new Date();
+  await t.database.db.insertInto('email_drafts').values({
+    id: draftId, workspace_id: workspaceId, run_id: runId, version: 1, status: 'APPROVED', to_address: 'secret@a.example',
+    subject: 'Secret', body: 'Secret', created_at: now, feedback: null, decided_at: now, decided_by_key_id: null, decided_by_user_id: null,
+  }).execute();
+  await t.database.db.insertInto('email_deliveries').values({
+    id: deliveryId, workspace_id: workspaceId, run_id: runId, draft_id: draftId, sender_user_id: null, method: 'send', status: 'SCHEDULED',
+    message_id: `<${deliveryId}@a.example>`, queued_at: now, delivered_at: null, error: null, response: null,
+    scheduled_for: new Date(now.getTime() + 7 * 86_400_000), waiting_for: 'sendAt',
+  }).execute();
+  return deliveryId;
 }
 
 const label = (route: RouteEntry) => `${route.method} ${route.url}`;
@@ -82,14 +101,14 @@ for (const kind of BACKENDS) {
       // An endpoint on a public address given as an IP (nothing is resolved), with a delivery that no runner sends.
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: keyA, body: { url: 'https://93.184.215.14/hook' } })).json;
       const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: keyA })).json.data;
-      a = { lead, call, run, webhook, delivery };
+      a = { lead, call, run, webhook, delivery, outbox: await waitingEmail(t, A.id, run.id) };
       counts = { leads: await countRows(t, 'leads'), calls: await countRows(t, 'calls'), runs: await countRows(t, 'runs') };
     });
     after(() => t?.close());
 
     const request = (route: RouteEntry, options: { key?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse> => {
       const body = bodyFor(route, a);
-      return t.api(route.method, pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id }), {
+      return t.api(route.method, pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox }), {
         ...options, ...(body !== undefined ? { body } : {}),
       });
     };
@@ -193,7 +212,7 @@ for (const kind of BACKENDS) {
     it('answers 401 on the HEAD and trailing-slash variants of every GET route', async (c) => {
       for (const route of routes.filter((r) => r.method === 'GET')) {
         await c.test(label(route), async () => {
-          const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id });
+          const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox });
           const head = await t.api('HEAD', path);
           assert.equal(head.status, 401, `HEAD ${path}`);
           assert.equal(head.text, '', 'HEAD has no body');
@@ -215,7 +234,7 @@ for (const kind of BACKENDS) {
 
     it('checks the key before the body: 401 and 403 win over an invalid or non-JSON body', async (c) => {
       for (const route of routes.filter((r) => r.method !== 'GET')) {
-        const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id });
+        const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox });
         await c.test(label(route), async () => {
           const junk = { raw: '{"not json', headers: { 'content-type': 'application/json' } };
           assertProblem(await t.api(route.method, path, junk), 401, 'unauthorized');

@@ -9,7 +9,7 @@ import { TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-export const LEAD_FIELDS = ['assignedToUserId', 'companyName', 'companyWebsite', 'createdAt', 'email', 'id', 'lastContactedAt', 'lastReplyAt', 'name', 'status', 'updatedAt'];
+export const LEAD_FIELDS = ['assignedToUserId', 'companyName', 'companyWebsite', 'createdAt', 'email', 'id', 'lastContactedAt', 'lastReplyAt', 'name', 'status', 'timeZone', 'updatedAt'];
 export const CALL_FIELDS = ['createdAt', 'durationSeconds', 'format', 'id', 'leadId', 'occurredAt', 'title', 'transcript'];
 export const STEP_ORDER = ['RESEARCH', 'ANALYSIS', 'STRATEGY', 'WRITER'];
 export const LEAD_STATUSES = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'];

@@ -117,7 +117,7 @@ for (const kind of BACKENDS) {
       const [mail] = await smtp.waitFor(1);
       const done = await deliveryReaches(f, run.id, ['DELIVERED']);
       assert.equal(done.emailDraft.status, 'SENT');
-      assert.deepEqual(Object.keys(done.emailDraft.delivery).sort(), ['attempts', 'deliveredAt', 'error', 'messageId', 'method', 'queuedAt', 'status']);
+      assert.deepEqual(Object.keys(done.emailDraft.delivery).sort(), ['attempts', 'deliveredAt', 'error', 'messageId', 'method', 'queuedAt', 'scheduledFor', 'status']);
       assert.equal(done.emailDraft.delivery.attempts, 1);
       assert.equal(done.emailDraft.delivery.error, null);
       assert.ok(done.emailDraft.delivery.deliveredAt);

@@ -96,7 +96,7 @@ describe('importing leads in the web UI', { skip: browserUnavailable() ?? false 
     const sent = new URL(imports[0]!);
     assert.equal(sent.searchParams.get('dryRun'), 'true');
     assert.deepEqual(sent.searchParams.getAll('map'), [
-      'name:Full Name', 'firstName:', 'lastName:', 'email:E-mail', 'companyName:Firm', 'companyWebsite:Website', 'status:', 'assignedToUserId:',
+      'name:Full Name', 'firstName:', 'lastName:', 'email:E-mail', 'companyName:Firm', 'companyWebsite:Website', 'status:', 'assignedToUserId:', 'timeZone:',
     ]);
 
     // Import: the same counts, written; each bad row with its number, what is wrong and its values from the file.

@@ -256,7 +256,7 @@ describe('the leads table at scale in the web UI', { skip: browserUnavailable() 
     const [header, ...data] = parseCsv(text).filter((row) => row.some(Boolean));
     assert.deepEqual(header, [
       'name', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId', 'createdAt', 'updatedAt',
-      'ownerName', 'ownerEmail', 'lastContactedAt', 'lastReplyAt',
+      'ownerName', 'ownerEmail', 'lastContactedAt', 'lastReplyAt', 'timeZone',
     ]);
     assert.deepEqual(new Set(data.map((row) => row[0])), mine);
     assert.equal(data.length, mine.size);

@@ -9,7 +9,7 @@ import type { Cursor } from '../pagination.ts';
 
 export const EXPORT_COLUMNS = [
   'name', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId', 'createdAt', 'updatedAt',
-  'ownerName', 'ownerEmail', 'lastContactedAt', 'lastReplyAt',
+  'ownerName', 'ownerEmail', 'lastContactedAt', 'lastReplyAt', 'timeZone',
 ] as const;
 /** Leads read and written per page. */
 export const EXPORT_PAGE = 1000;
@@ -32,6 +32,8 @@ const cells = (lead: Lead, owners: ReadonlyMap<string, Owner>) => {
     lead.createdAt.toISOString(), lead.updatedAt.toISOString(),
     defused(owner?.name ?? null), owner?.email ?? null,
     lead.lastContactedAt?.toISOString() ?? null, lead.lastReplyAt?.toISOString() ?? null,
+    // Read back by the import (DESIGN §14).
+    lead.timeZone,
   ];
 };
 

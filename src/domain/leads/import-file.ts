@@ -16,6 +16,7 @@ import {
 } from '../lead-import-format.ts';
 import { LeadCreate, LeadImportJson } from '../../schemas/leads.ts';
 import { bodyValidator, fieldErrorsOf } from '../validators.ts';
+import { canonicalTimeZone } from '../sending/time-zones.ts';
 
 export interface ImportFileInput {
   format: 'csv' | 'json';
@@ -91,10 +92,12 @@ export interface LeadRecord {
   company_website?: string | null;
   status?: string;
   assigned_to_user_id?: string | null;
+  time_zone?: string | null;
 }
 
 const COLUMN_OF = {
   name: 'name', email: 'email', companyName: 'company_name', companyWebsite: 'company_website', status: 'status', assignedToUserId: 'assigned_to_user_id',
+  timeZone: 'time_zone',
 } as const satisfies Partial<Record<ImportField, keyof LeadRecord>>;
 
 const STATUSES: ReadonlySet<string> = new Set(LEAD_STATUSES);
@@ -217,6 +220,7 @@ class Rows {
     if (record.assigned_to_user_id) record.assigned_to_user_id = record.assigned_to_user_id.toLowerCase();
     // A bare host (www.example.com) is stored as the API stores it: https:// and the host.
     if (record.company_website) record.company_website = websiteUrl(record.company_website);
+    if (record.time_zone) record.time_zone = canonicalTimeZone(record.time_zone);
     const key = this.#dedupe && typeof record.email === 'string' ? record.email.toLowerCase() : null;
     const earlier = key === null ? undefined : this.#byKey.get(key);
     if (earlier) {
@@ -429,6 +433,7 @@ function readCsv(text: string, input: ImportFileInput): ImportFileResult {
       }
     }
     if (given.assignedToUserId !== undefined) lead.assignedToUserId = given.assignedToUserId;
+    if (given.timeZone !== undefined) lead.timeZone = given.timeZone;
     const columns = file.headers.length;
     const extra = width > columns && holdsText(cells, columns, delimiter)
       ? [{ field: '(row)', message: `has ${width} cells, more than the ${columns} columns of the header row` }]

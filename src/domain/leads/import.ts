@@ -164,9 +164,9 @@ export function importAuditDetails(file: Pick<ImportFile, 'format'>, options: Im
 
 /** A record's fields as columns of a new lead; a field the row does not give is null, the status DISCOVERY. */
 const INSERT_FROM_RECORDS = (workspaceId: string, now: Date) => sql`
-  INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at)
+  INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at, time_zone)
   SELECT gen_random_uuid(), ${workspaceId}::uuid, r->>'name', r->>'email', r->>'company_name', r->>'company_website',
-         coalesce(r->>'status', 'DISCOVERY'), (r->>'assigned_to_user_id')::uuid, ${now}::timestamptz, ${now}::timestamptz`;
+         coalesce(r->>'status', 'DISCOVERY'), (r->>'assigned_to_user_id')::uuid, ${now}::timestamptz, ${now}::timestamptz, r->>'time_zone'`;
 
 /**
  * What runs before each batch: it lets the event loop answer what came in meanwhile (PGlite runs a statement on this
@@ -240,7 +240,7 @@ async function upsertByEmail(
 /** The fields a record may give, as leads' columns; `cast` for a column that is not text. */
 const RECORD_FIELDS: ReadonlyArray<{ field: string; cast?: string }> = [
   { field: 'name' }, { field: 'email' }, { field: 'company_name' }, { field: 'company_website' }, { field: 'status' },
-  { field: 'assigned_to_user_id', cast: '::uuid' },
+  { field: 'assigned_to_user_id', cast: '::uuid' }, { field: 'time_zone' },
 ];
 
 /** A column's value after a record: the record's where it gives the field, the lead's own where it does not. */

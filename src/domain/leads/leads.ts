@@ -9,6 +9,7 @@ import { pageOf, type Cursor } from '../pagination.ts';
 import { isUuid, websiteUrl } from '../validation.ts';
 import { isUserOfWorkspace } from '../workspaces/workspaces.ts';
 import { emitWebhookEvent } from '../webhooks/events.ts';
+import { canonicalTimeZone } from '../sending/time-zones.ts';
 import { SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../../schemas/leads.ts';
 
 export interface Lead {
@@ -23,6 +24,7 @@ export interface Lead {
   updatedAt: Date;
   lastContactedAt: Date | null;
   lastReplyAt: Date | null;
+  timeZone: string | null;
 }
 
 export interface LeadInput {
@@ -32,12 +34,13 @@ export interface LeadInput {
   companyWebsite?: string | null;
   status?: LeadStatus;
   assignedToUserId?: string | null;
+  timeZone?: string | null;
 }
 
 /** The columns a Lead is made of: its stored JSON (api_json), which only a page of leads reads, left out. */
 const LEAD_COLUMNS = [
   'id', 'workspace_id', 'name', 'email', 'company_name', 'company_website', 'status', 'assigned_to_user_id', 'created_at', 'updated_at',
-  'last_contacted_at', 'last_reply_at',
+  'last_contacted_at', 'last_reply_at', 'time_zone',
 ] as const;
 
 export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json' | 'search_text'>): Lead {
@@ -53,6 +56,7 @@ export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json' | 'search_te
     updatedAt: row.updated_at,
     lastContactedAt: row.last_contacted_at,
     lastReplyAt: row.last_reply_at,
+    timeZone: row.time_zone,
   };
 }
 
@@ -79,11 +83,12 @@ export async function createLead(db: Kysely<DB>, workspaceId: string, input: Lea
     updatedAt: now,
     lastContactedAt: null,
     lastReplyAt: null,
+    timeZone: input.timeZone ? canonicalTimeZone(input.timeZone) : null,
   };
   await sql`
-    ${prepare}INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at)
+    ${prepare}INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at, time_zone)
     VALUES (${lead.id}, ${workspaceId}, ${lead.name}, ${lead.email}, ${lead.companyName}, ${lead.companyWebsite}, ${lead.status},
-            ${lead.assignedToUserId}::uuid, ${now}::timestamptz, ${now}::timestamptz)`.execute(db);
+            ${lead.assignedToUserId}::uuid, ${now}::timestamptz, ${now}::timestamptz, ${lead.timeZone})`.execute(db);
   await emitWebhookEvent(db, workspaceId, 'lead.created', lead, { at: now, leadId: lead.id });
   return lead;
 }
@@ -106,6 +111,7 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
       : {}),
     ...(input.status !== undefined ? { status: input.status } : {}),
     ...(input.assignedToUserId !== undefined ? { assigned_to_user_id: input.assignedToUserId } : {}),
+    ...(input.timeZone !== undefined ? { time_zone: input.timeZone && canonicalTimeZone(input.timeZone) } : {}),
   };
   const row = await db.updateTable('leads')
     // Never backwards: another process's clock may lag this one's, and updatedAt must not fall before what it was.

@@ -8,6 +8,7 @@ import { cancelQueuedDelivery, chooseDelivery, queueDelivery, type DeliverMethod
 import { AppError } from '../errors.ts';
 import { applyTransition, DRAFT, lockRun, RUN, RUNS_CHANNEL, skipSteps, STEP, type Decider, type Transition } from './lifecycle.ts';
 import { getRun, type Run } from './runs.ts';
+import { scheduleOfApproval, type SendAt } from '../sending/schedule.ts';
 
 async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Promise<Run> {
   const run = await getRun(trx, workspaceId, runId);
@@ -39,6 +40,8 @@ export interface ApprovalDelivery {
   newMessageId: (fromAddress: string) => string;
   /** How long the delivery waits before its job may start, so that the approval can be undone (the web UI's). */
   holdMs?: number;
+  /** DESIGN §14: send in the next send window, or at this instant, rather than at once. */
+  sendAt?: SendAt;
 }
 
 /**
@@ -59,12 +62,13 @@ export async function approveRun(
     method = chooseDelivery(delivery.deliver, transport, draft.to_address);
   }
   const now = clock.now();
+  const schedule = method && delivery?.sendAt ? await scheduleOfApproval(trx, workspaceId, runId, delivery.sendAt, now) : null;
   await decideDraft(trx, workspaceId, runId, DRAFT.approve, by, now, null);
   await applyTransition(trx, RUN.approve, { workspaceId, runId, at: now });
   if (delivery && method && draft && transport?.from) {
     await queueDelivery(trx, {
       workspaceId, runId, draftId: draft.id, method, senderUserId: delivery?.senderUserId ?? null, messageId: delivery.newMessageId(transport.from.address), now,
-      availableAt: new Date(now.getTime() + (delivery?.holdMs ?? 0)),
+      availableAt: new Date(now.getTime() + (delivery?.holdMs ?? 0)), schedule,
     });
   }
   return readBack(trx, workspaceId, runId);

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.ts';
-import type { DB, DeliveryMethod } from '../../db/schema.ts';
+import type { DB, DeliveryMethod, WaitingFor } from '../../db/schema.ts';
 import { enqueueJob } from '../../jobs/sql/enqueueJob.ts';
 import { AppError, notFound } from '../errors.ts';
 import { applyTransition, DELIVERY } from './lifecycle.ts';
@@ -63,20 +63,27 @@ export async function queueDelivery(trx: Kysely<DB>, input: {
   messageId: string;
   /** When its job may start: later than `now` while the approval can be undone (undoApproval). */
   availableAt?: Date;
+  /** DESIGN §14: it waits SCHEDULED until `at` (the approval's `sendAt`, or the next window). */
+  schedule?: { at: Date; waitingFor: WaitingFor } | null;
+  /** It leaves only inside the send window (a follow-up); checked when its job claims it (src/domain/sending/limits.ts). */
+  respectWindow?: boolean;
 }): Promise<string> {
   const id = randomUUID();
+  const transition = input.schedule ? DELIVERY.schedule : DELIVERY.queue;
   // UNIQUE (draft_id): a second delivery of one draft fails here, whatever raced to make it.
   await trx.insertInto('email_deliveries').values({
     id, workspace_id: input.workspaceId, run_id: input.runId, draft_id: input.draftId, sender_user_id: input.senderUserId,
-    method: input.method, status: DELIVERY.queue.to, message_id: input.messageId, attempts: 0, queued_at: input.now,
+    method: input.method, status: transition.to, message_id: input.messageId, attempts: 0, queued_at: input.now,
     delivered_at: null, error: null, response: null,
+    scheduled_for: input.schedule?.at ?? null, waiting_for: input.schedule?.waitingFor ?? null, respect_window: input.respectWindow ?? false,
   }).execute();
-  await enqueueDeliveryJob(trx, input.workspaceId, id, input.now, input.availableAt);
-  await applyTransition(trx, DELIVERY.queue, { workspaceId: input.workspaceId, runId: input.runId, deliveryId: id, at: input.now });
+  const availableAt = input.schedule && input.schedule.at > (input.availableAt ?? input.now) ? input.schedule.at : input.availableAt;
+  await enqueueDeliveryJob(trx, input.workspaceId, id, input.now, availableAt);
+  await applyTransition(trx, transition, { workspaceId: input.workspaceId, runId: input.runId, deliveryId: id, at: input.now });
   return id;
 }
 
-async function enqueueDeliveryJob(
+export async function enqueueDeliveryJob(
   trx: Kysely<DB>, workspaceId: string, deliveryId: string, now: Date, availableAt = now,
 ): Promise<void> {
   const payload: DeliverPayload = { deliveryId };
@@ -94,7 +101,7 @@ export async function cancelQueuedDelivery(trx: Kysely<DB>, workspaceId: string,
   const delivery = await trx.selectFrom('email_deliveries').select(['id', 'status'])
     .where('workspace_id', '=', workspaceId).where('run_id', '=', runId)
     .orderBy('queued_at', 'desc').forUpdate().executeTakeFirst();
-  if (!delivery || delivery.status !== 'QUEUED') return false;
+  if (!delivery || (delivery.status !== 'QUEUED' && delivery.status !== 'SCHEDULED')) return false;
   // The claim of a runner and this delete take the job's row in turn: a job already RUNNING is not deleted, and a
   // job deleted here is never claimed.
   const job = await trx.deleteFrom('jobs')

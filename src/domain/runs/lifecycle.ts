@@ -100,6 +100,13 @@ export const DELIVERY = {
   send: delivery(['QUEUED', 'DELIVERING'], 'DELIVERED', 'draft.sent', 'draft.sent', true),
   saveToMailbox: delivery(['QUEUED', 'DELIVERING'], 'DELIVERED', 'draft.saved_to_mailbox', null, true),
   fail: delivery(['QUEUED', 'DELIVERING', 'FAILED'], 'FAILED', 'draft.delivery_failed', 'draft.delivery_failed', true),
+  /** Made to wait (DESIGN §14): for the approval's `sendAt`, a send window or a per-sender limit (src/domain/sending/). */
+  schedule: delivery([], 'SCHEDULED', 'draft.delivery_scheduled'),
+  hold: delivery(['QUEUED', 'SCHEDULED'], 'SCHEDULED', 'draft.delivery_scheduled'),
+  /** Its time came and the sender had a slot, or a person sent it now: it leaves within the sender's limits. */
+  release: delivery(['SCHEDULED'], 'QUEUED', 'draft.delivery_queued'),
+  /** Taken off the outbox (DELETE /api/v1/outbox/{id}). */
+  cancel: delivery(['SCHEDULED'], 'CANCELLED', 'draft.delivery_cancelled'),
   /** A reply to the delivered e-mail was found (src/mail/replies.ts). */
   reply: delivery(['DELIVERED'], 'DELIVERED', 'draft.replied', 'draft.replied', true),
 } as const;

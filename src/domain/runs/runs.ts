@@ -58,6 +58,7 @@ export interface Delivery {
   messageId: string;
   attempts: number;
   queuedAt: string;
+  scheduledFor: string | null;
   deliveredAt: string | null;
   error: string | null;
 }
@@ -115,6 +116,7 @@ const GROUNDING_PROJECTION = {
 const DELIVERY_PROJECTION = {
   method: sql`e.method`, status: sql`e.status`, messageId: sql`e.message_id`, attempts: sql`e.attempts`,
   queuedAt: sql`leadrun_iso(e.queued_at)`, deliveredAt: sql`leadrun_iso(e.delivered_at)`, error: sql`e.error`,
+  scheduledFor: sql`CASE WHEN e.status = 'SCHEDULED' THEN leadrun_iso(e.scheduled_for) END`,
 } satisfies Record<keyof Delivery, RawBuilder<unknown>>;
 const DRAFT_PROJECTION = {
   id: sql`d.id`, status: sql`d.status`, subject: sql`d.subject`, body: sql`d.body`, to: sql`d.to_address`, version: sql`d.version`,

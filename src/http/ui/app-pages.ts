@@ -15,6 +15,7 @@ export const APP_PAGES = [
   '/runs/batches/:id',
   '/runs/:id',
   '/runs/:id/trace',
+  '/outbox',
   '/settings/keys',
   '/settings/members',
   '/settings/audit',

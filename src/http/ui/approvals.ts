@@ -15,6 +15,7 @@ import type { DB } from '../../db/schema.ts';
 import { approveRun, undoApproval } from '../../domain/runs/decisions.ts';
 import { newMessageId } from '../../mail/message.ts';
 import { loadMailTransport } from '../../domain/mail-settings/settings.ts';
+import { sendAtOf } from '../../domain/sending/schedule.ts';
 
 const tags = ['Web UI'];
 
@@ -51,6 +52,7 @@ export default async function approvalRoutes(app: AppInstance): Promise<void> {
     const by = { keyId: null, userId: principal.userId };
     const run = await approveRun(trx, principal.workspaceId, request.params.id, by, clock, {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
+      ...(request.body?.sendAt ? { sendAt: sendAtOf(request.body.sendAt) } : {}),
       senderUserId: principal.userId,
       transport: (db: Kysely<DB>) => loadMailTransport(db, principal.workspaceId, app.deps.secrets(), config),
       newMessageId,

@@ -15,6 +15,7 @@ import { appendDraft } from '../../mail/imap.ts';
 import { composeMessage } from '../../mail/message.ts';
 import { loadMailTransport, type Address } from '../../domain/mail-settings/settings.ts';
 import { sendRaw } from '../../mail/smtp.ts';
+import { claimSendingSlot } from '../../domain/sending/limits.ts';
 
 /** After the first attempt: about 30 s, 2 min, 10 min, 30 min, then 2 h. */
 const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
@@ -28,6 +29,8 @@ export interface DeliveryHandlerOptions {
   extraCa?: string | null;
   /** The time a delivery is marked FAILED at, after its last attempt. */
   clock?: Clock;
+  /** The jitter of a sender's gap (src/domain/sending/limits.ts); tests fix it. */
+  random?: () => number;
 }
 
 interface DeliveryRow {
@@ -114,10 +117,13 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
       const { deliveryId } = payloadOf(job);
       const delivery = await loadDelivery(ctx.db, deliveryId);
       // Erased with its lead or call, or delivered by an attempt whose runner died after committing: nothing to do.
-      if (!delivery || (delivery.status !== 'QUEUED' && delivery.status !== 'DELIVERING')) return;
+      if (!delivery || !['SCHEDULED', 'QUEUED', 'DELIVERING'].includes(delivery.status)) return;
       const transport = await loadMailTransport(ctx.db, delivery.workspace_id, ctx.secrets(), ctx.config);
       if (!transport.from) throw new PermanentError('No sender address is set up (Settings / E-mail, or MAIL_FROM).');
       if (!delivery.to_address) throw new PermanentError('The draft has no recipient.');
+      // DESIGN §14: the send window and the sender's limits, under the sender's lock, before the server is contacted.
+      const verdict = await claimSendingSlot({ ...ctx, jobId: job.id, ...(options.random ? { random: options.random } : {}) }, delivery, transport.from.address);
+      if (!('go' in verdict)) return 'again' in verdict ? verdict : undefined;
       const sender = await senderOf(ctx.db, delivery.sender_user_id, transport.from);
       const raw = await composeMessage({
         // The draft is written to the lead ("Hi Ada"), so the To header names them: `"Ada Lovelace" <ada@…>`.

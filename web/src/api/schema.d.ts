@@ -173,6 +173,72 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/outbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the outbox
+         * @description Deliveries waiting SCHEDULED, the soonest first: for the send window (in the lead's time zone, else the workspace's), a sender's daily limit or least gap, or the time their approval asked for (`sendAt`). The next page is linked by a `Link: <…>; rel="next"` header.
+         *
+         *     Required scope: `runs:read`.
+         */
+        get: operations["listOutbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/outbox/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a waiting e-mail
+         * @description The delivery becomes CANCELLED and is never sent; the run's draft stays APPROVED.
+         *
+         *     Required scope: `runs:write`.
+         */
+        delete: operations["cancelOutboxDelivery"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/outbox/{id}/send-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a waiting e-mail now
+         * @description The delivery leaves at once, past the send window, but still within its sender's daily limit and least gap: if either is reached it waits again (`waitingFor` `daily_limit` or `gap`). The run's draft shows its course.
+         *
+         *     Required scope: `runs:write`.
+         */
+        post: operations["sendOutboxNow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/replies": {
         parameters: {
             query?: never;
@@ -2960,6 +3026,12 @@ export type paths = {
                          * @enum {unknown}
                          */
                         deliver?: "send" | "mailbox" | "none";
+                        /**
+                         * @description When the e-mail leaves (DESIGN §14): `next_window`, the next opening of the send window in the lead's time zone (at once when it is open), or an RFC 3339 instant, not in the past. The delivery then waits SCHEDULED with `scheduledFor`, listed in the outbox. Left out: at once, within the sender's limits.
+                         * @example next_window
+                         * @example 2026-03-02T09:00:00+01:00
+                         */
+                        sendAt?: string | "next_window";
                     };
                 };
             };
@@ -4592,6 +4664,372 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/ui/api/settings/sending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's send window and per-sender limits */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: int32
+                             * @description E-mails one sending address sends a day, at most.
+                             */
+                            dailyLimit: number;
+                            /** @description ISO weekdays of the window: 1 Monday … 7 Sunday. */
+                            days: number[];
+                            /**
+                             * @description The minute the window closes, local time (24:00: midnight at the end).
+                             * @example 08:00
+                             */
+                            end: string;
+                            /**
+                             * Format: int32
+                             * @description Least seconds between two e-mails of one address (jittered up to a fifth more).
+                             */
+                            minGapSeconds: number;
+                            /** @description Each sending address that has sent, with today's count. */
+                            senders: {
+                                address: string;
+                                lastSentAt: string | null;
+                                /**
+                                 * Format: int32
+                                 * @description E-mails it sent today, the day in the workspace's time zone.
+                                 */
+                                sentToday: number;
+                            }[];
+                            /**
+                             * @description The window's first minute, local time.
+                             * @example 08:00
+                             */
+                            start: string;
+                            /** @description The workspace's IANA time zone: the window's for a lead without one, and the day of the daily limit. */
+                            timeZone: string;
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        "Retry-After": components["headers"]["Retry-After"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Change the workspace's send window and per-sender limits
+         * @description Fields left out stay as they are. Deliveries already waiting keep their time and are checked again when it comes.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        dailyLimit?: number;
+                        days?: number[];
+                        /**
+                         * @description Local time the window closes.
+                         * @example 08:00
+                         */
+                        end?: string;
+                        minGapSeconds?: number;
+                        /**
+                         * @description Local time the window opens.
+                         * @example 08:00
+                         */
+                        start?: string;
+                        /**
+                         * Format: time-zone
+                         * @description An IANA time zone name.
+                         */
+                        timeZone?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: int32
+                             * @description E-mails one sending address sends a day, at most.
+                             */
+                            dailyLimit: number;
+                            /** @description ISO weekdays of the window: 1 Monday … 7 Sunday. */
+                            days: number[];
+                            /**
+                             * @description The minute the window closes, local time (24:00: midnight at the end).
+                             * @example 08:00
+                             */
+                            end: string;
+                            /**
+                             * Format: int32
+                             * @description Least seconds between two e-mails of one address (jittered up to a fifth more).
+                             */
+                            minGapSeconds: number;
+                            /** @description Each sending address that has sent, with today's count. */
+                            senders: {
+                                address: string;
+                                lastSentAt: string | null;
+                                /**
+                                 * Format: int32
+                                 * @description E-mails it sent today, the day in the workspace's time zone.
+                                 */
+                                sentToday: number;
+                            }[];
+                            /**
+                             * @description The window's first minute, local time.
+                             * @example 08:00
+                             */
+                            start: string;
+                            /** @description The workspace's IANA time zone: the window's for a lead without one, and the day of the daily limit. */
+                            timeZone: string;
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description The request is invalid; `errors` names each field. */
+                400: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No API key, or a malformed, unknown or revoked one. */
+                401: {
+                    headers: {
+                        "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+                403: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description No such resource in this workspace. */
+                404: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description A request with this Idempotency-Key is still in flight. */
+                409: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is over 1 MiB. */
+                413: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The body is not application/json. */
+                415: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description This Idempotency-Key was used for a different request. */
+                422: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too many requests for this key; see `Retry-After`. */
+                429: {
+                    headers: {
+                        RateLimit: components["headers"]["RateLimit"];
+                        "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+                500: {
+                    headers: {
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description The database cannot be reached; see `Retry-After`. */
+                503: {
+                    headers: {
+                        "Retry-After": components["headers"]["Retry-After"];
+                        "X-Request-Id": components["headers"]["X-Request-Id"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ui/api/setup": {
         parameters: {
             query?: never;
@@ -5358,11 +5796,40 @@ export type components = {
              * @enum {unknown}
              */
             status: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+            timeZone: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 timestamp in UTC with milliseconds.
              */
             updatedAt: string;
+        };
+        OutboxEntry: {
+            /**
+             * Format: uuid
+             * @description Identifier of the delivery.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The run whose draft it delivers.
+             */
+            runId: string;
+            /**
+             * Format: date-time
+             * @description When it leaves, unless the window or a limit moves it again.
+             */
+            scheduledFor: string;
+            to: string | null;
+            /**
+             * Format: int32
+             * @description Which e-mail of the lead's sequence it is: 1 for the first, 2 for the first follow-up.
+             */
+            touch: number;
+            /**
+             * @description `window`: the send window (in the lead's time zone, else the workspace's); `daily_limit`: the sender's daily limit; `gap`: the least time between two e-mails of one sender; `sendAt`: the time the approval asked for.
+             * @enum {unknown}
+             */
+            waitingFor: "window" | "daily_limit" | "gap" | "sendAt";
         };
         /** @description An RFC 9457 problem document (application/problem+json). */
         Problem: {
@@ -5481,6 +5948,7 @@ export type components = {
                      * @description When the delivery was (last) queued.
                      */
                     queuedAt: string;
+                    scheduledFor: string | null;
                     /**
                      * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). SCHEDULED while it waits for a send window, a per-sender limit or the approval's `sendAt` (DESIGN §14); CANCELLED when taken off the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient's server refused it (§15).
                      * @enum {unknown}
@@ -5719,7 +6187,7 @@ export type components = {
             model: string | null;
             node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
             /** @enum {unknown} */
-            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.approval_undone" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
+            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.approval_undone" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied" | "draft.delivery_scheduled" | "draft.delivery_cancelled";
             usage: {
                 /** Format: int64 */
                 inputTokens: number;
@@ -6082,6 +6550,7 @@ export interface operations {
                      * @enum {unknown}
                      */
                     status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                    timeZone?: string | null;
                 };
             };
         };
@@ -6122,6 +6591,7 @@ export interface operations {
                          * @enum {unknown}
                          */
                         status: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                        timeZone: string | null;
                         /**
                          * Format: date-time
                          * @description ISO 8601 timestamp in UTC with milliseconds.
@@ -6520,6 +6990,7 @@ export interface operations {
                      * @enum {unknown}
                      */
                     status?: "DISCOVERY" | "CONTACTED" | "QUALIFIED" | "PROPOSAL" | "WON" | "LOST";
+                    timeZone?: string | null;
                 };
             };
         };
@@ -7389,7 +7860,7 @@ export interface operations {
                 dedupe?: "email";
                 /** @description Read and check everything, write nothing, and answer the same counts. */
                 dryRun?: boolean;
-                /** @description CSV only: read a field from a column of your choice, as `FIELD:COLUMN` (`map=email:Work E-mail`); `FIELD:` reads that field from no column. FIELD is one of name, firstName, lastName, email, companyName, companyWebsite, status, assignedToUserId. Repeat for more fields; the other columns are matched by their headers. */
+                /** @description CSV only: read a field from a column of your choice, as `FIELD:COLUMN` (`map=email:Work E-mail`); `FIELD:` reads that field from no column. FIELD is one of name, firstName, lastName, email, companyName, companyWebsite, status, assignedToUserId, timeZone. Repeat for more fields; the other columns are matched by their headers. */
                 map?: string[];
                 /** @description CSV only: read a status value of the file that is not a lead status as one, as `VALUE:STATUS` (`statusMap=Cold:DISCOVERY`, `statusMap=Contact in Future:CONTACTED`); VALUE is compared without case or surrounding spaces, and STATUS is one of DISCOVERY, CONTACTED, QUALIFIED, PROPOSAL, WON, LOST. Repeat for more values; an unknown value that is not mapped gives the lead the default status, and a warning. */
                 statusMap?: string[];
@@ -7424,7 +7895,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         columns: {
-                            field: ("name" | "firstName" | "lastName" | "email" | "companyName" | "companyWebsite" | "status" | "assignedToUserId") | null;
+                            field: ("name" | "firstName" | "lastName" | "email" | "companyName" | "companyWebsite" | "status" | "assignedToUserId" | "timeZone") | null;
                             /** @description The header of the column (its first 200 characters). */
                             header: string;
                         }[] | null;
@@ -7560,6 +8031,420 @@ export interface operations {
                 };
             };
             /** @description The body is neither text/csv nor application/json, or not in UTF-8. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOutbox: {
+        parameters: {
+            query?: {
+                /** @description Opaque; take it from the Link header of the previous page. */
+                cursor?: string;
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of waiting deliveries, the soonest first; `Link` names the next page. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Link: components["headers"]["Link"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OutboxEntry"][];
+                    };
+                };
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelOutboxDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: the delivery no longer waits in the outbox (`deliveryStatus` says what it is); nothing changed. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendOutboxNow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description No body is needed; `{}` is accepted. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Queued to be sent now. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: the delivery no longer waits in the outbox (`deliveryStatus` says what it is); nothing changed. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
             415: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7939,6 +8824,7 @@ export interface operations {
                                  * @description When the delivery was (last) queued.
                                  */
                                 queuedAt: string;
+                                scheduledFor: string | null;
                                 /**
                                  * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). SCHEDULED while it waits for a send window, a per-sender limit or the approval's `sendAt` (DESIGN §14); CANCELLED when taken off the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient's server refused it (§15).
                                  * @enum {unknown}
@@ -8448,6 +9334,12 @@ export interface operations {
                      * @enum {unknown}
                      */
                     deliver?: "send" | "mailbox" | "none";
+                    /**
+                     * @description When the e-mail leaves (DESIGN §14): `next_window`, the next opening of the send window in the lead's time zone (at once when it is open), or an RFC 3339 instant, not in the past. The delivery then waits SCHEDULED with `scheduledFor`, listed in the outbox. Left out: at once, within the sender's limits.
+                     * @example next_window
+                     * @example 2026-03-02T09:00:00+01:00
+                     */
+                    sendAt?: string | "next_window";
                 };
             };
         };

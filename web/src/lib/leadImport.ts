@@ -28,6 +28,7 @@ export const FIELD_LABEL: Record<ImportField, string> = {
   companyWebsite: 'Website',
   status: 'Status',
   assignedToUserId: 'Assigned to (user id)',
+  timeZone: 'Time zone',
 };
 
 /** A problem's field as a person reads it: `email` is "E-mail", `(row)` the row as a whole. */

@@ -13,7 +13,7 @@ import { useMembers } from '../lib/members';
 import { useSignedIn } from '../lib/session';
 import { BLANK_MESSAGE, isBlank } from '../../../src/domain/validation.ts';
 
-const FIELDS = ['name', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId'] as const;
+const FIELDS = ['name', 'email', 'companyName', 'companyWebsite', 'status', 'assignedToUserId', 'timeZone'] as const;
 
 interface LeadValues {
   name: string;
@@ -23,7 +23,12 @@ interface LeadValues {
   status: LeadStatus;
   /** '' for nobody. */
   assignedToUserId: string;
+  /** An IANA name; '' for the workspace's zone. */
+  timeZone: string;
 }
+
+/** The zones the browser knows, offered as the time zone field's suggestions; the server checks what is typed. */
+const TIME_ZONES = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
 
 const optional = (text: string) => (text.trim() ? text.trim() : null);
 // The server's rule (src/domain/validation.ts), checked before sending, in the words the server would use; the other
@@ -82,12 +87,22 @@ function LeadFields({ values, setValues, errors }: {
           </select>
         )}
       </Field>
+      <Field label="Time zone" error={errors.fields.timeZone} optional
+        hint="Where the lead works, e.g. Europe/Berlin: follow-ups go out in their working hours. Empty: the workspace's.">
+        {(p) => (
+          <>
+            <input {...p} className="input" list="lead-time-zones" value={values.timeZone} onChange={change('timeZone')}
+              autoComplete="off" spellCheck={false} placeholder="Europe/Berlin" />
+            <datalist id="lead-time-zones">{TIME_ZONES.map((zone) => <option key={zone} value={zone} />)}</datalist>
+          </>
+        )}
+      </Field>
     </>
   );
 }
 
 export function NewLeadDialog({ onClose, onCreated }: { onClose(): void; onCreated(lead: Lead): void }) {
-  const [values, setValues] = useState<LeadValues>({ name: '', email: '', companyName: '', companyWebsite: '', status: 'DISCOVERY', assignedToUserId: '' });
+  const [values, setValues] = useState<LeadValues>({ name: '', email: '', companyName: '', companyWebsite: '', status: 'DISCOVERY', assignedToUserId: '', timeZone: '' });
   const form = useFormSubmit({
     known: FIELDS,
     check: () => checkLead(values),
@@ -100,6 +115,7 @@ export function NewLeadDialog({ onClose, onCreated }: { onClose(): void; onCreat
           companyWebsite: optional(values.companyWebsite) ?? undefined,
           status: values.status,
           assignedToUserId: values.assignedToUserId || undefined,
+          timeZone: optional(values.timeZone) ?? undefined,
         },
       });
       onCreated(body);
@@ -125,6 +141,7 @@ function changes(lead: Lead, values: LeadValues): LeadUpdate {
   if (optional(values.companyWebsite) !== lead.companyWebsite) update.companyWebsite = optional(values.companyWebsite);
   if (values.status !== lead.status) update.status = values.status;
   if ((values.assignedToUserId || null) !== lead.assignedToUserId) update.assignedToUserId = values.assignedToUserId || null;
+  if (optional(values.timeZone) !== lead.timeZone) update.timeZone = optional(values.timeZone);
   return update;
 }
 
@@ -136,6 +153,7 @@ export function EditLeadDialog({ lead, onClose, onSaved }: { lead: Lead; onClose
     companyWebsite: lead.companyWebsite ?? '',
     status: lead.status,
     assignedToUserId: lead.assignedToUserId ?? '',
+    timeZone: lead.timeZone ?? '',
   });
   const form = useFormSubmit({
     known: FIELDS,

@@ -107,7 +107,7 @@ export function LeadPage() {
         </>}
       />
 
-      <dl className="facts-strip facts-strip-7">
+      <dl className="facts-strip facts-strip-8">
         <div>
           <dt>E-mail</dt>
           <dd>{person.email
@@ -127,6 +127,7 @@ export function LeadPage() {
         <div><dt>Owner</dt><dd className={person.assignedToUserId ? undefined : 'muted'}>{ownerName(person.assignedToUserId, members.data, session.user.id)}</dd></div>
         <div><dt>Last contact</dt><dd><RelativeTime iso={person.lastContactedAt} fallback="Never" /></dd></div>
         <div><dt>Last reply</dt><dd><RelativeTime iso={person.lastReplyAt} fallback="None" /></dd></div>
+        <div><dt>Time zone</dt><dd className={person.timeZone ? undefined : 'muted'}>{person.timeZone ?? 'The workspace\'s'}</dd></div>
       </dl>
 
       {replied?.reply && <ReplyPanel reply={replied.reply} runId={replied.id} title="Last reply" />}

@@ -44,6 +44,8 @@ function announce(event: RunEvent): string | null {
     case 'draft.sent': return 'The e-mail was sent.';
     case 'draft.saved_to_mailbox': return 'The e-mail was saved to your mailbox.';
     case 'draft.delivery_failed': return 'The e-mail could not be delivered.';
+    case 'draft.delivery_scheduled': return 'The e-mail waits in the outbox for its time.';
+    case 'draft.delivery_cancelled': return 'The e-mail was taken off the outbox.';
     default: return null;
   }
 }

@@ -21,6 +21,7 @@ import { compactJson } from '../../compact-json.ts';
 import { renderRun, traceUrlOf } from '../../run-render.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { notFound } from '../../../domain/errors.ts';
+import { sendAtOf } from '../../../domain/sending/schedule.ts';
 
 export default async function runRoutes(app: AppInstance): Promise<void> {
   const { db, clock, config } = app.deps;
@@ -122,6 +123,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     const principal = principalOf(request);
     const delivery = {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
+      ...(request.body?.sendAt ? { sendAt: sendAtOf(request.body.sendAt) } : {}),
       senderUserId: principal.userId ?? principal.adminUserId,
       transport: (trx: Kysely<DB>) => loadMailTransport(trx, principal.workspaceId, app.deps.secrets(), config),
       newMessageId,

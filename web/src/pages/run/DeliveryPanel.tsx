@@ -7,6 +7,7 @@ import { Icon } from '../../components/Icon';
 import { Badge, Button, ErrorAlert } from '../../components/ui';
 import type { Delivery } from '../../lib/delivery';
 import { formatDateTime } from '../../lib/format';
+import { Link } from '../../lib/router';
 
 function time(at: string): string {
   return new Date(at).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
@@ -21,7 +22,7 @@ function headline(delivery: Delivery): { tone: 'blue' | 'green' | 'red' | 'amber
       tone: 'green', text: `${mailbox ? 'Saved to your mailbox' : 'Sent'}${delivery.deliveredAt ? ` at ${time(delivery.deliveredAt)}` : ''}`,
     };
     case 'FAILED': return { tone: 'red', text: 'Failed' };
-    case 'SCHEDULED': return { tone: 'blue', text: 'Scheduled' };
+    case 'SCHEDULED': return { tone: 'blue', text: delivery.scheduledFor ? `Scheduled for ${formatDateTime(delivery.scheduledFor)}` : 'Scheduled' };
     case 'CANCELLED': return { tone: 'amber', text: 'Cancelled: not sent' };
     case 'SUPPRESSED': return { tone: 'red', text: 'Not sent: the address asked not to be contacted' };
     case 'BOUNCED': return { tone: 'red', text: 'Bounced' };
@@ -62,6 +63,7 @@ export function DeliveryPanel({ run, onChanged }: { run: Run; onChanged(run: Run
       <dl className="delivery-facts">
         <div><dt>Attempts</dt><dd>{delivery.attempts}</dd></div>
         <div><dt>Queued</dt><dd>{formatDateTime(delivery.queuedAt)}</dd></div>
+        {delivery.status === 'SCHEDULED' && <div><dt>Waiting in</dt><dd><Link to="/outbox">the outbox</Link></dd></div>}
         <div><dt>Message-ID</dt><dd><code>{delivery.messageId}</code></dd></div>
       </dl>
       {delivery.status === 'FAILED' && (

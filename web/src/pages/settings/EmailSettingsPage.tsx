@@ -11,6 +11,7 @@ import { isEmail, useFormSubmit } from '../../lib/forms';
 import { useSignedIn } from '../../lib/session';
 import { useApiQuery } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
+import { SendingSettingsCard } from './SendingSettingsCard';
 
 type MailSettings = ResponseOf<'get', '/ui/api/settings/email'>;
 type MailSettingsChange = RequestOf<'put', '/ui/api/settings/email'>;
@@ -138,7 +139,7 @@ export function EmailSettingsPage() {
   if (settings.error instanceof ApiError && settings.error.status === 403) return <AdminOnly what="the e-mail settings" />;
   if (settings.error) return <ErrorAlert error={settings.error} retry={settings.reload} />;
   if (!settings.data) return <LoadingBlock label="Loading the e-mail settings" />;
-  return <SettingsForm view={settings.data} />;
+  return <><SettingsForm view={settings.data} /><SendingSettingsCard /></>;
 }
 
 function SettingsForm({ view: initial }: { view: MailSettings }) {
