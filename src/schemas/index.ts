@@ -8,3 +8,5 @@ export * from './calls.ts';
 export * from './runs.ts';
 export * from './webhooks.ts';
 export * from './replies.ts';
+export * from './sequences.ts';
+export * from './touches.ts';

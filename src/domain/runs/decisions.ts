@@ -53,7 +53,7 @@ export async function approveRun(
   let method: DeliveryMethod | null = null;
   let transport: DeliveryTransport | null = null;
   const draft = await trx.selectFrom('email_drafts').select(['id', 'to_address'])
-    .where('run_id', '=', runId).where('status', '=', 'DRAFT').orderBy('version', 'desc').executeTakeFirst();
+    .where('run_id', '=', runId).where('touch', '=', 1).where('status', '=', 'DRAFT').orderBy('version', 'desc').executeTakeFirst();
   if (delivery && draft && (delivery.deliver === undefined || delivery.deliver !== 'none')) {
     transport = await delivery.transport(trx);
     method = chooseDelivery(delivery.deliver, transport, draft.to_address);
@@ -84,7 +84,7 @@ export async function undoApproval(trx: Kysely<DB>, workspaceId: string, runId: 
   }
   const now = clock.now();
   const draft = await trx.selectFrom('email_drafts').select('id')
-    .where('run_id', '=', runId).where('status', '=', 'APPROVED').orderBy('version', 'desc').executeTakeFirst();
+    .where('run_id', '=', runId).where('touch', '=', 1).where('status', '=', 'APPROVED').orderBy('version', 'desc').executeTakeFirst();
   if (!draft) throw new Error(`run ${runId} had a queued delivery and no approved draft`);
   await applyTransition(trx, DRAFT.undoApproval, {
     workspaceId, runId, draftId: draft.id, at: now, set: { decided_at: null, decided_by_key_id: null, decided_by_user_id: null },
