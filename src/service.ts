@@ -68,6 +68,7 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
     : null;
   if (runner) {
     await schedulePruning(database.db, systemClock.now());
+    await (await import('./jobs/handlers/touch-tick.ts')).scheduleSequenceTicks(database.db, systemClock.now());
     await runner.start();
   }
 

@@ -8,12 +8,14 @@
 //   mail.check_replies jobs         2                           100 attempts, doubling from 1 min to 15 min
 //   webhook.deliver   jobs (lanes)  4                           the delivery's own schedule (`again`); 5 for the job
 //   jobs.prune        jobs          1                           5 attempts, doubling from 1 min
+//   sequences.tick    jobs          1                           100 attempts, doubling from 1 min
 import type { Engine } from '../agent/engine.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { replyCheckHandler } from '../mail/replies.ts';
 import { deliveryHandler } from './handlers/email-deliver.ts';
 import { pruneHandler } from './handlers/prune.ts';
+import { touchTickHandler } from './handlers/touch-tick.ts';
 import { runHandler } from './handlers/run.ts';
 import { webhookHandler } from './handlers/webhook-deliver.ts';
 import type { JobHandler, SourcedJobHandler } from './types.ts';
@@ -43,5 +45,6 @@ export function jobKinds({ config, engine, metrics, runSlots }: JobKindsOptions)
     replyCheckHandler,
     webhookHandler({ leaseMs: config.runLeaseMs, concurrency: 4, retryDelaysMs: config.webhookRetryDelaysMs ?? undefined }),
     pruneHandler,
+    touchTickHandler({ leaseMs: config.runLeaseMs }),
   ];
 }

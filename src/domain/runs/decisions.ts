@@ -8,6 +8,7 @@ import { cancelQueuedDelivery, chooseDelivery, queueDelivery, type DeliverMethod
 import { AppError } from '../errors.ts';
 import { applyTransition, DRAFT, lockRun, RUN, RUNS_CHANNEL, skipSteps, STEP, type Decider, type Transition } from './lifecycle.ts';
 import { getRun, type Run } from './runs.ts';
+import { enrolRun, undoEnrolment } from '../sequences/enrolments.ts';
 
 async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Promise<Run> {
   const run = await getRun(trx, workspaceId, runId);
@@ -39,6 +40,8 @@ export interface ApprovalDelivery {
   newMessageId: (fromAddress: string) => string;
   /** How long the delivery waits before its job may start, so that the approval can be undone (the web UI's). */
   holdMs?: number;
+  /** The follow-up sequence to enrol the lead in (DESIGN §13): an id, null for none, left out for the default. */
+  sequenceId?: string | null;
 }
 
 /**
@@ -62,10 +65,11 @@ export async function approveRun(
   await decideDraft(trx, workspaceId, runId, DRAFT.approve, by, now, null);
   await applyTransition(trx, RUN.approve, { workspaceId, runId, at: now });
   if (delivery && method && draft && transport?.from) {
-    await queueDelivery(trx, {
+    const deliveryId = await queueDelivery(trx, {
       workspaceId, runId, draftId: draft.id, method, senderUserId: delivery?.senderUserId ?? null, messageId: delivery.newMessageId(transport.from.address), now,
       availableAt: new Date(now.getTime() + (delivery?.holdMs ?? 0)),
     });
+    await enrolRun(trx, { workspaceId, runId, sequenceId: delivery.sequenceId, method, senderUserId: delivery.senderUserId, draftId: draft.id, deliveryId, now });
   }
   return readBack(trx, workspaceId, runId);
 }
@@ -78,6 +82,7 @@ export async function approveRun(
  */
 export async function undoApproval(trx: Kysely<DB>, workspaceId: string, runId: string, clock: Clock): Promise<Run> {
   await lockRun(trx, workspaceId, runId, RUN.undoApproval.from, 'taken back');
+  await undoEnrolment(trx, workspaceId, runId);
   if (!(await cancelQueuedDelivery(trx, workspaceId, runId))) {
     throw new AppError('invalid_state',
       'The approval cannot be undone: its e-mail is already on its way, or it delivers nothing.');

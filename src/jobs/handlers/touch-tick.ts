@@ -1,0 +1,41 @@
+// The follow-up scheduler's job (DESIGN §13): one for the installation (its key is fixed), run every minute. Each run
+// works passes of the scheduler (src/domain/sequences/scheduler.ts) until one finds less than a full batch, at most
+// PASSES_MAX, so that a backlog (a Monday morning) is worked through in bounded steps and the rest waits a minute.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { writeFollowUp } from '../../agent/follow-up/index.ts';
+import { runSchedulerPass } from '../../domain/sequences/scheduler.ts';
+import { TICK_BATCH, type FollowUpWriter } from '../../domain/sequences/touches.ts';
+import { enqueueJob } from '../sql/enqueueJob.ts';
+import { exponentialBackoff } from '../retry.ts';
+import type { JobHandler } from '../types.ts';
+
+export const SEQUENCES_TICK = 'sequences.tick';
+const TICK_EVERY_MS = 60_000;
+const PASSES_MAX = 10;
+
+/** Queues the scheduler's job unless it is live already; every worker process calls it at start (as pruning). */
+export async function scheduleSequenceTicks(db: Kysely<DB>, now: Date): Promise<boolean> {
+  const job = await db.transaction().execute((trx) => enqueueJob(trx, {
+    kind: SEQUENCES_TICK, key: SEQUENCES_TICK, workspaceId: null, payload: {}, maxAttempts: 100, availableAt: now,
+  }));
+  return job.created;
+}
+
+export function touchTickHandler(options: { leaseMs: number; write?: FollowUpWriter }): JobHandler {
+  const write = options.write ?? writeFollowUp;
+  return {
+    kind: SEQUENCES_TICK,
+    retry: exponentialBackoff(100, 60_000),
+    concurrency: 1,
+    leaseMs: options.leaseMs,
+    async run(_job, ctx) {
+      for (let pass = 0; pass < PASSES_MAX; pass += 1) {
+        const counts = await runSchedulerPass(ctx.db, ctx.clock, write, { signal: ctx.signal });
+        if (counts.written + counts.delivered > 0) ctx.logger.info(counts, 'follow-ups worked');
+        if (counts.claimed < TICK_BATCH) break;
+      }
+      return { again: new Date(ctx.clock.now().getTime() + TICK_EVERY_MS) };
+    },
+  };
+}
