@@ -8,6 +8,7 @@ import type { Clock } from '../../clock.ts';
 import type { DB, SequencesTable } from '../../db/schema.ts';
 import { AppError, notFound } from '../errors.ts';
 import { isUuid } from '../validation.ts';
+import { SEQUENCES_MAX } from '../../schemas/sequences.ts';
 
 export interface SequenceStep {
   waitDays: number;
@@ -24,8 +25,6 @@ export interface Sequence {
   updatedAt: string;
 }
 
-/** Most sequences a workspace keeps (src/schemas/sequences.ts SEQUENCES_MAX). */
-export const SEQUENCES_MAX = 100;
 
 /** The sequence every workspace starts with: two follow-ups, +3 and +5 business days, each reviewed by a person. */
 export const DEFAULT_SEQUENCE = {
