@@ -31,7 +31,7 @@ export const Touch = Type.Object({
 
 export const TouchParams = Type.Object({
   id: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the run.' }),
-  number: Type.Integer({ minimum: 2, maximum: SEQUENCE_STEPS_MAX + 1, description: 'The follow-up\'s touch number (2 or more).' }),
+  number: Int32({ minimum: 2, maximum: SEQUENCE_STEPS_MAX + 1, description: 'The follow-up\'s touch number (2 or more).' }),
 });
 
 export const TouchReject = Type.Object({

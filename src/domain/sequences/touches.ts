@@ -243,13 +243,15 @@ function messageIdDomain(messageId: string): string {
 
 /** A follow-up's touch of run `runId`, locked, or 404. */
 async function lockRunTouch(trx: Kysely<DB>, workspaceId: string, runId: string, number: number) {
-  const found = isUuid(runId)
-    ? await trx.selectFrom('touches').select('id').where('workspace_id', '=', workspaceId).where('run_id', '=', runId)
-      .where('number', '=', number).where('number', '>', 1).executeTakeFirst()
+  const run = isUuid(runId)
+    ? await trx.selectFrom('runs').select('id').where('workspace_id', '=', workspaceId).where('id', '=', runId).executeTakeFirst()
     : undefined;
-  if (!found) throw notFound('Touch');
-  const locked = await lockTouch(trx, found.id);
-  if (!locked) throw notFound('Touch');
+  if (!run) throw notFound('Run');
+  const found = await trx.selectFrom('touches').select('id').where('workspace_id', '=', workspaceId).where('run_id', '=', runId)
+    .where('number', '=', number).where('number', '>', 1).executeTakeFirst();
+  const locked = found ? await lockTouch(trx, found.id) : null;
+  // The run is there; its thread has no such follow-up (no enrolment, or a shorter sequence): its state forbids it.
+  if (!locked) throw new AppError('invalid_state', `The run's thread has no follow-up ${number}.`);
   return locked;
 }
 
