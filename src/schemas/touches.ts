@@ -44,3 +44,14 @@ export const TouchDraftEdit = Type.Object({
   body: Type.Optional(Type.String({ minLength: 1, maxLength: BODY_MAX })),
 }, { additionalProperties: false, minProperties: 1 });
 
+
+/** A follow-up waiting for review, as the review queue lists them (GET /api/v1/touches). */
+export const TouchForReview = Type.Object({
+  runId: Id('The run whose thread it belongs to.'),
+  leadId: Id('The lead it is written to.'),
+  leadName: Type.String({ maxLength: 200 }),
+  number: Int32({ minimum: 2, maximum: SEQUENCE_STEPS_MAX + 1 }),
+  of: Int32({ minimum: 2, maximum: SEQUENCE_STEPS_MAX + 1, description: '"Follow-up 2 of 3".' }),
+  dueAt: Nullable(Timestamp('When it is due; approved later, it goes at once.')),
+  draft: TouchDraft,
+});

@@ -149,3 +149,27 @@ export async function listTouches(db: Kysely<DB>, workspaceId: string, runId: st
     };
   });
 }
+
+/** Most follow-ups the review queue lists at once: the oldest due first, the rest after those are decided. */
+export const REVIEW_QUEUE_MAX = 100;
+
+export interface TouchForReview {
+  runId: string; leadId: string; leadName: string; number: number; of: number; dueAt: string | null;
+  draft: { id: string; version: number; subject: string; body: string; to: string | null };
+}
+
+/** The workspace's follow-ups awaiting review (the review queue's "Follow-up 2 of 3"), by their index, oldest due first. */
+export async function listTouchesForReview(db: Kysely<DB>, workspaceId: string, limit = REVIEW_QUEUE_MAX): Promise<TouchForReview[]> {
+  const rows = await db.selectFrom('touches as t')
+    .innerJoin('enrolments as n', 'n.id', 't.enrolment_id')
+    .innerJoin('email_drafts as d', 'd.id', 't.draft_id')
+    .innerJoin('leads as l', (join) => join.onRef('l.id', '=', 'n.lead_id').onRef('l.workspace_id', '=', 't.workspace_id'))
+    .select(['t.run_id', 'n.lead_id', 'l.name', 't.number', 'n.steps', 't.due_at', 'd.id as draft_id', 'd.version', 'd.subject', 'd.body', 'd.to_address'])
+    .where('t.workspace_id', '=', workspaceId).where('t.status', '=', 'AWAITING_APPROVAL').where('n.status', '=', 'ACTIVE')
+    .orderBy('t.due_at').orderBy('t.id').limit(limit).execute();
+  return rows.map((row) => ({
+    runId: row.run_id, leadId: row.lead_id, leadName: row.name, number: row.number, of: (row.steps as unknown[]).length + 1,
+    dueAt: row.due_at?.toISOString() ?? null,
+    draft: { id: row.draft_id, version: row.version, subject: row.subject, body: row.body, to: row.to_address },
+  }));
+}

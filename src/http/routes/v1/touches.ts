@@ -7,12 +7,14 @@ import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { renderRun } from '../../run-render.ts';
 import {
-  answer, authProblems, dataOf, IdParam, listOf, problem, Run, SequencePause, SEQUENCE_STEPS_MAX, Touch, TouchDraftEdit, TouchParams, TouchReject,
+  answer, authProblems, dataOf, IdParam, listOf, problem, Run, SequencePause, SEQUENCE_STEPS_MAX, Touch, TouchDraftEdit, TouchForReview, TouchParams, TouchReject,
   writeProblems,
 } from '../../../schemas/index.ts';
 import { notFound } from '../../../domain/errors.ts';
 import { getRun } from '../../../domain/runs/runs.ts';
-import { listTouches, pauseRunSequence, resumeRunSequence, stopRunSequence } from '../../../domain/sequences/enrolments.ts';
+import {
+  listTouches, listTouchesForReview, pauseRunSequence, REVIEW_QUEUE_MAX, resumeRunSequence, stopRunSequence,
+} from '../../../domain/sequences/enrolments.ts';
 import { approveTouch, editTouchDraft, rejectTouch } from '../../../domain/sequences/touches.ts';
 
 const tags = ['Sequences'];
@@ -40,6 +42,18 @@ export default async function touchRoutes(app: AppInstance): Promise<void> {
       ...writeProblems, ...authProblems, 409: stateProblem,
     },
   });
+
+  app.get('/api/v1/touches', {
+    config: { scope: 'runs:read' },
+    schema: {
+      operationId: 'listTouchesForReview',
+      summary: 'List the follow-ups waiting for review',
+      description: `The workspace's follow-ups whose step says review \`required\`, written and waiting for a person (AWAITING_APPROVAL), `
+        + `the oldest due first, at most ${REVIEW_QUEUE_MAX}: "Follow-up 2 of 3" in the review queue.`,
+      tags,
+      response: { 200: answer('The follow-ups waiting for review, the oldest due first.', listOf(TouchForReview, REVIEW_QUEUE_MAX)), ...authProblems },
+    },
+  }, async (request) => ({ data: await listTouchesForReview(db, principalOf(request).workspaceId) }));
 
   app.get('/api/v1/runs/:id/touches', {
     config: { scope: 'runs:read' },
