@@ -242,8 +242,24 @@ for (const kind of BACKENDS) {
       const closed = (await t.api('GET', `/api/v1/runs/${second.id}`, { key })).json.data.sequence;
       assert.deepEqual([closed.status, closed.stopReason], ['STOPPED', 'lead_closed']);
 
+      // Erasure takes the lead's enrolments and touches with its runs.
+      const runIds = [first.id, second.id];
+      assert.equal((await t.api('DELETE', `/api/v1/leads/${first.leadId}`, { key })).status, 204);
+      assert.deepEqual(await t.database.db.selectFrom('touches').select('id').where('run_id', 'in', runIds).execute(), []);
+      assert.deepEqual(await t.database.db.selectFrom('enrolments').select('id').where('lead_id', '=', first.leadId).execute(), []);
+    });
+
+    it('enrols in nothing with `sequenceId: null`, and refuses another workspace\'s sequence with 404 naming the field', async () => {
+      const { key } = await fixture();
+      const other = await fixture();
+      const theirs = (await t.api('GET', '/api/v1/sequences', { key: other.key })).json.data[0];
+      const email = `none-${randomBytes(3).toString('hex')}@example.net`;
+      const third = await awaitingApproval(key, email);
+      const refused = await t.api('POST', `/api/v1/runs/${third.id}/approve`, { key, body: { deliver: 'send', sequenceId: theirs.id } });
+      assert.equal(refused.status, 404, refused.text);
+      assert.equal(refused.json.errors[0].field, 'sequenceId');
+      assert.equal((await t.api('GET', `/api/v1/runs/${third.id}`, { key })).json.data.status, 'AWAITING_APPROVAL', 'nothing was approved');
       // `sequenceId: null` enrols in nothing.
-      const third = await waitForRun(t, key, (await startRun(t, key, first.leadId, call.id)).id, atRest);
       const none = await t.api('POST', `/api/v1/runs/${third.id}/approve`, { key, body: { deliver: 'send', sequenceId: null } });
       assert.equal(none.json.data.sequence, null);
       assert.deepEqual(await touches(key, third.id), []);
