@@ -112,11 +112,13 @@ export async function nextTouchAfterPause(trx: Kysely<DB>, enrolmentId: string, 
 /**
  * Claims up to `limit` touches whose time has come, by the ready_at index, pushing each one's time CLAIM_MS on: two
  * schedulers never take the same touch (SKIP LOCKED), and one that dies gives its touches back when that time comes.
+ * `= ANY(ARRAY(…))`, not `IN (…)`: the ids are looked up one by one by the primary key, where a generic plan of IN
+ * may hash-join a scan of every touch.
  */
 export async function claimReadyTouches(db: Kysely<DB>, now: Date, limit = TICK_BATCH): Promise<Array<{ id: string; status: TouchStatus }>> {
   const { rows } = await sql<{ id: string; status: TouchStatus }>`
     UPDATE touches SET ready_at = ${new Date(now.getTime() + CLAIM_MS)}::timestamptz
-    WHERE id IN (SELECT id FROM touches WHERE ready_at <= ${now}::timestamptz ORDER BY ready_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+    WHERE id = ANY(ARRAY(SELECT id FROM touches WHERE ready_at <= ${now}::timestamptz ORDER BY ready_at LIMIT ${limit} FOR UPDATE SKIP LOCKED))
     RETURNING id, status`.execute(db);
   return rows;
 }
