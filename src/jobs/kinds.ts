@@ -8,7 +8,8 @@
 //   mail.check_replies jobs         2                           100 attempts, doubling from 1 min to 15 min
 //   webhook.deliver   jobs (lanes)  4                           the delivery's own schedule (`again`); 5 for the job
 //   jobs.prune        jobs          1                           5 attempts, doubling from 1 min
-//   sequences.tick    jobs          1                           100 attempts, doubling from 1 min
+//   sequences.tick    jobs          1                           100 attempts, doubling from 1 min (every minute: the
+//                                                               follow-up scheduler, src/domain/sequences/scheduler.ts)
 import type { Engine } from '../agent/engine.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../observability/metrics.ts';
