@@ -59,6 +59,8 @@ for (const kind of BACKENDS) {
       await t.database.db.transaction().execute((trx) => saveMailSettings(trx, ws.id, {
         fromName: 'Acme Sales', fromAddress: 'sales@acme.test', ...settings,
       }, t.deps.secrets(), null, clock));
+      // An endpoint for every event: the sequence's events are written to the outbox (no runner sends them here).
+      assert.equal((await t.api('POST', '/api/v1/webhooks', { key, body: { url: 'https://93.184.215.14/hook' } })).status, 201);
       const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Reviewed', steps } })).json.data;
       const lead = await createLead(t, key, { name: 'Grace Hopper', email: `grace-${randomBytes(3).toString('hex')}@example.net` });
       const call = await createCall(t, key, lead.id);
@@ -66,7 +68,7 @@ for (const kind of BACKENDS) {
       const approved = await t.api('POST', `/api/v1/runs/${run.id}/approve`, { key, body: { deliver, sequenceId: sequence.id } });
       assert.equal(approved.status, 200, approved.text);
       await touchIs(key, run.id, 1, 'SENT');
-      return { key, run, lead };
+      return { key, run, lead, workspaceId: ws.id };
     }
     const touches = async (key: string, runId: string) => (await t.api('GET', `/api/v1/runs/${runId}/touches`, { key })).json.data as any[];
     const touchIs = (key: string, runId: string, number: number, status: string) =>
@@ -152,9 +154,10 @@ for (const kind of BACKENDS) {
       await touchIs(second.key, second.run.id, 2, 'SENT');
       const events = (await t.database.db.selectFrom('run_events').select('type').where('run_id', '=', second.run.id).orderBy('seq').execute()).map((e) => e.type);
       assert.ok(events.indexOf('sequence.paused') < events.indexOf('sequence.resumed'));
-      const hooks = await t.database.db.selectFrom('webhook_events').select('type').where('workspace_id', '=', (await t.database.db.selectFrom('runs')
-        .select('workspace_id').where('id', '=', second.run.id).executeTakeFirstOrThrow()).workspace_id).execute();
-      void hooks;
+      // Integrators hear of each: the enrolment, the pause and resumption, the follow-up sent (the endpoint was set before).
+      const hooks = (await t.database.db.selectFrom('webhook_events').select('type').where('workspace_id', '=', second.workspaceId)
+        .execute()).map((e) => e.type).filter((type) => type.startsWith('sequence.') || type.startsWith('touch.')).sort();
+      assert.deepEqual(hooks, ['sequence.enrolled', 'sequence.paused', 'sequence.resumed', 'touch.drafted', 'touch.sent', 'touch.sent']);
     });
 
     it('saves touch 1 and its follow-up to a Dovecot mailbox\'s Drafts as one conversation', async (c) => {
