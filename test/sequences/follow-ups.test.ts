@@ -249,6 +249,18 @@ for (const kind of BACKENDS) {
       assert.deepEqual(await t.database.db.selectFrom('enrolments').select('id').where('lead_id', '=', first.leadId).execute(), []);
     });
 
+    it('stops the follow-ups of a lead a lead import moves to LOST (lead_closed)', async () => {
+      const { key } = await fixture();
+      const email = `import-${randomBytes(3).toString('hex')}@example.net`;
+      const run = await awaitingApproval(key, email);
+      assert.equal((await t.api('POST', `/api/v1/runs/${run.id}/approve`, { key, body: { deliver: 'send' } })).json.data.sequence.status, 'ACTIVE');
+      const imported = await t.api('POST', '/api/v1/leads/import?dedupe=email', { key, body: { leads: [{ name: 'Ada Lovelace', email, status: 'LOST' }] } });
+      assert.equal(imported.status, 200, imported.text);
+      assert.equal(imported.json.updated, 1);
+      const sequence = (await t.api('GET', `/api/v1/runs/${run.id}`, { key })).json.data.sequence;
+      assert.deepEqual([sequence.status, sequence.stopReason], ['STOPPED', 'lead_closed']);
+    });
+
     it('enrols in nothing with `sequenceId: null`, and refuses another workspace\'s sequence with 404 naming the field', async () => {
       const { key } = await fixture();
       const other = await fixture();

@@ -117,3 +117,16 @@ export async function eraseEnrolments(trx: Kysely<DB>, runIds: RawBuilder<unknow
   await sql`DELETE FROM touches WHERE run_id IN (${runIds})`.execute(trx);
   await sql`DELETE FROM enrolments WHERE run_id IN (${runIds})`.execute(trx);
 }
+
+/**
+ * Stops the follow-ups of the leads `changed` names that are now WON or LOST (`lead_closed`): a lead import's
+ * updates, which set many leads' status in one statement. `changed` is a condition on the lead `l`.
+ */
+export async function stopClosedLeads(trx: Kysely<DB>, workspaceId: string, changed: RawBuilder<boolean>, at: Date): Promise<number> {
+  const { rows } = await sql<{ lead_id: string }>`
+    SELECT n.lead_id FROM enrolments n JOIN leads l ON l.id = n.lead_id AND l.workspace_id = n.workspace_id
+    WHERE n.workspace_id = ${workspaceId} AND n.status IN ('ACTIVE', 'PAUSED') AND l.status IN ('WON', 'LOST') AND ${changed}`.execute(trx);
+  let stopped = 0;
+  for (const { lead_id } of rows) stopped += await stopEnrolments(trx, { workspaceId, leadId: lead_id, reason: 'lead_closed', at });
+  return stopped;
+}
