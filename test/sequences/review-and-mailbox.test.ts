@@ -123,6 +123,20 @@ for (const kind of BACKENDS) {
       assert.equal((await t.api('GET', `/api/v1/runs/${run.id}/drafts`, { key })).json.data.length, 1);
     });
 
+    it('tries a follow-up whose writer failed again once its claim runs out', async () => {
+      const smtpSettings = { smtp: { host: smtp.host, port: smtp.port, security: 'none' as const } };
+      const { key, run } = await enrolled(smtpSettings, [{ waitDays: 1, instruction: 'Bump.', review: 'required' }]);
+      await toDue(key, run.id, 2);
+      const failing = async () => { throw new Error('the model is down'); };
+      const failed = await runSchedulerPass(t.database.db, clock, failing);
+      assert.deepEqual([failed.claimed, failed.failed, failed.written], [1, 1, 0]);
+      assert.equal((await touches(key, run.id))[1].status, 'SCHEDULED');
+      assert.equal((await pass()).claimed, 0, 'claimed, so not taken again at once');
+      clock.advance(5 * 60_000);
+      assert.equal((await pass()).written, 1);
+      await touchIs(key, run.id, 2, 'AWAITING_APPROVAL');
+    });
+
     it('holds the thread while paused and goes on when resumed, by hand or when the pause ends', async () => {
       const smtpSettings = { smtp: { host: smtp.host, port: smtp.port, security: 'none' as const } };
       const { key, run } = await enrolled(smtpSettings, [{ waitDays: 1, instruction: 'Bump.', review: 'auto' }]);

@@ -11,7 +11,6 @@ import { isUuid } from '../validation.ts';
 import { recordSequenceEvent } from './events.ts';
 import { sequenceToEnrol } from './sequences.ts';
 import { pauseEnrolment, resumeEnrolment, stopEnrolments } from './stops.ts';
-import { threadSubject } from './touches.ts';
 
 export interface EnrolInput {
   workspaceId: string;
@@ -139,7 +138,7 @@ export async function listTouches(db: Kysely<DB>, workspaceId: string, runId: st
       instruction: row.number > 1 ? steps[row.number - 2]?.instruction ?? null : null,
       dueAt: row.due_at?.toISOString() ?? null, skipReason: row.skip_reason,
       draft: row.draft_id ? {
-        id: row.draft_id, version: row.version!, subject: row.number > 1 ? threadSubject(row.subject!.replace(/^Re:\s*/i, '')) : row.subject!,
+        id: row.draft_id, version: row.version!, subject: row.subject!,
         body: row.body!, to: row.to_address ?? null,
       } : null,
       delivery: row.method ? {

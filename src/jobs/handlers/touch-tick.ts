@@ -31,8 +31,11 @@ export function touchTickHandler(options: { leaseMs: number; write?: FollowUpWri
     leaseMs: options.leaseMs,
     async run(_job, ctx) {
       for (let pass = 0; pass < PASSES_MAX; pass += 1) {
-        const counts = await runSchedulerPass(ctx.db, ctx.clock, write, { signal: ctx.signal });
-        if (counts.written + counts.delivered > 0) ctx.logger.info(counts, 'follow-ups worked');
+        const counts = await runSchedulerPass(ctx.db, ctx.clock, write, {
+          signal: ctx.signal,
+          onError: (touchId, error) => ctx.logger.warn({ touchId, err: error }, 'a follow-up could not be worked; it is tried again later'),
+        });
+        if (counts.written + counts.delivered + counts.failed > 0) ctx.logger.info(counts, 'follow-ups worked');
         if (counts.claimed < TICK_BATCH) break;
       }
       return { again: new Date(ctx.clock.now().getTime() + TICK_EVERY_MS) };
