@@ -29,7 +29,8 @@ const STOP_WHY: Record<string, string> = {
 
 export function ThreadCard({ run, onChanged }: { run: Run; onChanged(run: Run): void }) {
   const toast = useToast();
-  const touches = useApiQuery(['touches', run.id, run.sequence?.status ?? ''], (signal) =>
+  // Read again whenever the run shows a change of its thread: its sequence's state or next time, its e-mail's delivery.
+  const touches = useApiQuery(['touches', run.id, run.sequence?.status ?? '', run.sequence?.nextTouchAt ?? '', run.emailDraft?.delivery?.status ?? ''], (signal) =>
     api.get('/api/v1/runs/{id}/touches', { params: { id: run.id }, signal }).then((r) => r.body.data));
   const [busy, setBusy] = useState<string | null>(null);
   const sequence = run.sequence;
