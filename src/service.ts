@@ -39,13 +39,14 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
   // The CPU pool serves the worker's steps and the API's lead imports; it starts a thread only when a task comes.
   const cpu = createCpuPool({ budgetMs: config.cpuBudgetMs, threads: config.cpuThreads ?? defaultThreadCount(mode.http) });
   // The model engine (the AI SDK) and the worker are loaded only by a process that uses them.
-  const engine = !mode.worker ? null : config.llm
-    ? (await import('./agent/engines/model.ts')).createModelEngine({
-      baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, model: config.llm.model, timeoutMs: config.llm.timeoutMs,
-      limiter: (await import('./agent/engines/limiter.ts')).createModelCallLimiter({
-        db: database.db, clock: systemClock, baseUrl: config.llm.baseUrl, model: config.llm.model, max: config.llm.maxConcurrency, logger,
-      }),
-    })
+  const model = mode.worker && config.llm ? {
+    baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, model: config.llm.model, timeoutMs: config.llm.timeoutMs,
+    limiter: (await import('./agent/engines/limiter.ts')).createModelCallLimiter({
+      db: database.db, clock: systemClock, baseUrl: config.llm.baseUrl, model: config.llm.model, max: config.llm.maxConcurrency, logger,
+    }),
+  } : null;
+  const engine = !mode.worker ? null : model
+    ? (await import('./agent/engines/model.ts')).createModelEngine(model)
     : createOfflineEngine(cpu);
   const deps = createDeps(config, database, systemClock, (error) => logger.warn({ err: error }, 'could not record a key use'), cpu);
   claim?.serve((command) => runAdminCommand({
@@ -63,11 +64,12 @@ export async function runService(config: Config, logger: Logger, mode: { http: b
       cpu,
       logger,
       metrics: deps.metrics,
-      handlers: (await import('./jobs/kinds.ts')).jobKinds({ config, engine, metrics: deps.metrics, runSlots: runSlots(config) }),
+      handlers: (await import('./jobs/kinds.ts')).jobKinds({ config, engine, model, metrics: deps.metrics, runSlots: runSlots(config) }),
     })
     : null;
   if (runner) {
     await schedulePruning(database.db, systemClock.now());
+    await (await import('./jobs/handlers/touch-tick.ts')).scheduleSequenceTicks(database.db, systemClock.now());
     await runner.start();
   }
 

@@ -24,7 +24,7 @@ Usage:
   leadrun webhook create --workspace ID|NAME --url URL [--events a,b] [--json]
   leadrun user password --email E [--workspace ID|NAME]  set a user's web UI password (asked for on a terminal)
 
-Scopes: leads:read, leads:write, runs:read, runs:write, webhooks:read, webhooks:write.
+Scopes: leads:read, leads:write, runs:read, runs:write, webhooks:read, webhooks:write, sequences:read, sequences:write.
 Configuration comes from the environment; see README.md.
 'leadrun COMMAND --help' tells more about a command; 'leadrun --version' prints the version.`;
 
@@ -178,7 +178,7 @@ export const COMMANDS: CommandSpec[] = [
     options: [
       { flag: '--workspace ID|NAME', meaning: "the key's workspace: its id or its exact name (required)" },
       { flag: '--name N', meaning: 'a name that says who uses the key (required)' },
-      { flag: '--scopes a,b', meaning: 'comma-separated: leads:read, leads:write, runs:read, runs:write, webhooks:read, webhooks:write (required)' },
+      { flag: '--scopes a,b', meaning: 'comma-separated: leads:read, leads:write, runs:read, runs:write, webhooks:read, webhooks:write, sequences:read, sequences:write (required)' },
       { flag: '--replace', meaning: "revoke the workspace's other keys of this name (a script run again keeps one)" },
       JSON_OPTION,
     ],

@@ -155,6 +155,8 @@ export interface EmailDraftsTable {
   edited_by_key_id: Generated<string | null>;
   /** The grounding check's report on this version's text (GroundingReport), when it was checked. */
   grounding: Generated<unknown>;
+  /** The thread's touch the version belongs to: 1 for the run's first e-mail, n+1 for follow-up step n (0041). */
+  touch: Generated<number>;
 }
 
 export interface AuditLogTable {
@@ -200,7 +202,18 @@ export type RunEventType =
   | 'draft.replied'
   // Sending like a person (DESIGN §14): a delivery held for a window, a limit or `sendAt`, and one taken off the outbox.
   | 'draft.delivery_scheduled'
-  | 'draft.delivery_cancelled';
+  | 'draft.delivery_cancelled'
+  // Follow-up sequences (DESIGN §13, src/domain/sequences/events.ts).
+  | 'sequence.enrolled'
+  | 'sequence.stopped'
+  | 'sequence.paused'
+  | 'sequence.resumed'
+  | 'sequence.finished'
+  | 'touch.drafted'
+  | 'touch.awaiting_approval'
+  | 'touch.approved'
+  | 'touch.sent'
+  | 'touch.skipped';
 
 export interface RunEventsTable {
   id: Generated<string>;
@@ -319,6 +332,8 @@ export interface EmailDeliveriesTable {
   waiting_for: Generated<WaitingFor | null>;
   respect_window: Generated<boolean>;
   slot_taken_at: Generated<Date | null>;
+  /** The touch of the thread it delivers (0041): 1 for the run's approved e-mail. */
+  touch: Generated<number>;
 }
 
 /** What a SCHEDULED delivery waits for (DESIGN §14). */
@@ -514,4 +529,58 @@ export interface DB {
   webhook_attempts: WebhookAttemptsTable;
   model_endpoints: ModelEndpointsTable;
   model_endpoint_workers: ModelEndpointWorkersTable;
+  sequences: SequencesTable;
+  enrolments: EnrolmentsTable;
+  touches: TouchesTable;
+}
+
+// Follow-up sequences (DESIGN §13; 0040_sequences.sql, 0041_enrolments_and_touches.sql).
+export type EnrolmentStatus = 'ACTIVE' | 'PAUSED' | 'FINISHED' | 'STOPPED';
+export type TouchStatus = 'SCHEDULED' | 'DRAFTED' | 'AWAITING_APPROVAL' | 'APPROVED' | 'SENT' | 'SKIPPED';
+
+export interface SequencesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  /** SequenceStep[] (src/schemas/sequences.ts). */
+  steps: unknown;
+  is_default: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface EnrolmentsTable {
+  id: string;
+  workspace_id: string;
+  lead_id: string;
+  run_id: string;
+  sequence_id: string | null;
+  sequence_name: string;
+  steps: unknown;
+  method: DeliveryMethod;
+  sender_user_id: string | null;
+  status: EnrolmentStatus;
+  stop_reason: string | null;
+  pause_reason: string | null;
+  paused_until: Date | null;
+  next_touch_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface TouchesTable {
+  id: string;
+  workspace_id: string;
+  enrolment_id: string;
+  run_id: string;
+  number: number;
+  status: TouchStatus;
+  review: 'required' | 'auto';
+  due_at: Date | null;
+  ready_at: Date | null;
+  draft_id: string | null;
+  delivery_id: string | null;
+  skip_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
 }

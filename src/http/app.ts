@@ -29,6 +29,8 @@ import replyRoutes from './routes/v1/replies.ts';
 import runEventRoutes, { RunEvent } from './routes/v1/run-events.ts';
 import runRoutes from './routes/v1/runs.ts';
 import webhookRoutes from './routes/v1/webhooks.ts';
+import sequenceRoutes from './routes/v1/sequences.ts';
+import touchRoutes from './routes/v1/touches.ts';
 import { RunEventHub } from './run-event-hub.ts';
 import security from './security.ts';
 import approvalRoutes from './ui/approvals.ts';
@@ -298,6 +300,8 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(runEventRoutes);
   await app.register(replyRoutes);
   await app.register(webhookRoutes);
+  await app.register(sequenceRoutes);
+  await app.register(touchRoutes);
   await app.register(sessionRoutes);
   await app.register(keyRoutes);
   await app.register(memberRoutes);

@@ -8,12 +8,16 @@
 //   mail.check_replies jobs         2                           100 attempts, doubling from 1 min to 15 min
 //   webhook.deliver   jobs (lanes)  4                           the delivery's own schedule (`again`); 5 for the job
 //   jobs.prune        jobs          1                           5 attempts, doubling from 1 min
+//   sequences.tick    jobs          1                           100 attempts, doubling from 1 min (every minute: the
+//                                                               follow-up scheduler, src/domain/sequences/scheduler.ts)
 import type { Engine } from '../agent/engine.ts';
+import type { ModelEngineOptions } from '../agent/engines/model.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { replyCheckHandler } from '../mail/replies.ts';
 import { deliveryHandler } from './handlers/email-deliver.ts';
 import { pruneHandler } from './handlers/prune.ts';
+import { touchTickHandler } from './handlers/touch-tick.ts';
 import { runHandler } from './handlers/run.ts';
 import { webhookHandler } from './handlers/webhook-deliver.ts';
 import type { JobHandler, SourcedJobHandler } from './types.ts';
@@ -21,12 +25,14 @@ import type { JobHandler, SourcedJobHandler } from './types.ts';
 export interface JobKindsOptions {
   config: Config;
   engine: Engine;
+  /** The model follow-ups are written through (the LLM_* settings, as the engine was made from them); none: offline. */
+  model?: ModelEngineOptions | null;
   metrics?: Metrics;
   /** Runs one process works at a time. */
   runSlots: number;
 }
 
-export function jobKinds({ config, engine, metrics, runSlots }: JobKindsOptions): Array<JobHandler | SourcedJobHandler<{ id: string }>> {
+export function jobKinds({ config, engine, model, metrics, runSlots }: JobKindsOptions): Array<JobHandler | SourcedJobHandler<{ id: string }>> {
   return [
     runHandler({
       engine,
@@ -43,5 +49,6 @@ export function jobKinds({ config, engine, metrics, runSlots }: JobKindsOptions)
     replyCheckHandler,
     webhookHandler({ leaseMs: config.runLeaseMs, concurrency: 4, retryDelaysMs: config.webhookRetryDelaysMs ?? undefined }),
     pruneHandler,
+    touchTickHandler({ leaseMs: config.runLeaseMs, engine, ...(model ? { model } : {}) }),
   ];
 }

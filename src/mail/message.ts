@@ -15,6 +15,9 @@ export interface OutgoingMessage {
   signature: string | null;
   messageId: string;
   date: Date;
+  /** A follow-up's thread (DESIGN §13): the previous touch's Message-ID, and every earlier one, oldest first. */
+  inReplyTo?: string | null;
+  references?: readonly string[];
 }
 
 /** The mail domain of an address (what a Message-ID ends with), or a name that cannot collide with a real one. */
@@ -65,6 +68,8 @@ export async function composeMessage(message: OutgoingMessage): Promise<Buffer> 
     text: messageText(message.body, message.signature, message.from.name),
     messageId: message.messageId,
     date: message.date,
+    ...(message.inReplyTo ? { inReplyTo: message.inReplyTo } : {}),
+    ...(message.references?.length ? { references: [...message.references] } : {}),
     // Nothing in a draft may make the message fetch a file or a URL.
     disableFileAccess: true,
     disableUrlAccess: true,

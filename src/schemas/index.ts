@@ -9,3 +9,5 @@ export * from './runs.ts';
 export * from './webhooks.ts';
 export * from './replies.ts';
 export * from './outbox.ts';
+export * from './sequences.ts';
+export * from './touches.ts';

@@ -2,6 +2,7 @@
 import { Type, type TSchema } from 'typebox';
 import { AnalysisOutput, MAX_ANSWER_BYTES, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from './outputs.ts';
 import { ONE_LINE_PATTERN } from '../domain/validation.ts';
+import { RunSequence } from './sequences.ts';
 import { Nullable, MESSAGE_MAX, INT32_MAX, Int32, Int64, Timestamp, Id, EMAIL_MAX, HEADER_LINE_MAX, FEEDBACK_MAX } from './common.ts';
 
 /** A draft's bounds: a subject fits a header line, a body an e-mail a person reads (src/agent/grounding.ts fits it). */
@@ -185,6 +186,8 @@ export const Run = Type.Object({
   steps: Type.Array(Step, { minItems: 4, maxItems: 4, description: 'Always four, in the order RESEARCH, ANALYSIS, STRATEGY, WRITER.' }),
   emailDraft: Nullable(EmailDraft),
   reply: Nullable(RunReply),
+  // Follow-ups (DESIGN §13).
+  sequence: Nullable(RunSequence),
 }, { $id: 'Run' });
 
 export const RunCreate = Type.Object({
@@ -210,6 +213,9 @@ export const RunApprove = Type.Object({
     description: 'When the e-mail leaves (DESIGN §14): `next_window`, the next opening of the send window in the lead\'s '
       + 'time zone (at once when it is open), or an RFC 3339 instant, not in the past. The delivery then waits SCHEDULED '
       + 'with `scheduledFor`, listed in the outbox. Left out: at once, within the sender\'s limits.',
+  })),
+  sequenceId: Type.Optional(Type.Union([Id('The sequence of follow-ups the lead is enrolled in.'), Type.Null()], {
+    description: 'With `send` or `mailbox`: the follow-up sequence to enrol the lead in; null for no follow-ups; left out, the workspace\'s default.',
   })),
 }, { additionalProperties: false, description: 'No body is needed; `{}` approves with the workspace\'s default delivery.' });
 

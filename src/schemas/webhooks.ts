@@ -6,6 +6,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'lead.created', 'lead.updated', 'lead.deleted',
   'run.started', 'run.step_completed', 'run.awaiting_approval', 'run.failed', 'run.completed', 'run.rejected', 'run.cancelled',
   'draft.sent', 'draft.delivery_failed', 'draft.replied',
+  // Follow-up sequences (DESIGN §13): the Run, its `sequence` showing the change.
+  'sequence.enrolled', 'sequence.stopped', 'sequence.paused', 'sequence.resumed',
+  'touch.drafted', 'touch.awaiting_approval', 'touch.sent', 'touch.skipped',
 ] as const;
 export const URL_MAX = 2048;
 export const WEBHOOK_DESCRIPTION_MAX = 500;

@@ -21,10 +21,11 @@ interface Resources {
   delivery: any;
   /** An e-mail of A waiting in its outbox (DESIGN §14). */
   outbox: string;
+  sequence: any;
 }
 
 /** The route's path with each parameter filled from a real resource, chosen by the collection it follows. */
-function pathFor(route: RouteEntry, ids: { leads: string; calls: string; runs: string; webhooks: string; deliveries: string; outbox: string }): string {
+function pathFor(route: RouteEntry, ids: { leads: string; calls: string; runs: string; webhooks: string; deliveries: string; outbox: string; sequences: string; touches: string }): string {
   const segments = route.url.split('/');
   return segments.map((segment, i) => {
     if (!segment.startsWith(':')) return segment;
@@ -48,6 +49,9 @@ function bodyFor(route: RouteEntry, r: Resources): unknown {
     case 'POST /api/v1/runs/batch': return { runs: [{ leadId: r.lead.id, callId: r.call.id }] };
     case 'PATCH /api/v1/runs/:id/draft': return { subject: 'Mallory' };
     case 'POST /api/v1/webhooks': return { url: 'https://93.184.215.14/mallory' };
+    case 'POST /api/v1/sequences': return { name: 'Mallory', steps: [{ waitDays: 1, instruction: 'Mallory', review: 'auto' }] };
+    case 'PATCH /api/v1/sequences/:id': return { name: 'Mallory' };
+    case 'PATCH /api/v1/runs/:id/touches/:number/draft': return { body: 'Mallory' };
     default: return {};
   }
 }
@@ -101,14 +105,15 @@ for (const kind of BACKENDS) {
       // An endpoint on a public address given as an IP (nothing is resolved), with a delivery that no runner sends.
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: keyA, body: { url: 'https://93.184.215.14/hook' } })).json;
       const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: keyA })).json.data;
-      a = { lead, call, run, webhook, delivery, outbox: await waitingEmail(t, A.id, run.id) };
+      const sequence = (await t.api('GET', '/api/v1/sequences', { key: keyA })).json.data[0];
+      a = { lead, call, run, webhook, delivery, outbox: await waitingEmail(t, A.id, run.id), sequence };
       counts = { leads: await countRows(t, 'leads'), calls: await countRows(t, 'calls'), runs: await countRows(t, 'runs') };
     });
     after(() => t?.close());
 
     const request = (route: RouteEntry, options: { key?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse> => {
       const body = bodyFor(route, a);
-      return t.api(route.method, pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox }), {
+      return t.api(route.method, pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2' }), {
         ...options, ...(body !== undefined ? { body } : {}),
       });
     };
@@ -212,7 +217,7 @@ for (const kind of BACKENDS) {
     it('answers 401 on the HEAD and trailing-slash variants of every GET route', async (c) => {
       for (const route of routes.filter((r) => r.method === 'GET')) {
         await c.test(label(route), async () => {
-          const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox });
+          const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2' });
           const head = await t.api('HEAD', path);
           assert.equal(head.status, 401, `HEAD ${path}`);
           assert.equal(head.text, '', 'HEAD has no body');
@@ -234,7 +239,7 @@ for (const kind of BACKENDS) {
 
     it('checks the key before the body: 401 and 403 win over an invalid or non-JSON body', async (c) => {
       for (const route of routes.filter((r) => r.method !== 'GET')) {
-        const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox });
+        const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2' });
         await c.test(label(route), async () => {
           const junk = { raw: '{"not json', headers: { 'content-type': 'application/json' } };
           assertProblem(await t.api(route.method, path, junk), 401, 'unauthorized');

@@ -14,7 +14,7 @@ import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type ApiRes
 import { assertInvalid, assertProblem, createCall, createLead, startRun } from '../http/support.ts';
 import { assertUnchanged, fingerprint, tableNames } from './support.ts';
 
-interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any }
+interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any; sequence: any }
 
 const label = (route: RouteEntry) => `${route.method} ${route.url}`;
 
@@ -29,6 +29,8 @@ function pathFor(route: RouteEntry, a: Resources, runId: string): string {
     if (collection === 'runs') return runId;
     if (collection === 'webhooks') return a.webhook.id;
     if (collection === 'deliveries') return a.delivery.id;
+    if (collection === 'sequences') return a.sequence.id;
+    if (collection === 'touches') return '2';
     throw new Error(`authz matrix: no resource known for ${segment} in ${route.url}; teach pathFor`);
   }).join('/');
 }
@@ -47,6 +49,9 @@ function bodyFor(route: RouteEntry, a: Resources): unknown {
     // A public address given as an IP: nothing is resolved, and no runner sends to it.
     case 'POST /api/v1/webhooks': return { url: 'https://93.184.215.14/matrix' };
     case 'PATCH /api/v1/webhooks/:id': return { description: 'Matrix edit' };
+    case 'POST /api/v1/sequences': return { name: 'Matrix sequence', steps: [{ waitDays: 2, instruction: 'Matrix bump.', review: 'required' }] };
+    case 'PATCH /api/v1/sequences/:id': return { name: 'Matrix edit' };
+    case 'PATCH /api/v1/runs/:id/touches/:number/draft': return { body: 'Matrix edit' };
     default: return route.method === 'GET' ? undefined : {};
   }
 }
@@ -79,8 +84,9 @@ for (const kind of BACKENDS) {
       workspaces = { A: await t.workspace('pro', 'Matrix A'), B: await t.workspace('pro', 'Matrix B') };
       for (const [name, ws] of Object.entries(workspaces)) {
         for (const scopes of SCOPE_SETS) {
-          const active = await t.key(ws.id, [...scopes], `${name} ${scopes.join(',')}`);
-          const revoked = await t.key(ws.id, [...scopes], `${name} ${scopes.join(',')} revoked`);
+          const named = scopes.length === ALL_SCOPES.length ? 'every scope' : scopes.join(',');
+          const active = await t.key(ws.id, [...scopes], `${name} ${named}`);
+          const revoked = await t.key(ws.id, [...scopes], `${name} ${named} revoked`);
           await t.revoke(revoked.id);
           keys.set(`${name}:${scopes.join(',')}`, { active: active.key, revoked: revoked.key });
         }
@@ -95,7 +101,8 @@ for (const kind of BACKENDS) {
       const queued = await startRun(t, full, lead.id, call.id);
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: full, body: { url: 'https://93.184.215.14/hook' } })).json;
       const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: full })).json.data;
-      a = { lead, call, runs: { queued, waiting }, webhook, delivery };
+      const sequence = (await t.api('GET', '/api/v1/sequences', { key: full })).json.data[0];
+      a = { lead, call, runs: { queued, waiting }, webhook, delivery, sequence };
       const session = async (userId: string) => {
         const created = await createSession(t.database.db, userId, systemClock, { ip: '127.0.0.1', userAgent: 'matrix' });
         return { token: created.token, csrf: created.session.csrfToken };
@@ -119,13 +126,18 @@ for (const kind of BACKENDS) {
       const full = keys.get(`A:${ALL_SCOPES.join(',')}`)!.active;
       const lead = await createLead(t, full, { name: 'Matrix disposable' });
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: full, body: { url: 'https://93.184.215.14/disposable' } })).json;
-      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }), webhook };
+      const sequence = (await t.api('POST', '/api/v1/sequences', { key: full, body: bodyFor({ method: 'POST', url: '/api/v1/sequences' } as RouteEntry, a) })).json.data;
+      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }), webhook, sequence };
     };
     /** After an allowed erasure: the disposable resource it aimed at is gone. */
     const assertErased = async (route: RouteEntry, resources: Resources, cell: string) => {
       const full = keys.get(`A:${ALL_SCOPES.join(',')}`)!.active;
       if (route.url === '/api/v1/webhooks/:id') {
         assert.equal((await t.api('GET', `/api/v1/webhooks/${resources.webhook.id}`, { key: full })).status, 404, `${cell}: the endpoint is gone`);
+        return;
+      }
+      if (route.url === '/api/v1/sequences/:id') {
+        assert.equal((await t.api('GET', `/api/v1/sequences/${resources.sequence.id}`, { key: full })).status, 404, `${cell}: the sequence is gone`);
         return;
       }
       const calls = await t.api('GET', `/api/v1/leads/${resources.lead.id}/calls`, { key: full });

@@ -73,7 +73,9 @@ describe('undoing an approval that sends', { skip: browserUnavailable() ?? false
     assert.equal(stored.emailDraft.status, 'DRAFT');
     assert.equal(stored.emailDraft.delivery, null, 'no delivery is left to go');
     const events = (await client.ok('GET', `/api/v1/runs/${run.id}/events`)).data.map((e: any) => e.type);
-    assert.deepEqual(events.slice(-3), ['run.approved', 'draft.delivery_queued', 'run.approval_undone']);
+    // The approval enrolled the lead in the default sequence; the undo takes the enrolment back with it.
+    assert.deepEqual(events.slice(-4), ['run.approved', 'draft.delivery_queued', 'sequence.enrolled', 'run.approval_undone']);
+    assert.equal(stored.sequence, null);
     const audit = (await client.ok('GET', '/ui/api/audit')).data.map((e: any) => e.action);
     assert.ok(audit.includes('run.approval_undone'), `audited: ${audit}`);
     // Too late or twice: the run is no longer approved.

@@ -182,11 +182,13 @@ const auditRoute = createRoute({
 });
 const emailRoute = adminPage('/settings/email', { title: 'E-mail', what: 'the e-mail settings', description: 'How approved drafts leave leadrun: sent over your SMTP server, or saved to the sender\'s mailbox over IMAP, where replies are found too.' },
   lazyRouteComponent(() => import('./pages/settings/EmailSettingsPage'), 'EmailSettingsPage'));
+const sequencesRoute = adminPage('/settings/sequences', { title: 'Sequences', what: 'sequences', description: 'Follow-ups sent in the same thread after an approved e-mail: how many, how long each waits, and whether a person reviews it.' },
+  lazyRouteComponent(() => import('./pages/settings/SequencesPage'), 'SequencesPage'));
 const webhooksRoute = adminPage('/settings/webhooks', { title: 'Webhooks', what: 'webhooks', description: 'leadrun POSTs events to your endpoints as they happen, signed as Standard Webhooks, and retries when they fail: over a day, by default.' },
   lazyRouteComponent(() => import('./pages/settings/WebhooksPage'), 'WebhooksPage'));
 
 const entryPages = [setupRoute, signInRoute, resetPasswordRoute] as const;
-const adminPages = [keysRoute, auditRoute, emailRoute, webhooksRoute] as const;
+const adminPages = [keysRoute, auditRoute, emailRoute, webhooksRoute, sequencesRoute] as const;
 const appPages = [
   leadsRoute, leadImportRoute, leadRoute, runsRoute, reviewRoute, batchRoute, runRoute, traceRoute, outboxRoute, membersRoute, usageRoute, profileRoute,
 ] as const;

@@ -463,6 +463,160 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{id}/sequence/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a run's follow-ups
+         * @description From ACTIVE: the sequence is PAUSED (`manual`), until `until` or until resumed; the next follow-up is due no earlier than the resumption. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         *
+         *     Required scope: `runs:write`.
+         */
+        post: operations["pauseSequence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/sequence/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a run's follow-ups
+         * @description From PAUSED: the sequence is ACTIVE again. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         *
+         *     Required scope: `runs:write`.
+         */
+        post: operations["resumeSequence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/sequence/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop a run's follow-ups
+         * @description From ACTIVE or PAUSED: the sequence is STOPPED (`manual`); every follow-up not yet with the mail server is SKIPPED. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         *
+         *     Required scope: `runs:write`.
+         */
+        post: operations["stopSequence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/touches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the touches of a run's thread
+         * @description Touch 1 is the approved e-mail; touch n+1 the sequence's step n: each with its status, due time, draft and delivery. Empty for a run whose approval enrolled its lead in no sequence.
+         *
+         *     Required scope: `runs:read`.
+         */
+        get: operations["listTouches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/touches/{number}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a follow-up
+         * @description From AWAITING_APPROVAL, while the sequence is ACTIVE: the follow-up is APPROVED and its delivery made, to go at its due time, or at once when that has passed. Answers the run's touches to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         *
+         *     Required scope: `runs:write`.
+         */
+        post: operations["approveTouch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/touches/{number}/draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit a follow-up's draft
+         * @description From AWAITING_APPROVAL: the next version of the follow-up's draft, `edited`, with the fields sent. Answers the run's touches to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         *
+         *     Required scope: `runs:write`.
+         */
+        patch: operations["editTouchDraft"];
+        trace?: never;
+    };
+    "/api/v1/runs/{id}/touches/{number}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a follow-up
+         * @description From AWAITING_APPROVAL. With `regenerate`, WRITER writes it again with the feedback; without, it is SKIPPED and the next follow-up counts its wait from now. Answers the run's touches to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         *
+         *     Required scope: `runs:write`.
+         */
+        post: operations["rejectTouch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/batch": {
         parameters: {
             query?: never;
@@ -479,6 +633,88 @@ export type paths = {
          *     Required scope: `runs:write`.
          */
         post: operations["startRunBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sequences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List follow-up sequences
+         * @description Oldest first; `isDefault` marks the one an approval enrols in when it names none.
+         *
+         *     Required scope: `sequences:read`.
+         */
+        get: operations["listSequences"];
+        put?: never;
+        /**
+         * Make a follow-up sequence
+         * @description A name and 1–10 steps, each `waitDays` (1–30 business days after the previous e-mail of the thread), `instruction` (up to 500 characters) and `review` (`required` or `auto`). `isDefault: true` makes it the default.
+         *
+         *     Required scope: `sequences:write`.
+         */
+        post: operations["createSequence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sequences/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a follow-up sequence
+         * @description Required scope: `sequences:read`.
+         */
+        get: operations["getSequence"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a follow-up sequence
+         * @description Enrolments made from it go on with their own copy of its steps. The default cannot be deleted while others exist (409).
+         *
+         *     Required scope: `sequences:write`.
+         */
+        delete: operations["deleteSequence"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a follow-up sequence
+         * @description Changes only the fields sent; `steps` replaces every step. Enrolments made before keep the steps they were made with.
+         *
+         *     Required scope: `sequences:write`.
+         */
+        patch: operations["updateSequence"];
+        trace?: never;
+    };
+    "/api/v1/touches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the follow-ups waiting for review
+         * @description The workspace's follow-ups whose step says review `required`, written and waiting for a person (AWAITING_APPROVAL), the oldest due first, at most 100: "Follow-up 2 of 3" in the review queue.
+         *
+         *     Required scope: `runs:read`.
+         */
+        get: operations["listTouchesForReview"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -935,6 +1171,166 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "sequence.enrolled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The sequence.enrolled event
+         * @description Sent to every enabled endpoint that wants `sequence.enrolled` (or every event), at least once, in order per run.
+         */
+        post: operations["onSequenceEnrolled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sequence.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The sequence.paused event
+         * @description Sent to every enabled endpoint that wants `sequence.paused` (or every event), at least once, in order per run.
+         */
+        post: operations["onSequencePaused"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sequence.resumed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The sequence.resumed event
+         * @description Sent to every enabled endpoint that wants `sequence.resumed` (or every event), at least once, in order per run.
+         */
+        post: operations["onSequenceResumed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sequence.stopped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The sequence.stopped event
+         * @description Sent to every enabled endpoint that wants `sequence.stopped` (or every event), at least once, in order per run.
+         */
+        post: operations["onSequenceStopped"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "touch.awaiting_approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The touch.awaiting_approval event
+         * @description Sent to every enabled endpoint that wants `touch.awaiting_approval` (or every event), at least once, in order per run.
+         */
+        post: operations["onTouchAwaitingApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "touch.drafted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The touch.drafted event
+         * @description Sent to every enabled endpoint that wants `touch.drafted` (or every event), at least once, in order per run.
+         */
+        post: operations["onTouchDrafted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "touch.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The touch.sent event
+         * @description Sent to every enabled endpoint that wants `touch.sent` (or every event), at least once, in order per run.
+         */
+        post: operations["onTouchSent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "touch.skipped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The touch.skipped event
+         * @description Sent to every enabled endpoint that wants `touch.skipped` (or every event), at least once, in order per run.
+         */
+        post: operations["onTouchSkipped"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1287,6 +1683,22 @@ export type components = {
                 /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
                 snippet: string;
             } | null;
+            sequence: {
+                /**
+                 * Format: uuid
+                 * @description Identifier of the sequence; its name is kept when the sequence was deleted since.
+                 */
+                id: string;
+                name: string;
+                nextTouchAt: string | null;
+                pausedUntil: string | null;
+                /**
+                 * @description ACTIVE → FINISHED (every step sent), ACTIVE → STOPPED (see `stopReason`), ACTIVE ⇄ PAUSED.
+                 * @enum {unknown}
+                 */
+                status: "ACTIVE" | "PAUSED" | "FINISHED" | "STOPPED";
+                stopReason: ("replied" | "bounced" | "unsubscribed" | "suppressed" | "lead_closed" | "manual" | "superseded" | "erased") | null;
+            } | null;
             /**
              * Format: date-time
              * @description When the run was accepted.
@@ -1464,8 +1876,11 @@ export type components = {
             id: number;
             model: string | null;
             node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
-            /** @enum {unknown} */
-            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.approval_undone" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied" | "draft.delivery_scheduled" | "draft.delivery_cancelled";
+            /**
+             * @description A follow-up's `touch.*` event names its touch number in `attempt`, and a stop or skip its reason in `error`.
+             * @enum {unknown}
+             */
+            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.approval_undone" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied" | "draft.delivery_scheduled" | "draft.delivery_cancelled" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "sequence.finished" | "touch.drafted" | "touch.awaiting_approval" | "touch.approved" | "touch.sent" | "touch.skipped";
             usage: {
                 /** Format: int64 */
                 inputTokens: number;
@@ -1516,7 +1931,7 @@ export type components = {
             disabledReason: string | null;
             enabled: boolean;
             /** @description The event types it is sent; empty for every type. */
-            events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied")[];
+            events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
             failingSince: string | null;
             /**
              * Format: uuid
@@ -4051,6 +4466,22 @@ export interface operations {
                             /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
                             snippet: string;
                         } | null;
+                        sequence: {
+                            /**
+                             * Format: uuid
+                             * @description Identifier of the sequence; its name is kept when the sequence was deleted since.
+                             */
+                            id: string;
+                            name: string;
+                            nextTouchAt: string | null;
+                            pausedUntil: string | null;
+                            /**
+                             * @description ACTIVE → FINISHED (every step sent), ACTIVE → STOPPED (see `stopReason`), ACTIVE ⇄ PAUSED.
+                             * @enum {unknown}
+                             */
+                            status: "ACTIVE" | "PAUSED" | "FINISHED" | "STOPPED";
+                            stopReason: ("replied" | "bounced" | "unsubscribed" | "suppressed" | "lead_closed" | "manual" | "superseded" | "erased") | null;
+                        } | null;
                         /**
                          * Format: date-time
                          * @description When the run was accepted.
@@ -4506,6 +4937,8 @@ export interface operations {
                      * @example 2026-03-02T09:00:00+01:00
                      */
                     sendAt?: string | "next_window";
+                    /** @description With `send` or `mailbox`: the follow-up sequence to enrol the lead in; null for no follow-ups; left out, the workspace's default. */
+                    sequenceId?: string | null;
                 };
             };
         };
@@ -5673,6 +6106,1499 @@ export interface operations {
             };
         };
     };
+    pauseSequence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    until?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The run; its `sequence` as the change left it. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Run"];
+                    };
+                };
+            };
+            /** @description Done, for a key without `runs:read`. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: the follow-up or the sequence is not in a state this can be done from, and nothing changed; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resumeSequence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description No body is needed; `{}` is accepted. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The run; its `sequence` as the change left it. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Run"];
+                    };
+                };
+            };
+            /** @description Done, for a key without `runs:read`. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: the follow-up or the sequence is not in a state this can be done from, and nothing changed; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    stopSequence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description No body is needed; `{}` is accepted. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The run; its `sequence` as the change left it. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Run"];
+                    };
+                };
+            };
+            /** @description Done, for a key without `runs:read`. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: the follow-up or the sequence is not in a state this can be done from, and nothing changed; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTouches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The touches, in order. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            delivery: {
+                                /**
+                                 * Format: int32
+                                 * @description Attempts made so far.
+                                 */
+                                attempts: number;
+                                deliveredAt: string | null;
+                                error: string | null;
+                                /** @description The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same. */
+                                messageId: string;
+                                /**
+                                 * @description `send`: over SMTP; `mailbox`: saved to the sender's Drafts folder over IMAP.
+                                 * @enum {unknown}
+                                 */
+                                method: "send" | "mailbox";
+                                /**
+                                 * Format: date-time
+                                 * @description When the delivery was (last) queued.
+                                 */
+                                queuedAt: string;
+                                scheduledFor: string | null;
+                                /**
+                                 * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). SCHEDULED while it waits for a send window, a per-sender limit or the approval's `sendAt` (DESIGN §14); CANCELLED when taken off the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient's server refused it (§15).
+                                 * @enum {unknown}
+                                 */
+                                status: "SCHEDULED" | "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED" | "CANCELLED" | "SUPPRESSED" | "BOUNCED";
+                            } | null;
+                            draft: {
+                                body: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Identifier of the draft version.
+                                 */
+                                id: string;
+                                subject: string;
+                                to: string | null;
+                                /** Format: int32 */
+                                version: number;
+                            } | null;
+                            dueAt: string | null;
+                            instruction: string | null;
+                            /**
+                             * Format: int32
+                             * @description 1: the approved e-mail; n+1: the sequence's step n.
+                             */
+                            number: number;
+                            /**
+                             * Format: int32
+                             * @description How many touches the thread has: "Follow-up 2 of 3".
+                             */
+                            of: number;
+                            /** @enum {unknown} */
+                            review: "required" | "auto";
+                            skipReason: string | null;
+                            /**
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @enum {unknown}
+                             */
+                            status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    approveTouch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier (UUID) of the run. */
+                id: string;
+                /** @description The follow-up's touch number (2 or more). */
+                number: number;
+            };
+            cookie?: never;
+        };
+        /** @description No body is needed; `{}` is accepted. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The touches of the run's thread, as the change left them. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            delivery: {
+                                /**
+                                 * Format: int32
+                                 * @description Attempts made so far.
+                                 */
+                                attempts: number;
+                                deliveredAt: string | null;
+                                error: string | null;
+                                /** @description The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same. */
+                                messageId: string;
+                                /**
+                                 * @description `send`: over SMTP; `mailbox`: saved to the sender's Drafts folder over IMAP.
+                                 * @enum {unknown}
+                                 */
+                                method: "send" | "mailbox";
+                                /**
+                                 * Format: date-time
+                                 * @description When the delivery was (last) queued.
+                                 */
+                                queuedAt: string;
+                                scheduledFor: string | null;
+                                /**
+                                 * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). SCHEDULED while it waits for a send window, a per-sender limit or the approval's `sendAt` (DESIGN §14); CANCELLED when taken off the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient's server refused it (§15).
+                                 * @enum {unknown}
+                                 */
+                                status: "SCHEDULED" | "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED" | "CANCELLED" | "SUPPRESSED" | "BOUNCED";
+                            } | null;
+                            draft: {
+                                body: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Identifier of the draft version.
+                                 */
+                                id: string;
+                                subject: string;
+                                to: string | null;
+                                /** Format: int32 */
+                                version: number;
+                            } | null;
+                            dueAt: string | null;
+                            instruction: string | null;
+                            /**
+                             * Format: int32
+                             * @description 1: the approved e-mail; n+1: the sequence's step n.
+                             */
+                            number: number;
+                            /**
+                             * Format: int32
+                             * @description How many touches the thread has: "Follow-up 2 of 3".
+                             */
+                            of: number;
+                            /** @enum {unknown} */
+                            review: "required" | "auto";
+                            skipReason: string | null;
+                            /**
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @enum {unknown}
+                             */
+                            status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
+                        }[];
+                    };
+                };
+            };
+            /** @description Done, for a key without `runs:read`. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: the follow-up or the sequence is not in a state this can be done from, and nothing changed; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    editTouchDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier (UUID) of the run. */
+                id: string;
+                /** @description The follow-up's touch number (2 or more). */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    body?: string;
+                    subject?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The touches of the run's thread, as the change left them. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            delivery: {
+                                /**
+                                 * Format: int32
+                                 * @description Attempts made so far.
+                                 */
+                                attempts: number;
+                                deliveredAt: string | null;
+                                error: string | null;
+                                /** @description The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same. */
+                                messageId: string;
+                                /**
+                                 * @description `send`: over SMTP; `mailbox`: saved to the sender's Drafts folder over IMAP.
+                                 * @enum {unknown}
+                                 */
+                                method: "send" | "mailbox";
+                                /**
+                                 * Format: date-time
+                                 * @description When the delivery was (last) queued.
+                                 */
+                                queuedAt: string;
+                                scheduledFor: string | null;
+                                /**
+                                 * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). SCHEDULED while it waits for a send window, a per-sender limit or the approval's `sendAt` (DESIGN §14); CANCELLED when taken off the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient's server refused it (§15).
+                                 * @enum {unknown}
+                                 */
+                                status: "SCHEDULED" | "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED" | "CANCELLED" | "SUPPRESSED" | "BOUNCED";
+                            } | null;
+                            draft: {
+                                body: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Identifier of the draft version.
+                                 */
+                                id: string;
+                                subject: string;
+                                to: string | null;
+                                /** Format: int32 */
+                                version: number;
+                            } | null;
+                            dueAt: string | null;
+                            instruction: string | null;
+                            /**
+                             * Format: int32
+                             * @description 1: the approved e-mail; n+1: the sequence's step n.
+                             */
+                            number: number;
+                            /**
+                             * Format: int32
+                             * @description How many touches the thread has: "Follow-up 2 of 3".
+                             */
+                            of: number;
+                            /** @enum {unknown} */
+                            review: "required" | "auto";
+                            skipReason: string | null;
+                            /**
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @enum {unknown}
+                             */
+                            status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
+                        }[];
+                    };
+                };
+            };
+            /** @description Done, for a key without `runs:read`. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: the follow-up or the sequence is not in a state this can be done from, and nothing changed; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rejectTouch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier (UUID) of the run. */
+                id: string;
+                /** @description The follow-up's touch number (2 or more). */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    feedback?: string | null;
+                    /**
+                     * @description Write the follow-up again with the feedback; without it the follow-up is SKIPPED.
+                     * @default false
+                     */
+                    regenerate?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The touches of the run's thread, as the change left them. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            delivery: {
+                                /**
+                                 * Format: int32
+                                 * @description Attempts made so far.
+                                 */
+                                attempts: number;
+                                deliveredAt: string | null;
+                                error: string | null;
+                                /** @description The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same. */
+                                messageId: string;
+                                /**
+                                 * @description `send`: over SMTP; `mailbox`: saved to the sender's Drafts folder over IMAP.
+                                 * @enum {unknown}
+                                 */
+                                method: "send" | "mailbox";
+                                /**
+                                 * Format: date-time
+                                 * @description When the delivery was (last) queued.
+                                 */
+                                queuedAt: string;
+                                scheduledFor: string | null;
+                                /**
+                                 * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). SCHEDULED while it waits for a send window, a per-sender limit or the approval's `sendAt` (DESIGN §14); CANCELLED when taken off the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient's server refused it (§15).
+                                 * @enum {unknown}
+                                 */
+                                status: "SCHEDULED" | "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED" | "CANCELLED" | "SUPPRESSED" | "BOUNCED";
+                            } | null;
+                            draft: {
+                                body: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Identifier of the draft version.
+                                 */
+                                id: string;
+                                subject: string;
+                                to: string | null;
+                                /** Format: int32 */
+                                version: number;
+                            } | null;
+                            dueAt: string | null;
+                            instruction: string | null;
+                            /**
+                             * Format: int32
+                             * @description 1: the approved e-mail; n+1: the sequence's step n.
+                             */
+                            number: number;
+                            /**
+                             * Format: int32
+                             * @description How many touches the thread has: "Follow-up 2 of 3".
+                             */
+                            of: number;
+                            /** @enum {unknown} */
+                            review: "required" | "auto";
+                            skipReason: string | null;
+                            /**
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @enum {unknown}
+                             */
+                            status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
+                        }[];
+                    };
+                };
+            };
+            /** @description Done, for a key without `runs:read`. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: the follow-up or the sequence is not in a state this can be done from, and nothing changed; or `idempotency_conflict`: a request with this Idempotency-Key is in flight. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     startRunBatch: {
         parameters: {
             query?: never;
@@ -5873,6 +7799,1024 @@ export interface operations {
             };
         };
     };
+    listSequences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sequences, oldest first. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: uuid
+                             * @description Identifier of the sequence.
+                             */
+                            id: string;
+                            /** @description The sequence an approval enrols in when it names none. */
+                            isDefault: boolean;
+                            name: string;
+                            /** @description The follow-ups, in order: step n is touch n+1 of the thread. */
+                            steps: {
+                                /** @description What this follow-up does, for WRITER: "a short bump with one new point from the call". */
+                                instruction: string;
+                                /**
+                                 * @description `required`: the follow-up waits in the review queue for a person; `auto`: it is sent when due.
+                                 * @enum {unknown}
+                                 */
+                                review: "required" | "auto";
+                                /**
+                                 * Format: int32
+                                 * @description Business days (Monday to Friday) after the previous e-mail of the thread went out.
+                                 */
+                                waitDays: number;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSequence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Make it the workspace's default (the former default stops being one). */
+                    isDefault?: boolean;
+                    /** @description What the team calls it. */
+                    name: string;
+                    /** @description The follow-ups, in order: step n is touch n+1 of the thread. */
+                    steps: {
+                        /** @description What this follow-up does, for WRITER: "a short bump with one new point from the call". */
+                        instruction: string;
+                        /**
+                         * @description `required`: the follow-up waits in the review queue for a person; `auto`: it is sent when due.
+                         * @enum {unknown}
+                         */
+                        review: "required" | "auto";
+                        /**
+                         * Format: int32
+                         * @description Business days (Monday to Friday) after the previous e-mail of the thread went out.
+                         */
+                        waitDays: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The sequence; `Location` is its address. */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: uuid
+                             * @description Identifier of the sequence.
+                             */
+                            id: string;
+                            /** @description The sequence an approval enrols in when it names none. */
+                            isDefault: boolean;
+                            name: string;
+                            /** @description The follow-ups, in order: step n is touch n+1 of the thread. */
+                            steps: {
+                                /** @description What this follow-up does, for WRITER: "a short bump with one new point from the call". */
+                                instruction: string;
+                                /**
+                                 * @description `required`: the follow-up waits in the review queue for a person; `auto`: it is sent when due.
+                                 * @enum {unknown}
+                                 */
+                                review: "required" | "auto";
+                                /**
+                                 * Format: int32
+                                 * @description Business days (Monday to Friday) after the previous e-mail of the thread went out.
+                                 */
+                                waitDays: number;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSequence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sequence. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: uuid
+                             * @description Identifier of the sequence.
+                             */
+                            id: string;
+                            /** @description The sequence an approval enrols in when it names none. */
+                            isDefault: boolean;
+                            name: string;
+                            /** @description The follow-ups, in order: step n is touch n+1 of the thread. */
+                            steps: {
+                                /** @description What this follow-up does, for WRITER: "a short bump with one new point from the call". */
+                                instruction: string;
+                                /**
+                                 * @description `required`: the follow-up waits in the review queue for a person; `auto`: it is sent when due.
+                                 * @enum {unknown}
+                                 */
+                                review: "required" | "auto";
+                                /**
+                                 * Format: int32
+                                 * @description Business days (Monday to Friday) after the previous e-mail of the thread went out.
+                                 */
+                                waitDays: number;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSequence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: the workspace has as many sequences as it may, or the default cannot be deleted while others exist. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateSequence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Make it the default; a default stops being one only when another becomes it.
+                     * @enum {boolean}
+                     */
+                    isDefault?: true;
+                    /** @description What the team calls it. */
+                    name?: string;
+                    /** @description The follow-ups, in order: step n is touch n+1 of the thread. */
+                    steps?: {
+                        /** @description What this follow-up does, for WRITER: "a short bump with one new point from the call". */
+                        instruction: string;
+                        /**
+                         * @description `required`: the follow-up waits in the review queue for a person; `auto`: it is sent when due.
+                         * @enum {unknown}
+                         */
+                        review: "required" | "auto";
+                        /**
+                         * Format: int32
+                         * @description Business days (Monday to Friday) after the previous e-mail of the thread went out.
+                         */
+                        waitDays: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The sequence as changed. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: uuid
+                             * @description Identifier of the sequence.
+                             */
+                            id: string;
+                            /** @description The sequence an approval enrols in when it names none. */
+                            isDefault: boolean;
+                            name: string;
+                            /** @description The follow-ups, in order: step n is touch n+1 of the thread. */
+                            steps: {
+                                /** @description What this follow-up does, for WRITER: "a short bump with one new point from the call". */
+                                instruction: string;
+                                /**
+                                 * @description `required`: the follow-up waits in the review queue for a person; `auto`: it is sent when due.
+                                 * @enum {unknown}
+                                 */
+                                review: "required" | "auto";
+                                /**
+                                 * Format: int32
+                                 * @description Business days (Monday to Friday) after the previous e-mail of the thread went out.
+                                 */
+                                waitDays: number;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 timestamp in UTC with milliseconds.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTouchesForReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The follow-ups waiting for review, the oldest due first. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            draft: {
+                                body: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Identifier of the draft version.
+                                 */
+                                id: string;
+                                subject: string;
+                                to: string | null;
+                                /** Format: int32 */
+                                version: number;
+                            };
+                            dueAt: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The lead it is written to.
+                             */
+                            leadId: string;
+                            leadName: string;
+                            /** Format: int32 */
+                            number: number;
+                            /**
+                             * Format: int32
+                             * @description "Follow-up 2 of 3".
+                             */
+                            of: number;
+                            /**
+                             * Format: uuid
+                             * @description The run whose thread it belongs to.
+                             */
+                            runId: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: never;
@@ -6000,7 +8944,7 @@ export interface operations {
                 "application/json": {
                     description?: string | null;
                     /** @description Empty or left out: every type. Each type needs the read scope of its data (`lead.*`: leads:read; `run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403. */
-                    events?: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied")[];
+                    events?: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
                     /** @description An http or https URL without user name or password, on a public address. */
                     url: string;
                 };
@@ -6030,7 +8974,7 @@ export interface operations {
                         disabledReason: string | null;
                         enabled: boolean;
                         /** @description The event types it is sent; empty for every type. */
-                        events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied")[];
+                        events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
                         failingSince: string | null;
                         /**
                          * Format: uuid
@@ -6436,7 +9380,7 @@ export interface operations {
                     /** @description false disables it; true enables it again and clears its failures. */
                     enabled?: boolean;
                     /** @description Empty or left out: every type. Each type needs the read scope of its data (`lead.*`: leads:read; `run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403. */
-                    events?: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied")[];
+                    events?: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
                     /** @description An http or https URL without user name or password, on a public address. */
                     url?: string;
                 };
@@ -6930,7 +9874,7 @@ export interface operations {
                         disabledReason: string | null;
                         enabled: boolean;
                         /** @description The event types it is sent; empty for every type. */
-                        events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied")[];
+                        events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
                         failingSince: string | null;
                         /**
                          * Format: uuid
@@ -7853,6 +10797,310 @@ export interface operations {
                     timestamp: string;
                     /** @enum {string} */
                     type: "run.step_completed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSequenceEnrolled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "sequence.enrolled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSequencePaused: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "sequence.paused";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSequenceResumed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "sequence.resumed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSequenceStopped: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "sequence.stopped";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTouchAwaitingApproval: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "touch.awaiting_approval";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTouchDrafted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "touch.drafted";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTouchSent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "touch.sent";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTouchSkipped: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "touch.skipped";
                 };
             };
         };

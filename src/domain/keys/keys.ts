@@ -10,7 +10,7 @@ import { AppError } from '../errors.ts';
 /** Carries the digest of each revoked key to every process. */
 export const KEY_REVOKED_CHANNEL = 'leadrun_key_revoked';
 
-export const SCOPES = ['leads:read', 'leads:write', 'runs:read', 'runs:write', 'webhooks:read', 'webhooks:write'] as const;
+export const SCOPES = ['leads:read', 'leads:write', 'runs:read', 'runs:write', 'webhooks:read', 'webhooks:write', 'sequences:read', 'sequences:write'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -17,6 +17,7 @@ import { AppError, notFound } from '../errors.ts';
 import { RUN_EVENTS_CHANNEL } from '../runs/lifecycle.ts';
 import { emitWebhookEvent, forgetWebhookEvents } from '../webhooks/events.ts';
 import { isUuid } from '../validation.ts';
+import { eraseEnrolments } from '../sequences/stops.ts';
 
 /** The runs being removed: those of a lead, or those of one call. */
 type Runs = { leadId: string } | { callId: string };
@@ -55,6 +56,8 @@ async function deleteRuns(trx: Kysely<DB>, workspaceId: string, runs: Runs): Pro
   // Replies found in the inbox hold who wrote and what (src/mail/replies.ts); the inbox's cursor is no one's data and
   // stays, so an erased lead's reply already read is not read again.
   await sql`DELETE FROM email_replies WHERE run_id IN (${ids})`.execute(trx);
+  // The runs' enrolments end with them (`erased`): their touches point at the drafts and deliveries deleted next.
+  await eraseEnrolments(trx, ids);
   await sql`DELETE FROM email_deliveries WHERE run_id IN (${ids})`.execute(trx);
   await sql`DELETE FROM email_drafts WHERE run_id IN (${ids})`.execute(trx);
   await forgetWebhookEvents(trx, workspaceId, sql`run_id IN (${ids})`);

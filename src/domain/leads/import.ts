@@ -14,6 +14,7 @@ import type {
 import { parseColumnMap, parseStatusMap, type ColumnMap } from '../lead-import-format.ts';
 import { LEAD_STATUSES } from '../../schemas/leads.ts';
 import { emitLeadsCreated } from '../webhooks/events.ts';
+import { stopClosedLeads } from '../sequences/stops.ts';
 
 export interface ImportOptions {
   /** `email`: a row whose e-mail is a lead's already updates that lead. */
@@ -126,6 +127,10 @@ export async function writeLeadImport(
   if (!options.dryRun && counts.created > 0) {
     // The leads this transaction inserted: made at `now`, their row version written by this transaction.
     await emitLeadsCreated(trx, workspaceId, sql`l.created_at = ${now}::timestamptz AND l.xmin = pg_current_xact_id()::xid`, now);
+  }
+  if (!options.dryRun && counts.updated > 0) {
+    // A lead the file moved to WON or LOST gets no more follow-ups (DESIGN §13).
+    await stopClosedLeads(trx, workspaceId, sql<boolean>`l.updated_at = ${now}::timestamptz AND l.xmin = pg_current_xact_id()::xid`, now);
   }
   return {
     ...counts,

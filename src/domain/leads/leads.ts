@@ -11,6 +11,7 @@ import { isUserOfWorkspace } from '../workspaces/workspaces.ts';
 import { emitWebhookEvent } from '../webhooks/events.ts';
 import { canonicalTimeZone } from '../sending/time-zones.ts';
 import { SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../../schemas/leads.ts';
+import { stopEnrolments } from '../sequences/stops.ts';
 
 export interface Lead {
   id: string;
@@ -122,6 +123,8 @@ export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: st
     .executeTakeFirst();
   if (!row) throw notFound('Lead');
   const lead = toLead(row);
+  // A lead moved to WON or LOST gets no more follow-ups (DESIGN §13).
+  if (input.status === 'WON' || input.status === 'LOST') await stopEnrolments(db, { workspaceId, leadId, reason: 'lead_closed', at: clock.now() });
   await emitWebhookEvent(db, workspaceId, 'lead.updated', lead, { at: clock.now(), leadId: lead.id });
   return lead;
 }

@@ -91,7 +91,7 @@ export async function batchProgress(db: Kysely<DB>, workspaceId: string, batchId
   if (!isUuid(batchId)) return null;
   const { rows } = await sql<BatchRun>`
     SELECT r.id, r.status, r.lead_id AS "leadId", l.name AS "leadName", l.company_name AS "companyName", r.error,
-           (SELECT d.subject FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1) AS subject,
+           (SELECT d.subject FROM email_drafts d WHERE d.run_id = r.id AND d.touch = 1 ORDER BY d.version DESC LIMIT 1) AS subject,
            leadrun_iso(r.started_at) AS "startedAt", leadrun_iso(r.completed_at) AS "completedAt"
     FROM runs r JOIN leads l ON l.id = r.lead_id AND l.workspace_id = r.workspace_id
     WHERE r.workspace_id = ${workspaceId} AND r.batch_id = ${batchId}

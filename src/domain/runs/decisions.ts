@@ -9,6 +9,7 @@ import { AppError } from '../errors.ts';
 import { applyTransition, DRAFT, lockRun, RUN, RUNS_CHANNEL, skipSteps, STEP, type Decider, type Transition } from './lifecycle.ts';
 import { getRun, type Run } from './runs.ts';
 import { scheduleOfApproval, type SendAt } from '../sending/schedule.ts';
+import { enrolRun, undoEnrolment } from '../sequences/enrolments.ts';
 
 async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Promise<Run> {
   const run = await getRun(trx, workspaceId, runId);
@@ -42,6 +43,8 @@ export interface ApprovalDelivery {
   holdMs?: number;
   /** DESIGN §14: send in the next send window, or at this instant, rather than at once. */
   sendAt?: SendAt;
+  /** The follow-up sequence to enrol the lead in (DESIGN §13): an id, null for none, left out for the default. */
+  sequenceId?: string | null;
 }
 
 /**
@@ -56,7 +59,7 @@ export async function approveRun(
   let method: DeliveryMethod | null = null;
   let transport: DeliveryTransport | null = null;
   const draft = await trx.selectFrom('email_drafts').select(['id', 'to_address'])
-    .where('run_id', '=', runId).where('status', '=', 'DRAFT').orderBy('version', 'desc').executeTakeFirst();
+    .where('run_id', '=', runId).where('touch', '=', 1).where('status', '=', 'DRAFT').orderBy('version', 'desc').executeTakeFirst();
   if (delivery && draft && (delivery.deliver === undefined || delivery.deliver !== 'none')) {
     transport = await delivery.transport(trx);
     method = chooseDelivery(delivery.deliver, transport, draft.to_address);
@@ -66,10 +69,11 @@ export async function approveRun(
   await decideDraft(trx, workspaceId, runId, DRAFT.approve, by, now, null);
   await applyTransition(trx, RUN.approve, { workspaceId, runId, at: now });
   if (delivery && method && draft && transport?.from) {
-    await queueDelivery(trx, {
+    const deliveryId = await queueDelivery(trx, {
       workspaceId, runId, draftId: draft.id, method, senderUserId: delivery?.senderUserId ?? null, messageId: delivery.newMessageId(transport.from.address), now,
       availableAt: new Date(now.getTime() + (delivery?.holdMs ?? 0)), schedule,
     });
+    await enrolRun(trx, { workspaceId, runId, sequenceId: delivery.sequenceId, method, senderUserId: delivery.senderUserId, draftId: draft.id, deliveryId, now });
   }
   return readBack(trx, workspaceId, runId);
 }
@@ -82,13 +86,14 @@ export async function approveRun(
  */
 export async function undoApproval(trx: Kysely<DB>, workspaceId: string, runId: string, clock: Clock): Promise<Run> {
   await lockRun(trx, workspaceId, runId, RUN.undoApproval.from, 'taken back');
+  await undoEnrolment(trx, workspaceId, runId);
   if (!(await cancelQueuedDelivery(trx, workspaceId, runId))) {
     throw new AppError('invalid_state',
       'The approval cannot be undone: its e-mail is already on its way, or it delivers nothing.');
   }
   const now = clock.now();
   const draft = await trx.selectFrom('email_drafts').select('id')
-    .where('run_id', '=', runId).where('status', '=', 'APPROVED').orderBy('version', 'desc').executeTakeFirst();
+    .where('run_id', '=', runId).where('touch', '=', 1).where('status', '=', 'APPROVED').orderBy('version', 'desc').executeTakeFirst();
   if (!draft) throw new Error(`run ${runId} had a queued delivery and no approved draft`);
   await applyTransition(trx, DRAFT.undoApproval, {
     workspaceId, runId, draftId: draft.id, at: now, set: { decided_at: null, decided_by_key_id: null, decided_by_user_id: null },

@@ -99,7 +99,7 @@ export async function enqueueDeliveryJob(
  */
 export async function cancelQueuedDelivery(trx: Kysely<DB>, workspaceId: string, runId: string): Promise<boolean> {
   const delivery = await trx.selectFrom('email_deliveries').select(['id', 'status'])
-    .where('workspace_id', '=', workspaceId).where('run_id', '=', runId)
+    .where('workspace_id', '=', workspaceId).where('run_id', '=', runId).where('touch', '=', 1)
     .orderBy('queued_at', 'desc').forUpdate().executeTakeFirst();
   if (!delivery || (delivery.status !== 'QUEUED' && delivery.status !== 'SCHEDULED')) return false;
   // The claim of a runner and this delete take the job's row in turn: a job already RUNNING is not deleted, and a
@@ -123,7 +123,7 @@ export async function retryDelivery(trx: Kysely<DB>, workspaceId: string, runId:
     : undefined;
   if (!run) throw notFound('Run');
   const delivery = await trx.selectFrom('email_deliveries').select(['id', 'status'])
-    .where('workspace_id', '=', workspaceId).where('run_id', '=', runId)
+    .where('workspace_id', '=', workspaceId).where('run_id', '=', runId).where('touch', '=', 1)
     .orderBy('queued_at', 'desc').forUpdate().executeTakeFirst();
   if (!delivery) throw new AppError('invalid_state', 'The run has no delivery to retry: approve it with `deliver` first.');
   if (delivery.status !== 'FAILED') {

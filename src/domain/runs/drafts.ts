@@ -58,7 +58,7 @@ export async function listDraftVersions(db: Kysely<DB>, workspaceId: string, run
       sql<string>`leadrun_iso(d.created_at)`.as('created_at'),
       sql<string | null>`leadrun_iso(d.edited_at)`.as('edited_at'),
     ])
-    .where('d.workspace_id', '=', workspaceId).where('d.run_id', '=', runId)
+    .where('d.workspace_id', '=', workspaceId).where('d.run_id', '=', runId).where('d.touch', '=', 1)
     .orderBy('d.version')
     .execute();
   return rows.map((row, i) => ({
@@ -131,7 +131,7 @@ function applyEdit(current: DraftText, input: DraftEditInput): { next: DraftText
 
 async function latestVersion(db: Kysely<DB>, runId: string) {
   return db.selectFrom('email_drafts').select(['id', 'version', 'status', 'subject', 'body', 'to_address as to'])
-    .where('run_id', '=', runId).orderBy('version', 'desc').limit(1).executeTakeFirst();
+    .where('run_id', '=', runId).where('touch', '=', 1).orderBy('version', 'desc').limit(1).executeTakeFirst();
 }
 
 /**
@@ -152,7 +152,7 @@ export async function loadRunContext(db: Kysely<DB>, workspaceId: string, runId:
            (SELECT concat_ws(E'\n', u.sender_name, u.name, u.signature) FROM users u WHERE u.id = r.created_by_user_id) AS sender_name,
            (SELECT concat_ws(E'\n', u.sender_name, u.name, u.signature) FROM users u WHERE u.id = ${editorUserId}::uuid) AS editor_name,
            (SELECT m.from_name FROM mail_settings m WHERE m.workspace_id = r.workspace_id) AS from_name,
-           (SELECT string_agg(d.feedback, E'\n' ORDER BY d.version) FROM email_drafts d WHERE d.run_id = r.id AND d.feedback IS NOT NULL) AS feedback,
+           (SELECT string_agg(d.feedback, E'\n' ORDER BY d.version) FROM email_drafts d WHERE d.run_id = r.id AND d.touch = 1 AND d.feedback IS NOT NULL) AS feedback,
            (SELECT json_agg(json_build_object('node', s.node, 'output', s.output)) FROM run_steps s
             WHERE s.run_id = r.id AND s.status = 'COMPLETED' AND s.output IS NOT NULL) AS steps
     FROM runs r JOIN leads l ON l.id = r.lead_id JOIN calls c ON c.id = r.call_id

@@ -64,7 +64,7 @@ export async function readRunProgress(db: Kysely<DB>, workspaceId: string, runId
   if (!isUuid(runId)) return null;
   const { rows } = await sql<{ status: RunStatus; delivering: boolean } & { [K in keyof EventRow]: EventRow[K] | null }>`
     ${prepare}SELECT r.status,
-           EXISTS (SELECT 1 FROM email_deliveries d WHERE d.run_id = r.id AND d.status IN ('QUEUED', 'DELIVERING')) AS delivering,
+           EXISTS (SELECT 1 FROM email_deliveries d WHERE d.run_id = r.id AND d.touch = 1 AND d.status IN ('QUEUED', 'DELIVERING')) AS delivering,
            e.seq, e.type, e.node, e.attempt, e.duration_ms, e.engine, e.model, e.input_tokens, e.output_tokens,
            e.error, e.deferred, e.occurred_at
     FROM runs r

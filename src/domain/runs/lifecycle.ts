@@ -232,7 +232,7 @@ function rowsOf(table: Transition['table'], target: TransitionTarget): RawBuilde
     case 'run_steps':
       return target.nodes ? sql<boolean>`run_id = ${target.runId} AND node = ANY(${target.nodes}::text[])` : sql<boolean>`run_id = ${target.runId}`;
     case 'email_drafts':
-      return target.draftId ? sql<boolean>`id = ${target.draftId} AND run_id = ${target.runId}` : sql<boolean>`run_id = ${target.runId}`;
+      return target.draftId ? sql<boolean>`id = ${target.draftId} AND run_id = ${target.runId}` : sql<boolean>`run_id = ${target.runId} AND touch = 1`;
     case 'email_deliveries':
       if (!target.deliveryId) throw new Error('a delivery transition names its delivery');
       return sql<boolean>`id = ${target.deliveryId} AND run_id = ${target.runId}`;

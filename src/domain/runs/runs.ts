@@ -9,6 +9,7 @@ import { pageOf, type Cursor } from '../pagination.ts';
 import { isUuid } from '../validation.ts';
 
 import { DRAFT_ORIGINS, DRAFT_STATUSES, RUN_STATUSES } from '../../schemas/runs.ts';
+import { RUN_SEQUENCE_SQL, type RunSequence } from '../sequences/projection.ts';
 
 // The states the API names are the states the database stores.
 RUN_STATUSES satisfies readonly RunStatus[];
@@ -79,6 +80,7 @@ export interface Run {
   emailDraft: EmailDraft | null;
   /** The newest reply found to the run's delivered e-mail (DESIGN §7), or null. */
   reply: RunReply | null;
+  sequence: RunSequence | null;
 }
 
 export interface RunReply {
@@ -134,9 +136,10 @@ const RUN_PROJECTION = {
   startedAt: sql`leadrun_iso(r.started_at)`, completedAt: sql`leadrun_iso(r.completed_at)`, error: sql`r.error`,
   tokensUsed: sql`r.tokens_used`, batchId: sql`r.batch_id`,
   steps: sql`(SELECT json_agg(${jsonObject(STEP_PROJECTION)} ORDER BY s.position) FROM run_steps s WHERE s.run_id = r.id)`,
-  emailDraft: sql`(SELECT ${jsonObject(DRAFT_PROJECTION)} FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1)`,
+  emailDraft: sql`(SELECT ${jsonObject(DRAFT_PROJECTION)} FROM email_drafts d WHERE d.run_id = r.id AND d.touch = 1 ORDER BY d.version DESC LIMIT 1)`,
   reply: sql`(SELECT ${jsonObject(REPLY_PROJECTION)}
     FROM email_replies p WHERE p.run_id = r.id AND p.workspace_id = r.workspace_id ORDER BY p.received_at DESC, p.id DESC LIMIT 1)`,
+  sequence: RUN_SEQUENCE_SQL,
 } satisfies Record<Exclude<keyof Run, 'traceId'>, RawBuilder<unknown>>;
 
 /** The keys each projection writes, for the test that holds them to the API's schemas. */

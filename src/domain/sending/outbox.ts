@@ -14,7 +14,7 @@ import { isUuid } from '../validation.ts';
 export interface OutboxEntry {
   id: string;
   runId: string;
-  /** Which e-mail of the lead's sequence it is; every delivery is the first until sequences number their touches. */
+  /** Which e-mail of the lead's thread it is: 1 for the approved e-mail, n + 1 for the sequence's follow-up n. */
   touch: number;
   to: string | null;
   scheduledFor: Date;
@@ -27,14 +27,14 @@ export async function listOutbox(
 ): Promise<{ items: OutboxEntry[]; next: Cursor | null }> {
   let query = db.selectFrom('email_deliveries as e')
     .innerJoin('email_drafts as d', 'd.id', 'e.draft_id')
-    .select(['e.id', 'e.run_id', 'e.scheduled_for', 'e.waiting_for', 'd.to_address'])
+    .select(['e.id', 'e.run_id', 'e.touch', 'e.scheduled_for', 'e.waiting_for', 'd.to_address'])
     .where('e.workspace_id', '=', workspaceId).where('e.status', '=', 'SCHEDULED')
     .orderBy('e.scheduled_for').orderBy('e.id').limit(options.limit + 1);
   const cursor = options.cursor;
   if (cursor) query = query.where((eb) => eb(eb.refTuple('e.scheduled_for', 'e.id'), '>', eb.tuple(cursor.at, cursor.id)));
   const rows = await query.execute();
   const entries = rows.map((row): OutboxEntry => ({
-    id: row.id, runId: row.run_id, touch: 1, to: row.to_address,
+    id: row.id, runId: row.run_id, touch: row.touch, to: row.to_address,
     // A SCHEDULED delivery always has both; the fallbacks keep a hand-edited row listable.
     scheduledFor: row.scheduled_for ?? new Date(0), waitingFor: row.waiting_for ?? 'sendAt',
   }));

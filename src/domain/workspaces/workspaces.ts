@@ -7,6 +7,7 @@ import type { DB, Plan } from '../../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { isEmail, oneLineProblem } from '../validation.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import { createDefaultSequence } from '../sequences/sequences.ts';
 
 export interface CreatedWorkspace {
   id: string;
@@ -54,6 +55,7 @@ export async function createWorkspace(
       id: adminUserId, workspace_id: workspaceId, email: adminEmail, name: input.adminName?.trim() || null, role: 'ADMIN', password_hash: null, created_at: now,
     }).execute();
     await trx.updateTable('workspaces').set({ admin_user_id: adminUserId }).where('id', '=', workspaceId).execute();
+    await createDefaultSequence(trx, workspaceId, now);
   });
   return { id: workspaceId, name, plan: plan === 'FREE' ? 'free' : 'pro', adminUserId };
 }

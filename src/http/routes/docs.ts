@@ -27,6 +27,7 @@ async function apiDocs(app: AppInstance): Promise<void> {
         { name: 'Leads', description: 'The people a workspace sells to.' },
         { name: 'Calls', description: 'Conversations held with a lead.' },
         { name: 'Runs', description: 'Agent runs: research, analysis, strategy and an e-mail draft.' },
+        { name: 'Sequences', description: 'Follow-up sequences, the enrolment an approval makes, and the touches of a run\'s thread.' },
         { name: 'Replies', description: 'Replies found to the e-mails sent, and what each says.' },
         { name: 'Outbox', description: 'E-mails waiting for a send window, a sender\'s daily limit or their time (DESIGN §14).' },
         { name: 'Webhooks', description: 'Endpoints that are sent signed events (Standard Webhooks) as they happen, with their delivery log.' },

@@ -22,6 +22,7 @@ export const APP_PAGES = [
   '/settings/usage',
   '/settings/email',
   '/settings/webhooks',
+  '/settings/sequences',
   '/settings/profile',
 ] as const;
 

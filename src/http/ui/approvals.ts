@@ -53,6 +53,7 @@ export default async function approvalRoutes(app: AppInstance): Promise<void> {
     const run = await approveRun(trx, principal.workspaceId, request.params.id, by, clock, {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
       ...(request.body?.sendAt ? { sendAt: sendAtOf(request.body.sendAt) } : {}),
+      ...(request.body?.sequenceId !== undefined ? { sequenceId: request.body.sequenceId } : {}),
       senderUserId: principal.userId,
       transport: (db: Kysely<DB>) => loadMailTransport(db, principal.workspaceId, app.deps.secrets(), config),
       newMessageId,

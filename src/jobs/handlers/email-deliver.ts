@@ -16,6 +16,7 @@ import { composeMessage } from '../../mail/message.ts';
 import { loadMailTransport, type Address } from '../../domain/mail-settings/settings.ts';
 import { sendRaw } from '../../mail/smtp.ts';
 import { claimSendingSlot } from '../../domain/sending/limits.ts';
+import { beginFollowUp, threadOf, touchDelivered } from '../../domain/sequences/delivery.ts';
 
 /** After the first attempt: about 30 s, 2 min, 10 min, 30 min, then 2 h. */
 const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
@@ -125,15 +126,24 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
       const verdict = await claimSendingSlot({ ...ctx, jobId: job.id, ...(options.random ? { random: options.random } : {}) }, delivery, transport.from.address);
       if (!('go' in verdict)) return 'again' in verdict ? verdict : undefined;
       const sender = await senderOf(ctx.db, delivery.sender_user_id, transport.from);
+      // A follow-up is a reply in its thread (DESIGN §13): touch 1's subject, and the earlier touches' Message-IDs.
+      const thread = await threadOf(ctx.db, delivery.id);
       const raw = await composeMessage({
         // The draft is written to the lead ("Hi Ada"), so the To header names them: `"Ada Lovelace" <ada@…>`.
         from: sender.from, to: { name: delivery.lead_name, address: delivery.to_address }, replyTo: sender.replyTo,
-        subject: delivery.subject, body: delivery.body,
+        subject: thread?.subject ?? delivery.subject, body: delivery.body,
         signature: sender.signature, messageId: delivery.message_id, date: ctx.clock.now(),
+        ...(thread ? { inReplyTo: thread.inReplyTo, references: thread.references } : {}),
       });
 
-      const began = await applyTransition(ctx.db, DELIVERY.begin, { ...targetOf(delivery), at: ctx.clock.now(), set: { attempts: sql`attempts + 1` } });
-      if (began === 0) return;
+      // A follow-up goes only while its sequence is ACTIVE, checked in the claim's own transaction (DESIGN §13).
+      const began = await ctx.db.transaction().execute(async (trx) => {
+        const followUp = await beginFollowUp(trx, delivery.id, ctx.clock.now());
+        if (followUp !== 'go') return followUp;
+        return applyTransition(trx, DELIVERY.begin, { ...targetOf(delivery), at: ctx.clock.now(), set: { attempts: sql`attempts + 1` } });
+      });
+      if (began instanceof Date) return { again: began };
+      if (began === 0 || began === 'cancelled') return;
       // A run page following the run learns that the delivery is under way, without an event of its own.
       await notifyFollowers(ctx.db, delivery.run_id);
 
@@ -166,6 +176,7 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
         if (delivery.method === 'send') await applyTransition(trx, DRAFT.send, { ...targetOf(delivery), draftId: delivery.draft_id, at: now });
         const delivered = delivery.method === 'send' ? DELIVERY.send : DELIVERY.saveToMailbox;
         await applyTransition(trx, delivered, { ...targetOf(delivery), at: now, set: { delivered_at: now, response: response.slice(0, 1000), error: null } });
+        await touchDelivered(trx, delivery.id, now);
         if (delivery.method === 'send') {
           // A sent e-mail moves a lead in DISCOVERY to CONTACTED; a lead further along stays where it is.
           await trx.updateTable('leads')

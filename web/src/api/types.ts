@@ -35,7 +35,7 @@ export type Usage = ResponseOf<'get', '/ui/api/usage'>;
 
 export const LEAD_STATUSES: readonly LeadStatus[] = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'];
 export const STEP_NODES: readonly StepNode[] = ['RESEARCH', 'ANALYSIS', 'STRATEGY', 'WRITER'];
-export const SCOPES = ['leads:read', 'leads:write', 'runs:read', 'runs:write', 'webhooks:read', 'webhooks:write'] as const;
+export const SCOPES = ['leads:read', 'leads:write', 'runs:read', 'runs:write', 'webhooks:read', 'webhooks:write', 'sequences:read', 'sequences:write'] as const;
 export type Scope = (typeof SCOPES)[number];
 /** Statuses in which a run holds no worker and changes only by a person's decision. */
 export const RUN_AT_REST: ReadonlySet<RunStatus> = new Set(['AWAITING_APPROVAL', 'COMPLETED', 'REJECTED', 'FAILED', 'CANCELLED']);

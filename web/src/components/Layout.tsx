@@ -23,6 +23,7 @@ const SETTINGS: NavItem[] = [
   { to: '/settings/usage', label: 'Plan and usage', icon: 'usage' },
   { to: '/settings/email', label: 'E-mail', icon: 'mail', adminOnly: true },
   { to: '/settings/webhooks', label: 'Webhooks', icon: 'external', adminOnly: true },
+  { to: '/settings/sequences', label: 'Sequences', icon: 'refresh', adminOnly: true },
   { to: '/settings/profile', label: 'Your profile', icon: 'profile' },
 ];
 

@@ -51,11 +51,12 @@ export const APPROVE_KEY_LABEL: Record<Deliver, string> = {
  * wait is the server's, so closing the page during it still sends the e-mail when it ends, as approved.
  */
 export function useApprove(): (
-  runId: string, deliver: Deliver, about: string, onUndone: (run: Run) => void,
+  runId: string, deliver: Deliver, about: string, onUndone: (run: Run) => void, sequenceId?: string | null,
 ) => Promise<Run> {
   const toast = useToast();
-  return useCallback(async (runId, deliver, about, onUndone) => {
-    const { body } = await api.post('/ui/api/runs/{id}/approve', { params: { id: runId }, body: { deliver } });
+  return useCallback(async (runId, deliver, about, onUndone, sequenceId) => {
+    // `sequenceId` left out: the workspace's default sequence; null: no follow-ups (DESIGN §13).
+    const { body } = await api.post('/ui/api/runs/{id}/approve', { params: { id: runId }, body: { deliver, ...(sequenceId !== undefined ? { sequenceId } : {}) } });
     const run = body.data;
     const method = run.emailDraft?.delivery?.method;
     if (!method) {

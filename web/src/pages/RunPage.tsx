@@ -14,6 +14,7 @@ import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link } from '../lib/router';
 import { useApiQuery, useTitle } from '../lib/query';
 import { DraftCard } from './run/DraftCard';
+import { ThreadCard } from './run/ThreadCard';
 import { DraftVersions } from './run/DraftVersions';
 import { ReplyPanel } from './run/ReplyPanel';
 import { StepCard, Stepper } from './run/Stepper';
@@ -104,7 +105,7 @@ export function RunPage() {
     live.update(next);
     if (text) toast(text);
   };
-  const draftCard = <DraftCard run={run} writer={writer} onDecided={decided} />;
+  const draftCard = <><DraftCard run={run} writer={writer} onDecided={decided} /><ThreadCard run={run} onChanged={(next) => decided(next, null)} /></>;
 
   return (
     <>

@@ -124,6 +124,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
     const delivery = {
       ...(request.body?.deliver ? { deliver: request.body.deliver } : {}),
       ...(request.body?.sendAt ? { sendAt: sendAtOf(request.body.sendAt) } : {}),
+      ...(request.body?.sequenceId !== undefined ? { sequenceId: request.body.sequenceId } : {}),
       senderUserId: principal.userId ?? principal.adminUserId,
       transport: (trx: Kysely<DB>) => loadMailTransport(trx, principal.workspaceId, app.deps.secrets(), config),
       newMessageId,

@@ -59,7 +59,7 @@ export const readWork = (more?: RawBuilder<unknown>) => sql`
           LIMIT 1) AS sender,
          (SELECT nullif(trim(m.from_name), '') FROM mail_settings m WHERE m.workspace_id = r.workspace_id) AS from_name,
          (SELECT json_build_object('version', d.version, 'subject', d.subject, 'body', d.body, 'origin', d.origin)
-          FROM email_drafts d WHERE d.run_id = r.id ORDER BY d.version DESC LIMIT 1) AS previous_draft,
+          FROM email_drafts d WHERE d.run_id = r.id AND d.touch = 1 ORDER BY d.version DESC LIMIT 1) AS previous_draft,
          (SELECT json_agg(json_build_object('node', s.node, 'status', s.status, 'output', s.output, 'attempts', s.attempts, 'putOffSince', s.put_off_since) ORDER BY s.position)
           FROM run_steps s WHERE s.run_id = r.id) AS steps,
          EXISTS (SELECT 1 FROM webhook_endpoints h WHERE h.workspace_id = r.workspace_id AND h.enabled) AS has_webhooks

@@ -6,6 +6,7 @@ import { Icon } from '../../components/Icon';
 import { Alert, Badge, Button, Card, CopyButton, ErrorAlert } from '../../components/ui';
 import { approveChoices, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver } from '../../lib/delivery';
 import { DeliveryPanel } from './DeliveryPanel';
+import { SequencePicker } from './SequencePicker';
 import { DraftEditor, GroundingVerdict } from './DraftEditor';
 import { RejectDialog } from './RejectDialog';
 import { Skeleton } from './Stepper';
@@ -25,6 +26,7 @@ export function DraftCard({ run, writer, onDecided }: {
 }) {
   const [decision, setDecision] = useState<'reject' | 'regenerate' | null>(null);
   const [approving, setApproving] = useState<Deliver | null>(null);
+  const [sequenceId, setSequenceId] = useState<string | null | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);
   const choices = approveChoices(useMailCapabilities());
   const [editing, setEditing] = useState(false);
@@ -42,7 +44,7 @@ export function DraftCard({ run, writer, onDecided }: {
     setError(null);
     try {
       // The toast (with Undo) is useApprove's; an undo hands the run back, awaiting approval again.
-      onDecided(await approveWithUndo(run.id, deliver, 'Draft approved.', (undone) => onDecided(undone, null)), null);
+      onDecided(await approveWithUndo(run.id, deliver, 'Draft approved.', (undone) => onDecided(undone, null), deliver === 'none' ? undefined : sequenceId), null);
     } catch (e) {
       setError(e);
     } finally {
@@ -85,6 +87,7 @@ export function DraftCard({ run, writer, onDecided }: {
             <Button icon="edit" disabled={approving !== null} onClick={() => setEditing(true)}>Edit</Button>
             <Button variant="ghost" disabled={approving !== null} onClick={() => setDecision('reject')}>Reject…</Button>
           </div>
+          {choices[0] !== 'none' && <SequencePicker value={sequenceId} onChange={setSequenceId} disabled={approving !== null} />}
         </div>
       )}
       {regenerating && (

@@ -20,6 +20,8 @@ const SCOPE_HELP: Record<Scope, string> = {
   'runs:write': 'Start runs; approve, reject or cancel them.',
   'webhooks:read': 'List webhook endpoints and their delivery logs.',
   'webhooks:write': 'Add, change and remove webhook endpoints; send test events, replay deliveries, roll secrets.',
+  'sequences:read': 'List and read follow-up sequences.',
+  'sequences:write': 'Make, change and delete follow-up sequences.',
 };
 
 /** Admins only: the header and the guard are the route's (AdminGate). */
