@@ -20,6 +20,8 @@ const EVENT_TYPES: readonly EventType[] = [
   'lead.created', 'lead.updated', 'lead.deleted',
   'run.started', 'run.step_completed', 'run.awaiting_approval', 'run.failed', 'run.completed', 'run.rejected', 'run.cancelled',
   'draft.sent', 'draft.delivery_failed', 'draft.replied',
+  'sequence.enrolled', 'sequence.stopped', 'sequence.paused', 'sequence.resumed',
+  'touch.drafted', 'touch.awaiting_approval', 'touch.sent', 'touch.skipped',
 ];
 
 /** Admins only: the header and the guard are the route's (AdminGate). */
