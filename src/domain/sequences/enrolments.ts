@@ -113,6 +113,7 @@ export interface TouchView {
   draft: { id: string; version: number; subject: string; body: string; to: string | null } | null;
   delivery: {
     method: DeliveryMethod; status: string; messageId: string; attempts: number; queuedAt: string; deliveredAt: string | null; error: string | null;
+    scheduledFor: string | null;
   } | null;
 }
 
@@ -128,7 +129,7 @@ export async function listTouches(db: Kysely<DB>, workspaceId: string, runId: st
     .select([
       't.number', 't.status', 't.review', 't.due_at', 't.skip_reason', 'n.steps',
       'd.id as draft_id', 'd.version', 'd.subject', 'd.body', 'd.to_address',
-      'e.method', 'e.status as delivery_status', 'e.message_id', 'e.attempts', 'e.queued_at', 'e.delivered_at', 'e.error',
+      'e.method', 'e.status as delivery_status', 'e.message_id', 'e.attempts', 'e.queued_at', 'e.delivered_at', 'e.error', 'e.scheduled_for',
     ])
     .where('t.workspace_id', '=', workspaceId).where('t.run_id', '=', runId).orderBy('t.number').execute();
   return rows.map((row) => {
@@ -144,6 +145,7 @@ export async function listTouches(db: Kysely<DB>, workspaceId: string, runId: st
       delivery: row.method ? {
         method: row.method, status: row.delivery_status!, messageId: row.message_id!, attempts: row.attempts!,
         queuedAt: row.queued_at!.toISOString(), deliveredAt: row.delivered_at?.toISOString() ?? null, error: row.error ?? null,
+        scheduledFor: row.delivery_status === 'SCHEDULED' ? row.scheduled_for?.toISOString() ?? null : null,
       } : null,
     };
   });
