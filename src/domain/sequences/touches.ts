@@ -16,6 +16,8 @@ import type { DB, TouchStatus } from '../../db/schema.ts';
 import type { FollowUpDraft, FollowUpInput } from '../../agent/follow-up/index.ts';
 import { AppError, notFound } from '../errors.ts';
 import { queueDelivery } from '../runs/deliveries.ts';
+import { windowZoneOfRun } from '../sending/schedule.ts';
+import { loadSendingSettings } from '../sending/settings.ts';
 import { applyTransition, DRAFT, type Decider } from '../runs/lifecycle.ts';
 import { loadRunContext } from '../runs/drafts.ts';
 import { isUuid } from '../validation.ts';
@@ -27,8 +29,6 @@ import type { SequenceStep } from './sequences.ts';
 export const TICK_BATCH = 50;
 /** How long a claimed touch is the claimer's: a scheduler that dies gives its touches back after this. */
 export const CLAIM_MS = 5 * 60_000;
-/** The calendar business days are counted on, until a lead's time zone (DESIGN §14) is known to this code. */
-const TIME_ZONE = 'UTC';
 
 export type FollowUpWriter = (input: FollowUpInput) => Promise<FollowUpDraft>;
 
@@ -83,7 +83,9 @@ async function scheduleNext(
   }
   const step = enrolment.steps[number - 1];
   if (!step) throw new Error(`enrolment ${enrolment.id} has no step for touch ${number + 1}`);
-  const due = addBusinessDays(now, step.waitDays, TIME_ZONE);
+  // Business days are the buyer's: counted in the lead's time zone, else the workspace's (DESIGN §14).
+  const settings = await loadSendingSettings(trx, next.workspace_id);
+  const due = addBusinessDays(now, step.waitDays, await windowZoneOfRun(trx, next.workspace_id, next.run_id, settings));
   const active = enrolment.status === 'ACTIVE';
   await setTouch(trx, next.id, { due_at: due, ready_at: active ? writeTimeOf(due, now) : null }, now);
   if (enrolment.status === 'ACTIVE' || enrolment.status === 'PAUSED') {
