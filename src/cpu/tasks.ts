@@ -44,6 +44,10 @@ const LOADERS = {
   },
   /** One message of a rep's inbox, read as a possible reply. */
   readReply: async () => (await import('../mail/reply-reading.ts')).readReply,
+  /** A suppression list's CSV file (src/domain/suppressions/csv.ts). */
+  readSuppressionFile: async () => (await import('../domain/suppressions/csv.ts')).readSuppressionFile,
+  /** A delivery status notification (RFC 3464) found in an inbox (src/mail/dsn.ts). */
+  readDsn: async () => (await import('../mail/dsn.ts')).readDsn,
   /** What a reply says, read offline (src/agent/replies/). */
   classifyReply: async () => (await import('../agent/replies/classify.ts')).classifyReply,
 };

@@ -75,6 +75,22 @@ export interface MailSettingsInput {
   defaultDeliver?: DeliverMethod | null;
   smtp?: { host: string; port: number; security: TlsMode; user?: string | null; password?: string | null } | null;
   imap?: { host: string; port: number; security: TlsMode; user?: string | null; password?: string | null; draftsFolder?: string | null } | null;
+  /** The sender's identity (DESIGN §15), the footer's: left out, kept; null, the fallback. */
+  companyName?: string | null;
+  postalAddress?: string | null;
+  footerEnabled?: boolean;
+  unsubscribeAddress?: string | null;
+}
+
+/** The identity columns a change writes: what it gives, else what is stored. */
+function identityOfChange(current: Selectable<MailSettingsTable> | undefined, input: MailSettingsInput) {
+  const pick = <T>(given: T | undefined, stored: T): T => (given !== undefined ? given : stored);
+  return {
+    company_name: pick(input.companyName, current?.company_name ?? null),
+    postal_address: pick(input.postalAddress, current?.postal_address ?? null),
+    footer_enabled: pick(input.footerEnabled, current?.footer_enabled ?? true),
+    unsubscribe_address: pick(input.unsubscribeAddress, current?.unsubscribe_address ?? null),
+  };
 }
 
 export const DEFAULT_DRAFTS_FOLDER = 'Drafts';
@@ -284,6 +300,7 @@ export async function saveMailSettings(
     smtp_user: current?.smtp_user ?? null, smtp_password: current?.smtp_password ?? null,
     imap_host: current?.imap_host ?? null, imap_port: current?.imap_port ?? null, imap_security: current?.imap_security ?? null,
     imap_user: current?.imap_user ?? null, imap_password: current?.imap_password ?? null, imap_drafts_folder: current?.imap_drafts_folder ?? null,
+    ...identityOfChange(current, input),
     updated_at: clock.now(),
     updated_by_user_id: userId,
   };

@@ -41,7 +41,7 @@ export const RunEvent = Type.Object({
     'run.queued', 'step.started', 'step.retrying', 'step.completed', 'step.failed', 'run.awaiting_approval',
     'run.failed', 'run.cancelled', 'run.approved', 'run.approval_undone', 'run.rejected', 'run.regenerating',
     'draft.edited', 'draft.delivery_queued', 'draft.delivery_retrying', 'draft.sent', 'draft.saved_to_mailbox',
-    'draft.delivery_failed', 'draft.replied',
+    'draft.delivery_failed', 'draft.replied', 'draft.suppressed', 'draft.bounced',
   ]),
   node: Type.Union([StepNode, Type.Null()]),
   attempt: Type.Union([Int32(), Type.Null()]),

@@ -1,0 +1,51 @@
+// A suppression list's CSV file (DESIGN §15), read in a CPU pool thread (src/cpu/tasks.ts): csv-parse, bounded in
+// size and rows. The column named `email` (or `domain`) is read; a file without such a header is one address or
+// domain per row. A cell with an @ is an address, one without a domain.
+import { parse } from 'csv-parse/sync';
+import { csvDelimiterOf } from '../csv-records.ts';
+import { emailProblem } from '../validation.ts';
+
+export const SUPPRESSION_IMPORT_MAX_BYTES = 2 * 1024 * 1024;
+export const SUPPRESSION_IMPORT_MAX_ROWS = 50_000;
+
+export interface SuppressionFile {
+  emails: string[];
+  domains: string[];
+  /** Rows naming neither. */
+  invalid: number;
+  /** Rows past the most one import takes. */
+  tooMany: boolean;
+}
+
+const DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+
+/** What one cell names: an address, a domain, or nothing. */
+export function entryOf(cell: string): { email: string } | { domain: string } | null {
+  const value = cell.trim().toLowerCase().replace(/^mailto:/, '');
+  if (value.includes('@')) return emailProblem(value) === null ? { email: value } : null;
+  const domain = value.replace(/^\*?\.|\.$/g, '');
+  return DOMAIN.test(domain) ? { domain } : null;
+}
+
+export function readSuppressionFile(bytes: Uint8Array): SuppressionFile {
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes).replace(/^\uFEFF/, '');
+  const records = parse(text.slice(0, SUPPRESSION_IMPORT_MAX_BYTES), {
+    delimiter: csvDelimiterOf(text), relax_column_count: true, skip_empty_lines: true, to: SUPPRESSION_IMPORT_MAX_ROWS + 2,
+  }) as string[][];
+  const header = (records[0] ?? []).map((cell) => cell.trim().toLowerCase());
+  let column = header.findIndex((cell) => cell === 'email' || cell === 'e-mail' || cell === 'address' || cell === 'domain');
+  const rows = column >= 0 ? records.slice(1) : records;
+  if (column < 0) column = 0;
+  const file: SuppressionFile = { emails: [], domains: [], invalid: 0, tooMany: rows.length > SUPPRESSION_IMPORT_MAX_ROWS };
+  const emails = new Set<string>();
+  const domains = new Set<string>();
+  for (const row of rows.slice(0, SUPPRESSION_IMPORT_MAX_ROWS)) {
+    const entry = entryOf(row[column] ?? '');
+    if (!entry) file.invalid += 1;
+    else if ('email' in entry) emails.add(entry.email);
+    else domains.add(entry.domain);
+  }
+  file.emails = [...emails];
+  file.domains = [...domains];
+  return file;
+}
