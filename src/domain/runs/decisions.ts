@@ -8,6 +8,7 @@ import { cancelQueuedDelivery, chooseDelivery, queueDelivery, type DeliverMethod
 import { AppError } from '../errors.ts';
 import { applyTransition, DRAFT, lockRun, RUN, RUNS_CHANNEL, skipSteps, STEP, type Decider, type Transition } from './lifecycle.ts';
 import { getRun, type Run } from './runs.ts';
+import { refuseSuppressed } from '../suppressions/gate.ts';
 
 async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Promise<Run> {
   const run = await getRun(trx, workspaceId, runId);
@@ -57,6 +58,7 @@ export async function approveRun(
   if (delivery && draft && (delivery.deliver === undefined || delivery.deliver !== 'none')) {
     transport = await delivery.transport(trx);
     method = chooseDelivery(delivery.deliver, transport, draft.to_address);
+    if (method) await refuseSuppressed(trx, workspaceId, draft.to_address);
   }
   const now = clock.now();
   await decideDraft(trx, workspaceId, runId, DRAFT.approve, by, now, null);

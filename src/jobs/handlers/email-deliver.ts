@@ -15,6 +15,8 @@ import { appendDraft } from '../../mail/imap.ts';
 import { composeMessage } from '../../mail/message.ts';
 import { loadMailTransport, type Address } from '../../domain/mail-settings/settings.ts';
 import { sendRaw } from '../../mail/smtp.ts';
+import { consentParts } from '../../mail/unsubscribe-headers.ts';
+import { claimUnlessSuppressed } from '../../domain/suppressions/gate.ts';
 
 /** After the first attempt: about 30 s, 2 min, 10 min, 30 min, then 2 h. */
 const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
@@ -119,15 +121,19 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
       if (!transport.from) throw new PermanentError('No sender address is set up (Settings / E-mail, or MAIL_FROM).');
       if (!delivery.to_address) throw new PermanentError('The draft has no recipient.');
       const sender = await senderOf(ctx.db, delivery.sender_user_id, transport.from);
+      const consent = await consentParts(ctx.db, ctx.secrets(), ctx.config, delivery.workspace_id, delivery.to_address, ctx.clock.now());
       const raw = await composeMessage({
+        headers: consent.headers, footer: consent.footer,
         // The draft is written to the lead ("Hi Ada"), so the To header names them: `"Ada Lovelace" <ada@…>`.
         from: sender.from, to: { name: delivery.lead_name, address: delivery.to_address }, replyTo: sender.replyTo,
         subject: delivery.subject, body: delivery.body,
         signature: sender.signature, messageId: delivery.message_id, date: ctx.clock.now(),
       });
 
-      const began = await applyTransition(ctx.db, DELIVERY.begin, { ...targetOf(delivery), at: ctx.clock.now(), set: { attempts: sql`attempts + 1` } });
-      if (began === 0) return;
+      // Claimed in the transaction that reads the suppression list: an address that asked to stop is not written to.
+      const claimed = await claimUnlessSuppressed(ctx.db, { ...targetOf(delivery), leadId: delivery.lead_id, to: delivery.to_address }, ctx.clock.now(),
+        (trx) => applyTransition(trx, DELIVERY.begin, { ...targetOf(delivery), at: ctx.clock.now(), set: { attempts: sql`attempts + 1` } }));
+      if (claimed !== 'began') return;
       // A run page following the run learns that the delivery is under way, without an event of its own.
       await notifyFollowers(ctx.db, delivery.run_id);
 
