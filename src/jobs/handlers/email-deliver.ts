@@ -14,7 +14,8 @@ import type { ClaimedJob, JobContext, JobHandler } from '../types.ts';
 import { appendDraft } from '../../mail/imap.ts';
 import { composeMessage } from '../../mail/message.ts';
 import { loadMailTransport, type Address } from '../../domain/mail-settings/settings.ts';
-import { sendRaw } from '../../mail/smtp.ts';
+import { RecipientRefused, sendRaw } from '../../mail/smtp.ts';
+import { recordBounce } from '../../domain/suppressions/bounces.ts';
 import { consentParts } from '../../mail/unsubscribe-headers.ts';
 import { claimUnlessSuppressed } from '../../domain/suppressions/gate.ts';
 
@@ -102,6 +103,14 @@ async function markFailed(trx: Transaction<DB>, deliveryId: string, failure: str
   await applyTransition(trx, DELIVERY.fail, { ...targetOf(delivery), at: now, set: { error }, event: { error } });
 }
 
+/** A 5xx to RCPT TO: the delivery BOUNCED and the address suppressed, with the job's end (DESIGN §15). */
+async function recordRefusal(ctx: JobContext, delivery: DeliveryRow, error: RecipientRefused): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    if (!(await ctx.finish(trx))) return;
+    await recordBounce(trx, { ...targetOf(delivery), email: delivery.to_address!, error: excerpt(error.message), source: 'smtp', at: ctx.clock.now() });
+  });
+}
+
 const targetOf = (delivery: { id: string; run_id: string; workspace_id: string }) =>
   ({ workspaceId: delivery.workspace_id, runId: delivery.run_id, deliveryId: delivery.id });
 
@@ -153,6 +162,7 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
         }
       } catch (error) {
         if (ctx.signal.aborted) throw error;
+        if (error instanceof RecipientRefused) return recordRefusal(ctx, delivery, error);
         if (error instanceof PermanentError) throw error;
         const message = error instanceof Error ? error.message : String(error);
         if (job.attempt < job.maxAttempts) await recordRetry(ctx, delivery, message);
