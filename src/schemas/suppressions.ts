@@ -1,6 +1,6 @@
 // The suppression list (DESIGN §15): the addresses and domains of a workspace that nothing is delivered to.
 import { Type } from 'typebox';
-import { EMAIL_MAX, Id, Nullable, Timestamp } from './common.ts';
+import { EMAIL_MAX, Id, Int32, Nullable, Timestamp } from './common.ts';
 
 export const SUPPRESSION_REASONS = ['unsubscribed', 'bounced', 'complained', 'manual', 'imported'] as const;
 export const SUPPRESSION_SOURCE_MAX = 40;
@@ -34,7 +34,7 @@ export const SuppressionCreate = Type.Object({
 }, { additionalProperties: false, examples: [{ email: 'ada@example.com' }, { domain: 'example.org', reason: 'complained' }] });
 
 export const SuppressionImportSummary = Type.Object({
-  added: Type.Integer({ minimum: 0, description: 'Entries added.' }),
-  existing: Type.Integer({ minimum: 0, description: 'Rows naming an address or domain already on the list (left as they were).' }),
-  invalid: Type.Integer({ minimum: 0, description: 'Rows naming neither an address nor a domain, skipped.' }),
+  added: Int32({ minimum: 0, description: 'Entries added.' }),
+  existing: Int32({ minimum: 0, description: 'Rows naming an address or domain already on the list (left as they were).' }),
+  invalid: Int32({ minimum: 0, description: 'Rows naming neither an address nor a domain, skipped.' }),
 }, { examples: [{ added: 120, existing: 3, invalid: 1 }] });

@@ -15,6 +15,8 @@ export interface SuppressionFile {
   invalid: number;
   /** Rows past the most one import takes. */
   tooMany: boolean;
+  /** JSON that is not `{"entries": [...]}`. */
+  malformed: boolean;
 }
 
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
@@ -27,8 +29,25 @@ export function entryOf(cell: string): { email: string } | { domain: string } | 
   return DOMAIN.test(domain) ? { domain } : null;
 }
 
-export function readSuppressionFile(bytes: Uint8Array): SuppressionFile {
+/** A file as sent: CSV, or JSON `{"entries": ["ada@example.com", "example.org"]}`. The task `readSuppressionFile`. */
+export function readSuppressionFile({ format, bytes }: { format: 'csv' | 'json'; bytes: Uint8Array }): SuppressionFile {
   const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes).replace(/^\uFEFF/, '');
+  return format === 'csv' ? readCsv(text) : readJson(text);
+}
+
+function readJson(text: string): SuppressionFile {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { emails: [], domains: [], invalid: 0, tooMany: false, malformed: true };
+  }
+  const entries = (body as { entries?: unknown } | null)?.entries ?? [];
+  if (!Array.isArray(entries)) return { emails: [], domains: [], invalid: 0, tooMany: false, malformed: true };
+  return collect(entries.slice(0, SUPPRESSION_IMPORT_MAX_ROWS + 1).map((entry) => [typeof entry === 'string' ? entry : '']), 0);
+}
+
+function readCsv(text: string): SuppressionFile {
   const records = parse(text.slice(0, SUPPRESSION_IMPORT_MAX_BYTES), {
     delimiter: csvDelimiterOf(text), relax_column_count: true, skip_empty_lines: true, to: SUPPRESSION_IMPORT_MAX_ROWS + 2,
   }) as string[][];
@@ -36,7 +55,12 @@ export function readSuppressionFile(bytes: Uint8Array): SuppressionFile {
   let column = header.findIndex((cell) => cell === 'email' || cell === 'e-mail' || cell === 'address' || cell === 'domain');
   const rows = column >= 0 ? records.slice(1) : records;
   if (column < 0) column = 0;
-  const file: SuppressionFile = { emails: [], domains: [], invalid: 0, tooMany: rows.length > SUPPRESSION_IMPORT_MAX_ROWS };
+  return collect(rows, column);
+}
+
+/** The addresses and domains of the rows' `column`, each once. */
+function collect(rows: string[][], column: number): SuppressionFile {
+  const file: SuppressionFile = { emails: [], domains: [], invalid: 0, tooMany: rows.length > SUPPRESSION_IMPORT_MAX_ROWS, malformed: false };
   const emails = new Set<string>();
   const domains = new Set<string>();
   for (const row of rows.slice(0, SUPPRESSION_IMPORT_MAX_ROWS)) {

@@ -28,7 +28,6 @@ async function apiDocs(app: AppInstance): Promise<void> {
         { name: 'Calls', description: 'Conversations held with a lead.' },
         { name: 'Runs', description: 'Agent runs: research, analysis, strategy and an e-mail draft.' },
         { name: 'Replies', description: 'Replies found to the e-mails sent, and what each says.' },
-        { name: 'Unsubscribe', description: 'The link every e-mail carries: public, as mail providers call it (RFC 8058).' },
         { name: 'Suppressions', description: 'The addresses and domains nothing is delivered to: unsubscribes, bounces and entries of your own.' },
         { name: 'Webhooks', description: 'Endpoints that are sent signed events (Standard Webhooks) as they happen, with their delivery log.' },
         { name: 'Service', description: 'Health, readiness and the API description; no key needed.' },

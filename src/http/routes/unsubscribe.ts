@@ -62,6 +62,8 @@ export default async function unsubscribeRoutes(app: AppInstance): Promise<void>
 
   app.get('/unsubscribe/:token', {
     schema: {
+      // The link of an e-mail, not an operation of the API: left out of its document (README describes it).
+      hide: true,
       operationId: 'showUnsubscribePage',
       summary: 'The unsubscribe page',
       description: 'Names the (masked) address with one button that posts to the same address. Changes nothing: mail scanners open links.',
@@ -82,6 +84,7 @@ export default async function unsubscribeRoutes(app: AppInstance): Promise<void>
   app.post('/unsubscribe/:token', {
     bodyLimit: BODY_MAX,
     schema: {
+      hide: true,
       operationId: 'unsubscribe',
       summary: 'Unsubscribe (one click)',
       description: 'As RFC 8058 has mail providers call it: no key, cookie or CSRF token; the body `List-Unsubscribe=One-Click` '

@@ -502,7 +502,7 @@ export type paths = {
         put?: never;
         /**
          * Import suppressions from CSV
-         * @description Up to 2 MiB and 50,000 rows, as text/csv in UTF-8. The column headed `email` (or `domain`) is read, or, without such a header, the first column: a cell with an @ is an address, one without a domain. Entries are added with reason `imported`; those on the list stay as they are.
+         * @description Up to 2 MiB and 50,000 rows, as text/csv in UTF-8 (or as application/json, `{"entries": ["ada@example.com", "example.org"]}`). The column headed `email` (or `domain`) is read, or, without such a header, the first column: a cell with an @ is an address, one without a domain. Entries are added with reason `imported`; those on the list stay as they are.
          *
          *     Required scope: `leads:write`.
          */
@@ -5045,30 +5045,6 @@ export type paths = {
         };
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/unsubscribe/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The unsubscribe page
-         * @description Names the (masked) address with one button that posts to the same address. Changes nothing: mail scanners open links.
-         */
-        get: operations["showUnsubscribePage"];
-        put?: never;
-        /**
-         * Unsubscribe (one click)
-         * @description As RFC 8058 has mail providers call it: no key, cookie or CSRF token; the body `List-Unsubscribe=One-Click` (application/x-www-form-urlencoded or multipart/form-data) or empty. Suppresses the address in its workspace (reason `unsubscribed`, source `unsubscribe_link`), stops its sequences, and answers 200 every time; never a redirect. Limited per address.
-         */
-        post: operations["unsubscribe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -10554,10 +10530,13 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A CSV file. */
         requestBody: {
             content: {
-                "application/json": string;
+                "application/json": {
+                    /** @description Addresses and domains. */
+                    entries: string[];
+                };
+                "text/csv": string;
             };
         };
         responses: {
@@ -10581,11 +10560,20 @@ export interface operations {
                          *     }
                          */
                         data: {
-                            /** @description Entries added. */
+                            /**
+                             * Format: int32
+                             * @description Entries added.
+                             */
                             added: number;
-                            /** @description Rows naming an address or domain already on the list (left as they were). */
+                            /**
+                             * Format: int32
+                             * @description Rows naming an address or domain already on the list (left as they were).
+                             */
                             existing: number;
-                            /** @description Rows naming neither an address nor a domain, skipped. */
+                            /**
+                             * Format: int32
+                             * @description Rows naming neither an address nor a domain, skipped.
+                             */
                             invalid: number;
                         };
                     };
@@ -10666,7 +10654,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not text/csv. */
+            /** @description The body is neither text/csv nor application/json. */
             415: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -12218,140 +12206,6 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    showUnsubscribePage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The token from the e-mail's link. */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The page with its button. */
-            200: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description The token is not one leadrun made. */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Too many requests from this client. */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    unsubscribe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The token from the e-mail's link. */
-                token: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Unsubscribed (or already). */
-            200: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description The token is not one leadrun made; nothing changed. */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description The body is over 2 KiB. */
-            413: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Too many requests for this address or from this client. */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
-            500: {
-                headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };

@@ -20,6 +20,7 @@ import {
 
 const tags = ['Suppressions'];
 const MiB = 1024 * 1024;
+const MEDIA_TYPES = 'Send the file as text/csv, or as application/json ({"entries": […]}), in UTF-8.';
 
 /** The source an entry made by a request records: a person in the web UI, or a key. */
 const sourceOf = (request: Parameters<typeof principalOf>[0]) => (principalOf(request).source === 'ui' ? 'ui' : 'api');
@@ -114,7 +115,8 @@ export default async function suppressionRoutes(app: AppInstance): Promise<void>
 
 async function suppressionImportRoutes(app: AppInstance): Promise<void> {
   const { clock, cpu } = app.deps;
-  app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: SUPPRESSION_IMPORT_MAX_BYTES }, (_request, body, done) => done(null, body));
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(['text/csv', 'application/json'], { parseAs: 'buffer', bodyLimit: SUPPRESSION_IMPORT_MAX_BYTES }, (_request, body, done) => done(null, body));
   const validatorOfApp = app.validatorCompiler;
   if (!validatorOfApp) throw new Error('the app sets its validator compiler before registering routes');
   app.setValidatorCompiler((route) => (route.httpPart === 'body' ? () => true : validatorOfApp(route)));
@@ -122,7 +124,7 @@ async function suppressionImportRoutes(app: AppInstance): Promise<void> {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       throw new AppError('payload_too_large', `The file is larger than ${SUPPRESSION_IMPORT_MAX_BYTES / MiB} MiB, the most one import takes; split it.`);
     }
-    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw new AppError('unsupported_media_type', 'Send the file as text/csv, in UTF-8.');
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw new AppError('unsupported_media_type', MEDIA_TYPES);
     throw error;
   });
 
@@ -132,24 +134,36 @@ async function suppressionImportRoutes(app: AppInstance): Promise<void> {
     schema: {
       operationId: 'importSuppressions',
       summary: 'Import suppressions from CSV',
-      description: `Up to ${SUPPRESSION_IMPORT_MAX_BYTES / MiB} MiB and ${SUPPRESSION_IMPORT_MAX_ROWS.toLocaleString('en')} rows, as text/csv in UTF-8. `
+      description: `Up to ${SUPPRESSION_IMPORT_MAX_BYTES / MiB} MiB and ${SUPPRESSION_IMPORT_MAX_ROWS.toLocaleString('en')} rows, as text/csv in UTF-8 `
+        + '(or as application/json, `{"entries": ["ada@example.com", "example.org"]}`). '
         + 'The column headed `email` (or `domain`) is read, or, without such a header, the first column: a cell with an @ '
         + 'is an address, one without a domain. Entries are added with reason `imported`; those on the list stay as they are.',
       tags,
-      body: Type.String({ maxLength: SUPPRESSION_IMPORT_MAX_BYTES, description: 'A CSV file.' }),
+      body: {
+        content: {
+          'text/csv': { schema: Type.String({ maxLength: SUPPRESSION_IMPORT_MAX_BYTES, description: 'A column headed `email` or `domain`, or one entry per row.' }) },
+          'application/json': {
+            schema: Type.Object({
+              entries: Type.Array(Type.String({ maxLength: 254 }), { maxItems: SUPPRESSION_IMPORT_MAX_ROWS, description: 'Addresses and domains.' }),
+            }, { additionalProperties: false }),
+          },
+        },
+      },
       response: {
         200: answer('What the import did.', dataOf(SuppressionImportSummary)),
         ...writeProblems,
         ...authProblems,
         400: problem('More rows than one import takes, or a malformed query.'),
         413: problem(`The file is over ${SUPPRESSION_IMPORT_MAX_BYTES / MiB} MiB.`),
-        415: problem('The body is not text/csv.'),
+        415: problem('The body is neither text/csv nor application/json.'),
       },
     },
   }, async (request, reply) => {
     const body: unknown = request.body;
-    if (!Buffer.isBuffer(body)) throw new AppError('unsupported_media_type', 'Send the file as text/csv, in UTF-8.');
-    const file = await cpu.run('readSuppressionFile', new Uint8Array(body));
+    if (!Buffer.isBuffer(body)) throw new AppError('unsupported_media_type', MEDIA_TYPES);
+    const format = (request.headers['content-type'] ?? '').toLowerCase().startsWith('text/csv') ? 'csv' : 'json';
+    const file = await cpu.run('readSuppressionFile', { format, bytes: new Uint8Array(body) });
+    if (file.malformed) throw new AppError('invalid_request', 'The JSON body must be {"entries": ["an address or domain", …]}.');
     if (file.tooMany) throw new AppError('invalid_request', `The file has more than ${SUPPRESSION_IMPORT_MAX_ROWS.toLocaleString('en')} rows; split it.`);
     return mutate(app.deps, request, reply, async (trx) => {
       const summary = await importSuppressions(trx, principalOf(request).workspaceId, file, clock.now());
