@@ -44,7 +44,7 @@ function readJson(text: string): SuppressionFile {
   }
   const entries = (body as { entries?: unknown } | null)?.entries ?? [];
   if (!Array.isArray(entries)) return { emails: [], domains: [], invalid: 0, tooMany: false, malformed: true };
-  return collect(entries.slice(0, SUPPRESSION_IMPORT_MAX_ROWS + 1).map((entry) => [typeof entry === 'string' ? entry : '']), 0);
+  return collect(entries.slice(0, SUPPRESSION_IMPORT_MAX_ROWS + 1).map((entry) => [typeof entry === 'string' ? entry : '']), [0]);
 }
 
 function readCsv(text: string): SuppressionFile {
@@ -52,19 +52,21 @@ function readCsv(text: string): SuppressionFile {
     delimiter: csvDelimiterOf(text), relax_column_count: true, skip_empty_lines: true, to: SUPPRESSION_IMPORT_MAX_ROWS + 2,
   }) as string[][];
   const header = (records[0] ?? []).map((cell) => cell.trim().toLowerCase());
-  let column = header.findIndex((cell) => cell === 'email' || cell === 'e-mail' || cell === 'address' || cell === 'domain');
-  const rows = column >= 0 ? records.slice(1) : records;
-  if (column < 0) column = 0;
-  return collect(rows, column);
+  const emailColumn = header.findIndex((cell) => cell === 'email' || cell === 'e-mail' || cell === 'address');
+  const domainColumn = header.indexOf('domain');
+  // Without a header naming one, every row is an entry in its first cell; an export has both columns.
+  if (emailColumn < 0 && domainColumn < 0) return collect(records, [0]);
+  return collect(records.slice(1), [emailColumn, domainColumn].filter((c) => c >= 0));
 }
 
-/** The addresses and domains of the rows' `column`, each once. */
-function collect(rows: string[][], column: number): SuppressionFile {
+/** The addresses and domains of the rows (the first of `columns` with text in each), each once. */
+function collect(rows: string[][], columns: number[]): SuppressionFile {
   const file: SuppressionFile = { emails: [], domains: [], invalid: 0, tooMany: rows.length > SUPPRESSION_IMPORT_MAX_ROWS, malformed: false };
   const emails = new Set<string>();
   const domains = new Set<string>();
   for (const row of rows.slice(0, SUPPRESSION_IMPORT_MAX_ROWS)) {
-    const entry = entryOf(row[column] ?? '');
+    const cell = columns.map((c) => row[c]?.trim() ?? '').find((text) => text !== '') ?? '';
+    const entry = entryOf(cell);
     if (!entry) file.invalid += 1;
     else if ('email' in entry) emails.add(entry.email);
     else domains.add(entry.domain);
