@@ -1,6 +1,6 @@
 // Delivery status notifications (RFC 3464) found by the reply check (DESIGN §15): a `multipart/report;
 // report-type=delivery-status` message says which recipients of which sent message failed, and with what status. The
-// MIME is mailparser's; the message/delivery-status part is read here, line by line, in time linear in its size. Runs
+// MIME is mailparser's; the message/delivery-status part is found and read here, line by line, in time linear in its size. Runs
 // in a CPU pool thread (the task `readDsn` of src/cpu/tasks.ts): the message is a stranger's.
 import type { ParsedMail } from 'mailparser';
 import { MAX_BYTES_PER_MESSAGE } from './reply-limits.ts';
@@ -91,10 +91,34 @@ function returnedIds(parsed: ParsedMail): string[] {
   return ids;
 }
 
-/** Whether the parsed message is a delivery status notification. */
-function isReport(parsed: ParsedMail): boolean {
+/** The report's boundary when the parsed message is a delivery status notification; null otherwise. */
+function reportBoundary(parsed: ParsedMail): string | null {
   const type = parsed.headers.get('content-type') as { value?: string; params?: Record<string, string> } | undefined;
-  return type?.value?.toLowerCase() === 'multipart/report' && type.params?.['report-type']?.toLowerCase() === 'delivery-status';
+  const isReport = type?.value?.toLowerCase() === 'multipart/report' && type.params?.['report-type']?.toLowerCase() === 'delivery-status';
+  return isReport ? type.params?.boundary ?? null : null;
+}
+
+/**
+ * The body of the report's message/delivery-status part, found among its top-level parts by the boundary: mailparser
+ * reads that part as text and runs it into the message's text, so it is taken from the source, one pass over it.
+ */
+export function deliveryStatusPart(source: string, boundary: string): string | null {
+  const delimiter = `--${boundary}`;
+  let at = source.indexOf(delimiter);
+  while (at >= 0) {
+    const start = source.indexOf('\n', at);
+    if (start < 0) return null;
+    const next = source.indexOf(delimiter, start);
+    const part = source.slice(start + 1, next < 0 ? source.length : next);
+    const split = part.search(/\r?\n\r?\n/);
+    const headers = (split < 0 ? part : part.slice(0, split)).toLowerCase().replace(/\r?\n[ \t]+/g, ' ');
+    if (/^content-type:\s*message\/(global-)?delivery-status/m.test(headers)) {
+      const body = split < 0 ? '' : part.slice(split).replace(/^\r?\n\r?\n/, '');
+      return /^content-transfer-encoding:\s*base64/m.test(headers) ? Buffer.from(body, 'base64').toString('utf8') : body;
+    }
+    at = next;
+  }
+  return null;
 }
 
 /** Reads a message as a delivery status notification; null when it is none. The task `readDsn`. */
@@ -104,9 +128,10 @@ export async function readDsn(source: Uint8Array): Promise<Dsn | null> {
   const parsed = await simpleParser(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
     skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true,
   });
-  if (!isReport(parsed)) return null;
-  const status = parsed.attachments.find((part) => /^message\/(global-)?delivery-status$/i.test(part.contentType));
-  if (!status) return null;
-  const recipients = statusRecipients(status.content.subarray(0, STATUS_PART_MAX).toString('utf8'));
+  const boundary = reportBoundary(parsed);
+  if (!boundary) return null;
+  const status = deliveryStatusPart(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), boundary);
+  if (status === null) return null;
+  const recipients = statusRecipients(status.slice(0, STATUS_PART_MAX));
   return { messageIds: returnedIds(parsed), recipients };
 }
