@@ -164,7 +164,8 @@ async function recordReplies(
   const ids = [...new Set(candidates.flatMap((c) => c.references))];
   const deliveries = ids.length === 0 ? [] : (await sql<{ id: string; run_id: string; message_id: string }>`
     SELECT id, run_id, message_id FROM email_deliveries
-    WHERE workspace_id = ${workspaceId} AND status = 'DELIVERED'
+    -- A bounced e-mail's replies are kept too: a report can come before the person's own answer, or be wrong.
+    WHERE workspace_id = ${workspaceId} AND status IN ('DELIVERED', 'BOUNCED')
       AND message_id = ANY(${[...ids, ...ids.map((id) => `<${id}>`)]}::text[])`.execute(db)).rows;
   const byId = new Map(deliveries.map((d) => [bareMessageId(d.message_id) ?? d.message_id, d]));
   // Only new replies are classified (an inbox read again by date finds the old ones too), and before the transaction:
