@@ -8,7 +8,7 @@ import { cancelQueuedDelivery, chooseDelivery, queueDelivery, type DeliverMethod
 import { AppError } from '../errors.ts';
 import { applyTransition, DRAFT, lockRun, RUN, RUNS_CHANNEL, skipSteps, STEP, type Decider, type Transition } from './lifecycle.ts';
 import { getRun, type Run } from './runs.ts';
-import { refuseSuppressed } from '../suppressions/gate.ts';
+import { refuseUndeliverable } from '../suppressions/gate.ts';
 
 async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Promise<Run> {
   const run = await getRun(trx, workspaceId, runId);
@@ -38,6 +38,8 @@ export interface ApprovalDelivery {
   transport: (trx: Kysely<DB>) => Promise<DeliveryTransport>;
   /** A new Message-ID at the sender's domain (src/mail/message.ts). */
   newMessageId: (fromAddress: string) => string;
+  /** The installation's postal address (MAIL_POSTAL_ADDRESS), for a workspace that sets none (DESIGN §15). */
+  postalAddress?: string | null;
   /** How long the delivery waits before its job may start, so that the approval can be undone (the web UI's). */
   holdMs?: number;
 }
@@ -58,7 +60,7 @@ export async function approveRun(
   if (delivery && draft && (delivery.deliver === undefined || delivery.deliver !== 'none')) {
     transport = await delivery.transport(trx);
     method = chooseDelivery(delivery.deliver, transport, draft.to_address);
-    if (method) await refuseSuppressed(trx, workspaceId, draft.to_address);
+    if (method) await refuseUndeliverable(trx, workspaceId, draft.to_address, { ...delivery, from: transport.from });
   }
   const now = clock.now();
   await decideDraft(trx, workspaceId, runId, DRAFT.approve, by, now, null);

@@ -6,6 +6,25 @@ import { AppError } from '../errors.ts';
 import { applyTransition, DELIVERY } from '../runs/lifecycle.ts';
 import { stopEnrolments } from '../sequences/stops.ts';
 import { domainOf, lockAddress, normalEmail, suppressionOf } from './entries.ts';
+import { missingIdentity, refuseIncomplete, senderIdentity } from './identity.ts';
+
+/**
+ * What an approval with delivery checks besides the transport (DESIGN §15): the workspace's sender identity is
+ * complete (409 sender_incomplete), and the recipient is not suppressed (409 recipient_suppressed).
+ */
+export async function refuseUndeliverable(
+  trx: Kysely<DB>, workspaceId: string, to: string | null,
+  sender: { senderUserId: string | null; from: { name?: string | null; address: string } | null; postalAddress?: string | null | undefined },
+): Promise<void> {
+  const identity = await senderIdentity(trx, workspaceId, { mailPostalAddress: sender.postalAddress ?? null });
+  const user = sender.senderUserId
+    ? await trx.selectFrom('users').select(['name', 'sender_name']).where('id', '=', sender.senderUserId).executeTakeFirst()
+    : undefined;
+  // The name the e-mail will carry, as the delivery picks it (src/jobs/handlers/email-deliver.ts).
+  const name = user?.sender_name?.trim() || user?.name?.trim() || sender.from?.name?.trim() || null;
+  refuseIncomplete(missingIdentity(identity, { name, address: sender.from?.address ?? null }));
+  await refuseSuppressed(trx, workspaceId, to);
+}
 
 /** Refuses (409 recipient_suppressed, with `reason`) an approval whose e-mail would go to a suppressed address or domain. */
 export async function refuseSuppressed(trx: Kysely<DB>, workspaceId: string, to: string | null): Promise<void> {
