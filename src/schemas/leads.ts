@@ -26,6 +26,10 @@ export const Lead = Type.Object({
   updatedAt: Timestamp(),
   lastContactedAt: Nullable(Timestamp('When an e-mail to the lead was last sent (DESIGN §7).')),
   lastReplyAt: Nullable(Timestamp('When the lead last replied to a sent e-mail (DESIGN §7).')),
+  doNotContact: Type.Optional(Type.Boolean({
+    description: 'The lead\'s address or domain is on the suppression list: nothing is delivered to it. Shown where a lead is read '
+      + '(a lead, a page of leads); not in webhook events.',
+  })),
 }, { $id: 'Lead' });
 
 const leadFields = {

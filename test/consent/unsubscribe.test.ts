@@ -134,6 +134,12 @@ for (const kind of BACKENDS) {
         .where('action', '=', 'recipient.unsubscribed').execute();
       assert.deepEqual(audit.map((a) => a.target_id), [entries[0]!.id]);
 
+      // The lead shows "Do not contact", read alone and in a page of leads.
+      const lead = (await f.t.api('GET', `/api/v1/leads/${run.leadId}`, { key: f.key })).json;
+      assert.equal((lead.data ?? lead).doNotContact, true);
+      const leads = (await f.t.api('GET', '/api/v1/leads?q=Ada', { key: f.key })).json.data;
+      assert.ok(leads.length > 0 && leads.every((l: any) => l.doNotContact === true), JSON.stringify(leads));
+
       // The next approval to that address is refused, and says why.
       const next = await awaitingApproval(f, 'ada@example.net');
       const refused = await approve(f, next.id);

@@ -9,6 +9,7 @@ import { pageOf, type Cursor } from '../pagination.ts';
 import { isUuid, websiteUrl } from '../validation.ts';
 import { isUserOfWorkspace } from '../workspaces/workspaces.ts';
 import { emitWebhookEvent } from '../webhooks/events.ts';
+import { doNotContactOf } from '../suppressions/entries.ts';
 import { SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../../schemas/leads.ts';
 
 export interface Lead {
@@ -23,6 +24,8 @@ export interface Lead {
   updatedAt: Date;
   lastContactedAt: Date | null;
   lastReplyAt: Date | null;
+  /** Whether the lead's address or domain is on the suppression list (DESIGN §15): read where a lead is read. */
+  doNotContact?: boolean;
 }
 
 export interface LeadInput {
@@ -90,8 +93,10 @@ export async function createLead(db: Kysely<DB>, workspaceId: string, input: Lea
 
 export async function getLead(db: Kysely<DB>, workspaceId: string, leadId: string): Promise<Lead | null> {
   if (!isUuid(leadId)) return null;
-  const row = await db.selectFrom('leads').select(LEAD_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
-  return row ? toLead(row) : null;
+  const row = await db.selectFrom('leads').select(LEAD_COLUMNS)
+    .select(doNotContactOf(sql.ref('leads.workspace_id'), sql.ref('leads.email')).as('do_not_contact'))
+    .where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
+  return row ? { ...toLead(row), doNotContact: row.do_not_contact } : null;
 }
 
 export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: string, input: LeadInput, clock: Clock): Promise<Lead> {
@@ -179,8 +184,10 @@ export function leadsPageStatement(workspaceId: string, options: LeadFilter & { 
   const words = searchWords(options.q);
   const filters = leadConditions(workspaceId, options, words);
   if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
+  // The stored JSON with doNotContact added at its end, where the cursor below does not look.
   const page = sql<{ api_json: string; created_at: Date; id: string }>`
-    SELECT l.api_json, l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
+    SELECT left(l.api_json, -1) || ',"doNotContact":' || (${doNotContactOf(sql.ref('l.workspace_id'), sql.ref('l.email'))})::text || '}' AS api_json,
+           l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
     ORDER BY l.created_at DESC, l.id DESC LIMIT ${searched(words, options.limit + 1)}`;
   return { words, page };
 }

@@ -1,5 +1,5 @@
 // The suppression list's entries (DESIGN §15) as the API shows them, and the look-up every delivery makes.
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { DB, SuppressionReason, SuppressionsTable } from '../../db/schema.ts';
 
 export interface Suppression {
@@ -30,6 +30,12 @@ export function domainOf(email: string): string {
  */
 export async function lockAddress(trx: Kysely<DB>, workspaceId: string, key: string): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`suppression:${workspaceId}:${key}`}, 0))`.execute(trx);
+}
+
+/** Whether an address is suppressed (its own entry or its domain's), as SQL over a lead's columns: "Do not contact". */
+export function doNotContactOf(workspaceId: RawBuilder<unknown> | ReturnType<typeof sql.ref>, email: RawBuilder<unknown> | ReturnType<typeof sql.ref>) {
+  return sql<boolean>`EXISTS (SELECT 1 FROM suppressions s WHERE s.workspace_id = ${workspaceId}
+    AND (s.email = lower(${email}) OR s.domain = lower(split_part(${email}, '@', 2))))`;
 }
 
 /** The entry that suppresses `email` in the workspace (its address's, else its domain's), or null. */
