@@ -254,7 +254,7 @@ export type paths = {
         put?: never;
         /**
          * Approve the draft
-         * @description From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED. `deliver` says what happens to the e-mail: `send` sends it over SMTP, `mailbox` saves it to the sender's Drafts folder over IMAP, `none` only approves; without it the workspace's default applies (`none` when no mail transport is set up). A delivery is a job: the draft's `delivery` shows its course (QUEUED, DELIVERING, DELIVERED or FAILED). A delivery the workspace cannot make (no SMTP or IMAP set up, no sender address) is 409 `mail_not_configured`, and a draft without a recipient 409 `invalid_state` naming `to`; either way nothing is approved. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         * @description From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED. `deliver` says what happens to the e-mail: `send` sends it over SMTP, `mailbox` saves it to the sender's Drafts folder over IMAP, `none` only approves; without it the workspace's default applies (`none` when no mail transport is set up). A delivery is a job: the draft's `delivery` shows its course (QUEUED, DELIVERING, DELIVERED or FAILED). A delivery the workspace cannot make (no SMTP or IMAP set up, no sender address) is 409 `mail_not_configured`, and a draft without a recipient 409 `invalid_state` naming `to`. A recipient on the suppression list is 409 `recipient_suppressed` (`reason` says why), and a workspace whose sender identity (sender name and address, company name, postal address while the footer is on) is incomplete 409 `sender_incomplete` (`missing` names what). Either way nothing is approved. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
          *
          *     Required scope: `runs:write`.
          */
@@ -5477,6 +5477,8 @@ export type components = {
              * @description ISO 8601 timestamp in UTC with milliseconds.
              */
             createdAt: string;
+            /** @description The lead's address or domain is on the suppression list: nothing is delivered to it. Shown where a lead is read (a lead, a page of leads); not in webhook events. */
+            doNotContact?: boolean;
             email: string | null;
             /**
              * Format: uuid
@@ -6272,6 +6274,8 @@ export interface operations {
                          * @description ISO 8601 timestamp in UTC with milliseconds.
                          */
                         createdAt: string;
+                        /** @description The lead's address or domain is on the suppression list: nothing is delivered to it. Shown where a lead is read (a lead, a page of leads); not in webhook events. */
+                        doNotContact?: boolean;
                         email: string | null;
                         /**
                          * Format: uuid
