@@ -60,8 +60,10 @@ export interface MailSettingsView {
   defaultDeliver: DeliverMethod | null;
   smtp: { host: string; port: number; security: TlsMode; user: string | null; passwordSet: boolean } | null;
   imap: { host: string; port: number; security: TlsMode; user: string | null; passwordSet: boolean; draftsFolder: string } | null;
-  /** What applies where the workspace sets nothing: SMTP_URL's server (without its credentials) and MAIL_FROM. */
-  installation: { smtp: { host: string; port: number } | null; from: Address | null };
+  /** The sender's identity the footer carries (DESIGN §15), as stored: null where the fallback applies. */
+  identity: { companyName: string | null; postalAddress: string | null; footerEnabled: boolean; unsubscribeAddress: string | null };
+  /** What applies where the workspace sets nothing: SMTP_URL's server (without its credentials), MAIL_FROM and MAIL_POSTAL_ADDRESS. */
+  installation: { smtp: { host: string; port: number } | null; from: Address | null; postalAddress: string | null };
   updatedAt: Date | null;
 }
 
@@ -240,7 +242,7 @@ export async function loadMailTransport(
 }
 
 export async function getMailSettingsView(
-  db: Kysely<DB>, workspaceId: string, config: Pick<Config, 'smtpUrl' | 'mailFrom'>,
+  db: Kysely<DB>, workspaceId: string, config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'mailPostalAddress'>,
 ): Promise<MailSettingsView> {
   const row = await readRow(db, workspaceId);
   const installationSmtp = config.smtpUrl ? smtpFromUrl(config.smtpUrl) : null;
@@ -257,7 +259,14 @@ export async function getMailSettingsView(
         passwordSet: row.imap_password !== null, draftsFolder: row.imap_drafts_folder ?? DEFAULT_DRAFTS_FOLDER,
       }
       : null,
-    installation: { smtp: installationSmtp && { host: installationSmtp.host, port: installationSmtp.port }, from: config.mailFrom },
+    identity: {
+      companyName: row?.company_name ?? null, postalAddress: row?.postal_address ?? null,
+      footerEnabled: row?.footer_enabled ?? true, unsubscribeAddress: row?.unsubscribe_address ?? null,
+    },
+    installation: {
+      smtp: installationSmtp && { host: installationSmtp.host, port: installationSmtp.port }, from: config.mailFrom,
+      postalAddress: config.mailPostalAddress ?? null,
+    },
     updatedAt: row?.updated_at ?? null,
   };
 }

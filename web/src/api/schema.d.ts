@@ -3646,6 +3646,13 @@ export type paths = {
                             defaultDeliver: ("send" | "mailbox" | "none") | null;
                             fromAddress: string | null;
                             fromName: string | null;
+                            /** @description The sender's identity every e-mail carries (DESIGN §15). */
+                            identity: {
+                                companyName: string | null;
+                                footerEnabled: boolean;
+                                postalAddress: string | null;
+                                unsubscribeAddress: string | null;
+                            };
                             imap: {
                                 draftsFolder: string;
                                 host: string;
@@ -3659,12 +3666,13 @@ export type paths = {
                                 security: "tls" | "starttls" | "none";
                                 user: string | null;
                             } | null;
-                            /** @description What applies where the workspace sets nothing: SMTP_URL and MAIL_FROM. */
+                            /** @description What applies where the workspace sets nothing: SMTP_URL, MAIL_FROM and MAIL_POSTAL_ADDRESS. */
                             installation: {
                                 from: {
                                     address: string;
                                     name: string | null;
                                 } | null;
+                                postalAddress: string | null;
                                 smtp: {
                                     host: string;
                                     port: number;
@@ -3781,7 +3789,10 @@ export type paths = {
             requestBody?: {
                 content: {
                     "application/json": {
+                        companyName?: string | null;
                         defaultDeliver?: ("send" | "mailbox" | "none") | null;
+                        /** @description Whether e-mails carry the footer (on unless turned off). */
+                        footerEnabled?: boolean;
                         fromAddress?: string | null;
                         fromName?: string | null;
                         imap?: {
@@ -3797,6 +3808,7 @@ export type paths = {
                             security: "tls" | "starttls" | "none";
                             user?: string | null;
                         } | null;
+                        postalAddress?: string | null;
                         smtp?: {
                             /** @description The server's host name or IP address, without a scheme or port. */
                             host: string;
@@ -3809,6 +3821,7 @@ export type paths = {
                             security: "tls" | "starttls" | "none";
                             user?: string | null;
                         } | null;
+                        unsubscribeAddress?: string | null;
                     };
                 };
             };
@@ -3826,6 +3839,13 @@ export type paths = {
                             defaultDeliver: ("send" | "mailbox" | "none") | null;
                             fromAddress: string | null;
                             fromName: string | null;
+                            /** @description The sender's identity every e-mail carries (DESIGN §15). */
+                            identity: {
+                                companyName: string | null;
+                                footerEnabled: boolean;
+                                postalAddress: string | null;
+                                unsubscribeAddress: string | null;
+                            };
                             imap: {
                                 draftsFolder: string;
                                 host: string;
@@ -3839,12 +3859,13 @@ export type paths = {
                                 security: "tls" | "starttls" | "none";
                                 user: string | null;
                             } | null;
-                            /** @description What applies where the workspace sets nothing: SMTP_URL and MAIL_FROM. */
+                            /** @description What applies where the workspace sets nothing: SMTP_URL, MAIL_FROM and MAIL_POSTAL_ADDRESS. */
                             installation: {
                                 from: {
                                     address: string;
                                     name: string | null;
                                 } | null;
+                                postalAddress: string | null;
                                 smtp: {
                                     host: string;
                                     port: number;
