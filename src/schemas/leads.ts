@@ -26,9 +26,9 @@ export const Lead = Type.Object({
   updatedAt: Timestamp(),
   lastContactedAt: Nullable(Timestamp('When an e-mail to the lead was last sent (DESIGN §7).')),
   lastReplyAt: Nullable(Timestamp('When the lead last replied to a sent e-mail (DESIGN §7).')),
-  doNotContact: Type.Optional(Type.Boolean({
-    description: 'The lead\'s address or domain is on the suppression list: nothing is delivered to it. Shown where a lead is read '
-      + '(a lead, a page of leads); not in webhook events.',
+  doNotContact: Type.Optional(Type.Literal(true, {
+    description: '"Do not contact": present (true) when the lead\'s address or domain is on the suppression list, so nothing is '
+      + 'delivered to it; left out otherwise. Shown where a lead is read (a lead, a page of leads), not in webhook events.',
   })),
 }, { $id: 'Lead' });
 

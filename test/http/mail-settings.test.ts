@@ -433,7 +433,7 @@ for (const kind of BACKENDS) {
       const admin = browserOf(await request('POST', '/ui/api/session', { body: { email: 'sam@acme.test', password: PASSWORD } }));
       const view = await request('GET', '/ui/api/settings/email', { who: admin });
       assert.deepEqual(view.json.installation, {
-        smtp: { host: 'mail.example.com', port: 587 }, from: { name: 'Acme', address: 'hello@acme.example' }, postalAddress: null,
+        smtp: { host: 'mail.example.com', port: 587 }, from: { name: 'Acme', address: 'hello@acme.example' }, postalAddress: '1 Test Street, Testville',
       });
       assert.equal(view.json.smtp, null);
       assert.ok(!view.text.includes('relay-user') && !view.text.includes(SMTP_URL_SECRET), 'SMTP_URL\'s credentials are not shown');

@@ -24,8 +24,8 @@ export interface Lead {
   updatedAt: Date;
   lastContactedAt: Date | null;
   lastReplyAt: Date | null;
-  /** Whether the lead's address or domain is on the suppression list (DESIGN §15): read where a lead is read. */
-  doNotContact?: boolean;
+  /** True when the lead's address or domain is on the suppression list (DESIGN §15); left out otherwise. */
+  doNotContact?: true;
 }
 
 export interface LeadInput {
@@ -96,7 +96,9 @@ export async function getLead(db: Kysely<DB>, workspaceId: string, leadId: strin
   const row = await db.selectFrom('leads').select(LEAD_COLUMNS)
     .select(doNotContactOf(sql.ref('leads.workspace_id'), sql.ref('leads.email')).as('do_not_contact'))
     .where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
-  return row ? { ...toLead(row), doNotContact: row.do_not_contact } : null;
+  if (!row) return null;
+  const { do_not_contact: doNotContact, ...columns } = row;
+  return doNotContact ? { ...toLead(columns), doNotContact: true } : toLead(columns);
 }
 
 export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: string, input: LeadInput, clock: Clock): Promise<Lead> {
@@ -184,9 +186,11 @@ export function leadsPageStatement(workspaceId: string, options: LeadFilter & { 
   const words = searchWords(options.q);
   const filters = leadConditions(workspaceId, options, words);
   if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
-  // The stored JSON with doNotContact added at its end, where the cursor below does not look.
+  // The stored JSON, with `"doNotContact":true` added at its end (where the cursor below does not look) for a lead
+  // whose address is suppressed.
   const page = sql<{ api_json: string; created_at: Date; id: string }>`
-    SELECT left(l.api_json, -1) || ',"doNotContact":' || (${doNotContactOf(sql.ref('l.workspace_id'), sql.ref('l.email'))})::text || '}' AS api_json,
+    SELECT CASE WHEN ${doNotContactOf(sql.ref('l.workspace_id'), sql.ref('l.email'))}
+                THEN left(l.api_json, -1) || ',"doNotContact":true}' ELSE l.api_json END AS api_json,
            l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
     ORDER BY l.created_at DESC, l.id DESC LIMIT ${searched(words, options.limit + 1)}`;
   return { words, page };

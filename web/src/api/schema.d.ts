@@ -5498,8 +5498,11 @@ export type components = {
              * @description ISO 8601 timestamp in UTC with milliseconds.
              */
             createdAt: string;
-            /** @description The lead's address or domain is on the suppression list: nothing is delivered to it. Shown where a lead is read (a lead, a page of leads); not in webhook events. */
-            doNotContact?: boolean;
+            /**
+             * @description "Do not contact": present (true) when the lead's address or domain is on the suppression list, so nothing is delivered to it; left out otherwise. Shown where a lead is read (a lead, a page of leads), not in webhook events.
+             * @enum {boolean}
+             */
+            doNotContact?: true;
             email: string | null;
             /**
              * Format: uuid
@@ -6295,8 +6298,11 @@ export interface operations {
                          * @description ISO 8601 timestamp in UTC with milliseconds.
                          */
                         createdAt: string;
-                        /** @description The lead's address or domain is on the suppression list: nothing is delivered to it. Shown where a lead is read (a lead, a page of leads); not in webhook events. */
-                        doNotContact?: boolean;
+                        /**
+                         * @description "Do not contact": present (true) when the lead's address or domain is on the suppression list, so nothing is delivered to it; left out otherwise. Shown where a lead is read (a lead, a page of leads), not in webhook events.
+                         * @enum {boolean}
+                         */
+                        doNotContact?: true;
                         email: string | null;
                         /**
                          * Format: uuid
