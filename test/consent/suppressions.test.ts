@@ -41,6 +41,16 @@ for (const kind of BACKENDS) {
       assert.deepEqual(audit.map((a) => a.action), ['suppression.created', 'suppression.created', 'suppression.created']);
     });
 
+    it('erasing a lead keeps its address\'s entry: the opt-out outlives the erasure', async () => {
+      const lead = (await t.api('POST', '/api/v1/leads', { key, body: { name: 'Erin Erased', email: 'erin@erased.example' } })).json;
+      const entry = (await t.api('POST', '/api/v1/suppressions', { key, body: { email: 'erin@erased.example' } })).json.data;
+      assert.equal((await t.api('GET', `/api/v1/leads/${lead.id}`, { key })).json.data.doNotContact, true);
+      assert.equal((await t.api('DELETE', `/api/v1/leads/${lead.id}`, { key })).status, 204);
+      const kept = await t.database.db.selectFrom('suppressions').select('email').where('id', '=', entry.id).executeTakeFirst();
+      assert.equal(kept?.email, 'erin@erased.example');
+      assert.equal((await t.api('DELETE', `/api/v1/suppressions/${entry.id}`, { key })).status, 204);
+    });
+
     it('refuses what is neither an address nor a domain, or both at once', async () => {
       for (const body of [{}, { email: 'not an address' }, { domain: 'no spaces.example' }, { email: 'a@b.example', domain: 'b.example' }, { email: 'a@b.example', reason: 'imported' }]) {
         assertProblem(await t.api('POST', '/api/v1/suppressions', { key, body }), 400, 'invalid_request', JSON.stringify(body));
