@@ -21,6 +21,7 @@ export const APP_PAGES = [
   '/settings/usage',
   '/settings/email',
   '/settings/webhooks',
+  '/settings/suppressions',
   '/settings/profile',
 ] as const;
 

@@ -22,6 +22,7 @@ const SETTINGS: NavItem[] = [
   { to: '/settings/usage', label: 'Plan and usage', icon: 'usage' },
   { to: '/settings/email', label: 'E-mail', icon: 'mail', adminOnly: true },
   { to: '/settings/webhooks', label: 'Webhooks', icon: 'external', adminOnly: true },
+  { to: '/settings/suppressions', label: 'Suppressions', icon: 'lock' },
   { to: '/settings/profile', label: 'Your profile', icon: 'profile' },
 ];
 

@@ -19,7 +19,7 @@ type EventType = Endpoint['events'][number];
 const EVENT_TYPES: readonly EventType[] = [
   'lead.created', 'lead.updated', 'lead.deleted',
   'run.started', 'run.step_completed', 'run.awaiting_approval', 'run.failed', 'run.completed', 'run.rejected', 'run.cancelled',
-  'draft.sent', 'draft.delivery_failed', 'draft.replied',
+  'draft.sent', 'draft.delivery_failed', 'draft.replied', 'draft.bounced', 'recipient.unsubscribed',
 ];
 
 /** Admins only: the header and the guard are the route's (AdminGate). */
