@@ -72,7 +72,7 @@ export function SuppressionsPage() {
         actions={(
           <>
             <Button icon="upload" onClick={() => file.current?.click()}>Import CSV</Button>
-            <a className="button button-secondary" href="/api/v1/suppressions/export" download>Export CSV</a>
+            <a className="button button-secondary button-medium" href="/api/v1/suppressions/export" download>Export CSV</a>
             <input ref={file} type="file" accept=".csv,text/csv" hidden aria-label="CSV file of addresses and domains"
               onChange={(event) => void importFile(event.target.files?.[0])} />
           </>
@@ -97,9 +97,9 @@ export function SuppressionsPage() {
         </EmptyState>
       )}
       {list.data && list.data.length > 0 && (
-        <div className="table-wrap">
-          <table className="table">
-            <thead><tr><th scope="col">Address or domain</th><th scope="col">Reason</th><th scope="col">Source</th><th scope="col">Added</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+        <div className="table-card"><div className="table-scroll">
+          <table className="table table-stack">
+            <thead><tr><th scope="col">Address or domain</th><th scope="col">Reason</th><th scope="col">Source</th><th scope="col">Added</th><th scope="col"><span className="visually-hidden">Actions</span></th></tr></thead>
             <tbody>
               {list.data.map((item) => (
                 <tr key={item.id}>
@@ -112,7 +112,7 @@ export function SuppressionsPage() {
               ))}
             </tbody>
           </table>
-        </div>
+        </div></div>
       )}
     </>
   );
