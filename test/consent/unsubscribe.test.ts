@@ -120,6 +120,10 @@ for (const kind of BACKENDS) {
       assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'none'/);
       assert.equal((await suppressed(t, f.workspaceId)).length, 0);
 
+      // An integrator listening for unsubscribes (an endpoint on a public address given as an IP: nothing is resolved).
+      const hook = await f.t.api('POST', '/api/v1/webhooks', { key: f.key, body: { url: 'https://93.184.215.14/hook', events: ['recipient.unsubscribed'] } });
+      assert.equal(hook.status, 201, hook.text);
+
       const first = await oneClick(local(url));
       assert.equal(first.status, 200);
       assert.equal(first.headers.get('location'), null);
@@ -130,6 +134,10 @@ for (const kind of BACKENDS) {
       const empty = await fetch(local(url), { method: 'POST' });
       assert.equal(empty.status, 200);
       assert.equal((await suppressed(t, f.workspaceId)).length, 1);
+      const events = await t.database.db.selectFrom('webhook_events').select(['type', 'payload']).where('workspace_id', '=', f.workspaceId).execute();
+      assert.deepEqual(events.map((e) => e.type), ['recipient.unsubscribed'], 'one event, however often it is posted');
+      const payload = typeof events[0]!.payload === 'string' ? JSON.parse(events[0]!.payload) : events[0]!.payload;
+      assert.equal(payload.data.email, 'ada@example.net');
       const audit = await t.database.db.selectFrom('audit_log').select(['action', 'target_id']).where('workspace_id', '=', f.workspaceId)
         .where('action', '=', 'recipient.unsubscribed').execute();
       assert.deepEqual(audit.map((a) => a.target_id), [entries[0]!.id]);
