@@ -14,7 +14,7 @@ import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type ApiRes
 import { assertInvalid, assertProblem, createCall, createLead, startRun } from '../http/support.ts';
 import { assertUnchanged, fingerprint, tableNames } from './support.ts';
 
-interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any }
+interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any; suppression: any }
 
 const label = (route: RouteEntry) => `${route.method} ${route.url}`;
 
@@ -29,6 +29,7 @@ function pathFor(route: RouteEntry, a: Resources, runId: string): string {
     if (collection === 'runs') return runId;
     if (collection === 'webhooks') return a.webhook.id;
     if (collection === 'deliveries') return a.delivery.id;
+    if (collection === 'suppressions') return a.suppression.id;
     throw new Error(`authz matrix: no resource known for ${segment} in ${route.url}; teach pathFor`);
   }).join('/');
 }
@@ -47,6 +48,7 @@ function bodyFor(route: RouteEntry, a: Resources): unknown {
     // A public address given as an IP: nothing is resolved, and no runner sends to it.
     case 'POST /api/v1/webhooks': return { url: 'https://93.184.215.14/matrix' };
     case 'PATCH /api/v1/webhooks/:id': return { description: 'Matrix edit' };
+    case 'POST /api/v1/suppressions': return { email: 'matrix@suppressed.example' };
     default: return route.method === 'GET' ? undefined : {};
   }
 }
@@ -95,7 +97,8 @@ for (const kind of BACKENDS) {
       const queued = await startRun(t, full, lead.id, call.id);
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: full, body: { url: 'https://93.184.215.14/hook' } })).json;
       const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: full })).json.data;
-      a = { lead, call, runs: { queued, waiting }, webhook, delivery };
+      const suppression = (await t.api('POST', '/api/v1/suppressions', { key: full, body: { email: 'kept@suppressed.example' } })).json.data;
+      a = { lead, call, runs: { queued, waiting }, webhook, delivery, suppression };
       const session = async (userId: string) => {
         const created = await createSession(t.database.db, userId, systemClock, { ip: '127.0.0.1', userAgent: 'matrix' });
         return { token: created.token, csrf: created.session.csrfToken };
@@ -119,11 +122,17 @@ for (const kind of BACKENDS) {
       const full = keys.get(`A:${ALL_SCOPES.join(',')}`)!.active;
       const lead = await createLead(t, full, { name: 'Matrix disposable' });
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: full, body: { url: 'https://93.184.215.14/disposable' } })).json;
-      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }), webhook };
+      const suppression = (await t.api('POST', '/api/v1/suppressions', { key: full, body: { email: `gone-${lead.id}@suppressed.example` } })).json.data;
+      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }), webhook, suppression };
     };
     /** After an allowed erasure: the disposable resource it aimed at is gone. */
     const assertErased = async (route: RouteEntry, resources: Resources, cell: string) => {
       const full = keys.get(`A:${ALL_SCOPES.join(',')}`)!.active;
+      if (route.url === '/api/v1/suppressions/:id') {
+        const left = await t.database.db.selectFrom('suppressions').select('id').where('id', '=', resources.suppression.id).execute();
+        assert.deepEqual(left, [], `${cell}: the entry is gone`);
+        return;
+      }
       if (route.url === '/api/v1/webhooks/:id') {
         assert.equal((await t.api('GET', `/api/v1/webhooks/${resources.webhook.id}`, { key: full })).status, 404, `${cell}: the endpoint is gone`);
         return;
