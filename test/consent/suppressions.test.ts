@@ -84,6 +84,7 @@ for (const kind of BACKENDS) {
       const big = `email\r\n${'x'.repeat(3 * 1024 * 1024)}`;
       assertProblem(await t.api('POST', '/api/v1/suppressions/import', { key, raw: big, headers: { 'content-type': 'text/csv' } }), 413, 'payload_too_large');
       assertProblem(await t.api('POST', '/api/v1/suppressions/import', { key, raw: '{"entries": 3}', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
+      assertProblem(await t.api('POST', '/api/v1/suppressions/import', { key, raw: 'email\r\n"unclosed@example.com\r\n', headers: { 'content-type': 'text/csv' } }), 400, 'invalid_request');
     });
 
     it('lists newest first in keyset pages, finds by part of an address, and removes', async () => {

@@ -48,9 +48,15 @@ function readJson(text: string): SuppressionFile {
 }
 
 function readCsv(text: string): SuppressionFile {
-  const records = parse(text.slice(0, SUPPRESSION_IMPORT_MAX_BYTES), {
-    delimiter: csvDelimiterOf(text), relax_column_count: true, skip_empty_lines: true, to: SUPPRESSION_IMPORT_MAX_ROWS + 2,
-  }) as string[][];
+  let records: string[][];
+  try {
+    records = parse(text.slice(0, SUPPRESSION_IMPORT_MAX_BYTES), {
+      delimiter: csvDelimiterOf(text), relax_column_count: true, skip_empty_lines: true, to: SUPPRESSION_IMPORT_MAX_ROWS + 2,
+    }) as string[][];
+  } catch {
+    // An unclosed quote, a stray one inside a cell: csv-parse says where; the file as a whole is refused.
+    return { emails: [], domains: [], invalid: 0, tooMany: false, malformed: true };
+  }
   const header = (records[0] ?? []).map((cell) => cell.trim().toLowerCase());
   const emailColumn = header.findIndex((cell) => cell === 'email' || cell === 'e-mail' || cell === 'address');
   const domainColumn = header.indexOf('domain');

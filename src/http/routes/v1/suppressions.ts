@@ -13,6 +13,7 @@ import {
   writeProblems,
 } from '../../../schemas/index.ts';
 import { AppError } from '../../../domain/errors.ts';
+import { CpuBudgetExceeded } from '../../../cpu/pool.ts';
 import { SUPPRESSION_IMPORT_MAX_BYTES, SUPPRESSION_IMPORT_MAX_ROWS } from '../../../domain/suppressions/csv.ts';
 import {
   createSuppression, deleteSuppression, exportSuppressions, importSuppressions, listSuppressions,
@@ -162,8 +163,15 @@ async function suppressionImportRoutes(app: AppInstance): Promise<void> {
     const body: unknown = request.body;
     if (!Buffer.isBuffer(body)) throw new AppError('unsupported_media_type', MEDIA_TYPES);
     const format = (request.headers['content-type'] ?? '').toLowerCase().startsWith('text/csv') ? 'csv' : 'json';
-    const file = await cpu.run('readSuppressionFile', { format, bytes: new Uint8Array(body) });
-    if (file.malformed) throw new AppError('invalid_request', 'The JSON body must be {"entries": ["an address or domain", …]}.');
+    const file = await cpu.run('readSuppressionFile', { format, bytes: new Uint8Array(body) }).catch((error: unknown) => {
+      if (error instanceof CpuBudgetExceeded) throw new AppError('payload_too_large', 'The file took too long to read; split it into smaller ones.');
+      throw error;
+    });
+    if (file.malformed) {
+      throw new AppError('invalid_request', format === 'csv'
+        ? 'The file is not CSV that can be read: look for an unclosed or stray quote.'
+        : 'The JSON body must be {"entries": ["an address or domain", …]}.');
+    }
     if (file.tooMany) throw new AppError('invalid_request', `The file has more than ${SUPPRESSION_IMPORT_MAX_ROWS.toLocaleString('en')} rows; split it.`);
     return mutate(app.deps, request, reply, async (trx) => {
       const summary = await importSuppressions(trx, principalOf(request).workspaceId, file, clock.now());
