@@ -34,6 +34,8 @@ export interface Config {
   smtpUrl: string | null;
   /** The installation's sender (MAIL_FROM: `Name <address>` or `address`). */
   mailFrom: { name: string | null; address: string } | null;
+  /** The installation's postal address for the e-mail footer (MAIL_POSTAL_ADDRESS), for workspaces that set none. */
+  mailPostalAddress: string | null;
   /** How often each workspace's inbox is read for replies (MAIL_REPLY_CHECK_SECONDS, default 60). */
   replyCheckIntervalMs: number;
   /**
@@ -233,6 +235,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       : boolean(env, 'RESEARCH_ALLOW_PRIVATE_HOSTS'),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: mailFrom(env),
+    mailPostalAddress: text(env, 'MAIL_POSTAL_ADDRESS')?.slice(0, 500) ?? null,
     replyCheckIntervalMs: integer(env, 'MAIL_REPLY_CHECK_SECONDS', 60, 1, 3600) * 1000,
     webhookRetryDelaysMs: webhookRetryDelays(env),
     secretsKey: secretsKey(env),

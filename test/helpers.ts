@@ -49,7 +49,11 @@ export async function createTestDatabase(kind: DatabaseKind): Promise<TestDataba
 }
 
 export function testConfig(overrides: Partial<Config> = {}, env: Record<string, string> = {}): Config {
-  return { ...loadConfig({ LOG_LEVEL: 'silent', RESEARCH_ALLOW_PRIVATE_HOSTS: 'false', ...env }, workingDir()), ...overrides };
+  // Every e-mail carries a postal address in its footer (DESIGN §15): the installation's, unless a test sets its own.
+  return {
+    ...loadConfig({ LOG_LEVEL: 'silent', RESEARCH_ALLOW_PRIVATE_HOSTS: 'false', MAIL_POSTAL_ADDRESS: '1 Test Street, Testville', ...env }, workingDir()),
+    ...overrides,
+  };
 }
 
 export interface ApiResponse<T = any> {

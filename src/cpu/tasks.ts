@@ -48,6 +48,10 @@ const LOADERS = {
   writeFollowUpOffline: async () => (await import('../agent/follow-up/work.ts')).writeFollowUpOffline,
   briefFollowUp: async () => (await import('../agent/follow-up/work.ts')).briefFollowUp,
   checkFollowUpDraft: async () => (await import('../agent/follow-up/work.ts')).checkFollowUpDraft,
+  /** A suppression list's CSV file (src/domain/suppressions/csv.ts). */
+  readSuppressionFile: async () => (await import('../domain/suppressions/csv.ts')).readSuppressionFile,
+  /** A delivery status notification (RFC 3464) found in an inbox (src/mail/dsn.ts). */
+  readDsn: async () => (await import('../mail/dsn.ts')).readDsn,
   /** What a reply says, read offline (src/agent/replies/). */
   classifyReply: async () => (await import('../agent/replies/classify.ts')).classifyReply,
 };

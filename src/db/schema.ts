@@ -213,7 +213,10 @@ export type RunEventType =
   | 'touch.awaiting_approval'
   | 'touch.approved'
   | 'touch.sent'
-  | 'touch.skipped';
+  | 'touch.skipped'
+  // Consent (DESIGN §15): a delivery ended unsent for a suppressed address, or refused by the recipient's server.
+  | 'draft.suppressed'
+  | 'draft.bounced';
 
 export interface RunEventsTable {
   id: Generated<string>;
@@ -399,6 +402,13 @@ export interface MailSettingsTable {
   /** AES-256-GCM ciphertext (src/domain/secret-box.ts). */
   imap_password: string | null;
   imap_drafts_folder: string | null;
+  /** The footer's company name; null: the workspace's name (0051_sender_identity.sql). */
+  company_name: Generated<string | null>;
+  /** The footer's postal address; null: MAIL_POSTAL_ADDRESS. */
+  postal_address: Generated<string | null>;
+  footer_enabled: Generated<boolean>;
+  /** An address taking unsubscribe requests by mail (a `mailto:` in List-Unsubscribe). */
+  unsubscribe_address: Generated<string | null>;
   updated_at: Date;
   updated_by_user_id: string | null;
 }
@@ -499,6 +509,29 @@ export interface ModelEndpointWorkersTable {
   seen_at: Date;
 }
 
+export type SuppressionReason = 'unsubscribed' | 'bounced' | 'complained' | 'manual' | 'imported';
+
+/** The suppression list (0050_suppressions.sql): an address or a domain, lower-cased. */
+export interface SuppressionsTable {
+  id: string;
+  workspace_id: string;
+  email: string | null;
+  domain: string | null;
+  reason: SuppressionReason;
+  source: string;
+  created_at: Date;
+}
+
+export interface UnsubscribeTokensTable {
+  workspace_id: string;
+  email: string;
+  /** Hex SHA-256 of the token. */
+  digest: string;
+  /** SecretBox ciphertext of the token (src/domain/secret-box.ts). */
+  sealed_token: string;
+  created_at: Date;
+}
+
 export interface DB {
   workspaces: WorkspacesTable;
   users: UsersTable;
@@ -532,6 +565,8 @@ export interface DB {
   sequences: SequencesTable;
   enrolments: EnrolmentsTable;
   touches: TouchesTable;
+  suppressions: SuppressionsTable;
+  unsubscribe_tokens: UnsubscribeTokensTable;
 }
 
 // Follow-up sequences (DESIGN §13; 0040_sequences.sql, 0041_enrolments_and_touches.sql).

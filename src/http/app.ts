@@ -26,6 +26,8 @@ import draftRoutes from './routes/v1/drafts.ts';
 import leadImportRoutes from './routes/v1/lead-import.ts';
 import leadRoutes from './routes/v1/leads.ts';
 import replyRoutes from './routes/v1/replies.ts';
+import suppressionRoutes from './routes/v1/suppressions.ts';
+import unsubscribeRoutes from './routes/unsubscribe.ts';
 import runEventRoutes, { RunEvent } from './routes/v1/run-events.ts';
 import runRoutes from './routes/v1/runs.ts';
 import webhookRoutes from './routes/v1/webhooks.ts';
@@ -299,6 +301,8 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(draftRoutes);
   await app.register(runEventRoutes);
   await app.register(replyRoutes);
+  await app.register(suppressionRoutes);
+  await app.register(unsubscribeRoutes);
   await app.register(webhookRoutes);
   await app.register(sequenceRoutes);
   await app.register(touchRoutes);

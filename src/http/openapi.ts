@@ -168,6 +168,7 @@ function webhookData(type: string): Json {
       properties: { endpointId: { type: 'string', format: 'uuid', maxLength: 36 }, message: { type: 'string', maxLength: 200 } },
     };
   }
+  if (type.startsWith('recipient.')) return { $ref: '#/components/schemas/Suppression' };
   return { $ref: type.startsWith('lead.') ? '#/components/schemas/Lead' : '#/components/schemas/Run' };
 }
 

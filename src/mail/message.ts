@@ -18,6 +18,10 @@ export interface OutgoingMessage {
   /** A follow-up's thread (DESIGN §13): the previous touch's Message-ID, and every earlier one, oldest first. */
   inReplyTo?: string | null;
   references?: readonly string[];
+  /** Further headers, written as they are (List-Unsubscribe, src/mail/unsubscribe-headers.ts). */
+  headers?: Record<string, string>;
+  /** Plain text under the signature (the workspace's footer). */
+  footer?: string | null;
 }
 
 /** The mail domain of an address (what a Message-ID ends with), or a name that cannot collide with a real one. */
@@ -48,6 +52,9 @@ export function displayName(name: string | null | undefined): string {
   return (name ?? '').replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ').replace(/\s+/g, ' ').trim();
 }
 
+/** The text with the footer under it, apart from the signature by an empty line. */
+const withFooter = (text: string, footer: string | null) => (footer ? `${text}\n${footer}\n` : text);
+
 /** Made by the first message composed: nodemailer is not loaded by every process that starts. */
 let composer: ReturnType<typeof makeComposer> | null = null;
 
@@ -65,7 +72,8 @@ export async function composeMessage(message: OutgoingMessage): Promise<Buffer> 
       : { name: displayName(message.to.name), address: message.to.address },
     ...(message.replyTo ? { replyTo: message.replyTo } : {}),
     subject: message.subject,
-    text: messageText(message.body, message.signature, message.from.name),
+    text: withFooter(messageText(message.body, message.signature, message.from.name), message.footer ?? null),
+    ...(message.headers ? { headers: Object.fromEntries(Object.entries(message.headers).map(([k, v]) => [k, { prepared: true, value: v }])) } : {}),
     messageId: message.messageId,
     date: message.date,
     ...(message.inReplyTo ? { inReplyTo: message.inReplyTo } : {}),

@@ -26,6 +26,8 @@ import { connectImap, describeImapError, type ImapOptions } from './imap.ts';
 import { writeAudit } from '../domain/audit/audit.ts';
 import { bareMessageId, envelopeReply, MAX_BYTES_PER_MESSAGE, type ReplyCandidate, type ReplyMessage } from './reply-reading.ts';
 import { loadMailTransport, type ImapSettings } from '../domain/mail-settings/settings.ts';
+import { readBounces, recordBounces } from './bounces.ts';
+import type { Dsn } from './dsn.ts';
 
 export const REPLY_CHECK_KIND = 'mail.check_replies';
 /** The default time between two checks of one inbox; `config.replyCheckIntervalMs` (MAIL_REPLY_CHECK_SECONDS) sets it. */
@@ -114,7 +116,8 @@ export async function checkReplies(
 
   // Read after the mailbox is let go, in the CPU pool's threads.
   const candidates = await Promise.all(messages.map((message) => readMessage(opts.cpu, message, opts.signal)));
-  const found = await recordReplies(db, workspaceId, candidates, { uidValidity, lastUid }, clock, opts);
+  const bounces = await readBounces(opts.cpu, messages, opts.signal);
+  const found = await recordReplies(db, workspaceId, candidates, { uidValidity, lastUid }, clock, opts, bounces);
   return { read: candidates.length, found, uidValidity, lastUid, rescanned };
 }
 
@@ -156,12 +159,13 @@ async function inGroups<T, R>(items: T[], size: number, work: (item: T) => Promi
 /** Writes the matches and the cursor in one transaction; answers how many replies were new. */
 async function recordReplies(
   db: Kysely<DB>, workspaceId: string, candidates: ReplyCandidate[], cursor: { uidValidity: string; lastUid: number }, clock: Clock,
-  opts: ReplyCheckOptions,
+  opts: ReplyCheckOptions, bounces: Dsn[] = [],
 ): Promise<number> {
   const ids = [...new Set(candidates.flatMap((c) => c.references))];
   const deliveries = ids.length === 0 ? [] : (await sql<{ id: string; run_id: string; message_id: string }>`
     SELECT id, run_id, message_id FROM email_deliveries
-    WHERE workspace_id = ${workspaceId} AND status = 'DELIVERED'
+    -- A bounced e-mail's replies are kept too: a report can come before the person's own answer, or be wrong.
+    WHERE workspace_id = ${workspaceId} AND status IN ('DELIVERED', 'BOUNCED')
       AND message_id = ANY(${[...ids, ...ids.map((id) => `<${id}>`)]}::text[])`.execute(db)).rows;
   const byId = new Map(deliveries.map((d) => [bareMessageId(d.message_id) ?? d.message_id, d]));
   // Only new replies are classified (an inbox read again by date finds the old ones too), and before the transaction:
@@ -184,6 +188,8 @@ async function recordReplies(
         if (await recordReply(trx, workspaceId, delivery, candidate, said, now)) inserted += 1;
       }
     }
+    // A delivery status notification naming a delivered e-mail bounces it (DESIGN §15).
+    await recordBounces(trx, workspaceId, bounces, now);
     await trx.insertInto('mailbox_cursors')
       .values({ workspace_id: workspaceId, uid_validity: cursor.uidValidity, last_uid: cursor.lastUid, checked_at: now, error: null })
       .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ uid_validity: cursor.uidValidity, last_uid: cursor.lastUid, checked_at: now, error: null }))

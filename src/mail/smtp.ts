@@ -19,7 +19,18 @@ export interface SmtpOptions {
   signal?: AbortSignal;
 }
 
+/** The server refused the recipient for good (a 5xx to RCPT TO): a bounce at send time (DESIGN §15). */
+export class RecipientRefused extends PermanentError {
+  readonly responseCode: number;
+  constructor(message: string, responseCode: number) {
+    super(message);
+    this.name = 'RecipientRefused';
+    this.responseCode = responseCode;
+  }
+}
+
 interface NodemailerError extends Error {
+  command?: string;
   code?: string;
   responseCode?: number;
   response?: string;
@@ -35,6 +46,9 @@ function explain(error: NodemailerError, host: string): RetryableError | Permane
   }
   if (code !== null) {
     const permanent = code >= 500 && code !== 503;
+    if (permanent && (error.command === 'RCPT TO' || error.code === 'EENVELOPE')) {
+      return new RecipientRefused(`The server refused the recipient: ${said || `${code} ${error.message}`}`, code);
+    }
     return attemptFailure(`The server answered ${said || `${code} ${error.message}`}`, permanent);
   }
   const text = error.message;

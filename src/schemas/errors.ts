@@ -14,6 +14,10 @@ export const ERROR_CODES = [
   // request is sound and the run's state allows it, but an admin must act first; apart from invalid_state so that a
   // client can tell "set up e-mail" from "the run moved on".
   'mail_not_configured',
+  // Consent (DESIGN §15): the recipient's address or domain is on the suppression list (`reason` says why), or the
+  // workspace's sender identity lacks what every e-mail must carry (`missing` names it).
+  'recipient_suppressed',
+  'sender_incomplete',
   'payload_too_large',
   'unsupported_media_type',
   'idempotency_key_reused',

@@ -11,3 +11,4 @@ export * from './replies.ts';
 export * from './outbox.ts';
 export * from './sequences.ts';
 export * from './touches.ts';
+export * from './suppressions.ts';

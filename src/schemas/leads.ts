@@ -30,6 +30,10 @@ export const Lead = Type.Object({
     maxLength: 64, examples: ['Europe/Berlin'],
     description: 'The lead\'s IANA time zone: follow-ups leave inside the send window in it (DESIGN §14); null for the workspace\'s.',
   })),
+  doNotContact: Type.Optional(Type.Literal(true, {
+    description: '"Do not contact": present (true) when the lead\'s address or domain is on the suppression list, so nothing is '
+      + 'delivered to it; left out otherwise. Shown where a lead is read (a lead, a page of leads), not in webhook events.',
+  })),
 }, { $id: 'Lead' });
 
 const leadFields = {

@@ -5,7 +5,8 @@ import { Nullable, MESSAGE_MAX, Int32, Timestamp, Id } from './common.ts';
 export const WEBHOOK_EVENT_TYPES = [
   'lead.created', 'lead.updated', 'lead.deleted',
   'run.started', 'run.step_completed', 'run.awaiting_approval', 'run.failed', 'run.completed', 'run.rejected', 'run.cancelled',
-  'draft.sent', 'draft.delivery_failed', 'draft.replied',
+  'draft.sent', 'draft.delivery_failed', 'draft.replied', 'draft.bounced',
+  'recipient.unsubscribed',
   // Follow-up sequences (DESIGN §13): the Run, its `sequence` showing the change.
   'sequence.enrolled', 'sequence.stopped', 'sequence.paused', 'sequence.resumed',
   'touch.drafted', 'touch.awaiting_approval', 'touch.sent', 'touch.skipped',
@@ -37,8 +38,8 @@ export const WebhookEndpointWithSecret = Type.Object({
 const WebhookUrl = Type.String({ minLength: 1, maxLength: URL_MAX, description: 'An http or https URL without user name or password, on a public address.' });
 const WebhookEvents = Type.Array(WebhookEventType, {
   maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true,
-  description: 'Empty or left out: every type. Each type needs the read scope of its data (`lead.*`: leads:read; '
-    + '`run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403.',
+  description: 'Empty or left out: every type. Each type needs the read scope of its data (`lead.*` and '
+    + '`recipient.*`: leads:read; `run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403.',
 });
 
 export const WebhookEndpointCreate = Type.Object({

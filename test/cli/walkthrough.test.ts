@@ -76,7 +76,7 @@ async function installation(kind: DatabaseKind, smtp: TestSmtpServer) {
   }
   const server: LeadrunProcess = spawnLeadrun(['serve'], {
     ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', STEP_RETRY_BASE_MS: '50',
-    SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>', ALLOW_PRIVATE_HOSTS: 'true',
+    SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>', MAIL_POSTAL_ADDRESS: '1 Main Street, Springfield', ALLOW_PRIVATE_HOSTS: 'true',
   });
   await waitForReady(server, `${baseUrl}/readyz`);
   return {

@@ -52,7 +52,8 @@ for (const kind of BACKENDS) {
       assert.equal(empty.status, 200, empty.text);
       assert.deepEqual(empty.json, {
         fromName: null, fromAddress: null, defaultDeliver: null, smtp: null, imap: null,
-        installation: { smtp: null, from: null }, updatedAt: null,
+        identity: { companyName: null, postalAddress: null, footerEnabled: true, unsubscribeAddress: null },
+        installation: { smtp: null, from: null, postalAddress: '1 Test Street, Testville' }, updatedAt: null,
       });
 
       const saved = await put({ fromName: 'Acme Sales', fromAddress: 'sales@acme.test', defaultDeliver: 'send', smtp: smtpOf(), imap: imapOf() });
@@ -61,7 +62,8 @@ for (const kind of BACKENDS) {
         fromName: 'Acme Sales', fromAddress: 'sales@acme.test', defaultDeliver: 'send',
         smtp: { host: SMTP_HOST, port: 587, security: 'starttls', user: 'sales@acme.test', passwordSet: true },
         imap: { host: IMAP_HOST, port: 993, security: 'tls', user: 'sales@acme.test', passwordSet: true, draftsFolder: 'Drafts' },
-        installation: { smtp: null, from: null },
+        identity: { companyName: null, postalAddress: null, footerEnabled: true, unsubscribeAddress: null },
+        installation: { smtp: null, from: null, postalAddress: '1 Test Street, Testville' },
       };
       assert.deepEqual({ ...saved.json, updatedAt: undefined }, { ...expected, updatedAt: undefined });
       assert.match(saved.json.updatedAt, /^\d{4}-\d{2}-\d{2}T/);
@@ -430,7 +432,9 @@ for (const kind of BACKENDS) {
     it('shows the SMTP_URL fallback without its credentials, accepts private servers, and never returns or logs a password', async () => {
       const admin = browserOf(await request('POST', '/ui/api/session', { body: { email: 'sam@acme.test', password: PASSWORD } }));
       const view = await request('GET', '/ui/api/settings/email', { who: admin });
-      assert.deepEqual(view.json.installation, { smtp: { host: 'mail.example.com', port: 587 }, from: { name: 'Acme', address: 'hello@acme.example' } });
+      assert.deepEqual(view.json.installation, {
+        smtp: { host: 'mail.example.com', port: 587 }, from: { name: 'Acme', address: 'hello@acme.example' }, postalAddress: '1 Test Street, Testville',
+      });
       assert.equal(view.json.smtp, null);
       assert.ok(!view.text.includes('relay-user') && !view.text.includes(SMTP_URL_SECRET), 'SMTP_URL\'s credentials are not shown');
 

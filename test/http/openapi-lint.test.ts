@@ -232,7 +232,9 @@ describe('the API document (/api/v1/openapi.json)', () => {
       }
     }
     const places = csv.map(([where]) => where).sort();
-    assert.deepEqual(places, ['get /api/v1/leads/export 200', 'post /api/v1/leads/import body']);
+    assert.deepEqual(places, [
+      'get /api/v1/leads/export 200', 'get /api/v1/suppressions/export 200', 'post /api/v1/leads/import body', 'post /api/v1/suppressions/import body',
+    ]);
     for (const [where, schema] of csv) assert.equal(schema.type, 'string', where);
   });
 

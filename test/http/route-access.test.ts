@@ -22,10 +22,11 @@ interface Resources {
   /** An e-mail of A waiting in its outbox (DESIGN §14). */
   outbox: string;
   sequence: any;
+  suppression: any;
 }
 
 /** The route's path with each parameter filled from a real resource, chosen by the collection it follows. */
-function pathFor(route: RouteEntry, ids: { leads: string; calls: string; runs: string; webhooks: string; deliveries: string; outbox: string; sequences: string; touches: string }): string {
+function pathFor(route: RouteEntry, ids: { leads: string; calls: string; runs: string; webhooks: string; deliveries: string; outbox: string; sequences: string; touches: string; suppressions: string }): string {
   const segments = route.url.split('/');
   return segments.map((segment, i) => {
     if (!segment.startsWith(':')) return segment;
@@ -52,6 +53,7 @@ function bodyFor(route: RouteEntry, r: Resources): unknown {
     case 'POST /api/v1/sequences': return { name: 'Mallory', steps: [{ waitDays: 1, instruction: 'Mallory', review: 'auto' }] };
     case 'PATCH /api/v1/sequences/:id': return { name: 'Mallory' };
     case 'PATCH /api/v1/runs/:id/touches/:number/draft': return { body: 'Mallory' };
+    case 'POST /api/v1/suppressions': return { email: 'mallory@b.example' };
     default: return {};
   }
 }
@@ -106,14 +108,15 @@ for (const kind of BACKENDS) {
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: keyA, body: { url: 'https://93.184.215.14/hook' } })).json;
       const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: keyA })).json.data;
       const sequence = (await t.api('GET', '/api/v1/sequences', { key: keyA })).json.data[0];
-      a = { lead, call, run, webhook, delivery, outbox: await waitingEmail(t, A.id, run.id), sequence };
+      const suppression = (await t.api('POST', '/api/v1/suppressions', { key: keyA, body: { email: 'suppressed@a.example' } })).json.data;
+      a = { lead, call, run, webhook, delivery, outbox: await waitingEmail(t, A.id, run.id), sequence, suppression };
       counts = { leads: await countRows(t, 'leads'), calls: await countRows(t, 'calls'), runs: await countRows(t, 'runs') };
     });
     after(() => t?.close());
 
     const request = (route: RouteEntry, options: { key?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse> => {
       const body = bodyFor(route, a);
-      return t.api(route.method, pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2' }), {
+      return t.api(route.method, pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2', suppressions: a.suppression.id }), {
         ...options, ...(body !== undefined ? { body } : {}),
       });
     };
@@ -217,7 +220,7 @@ for (const kind of BACKENDS) {
     it('answers 401 on the HEAD and trailing-slash variants of every GET route', async (c) => {
       for (const route of routes.filter((r) => r.method === 'GET')) {
         await c.test(label(route), async () => {
-          const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2' });
+          const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2', suppressions: a.suppression.id });
           const head = await t.api('HEAD', path);
           assert.equal(head.status, 401, `HEAD ${path}`);
           assert.equal(head.text, '', 'HEAD has no body');
@@ -239,7 +242,7 @@ for (const kind of BACKENDS) {
 
     it('checks the key before the body: 401 and 403 win over an invalid or non-JSON body', async (c) => {
       for (const route of routes.filter((r) => r.method !== 'GET')) {
-        const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2' });
+        const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2', suppressions: a.suppression.id });
         await c.test(label(route), async () => {
           const junk = { raw: '{"not json', headers: { 'content-type': 'application/json' } };
           assertProblem(await t.api(route.method, path, junk), 401, 'unauthorized');

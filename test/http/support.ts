@@ -36,6 +36,9 @@ export const PUBLIC_ROUTES: ReadonlyArray<{ method: string; url: RegExp }> = [
   { method: 'POST', url: /^\/ui\/api\/session$/ },
   // A password reset link: its token is the credential.
   { method: 'POST', url: /^\/ui\/api\/password-reset(\/check)?$/ },
+  // The unsubscribe link every e-mail carries (DESIGN §15): its token is the credential, and mail providers post it.
+  { method: 'GET', url: /^\/unsubscribe\/:token$/ },
+  { method: 'POST', url: /^\/unsubscribe\/:token$/ },
 ];
 
 export function isPublicRoute(route: { method: string; url: string }): boolean {

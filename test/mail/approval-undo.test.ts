@@ -52,6 +52,7 @@ for (const kind of BACKENDS) {
       approveRun(trx, workspaceId, runId, { keyId: null, userId }, systemClock, {
         deliver, senderUserId: userId, holdMs,
         transport: (db: Kysely<DB>) => loadMailTransport(db, workspaceId, t.deps.secrets(), t.deps.config), newMessageId,
+        postalAddress: t.deps.config.mailPostalAddress,
       }));
     const undo = (runId: string) => db().transaction().execute((trx) => undoApproval(trx, workspaceId, runId, systemClock));
     const deliveriesOf = (runId: string) => db().selectFrom('email_deliveries').select('id').where('run_id', '=', runId).execute();

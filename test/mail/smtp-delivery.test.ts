@@ -134,7 +134,10 @@ for (const kind of BACKENDS) {
       // WRITER signed the draft with the signature under its "-- " line, so it is sent as approved, the name once.
       assert.match(run.emailDraft.body, /\n\nBest regards,\n-- \nGrace Hopper\nAcme, Head of Sales$/);
       assert.equal(parsed.text?.split('Grace Hopper').length, 2, 'the name appears once');
-      assert.equal(parsed.text?.replace(/\r\n/g, '\n'), `${run.emailDraft.body.trimEnd()}\n`);
+      // The draft as written, then the footer (DESIGN §15): the company, its postal address, and the line offering to stop.
+      const [text, footer] = (parsed.text ?? '').replace(/\r\n/g, '\n').split(/\n(?=Workspace [0-9a-f]{6}, )/);
+      assert.equal(text, `${run.emailDraft.body.trimEnd()}\n`);
+      assert.match(footer ?? '', /^Workspace [0-9a-f]{6}, 1 Test Street, Testville\nIf you would rather not hear from us again, reply "stop" or unsubscribe here: \S+\/unsubscribe\/[\w-]{43}\n$/);
       assert.equal(parsed.text?.split('Acme, Head of Sales').length, 2, 'the signature appears once');
       assert.ok(parsed.date);
 

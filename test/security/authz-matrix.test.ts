@@ -14,7 +14,7 @@ import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type ApiRes
 import { assertInvalid, assertProblem, createCall, createLead, startRun } from '../http/support.ts';
 import { assertUnchanged, fingerprint, tableNames } from './support.ts';
 
-interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any; sequence: any }
+interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any; sequence: any; suppression: any }
 
 const label = (route: RouteEntry) => `${route.method} ${route.url}`;
 
@@ -31,6 +31,7 @@ function pathFor(route: RouteEntry, a: Resources, runId: string): string {
     if (collection === 'deliveries') return a.delivery.id;
     if (collection === 'sequences') return a.sequence.id;
     if (collection === 'touches') return '2';
+    if (collection === 'suppressions') return a.suppression.id;
     throw new Error(`authz matrix: no resource known for ${segment} in ${route.url}; teach pathFor`);
   }).join('/');
 }
@@ -52,6 +53,7 @@ function bodyFor(route: RouteEntry, a: Resources): unknown {
     case 'POST /api/v1/sequences': return { name: 'Matrix sequence', steps: [{ waitDays: 2, instruction: 'Matrix bump.', review: 'required' }] };
     case 'PATCH /api/v1/sequences/:id': return { name: 'Matrix edit' };
     case 'PATCH /api/v1/runs/:id/touches/:number/draft': return { body: 'Matrix edit' };
+    case 'POST /api/v1/suppressions': return { email: 'matrix@suppressed.example' };
     default: return route.method === 'GET' ? undefined : {};
   }
 }
@@ -102,7 +104,8 @@ for (const kind of BACKENDS) {
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: full, body: { url: 'https://93.184.215.14/hook' } })).json;
       const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: full })).json.data;
       const sequence = (await t.api('GET', '/api/v1/sequences', { key: full })).json.data[0];
-      a = { lead, call, runs: { queued, waiting }, webhook, delivery, sequence };
+      const suppression = (await t.api('POST', '/api/v1/suppressions', { key: full, body: { email: 'kept@suppressed.example' } })).json.data;
+      a = { lead, call, runs: { queued, waiting }, webhook, delivery, sequence, suppression };
       const session = async (userId: string) => {
         const created = await createSession(t.database.db, userId, systemClock, { ip: '127.0.0.1', userAgent: 'matrix' });
         return { token: created.token, csrf: created.session.csrfToken };
@@ -127,11 +130,17 @@ for (const kind of BACKENDS) {
       const lead = await createLead(t, full, { name: 'Matrix disposable' });
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: full, body: { url: 'https://93.184.215.14/disposable' } })).json;
       const sequence = (await t.api('POST', '/api/v1/sequences', { key: full, body: bodyFor({ method: 'POST', url: '/api/v1/sequences' } as RouteEntry, a) })).json.data;
-      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }), webhook, sequence };
+      const suppression = (await t.api('POST', '/api/v1/suppressions', { key: full, body: { email: `gone-${lead.id}@suppressed.example` } })).json.data;
+      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }), webhook, sequence, suppression };
     };
     /** After an allowed erasure: the disposable resource it aimed at is gone. */
     const assertErased = async (route: RouteEntry, resources: Resources, cell: string) => {
       const full = keys.get(`A:${ALL_SCOPES.join(',')}`)!.active;
+      if (route.url === '/api/v1/suppressions/:id') {
+        const left = await t.database.db.selectFrom('suppressions').select('id').where('id', '=', resources.suppression.id).execute();
+        assert.deepEqual(left, [], `${cell}: the entry is gone`);
+        return;
+      }
       if (route.url === '/api/v1/webhooks/:id') {
         assert.equal((await t.api('GET', `/api/v1/webhooks/${resources.webhook.id}`, { key: full })).status, 404, `${cell}: the endpoint is gone`);
         return;

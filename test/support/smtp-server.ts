@@ -46,6 +46,8 @@ export interface SmtpServerOptions {
   certificate?: { key: string; cert: string };
   /** false: the server does not offer SMTPUTF8 (smtp-server offers it by default). */
   smtpUtf8?: boolean;
+  /** Refuses RCPT TO for these addresses (lower-cased) with `550 5.1.1 … does not exist`: a bounce at send time. */
+  unknownRecipients?: string[];
 }
 
 /** A self-signed certificate for 127.0.0.1 and localhost, made with openssl. */
@@ -111,6 +113,13 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
       }
       const error = Object.assign(new Error('5.7.8 Authentication credentials invalid'), { responseCode: 535 });
       callback(error);
+    },
+    onRcptTo(address, _session, callback) {
+      if (options.unknownRecipients?.includes(address.address.toLowerCase())) {
+        callback(Object.assign(new Error(`5.1.1 <${address.address}>: Recipient address rejected: User unknown`), { responseCode: 550 }));
+        return;
+      }
+      callback();
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];

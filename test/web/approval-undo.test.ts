@@ -35,7 +35,7 @@ describe('undoing an approval that sends', { skip: browserUnavailable() ?? false
   before(async () => {
     smtp = await startSmtpServer();
     ui = await openWebUi({ env: {
-      SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>',
+      SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>', MAIL_POSTAL_ADDRESS: '1 Main Street, Springfield',
       ALLOW_PRIVATE_HOSTS: 'true', APPROVAL_UNDO_SECONDS: String(UNDO_SECONDS),
     } });
     ({ server, page, consoleErrors } = ui);

@@ -19,7 +19,7 @@ describe('approve and send in the web UI', { skip: browserUnavailable() ?? false
   before(async () => {
     smtp = await startSmtpServer();
     ui = await openWebUi({ env: {
-      SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>', ALLOW_PRIVATE_HOSTS: 'true',
+      SMTP_URL: `smtp://${smtp.host}:${smtp.port}`, MAIL_FROM: 'Acme Sales <sales@acme.test>', MAIL_POSTAL_ADDRESS: '1 Main Street, Springfield', ALLOW_PRIVATE_HOSTS: 'true',
     } });
     ({ server, page, consoleErrors } = ui);
     client = ui.client!;

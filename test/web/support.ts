@@ -109,6 +109,8 @@ export async function startLeadrun(env: Record<string, string> = {}, options: { 
     STEP_RETRY_BASE_MS: '50',
     // An approval in the UI sends at once, as the tests of delivery expect; the test of Undo sets its own wait.
     APPROVAL_UNDO_SECONDS: '0',
+    // The footer's postal address (DESIGN §15): without one, a workspace delivers nothing.
+    MAIL_POSTAL_ADDRESS: '1 Main Street, Springfield',
     ...env,
   });
   try {

@@ -158,6 +158,7 @@ const traceRoute = pageAbout('/runs/$id/trace', lazyRouteComponent(() => import(
 const outboxRoute = appPage('/outbox', lazyRouteComponent(() => import('./pages/OutboxPage'), 'OutboxPage'));
 const membersRoute = appPage('/settings/members', lazyRouteComponent(() => import('./pages/settings/MembersPage'), 'MembersPage'));
 const usageRoute = appPage('/settings/usage', lazyRouteComponent(() => import('./pages/settings/UsagePage'), 'UsagePage'));
+const suppressionsRoute = appPage('/settings/suppressions', lazyRouteComponent(() => import('./pages/settings/SuppressionsPage'), 'SuppressionsPage'));
 const profileRoute = appPage('/settings/profile', lazyRouteComponent(() => import('./pages/settings/ProfilePage'), 'ProfilePage'));
 
 // Admins only: a member sees the page's header and who to ask, never the data (AdminGate).
@@ -191,6 +192,7 @@ const entryPages = [setupRoute, signInRoute, resetPasswordRoute] as const;
 const adminPages = [keysRoute, auditRoute, emailRoute, webhooksRoute, sequencesRoute] as const;
 const appPages = [
   leadsRoute, leadImportRoute, leadRoute, runsRoute, reviewRoute, batchRoute, runRoute, traceRoute, outboxRoute, membersRoute, usageRoute, profileRoute,
+  suppressionsRoute,
 ] as const;
 const routeTree = rootRoute.addChildren([
   indexRoute,

@@ -320,7 +320,7 @@ export type paths = {
         put?: never;
         /**
          * Approve the draft
-         * @description From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED. `deliver` says what happens to the e-mail: `send` sends it over SMTP, `mailbox` saves it to the sender's Drafts folder over IMAP, `none` only approves; without it the workspace's default applies (`none` when no mail transport is set up). A delivery is a job: the draft's `delivery` shows its course (QUEUED, DELIVERING, DELIVERED or FAILED). A delivery the workspace cannot make (no SMTP or IMAP set up, no sender address) is 409 `mail_not_configured`, and a draft without a recipient 409 `invalid_state` naming `to`; either way nothing is approved. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
+         * @description From AWAITING_APPROVAL: the draft becomes APPROVED and the run COMPLETED. `deliver` says what happens to the e-mail: `send` sends it over SMTP, `mailbox` saves it to the sender's Drafts folder over IMAP, `none` only approves; without it the workspace's default applies (`none` when no mail transport is set up). A delivery is a job: the draft's `delivery` shows its course (QUEUED, DELIVERING, DELIVERED or FAILED). A delivery the workspace cannot make (no SMTP or IMAP set up, no sender address) is 409 `mail_not_configured`, and a draft without a recipient 409 `invalid_state` naming `to`. A recipient on the suppression list is 409 `recipient_suppressed` (`reason` says why), and a workspace whose sender identity (sender name and address, company name, postal address while the footer is on) is incomplete 409 `sender_incomplete` (`missing` names what). Either way nothing is approved. Answers the run to a key with `runs:read`; a key with `runs:write` alone gets 204.
          *
          *     Required scope: `runs:write`.
          */
@@ -699,6 +699,100 @@ export type paths = {
         patch: operations["updateSequence"];
         trace?: never;
     };
+    "/api/v1/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List suppressions
+         * @description Newest first. `q` finds entries whose address or domain holds it. The next page is linked by a `Link: <…>; rel="next"` header.
+         *
+         *     Required scope: `leads:read`.
+         */
+        get: operations["listSuppressions"];
+        put?: never;
+        /**
+         * Suppress an address or a domain
+         * @description Nothing is delivered to it from now on: an approval with delivery to it is refused (409 `recipient_suppressed`), an e-mail or follow-up already queued to it ends `SUPPRESSED` unsent, and its sequences stop. An address or domain already on the list is answered with its entry as it is (200).
+         *
+         *     Required scope: `leads:write`.
+         */
+        post: operations["createSuppression"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/suppressions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a suppression
+         * @description The address or domain may be written to again. Take care: an address that unsubscribed asked not to be.
+         *
+         *     Required scope: `leads:write`.
+         */
+        delete: operations["deleteSuppression"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/suppressions/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export suppressions as CSV
+         * @description Every entry, oldest first, with the header `email,domain,reason,source,created_at`, which the import reads back. A cell that a spreadsheet would take for a formula is written with a `'` before it.
+         *
+         *     Required scope: `leads:read`.
+         */
+        get: operations["exportSuppressions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/suppressions/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import suppressions from CSV
+         * @description Up to 2 MiB and 50,000 rows, as text/csv in UTF-8 (or as application/json, `{"entries": ["ada@example.com", "example.org"]}`). The column headed `email` (or `domain`) is read, or, without such a header, the first column: a cell with an @ is an address, one without a domain. Entries are added with reason `imported`; those on the list stay as they are.
+         *
+         *     Required scope: `leads:write`.
+         */
+        post: operations["importSuppressions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/touches": {
         parameters: {
             query?: never;
@@ -911,6 +1005,26 @@ export type paths = {
     };
 };
 export type webhooks = {
+    "draft.bounced": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The draft.bounced event
+         * @description Sent to every enabled endpoint that wants `draft.bounced` (or every event), at least once, in order per run.
+         */
+        post: operations["onDraftBounced"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "draft.delivery_failed": {
         parameters: {
             query?: never;
@@ -1025,6 +1139,26 @@ export type webhooks = {
          * @description Sent to every enabled endpoint that wants `lead.updated` (or every event), at least once, in order per run.
          */
         post: operations["onLeadUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "recipient.unsubscribed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The recipient.unsubscribed event
+         * @description Sent to every enabled endpoint that wants `recipient.unsubscribed` (or every event), at least once, in order per run.
+         */
+        post: operations["onRecipientUnsubscribed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1455,6 +1589,11 @@ export type components = {
              * @description ISO 8601 timestamp in UTC with milliseconds.
              */
             createdAt: string;
+            /**
+             * @description "Do not contact": present (true) when the lead's address or domain is on the suppression list, so nothing is delivered to it; left out otherwise. Shown where a lead is read (a lead, a page of leads), not in webhook events.
+             * @enum {boolean}
+             */
+            doNotContact?: true;
             email: string | null;
             /**
              * Format: uuid
@@ -1511,7 +1650,7 @@ export type components = {
              * @description A stable snake_case word to branch on; the list is closed.
              * @enum {unknown}
              */
-            code: "invalid_request" | "unauthorized" | "run_limit_reached" | "insufficient_scope" | "forbidden" | "not_found" | "misdirected_request" | "idempotency_conflict" | "invalid_state" | "mail_not_configured" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "unavailable" | "internal";
+            code: "invalid_request" | "unauthorized" | "run_limit_reached" | "insufficient_scope" | "forbidden" | "not_found" | "misdirected_request" | "idempotency_conflict" | "invalid_state" | "mail_not_configured" | "recipient_suppressed" | "sender_incomplete" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "unavailable" | "internal";
             /** @description What went wrong, for a person. */
             detail: string;
             /**
@@ -1880,13 +2019,44 @@ export type components = {
              * @description A follow-up's `touch.*` event names its touch number in `attempt`, and a stop or skip its reason in `error`.
              * @enum {unknown}
              */
-            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.approval_undone" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied" | "draft.delivery_scheduled" | "draft.delivery_cancelled" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "sequence.finished" | "touch.drafted" | "touch.awaiting_approval" | "touch.approved" | "touch.sent" | "touch.skipped";
+            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.approval_undone" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied" | "draft.delivery_scheduled" | "draft.delivery_cancelled" | "draft.suppressed" | "draft.bounced" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "sequence.finished" | "touch.drafted" | "touch.awaiting_approval" | "touch.approved" | "touch.sent" | "touch.skipped";
             usage: {
                 /** Format: int64 */
                 inputTokens: number;
                 /** Format: int64 */
                 outputTokens: number;
             } | null;
+        };
+        /**
+         * @example {
+         *       "id": "0f8fad5b-d9cb-469f-a165-70867728950e",
+         *       "email": "ada@example.com",
+         *       "domain": null,
+         *       "reason": "unsubscribed",
+         *       "source": "unsubscribe_link",
+         *       "createdAt": "2026-03-14T09:30:00.000Z"
+         *     }
+         */
+        Suppression: {
+            /**
+             * Format: date-time
+             * @description When it was added.
+             */
+            createdAt: string;
+            domain: string | null;
+            email: string | null;
+            /**
+             * Format: uuid
+             * @description Identifier of the entry.
+             */
+            id: string;
+            /**
+             * @description Why: `unsubscribed` (the link or a reply asking to stop), `bounced` (the server refused the address), `complained`, `manual` (a person added it), `imported` (a CSV import).
+             * @enum {unknown}
+             */
+            reason: "unsubscribed" | "bounced" | "complained" | "manual" | "imported";
+            /** @description Where it came from: `unsubscribe_link`, `bounce`, `reply`, `api`, `ui`, `import`. */
+            source: string;
         };
         WebhookDelivery: {
             /** Format: int32 */
@@ -1931,7 +2101,7 @@ export type components = {
             disabledReason: string | null;
             enabled: boolean;
             /** @description The event types it is sent; empty for every type. */
-            events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
+            events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "draft.bounced" | "recipient.unsubscribed" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
             failingSince: string | null;
             /**
              * Format: uuid
@@ -2157,6 +2327,11 @@ export interface operations {
                          * @description ISO 8601 timestamp in UTC with milliseconds.
                          */
                         createdAt: string;
+                        /**
+                         * @description "Do not contact": present (true) when the lead's address or domain is on the suppression list, so nothing is delivered to it; left out otherwise. Shown where a lead is read (a lead, a page of leads), not in webhook events.
+                         * @enum {boolean}
+                         */
+                        doNotContact?: true;
                         email: string | null;
                         /**
                          * Format: uuid
@@ -8673,6 +8848,745 @@ export interface operations {
             };
         };
     };
+    listSuppressions: {
+        parameters: {
+            query?: {
+                /** @description Opaque; take it from the Link header of the previous page. */
+                cursor?: string;
+                /** @description Page size, 1 to 200. */
+                limit?: number;
+                /** @description Part of an address or domain. */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first; `Link` names the next page. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    Link: components["headers"]["Link"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Suppression"][];
+                    };
+                };
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSuppression: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description A domain to suppress (every address at it); or give `email`. */
+                    domain?: string;
+                    /** @description An address to suppress; or give `domain`. */
+                    email?: string;
+                    /**
+                     * @description Why; `manual` when left out.
+                     * @enum {unknown}
+                     */
+                    reason?: "manual" | "complained" | "unsubscribed" | "bounced";
+                };
+            };
+        };
+        responses: {
+            /** @description The address or domain was on the list already: its entry. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Suppression"];
+                    };
+                };
+            };
+            /** @description The entry, added; `Location` is its address. */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Suppression"];
+                    };
+                };
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportSuppressions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file (`Content-Disposition: attachment; filename="suppressions-YYYY-MM-DD.csv"`). */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    importSuppressions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Addresses and domains. */
+                    entries: string[];
+                };
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description What the import did. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "added": 120,
+                         *       "existing": 3,
+                         *       "invalid": 1
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * Format: int32
+                             * @description Entries added.
+                             */
+                            added: number;
+                            /**
+                             * Format: int32
+                             * @description Rows naming an address or domain already on the list (left as they were).
+                             */
+                            existing: number;
+                            /**
+                             * Format: int32
+                             * @description Rows naming neither an address nor a domain, skipped.
+                             */
+                            invalid: number;
+                        };
+                    };
+                };
+            };
+            /** @description More rows than one import takes, or a malformed query. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still in flight. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The file is over 2 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is neither text/csv nor application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listTouchesForReview: {
         parameters: {
             query?: never;
@@ -8943,8 +9857,8 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string | null;
-                    /** @description Empty or left out: every type. Each type needs the read scope of its data (`lead.*`: leads:read; `run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403. */
-                    events?: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
+                    /** @description Empty or left out: every type. Each type needs the read scope of its data (`lead.*` and `recipient.*`: leads:read; `run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403. */
+                    events?: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "draft.bounced" | "recipient.unsubscribed" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
                     /** @description An http or https URL without user name or password, on a public address. */
                     url: string;
                 };
@@ -8974,7 +9888,7 @@ export interface operations {
                         disabledReason: string | null;
                         enabled: boolean;
                         /** @description The event types it is sent; empty for every type. */
-                        events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
+                        events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "draft.bounced" | "recipient.unsubscribed" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
                         failingSince: string | null;
                         /**
                          * Format: uuid
@@ -9379,8 +10293,8 @@ export interface operations {
                     description?: string | null;
                     /** @description false disables it; true enables it again and clears its failures. */
                     enabled?: boolean;
-                    /** @description Empty or left out: every type. Each type needs the read scope of its data (`lead.*`: leads:read; `run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403. */
-                    events?: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
+                    /** @description Empty or left out: every type. Each type needs the read scope of its data (`lead.*` and `recipient.*`: leads:read; `run.*` and `draft.*`: runs:read), and every type both: a key without it is refused with 403. */
+                    events?: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "draft.bounced" | "recipient.unsubscribed" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
                     /** @description An http or https URL without user name or password, on a public address. */
                     url?: string;
                 };
@@ -9874,7 +10788,7 @@ export interface operations {
                         disabledReason: string | null;
                         enabled: boolean;
                         /** @description The event types it is sent; empty for every type. */
-                        events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
+                        events: ("lead.created" | "lead.updated" | "lead.deleted" | "run.started" | "run.step_completed" | "run.awaiting_approval" | "run.failed" | "run.completed" | "run.rejected" | "run.cancelled" | "draft.sent" | "draft.delivery_failed" | "draft.replied" | "draft.bounced" | "recipient.unsubscribed" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "touch.drafted" | "touch.awaiting_approval" | "touch.sent" | "touch.skipped")[];
                         failingSince: string | null;
                         /**
                          * Format: uuid
@@ -10313,6 +11227,44 @@ export interface operations {
             };
         };
     };
+    onDraftBounced: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Run"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "draft.bounced";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     onDraftDeliveryFailed: {
         parameters: {
             query?: never;
@@ -10531,6 +11483,44 @@ export interface operations {
                     timestamp: string;
                     /** @enum {string} */
                     type: "lead.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s acknowledges the event; anything else is retried after about 5 s, 1 min, 10 min, 1 h, 6 h and 24 h. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRecipientUnsubscribed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry and replay of it, to deduplicate by. */
+                "webhook-id": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a roll-over). */
+                "webhook-signature": string;
+                /** @description When this attempt was signed, in Unix seconds: refuse one far from your clock. */
+                "webhook-timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Suppression"];
+                    /**
+                     * Format: date-time
+                     * @description When it happened.
+                     */
+                    timestamp: string;
+                    /** @enum {string} */
+                    type: "recipient.unsubscribed";
                 };
             };
         };

@@ -10,6 +10,7 @@ import { isUuid, websiteUrl } from '../validation.ts';
 import { isUserOfWorkspace } from '../workspaces/workspaces.ts';
 import { emitWebhookEvent } from '../webhooks/events.ts';
 import { canonicalTimeZone } from '../sending/time-zones.ts';
+import { doNotContactOf } from '../suppressions/entries.ts';
 import { SEARCH_MAX_LENGTH, SEARCH_MAX_WORDS, UNASSIGNED } from '../../schemas/leads.ts';
 import { stopEnrolments } from '../sequences/stops.ts';
 
@@ -26,6 +27,8 @@ export interface Lead {
   lastContactedAt: Date | null;
   lastReplyAt: Date | null;
   timeZone: string | null;
+  /** True when the lead's address or domain is on the suppression list (DESIGN §15); left out otherwise. */
+  doNotContact?: true;
 }
 
 export interface LeadInput {
@@ -96,8 +99,12 @@ export async function createLead(db: Kysely<DB>, workspaceId: string, input: Lea
 
 export async function getLead(db: Kysely<DB>, workspaceId: string, leadId: string): Promise<Lead | null> {
   if (!isUuid(leadId)) return null;
-  const row = await db.selectFrom('leads').select(LEAD_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
-  return row ? toLead(row) : null;
+  const row = await db.selectFrom('leads').select(LEAD_COLUMNS)
+    .select(doNotContactOf(sql.ref('leads.workspace_id'), sql.ref('leads.email')).as('do_not_contact'))
+    .where('workspace_id', '=', workspaceId).where('id', '=', leadId).executeTakeFirst();
+  if (!row) return null;
+  const { do_not_contact: doNotContact, ...columns } = row;
+  return doNotContact ? { ...toLead(columns), doNotContact: true } : toLead(columns);
 }
 
 export async function updateLead(db: Kysely<DB>, workspaceId: string, leadId: string, input: LeadInput, clock: Clock): Promise<Lead> {
@@ -188,8 +195,12 @@ export function leadsPageStatement(workspaceId: string, options: LeadFilter & { 
   const words = searchWords(options.q);
   const filters = leadConditions(workspaceId, options, words);
   if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
+  // The stored JSON, with `"doNotContact":true` added at its end (where the cursor below does not look) for a lead
+  // whose address is suppressed.
   const page = sql<{ api_json: string; created_at: Date; id: string }>`
-    SELECT l.api_json, l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
+    SELECT CASE WHEN ${doNotContactOf(sql.ref('l.workspace_id'), sql.ref('l.email'))}
+                THEN left(l.api_json, -1) || ',"doNotContact":true}' ELSE l.api_json END AS api_json,
+           l.created_at, l.id FROM leads l WHERE ${sql.join(filters, sql` AND `)}
     ORDER BY l.created_at DESC, l.id DESC LIMIT ${searched(words, options.limit + 1)}`;
   return { words, page };
 }

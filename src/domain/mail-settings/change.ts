@@ -46,6 +46,7 @@ export function checkMailSettingsInput(input: MailSettingsInput, current: Select
     if (problem) errors.push({ field, message: problem });
   };
   text('fromName', input.fromName);
+  text('companyName', input.companyName);
   if (input.smtp) {
     const problem = hostNameProblem(input.smtp.host);
     if (problem) errors.push({ field: 'smtp.host', message: problem });
@@ -103,6 +104,7 @@ type Row = Selectable<MailSettingsTable>;
 const PARTS = {
   sender: ['from_name', 'from_address'],
   defaultDeliver: ['default_deliver'],
+  identity: ['company_name', 'postal_address', 'footer_enabled', 'unsubscribe_address'],
   smtp: ['smtp_host', 'smtp_port', 'smtp_security', 'smtp_user', 'smtp_password'],
   imap: ['imap_host', 'imap_port', 'imap_security', 'imap_user', 'imap_password', 'imap_drafts_folder'],
 } as const satisfies Record<string, ReadonlyArray<keyof Row>>;
@@ -141,7 +143,7 @@ async function readRowForUpdate(trx: Kysely<DB>, workspaceId: string): Promise<R
  */
 export async function changeMailSettings(
   trx: Kysely<DB>, workspaceId: string, input: MailSettingsInput,
-  deps: { secrets: () => SecretBox; clock: Clock; config: Pick<Config, 'smtpUrl' | 'mailFrom'> }, userId: string | null,
+  deps: { secrets: () => SecretBox; clock: Clock; config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'mailPostalAddress'> }, userId: string | null,
 ): Promise<{ view: MailSettingsView; details: AuditDetails }> {
   const before = await readRowForUpdate(trx, workspaceId);
   checkMailSettingsInput(input, before);
@@ -149,6 +151,9 @@ export async function changeMailSettings(
     ...input,
     ...(input.fromName !== undefined ? { fromName: input.fromName?.trim() || null } : {}),
     ...(input.fromAddress !== undefined ? { fromAddress: input.fromAddress?.trim() || null } : {}),
+    ...(input.companyName !== undefined ? { companyName: input.companyName?.trim() || null } : {}),
+    ...(input.postalAddress !== undefined ? { postalAddress: input.postalAddress?.trim() || null } : {}),
+    ...(input.unsubscribeAddress !== undefined ? { unsubscribeAddress: input.unsubscribeAddress?.trim() || null } : {}),
     ...(input.smtp ? { smtp: { ...input.smtp, host: normalHost(input.smtp.host) } } : {}),
     ...(input.imap ? { imap: { ...input.imap, host: normalHost(input.imap.host) } } : {}),
   };

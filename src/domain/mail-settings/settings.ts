@@ -60,8 +60,10 @@ export interface MailSettingsView {
   defaultDeliver: DeliverMethod | null;
   smtp: { host: string; port: number; security: TlsMode; user: string | null; passwordSet: boolean } | null;
   imap: { host: string; port: number; security: TlsMode; user: string | null; passwordSet: boolean; draftsFolder: string } | null;
-  /** What applies where the workspace sets nothing: SMTP_URL's server (without its credentials) and MAIL_FROM. */
-  installation: { smtp: { host: string; port: number } | null; from: Address | null };
+  /** The sender's identity the footer carries (DESIGN §15), as stored: null where the fallback applies. */
+  identity: { companyName: string | null; postalAddress: string | null; footerEnabled: boolean; unsubscribeAddress: string | null };
+  /** What applies where the workspace sets nothing: SMTP_URL's server (without its credentials), MAIL_FROM and MAIL_POSTAL_ADDRESS. */
+  installation: { smtp: { host: string; port: number } | null; from: Address | null; postalAddress: string | null };
   updatedAt: Date | null;
 }
 
@@ -75,6 +77,22 @@ export interface MailSettingsInput {
   defaultDeliver?: DeliverMethod | null;
   smtp?: { host: string; port: number; security: TlsMode; user?: string | null; password?: string | null } | null;
   imap?: { host: string; port: number; security: TlsMode; user?: string | null; password?: string | null; draftsFolder?: string | null } | null;
+  /** The sender's identity (DESIGN §15), the footer's: left out, kept; null, the fallback. */
+  companyName?: string | null;
+  postalAddress?: string | null;
+  footerEnabled?: boolean;
+  unsubscribeAddress?: string | null;
+}
+
+/** The identity columns a change writes: what it gives, else what is stored. */
+function identityOfChange(current: Selectable<MailSettingsTable> | undefined, input: MailSettingsInput) {
+  const pick = <T>(given: T | undefined, stored: T): T => (given !== undefined ? given : stored);
+  return {
+    company_name: pick(input.companyName, current?.company_name ?? null),
+    postal_address: pick(input.postalAddress, current?.postal_address ?? null),
+    footer_enabled: pick(input.footerEnabled, current?.footer_enabled ?? true),
+    unsubscribe_address: pick(input.unsubscribeAddress, current?.unsubscribe_address ?? null),
+  };
 }
 
 export const DEFAULT_DRAFTS_FOLDER = 'Drafts';
@@ -224,7 +242,7 @@ export async function loadMailTransport(
 }
 
 export async function getMailSettingsView(
-  db: Kysely<DB>, workspaceId: string, config: Pick<Config, 'smtpUrl' | 'mailFrom'>,
+  db: Kysely<DB>, workspaceId: string, config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'mailPostalAddress'>,
 ): Promise<MailSettingsView> {
   const row = await readRow(db, workspaceId);
   const installationSmtp = config.smtpUrl ? smtpFromUrl(config.smtpUrl) : null;
@@ -241,7 +259,14 @@ export async function getMailSettingsView(
         passwordSet: row.imap_password !== null, draftsFolder: row.imap_drafts_folder ?? DEFAULT_DRAFTS_FOLDER,
       }
       : null,
-    installation: { smtp: installationSmtp && { host: installationSmtp.host, port: installationSmtp.port }, from: config.mailFrom },
+    identity: {
+      companyName: row?.company_name ?? null, postalAddress: row?.postal_address ?? null,
+      footerEnabled: row?.footer_enabled ?? true, unsubscribeAddress: row?.unsubscribe_address ?? null,
+    },
+    installation: {
+      smtp: installationSmtp && { host: installationSmtp.host, port: installationSmtp.port }, from: config.mailFrom,
+      postalAddress: config.mailPostalAddress ?? null,
+    },
     updatedAt: row?.updated_at ?? null,
   };
 }
@@ -284,6 +309,7 @@ export async function saveMailSettings(
     smtp_user: current?.smtp_user ?? null, smtp_password: current?.smtp_password ?? null,
     imap_host: current?.imap_host ?? null, imap_port: current?.imap_port ?? null, imap_security: current?.imap_security ?? null,
     imap_user: current?.imap_user ?? null, imap_password: current?.imap_password ?? null, imap_drafts_folder: current?.imap_drafts_folder ?? null,
+    ...identityOfChange(current, input),
     updated_at: clock.now(),
     updated_by_user_id: userId,
   };

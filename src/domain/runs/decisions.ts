@@ -10,6 +10,7 @@ import { applyTransition, DRAFT, lockRun, RUN, RUNS_CHANNEL, skipSteps, STEP, ty
 import { getRun, type Run } from './runs.ts';
 import { scheduleOfApproval, type SendAt } from '../sending/schedule.ts';
 import { enrolRun, undoEnrolment } from '../sequences/enrolments.ts';
+import { refuseUndeliverable } from '../suppressions/gate.ts';
 
 async function readBack(trx: Kysely<DB>, workspaceId: string, runId: string): Promise<Run> {
   const run = await getRun(trx, workspaceId, runId);
@@ -39,6 +40,8 @@ export interface ApprovalDelivery {
   transport: (trx: Kysely<DB>) => Promise<DeliveryTransport>;
   /** A new Message-ID at the sender's domain (src/mail/message.ts). */
   newMessageId: (fromAddress: string) => string;
+  /** The installation's postal address (MAIL_POSTAL_ADDRESS), for a workspace that sets none (DESIGN §15). */
+  postalAddress?: string | null;
   /** How long the delivery waits before its job may start, so that the approval can be undone (the web UI's). */
   holdMs?: number;
   /** DESIGN §14: send in the next send window, or at this instant, rather than at once. */
@@ -63,6 +66,7 @@ export async function approveRun(
   if (delivery && draft && (delivery.deliver === undefined || delivery.deliver !== 'none')) {
     transport = await delivery.transport(trx);
     method = chooseDelivery(delivery.deliver, transport, draft.to_address);
+    if (method) await refuseUndeliverable(trx, workspaceId, draft.to_address, { ...delivery, from: transport.from });
   }
   const now = clock.now();
   const schedule = method && delivery?.sendAt ? await scheduleOfApproval(trx, workspaceId, runId, delivery.sendAt, now) : null;

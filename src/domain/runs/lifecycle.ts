@@ -109,6 +109,10 @@ export const DELIVERY = {
   cancel: delivery(['SCHEDULED'], 'CANCELLED', 'draft.delivery_cancelled'),
   /** A reply to the delivered e-mail was found (src/mail/replies.ts). */
   reply: delivery(['DELIVERED'], 'DELIVERED', 'draft.replied', 'draft.replied', true),
+  /** Its address or domain was suppressed before it left: it ends unsent (src/domain/suppressions/gate.ts). */
+  suppress: delivery(['SCHEDULED', 'QUEUED', 'DELIVERING'], 'SUPPRESSED', 'draft.suppressed', null, true),
+  /** The recipient's server refused it for good: at once (a 5xx) or by a delivery status notification. */
+  bounce: delivery(['DELIVERING', 'DELIVERED'], 'BOUNCED', 'draft.bounced', 'draft.bounced', true),
 } as const;
 
 const TRANSITIONS: readonly Transition[] = [RUN, STEP, DRAFT, DELIVERY].flatMap((table) => Object.values(table));

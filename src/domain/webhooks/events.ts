@@ -20,7 +20,7 @@ export type EventReadScope = (typeof EVENT_READ_SCOPES)[number];
  * with its steps' outputs and its draft. An endpoint is sent a type only when it holds the type's scope.
  */
 export function eventReadScope(type: WebhookEventType): EventReadScope {
-  return type.startsWith('lead.') ? 'leads:read' : 'runs:read';
+  return type.startsWith('lead.') || type.startsWith('recipient.') ? 'leads:read' : 'runs:read';
 }
 
 /** The read scopes among `scopes`, in their usual order. */

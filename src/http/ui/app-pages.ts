@@ -23,6 +23,7 @@ export const APP_PAGES = [
   '/settings/email',
   '/settings/webhooks',
   '/settings/sequences',
+  '/settings/suppressions',
   '/settings/profile',
 ] as const;
 

@@ -57,6 +57,7 @@ export default async function approvalRoutes(app: AppInstance): Promise<void> {
       senderUserId: principal.userId,
       transport: (db: Kysely<DB>) => loadMailTransport(db, principal.workspaceId, app.deps.secrets(), config),
       newMessageId,
+      postalAddress: config.mailPostalAddress,
       holdMs: config.approvalUndoMs,
     });
     const held = run.emailDraft?.delivery?.status === 'QUEUED' && config.approvalUndoMs > 0;

@@ -14,9 +14,12 @@ import type { ClaimedJob, JobContext, JobHandler } from '../types.ts';
 import { appendDraft } from '../../mail/imap.ts';
 import { composeMessage } from '../../mail/message.ts';
 import { loadMailTransport, type Address } from '../../domain/mail-settings/settings.ts';
-import { sendRaw } from '../../mail/smtp.ts';
 import { claimSendingSlot } from '../../domain/sending/limits.ts';
 import { beginFollowUp, threadOf, touchDelivered } from '../../domain/sequences/delivery.ts';
+import { RecipientRefused, sendRaw } from '../../mail/smtp.ts';
+import { recordBounce } from '../../domain/suppressions/bounces.ts';
+import { consentParts } from '../../mail/unsubscribe-headers.ts';
+import { claimUnlessSuppressed } from '../../domain/suppressions/gate.ts';
 
 /** After the first attempt: about 30 s, 2 min, 10 min, 30 min, then 2 h. */
 const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
@@ -104,6 +107,14 @@ async function markFailed(trx: Transaction<DB>, deliveryId: string, failure: str
   await applyTransition(trx, DELIVERY.fail, { ...targetOf(delivery), at: now, set: { error }, event: { error } });
 }
 
+/** A 5xx to RCPT TO: the delivery BOUNCED and the address suppressed, with the job's end (DESIGN §15). */
+async function recordRefusal(ctx: JobContext, delivery: DeliveryRow, error: RecipientRefused): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    if (!(await ctx.finish(trx))) return;
+    await recordBounce(trx, { ...targetOf(delivery), email: delivery.to_address!, error: excerpt(error.message), source: 'smtp', at: ctx.clock.now() });
+  });
+}
+
 const targetOf = (delivery: { id: string; run_id: string; workspace_id: string }) =>
   ({ workspaceId: delivery.workspace_id, runId: delivery.run_id, deliveryId: delivery.id });
 
@@ -128,7 +139,9 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
       const sender = await senderOf(ctx.db, delivery.sender_user_id, transport.from);
       // A follow-up is a reply in its thread (DESIGN §13): touch 1's subject, and the earlier touches' Message-IDs.
       const thread = await threadOf(ctx.db, delivery.id);
+      const consent = await consentParts(ctx.db, ctx.secrets(), ctx.config, delivery.workspace_id, delivery.to_address, ctx.clock.now());
       const raw = await composeMessage({
+        headers: consent.headers, footer: consent.footer,
         // The draft is written to the lead ("Hi Ada"), so the To header names them: `"Ada Lovelace" <ada@…>`.
         from: sender.from, to: { name: delivery.lead_name, address: delivery.to_address }, replyTo: sender.replyTo,
         subject: thread?.subject ?? delivery.subject, body: delivery.body,
@@ -136,14 +149,18 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
         ...(thread ? { inReplyTo: thread.inReplyTo, references: thread.references } : {}),
       });
 
-      // A follow-up goes only while its sequence is ACTIVE, checked in the claim's own transaction (DESIGN §13).
-      const began = await ctx.db.transaction().execute(async (trx) => {
-        const followUp = await beginFollowUp(trx, delivery.id, ctx.clock.now());
-        if (followUp !== 'go') return followUp;
-        return applyTransition(trx, DELIVERY.begin, { ...targetOf(delivery), at: ctx.clock.now(), set: { attempts: sql`attempts + 1` } });
-      });
-      if (began instanceof Date) return { again: began };
-      if (began === 0 || began === 'cancelled') return;
+      // Claimed in the transaction that reads the suppression list (an address that asked to stop is not written to)
+      // and, for a follow-up, finds its sequence still ACTIVE (DESIGN §13, §15).
+      let heldUntil: Date | null = null;
+      const claimed = await claimUnlessSuppressed(ctx.db, { ...targetOf(delivery), leadId: delivery.lead_id, to: delivery.to_address }, ctx.clock.now(),
+        async (trx) => {
+          const followUp = await beginFollowUp(trx, delivery.id, ctx.clock.now());
+          if (followUp instanceof Date) heldUntil = followUp;
+          if (followUp !== 'go') return 0;
+          return applyTransition(trx, DELIVERY.begin, { ...targetOf(delivery), at: ctx.clock.now(), set: { attempts: sql`attempts + 1` } });
+        });
+      if (heldUntil) return { again: heldUntil };
+      if (claimed !== 'began') return;
       // A run page following the run learns that the delivery is under way, without an event of its own.
       await notifyFollowers(ctx.db, delivery.run_id);
 
@@ -163,6 +180,7 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
         }
       } catch (error) {
         if (ctx.signal.aborted) throw error;
+        if (error instanceof RecipientRefused) return recordRefusal(ctx, delivery, error);
         if (error instanceof PermanentError) throw error;
         const message = error instanceof Error ? error.message : String(error);
         if (job.attempt < job.maxAttempts) await recordRetry(ctx, delivery, message);

@@ -24,6 +24,7 @@ const SETTINGS: NavItem[] = [
   { to: '/settings/email', label: 'E-mail', icon: 'mail', adminOnly: true },
   { to: '/settings/webhooks', label: 'Webhooks', icon: 'external', adminOnly: true },
   { to: '/settings/sequences', label: 'Sequences', icon: 'refresh', adminOnly: true },
+  { to: '/settings/suppressions', label: 'Suppressions', icon: 'lock' },
   { to: '/settings/profile', label: 'Your profile', icon: 'profile' },
 ];
 

@@ -50,6 +50,11 @@ export function LeadStatusBadge({ status }: { status: LeadStatus }) {
   return <Badge tone={LEAD_TONE[status]} dot>{LEAD_STATUS_LABEL[status]}</Badge>;
 }
 
+/** "Do not contact": the lead's address or domain is on the suppression list (DESIGN §15); nothing is delivered to it. */
+export function DoNotContactBadge({ show }: { show: boolean | undefined }) {
+  return show ? <Badge tone="red">Do not contact</Badge> : null;
+}
+
 const RUN_TONE: Record<RunStatus, Tone> = {
   QUEUED: 'neutral', RUNNING: 'blue', AWAITING_APPROVAL: 'amber', COMPLETED: 'green', REJECTED: 'red', FAILED: 'red', CANCELLED: 'gray',
 };

@@ -6,7 +6,7 @@ import { api, ApiError } from '../api/client';
 import { LEAD_STATUSES, type Call, type LeadStatus } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
-import { Alert, Badge, Button, Card, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
+import { Alert, Badge, Button, Card, DoNotContactBadge, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import {
   callTitle, formatDate, formatDateTime, hostOf, LEAD_STATUS_LABEL, plural, TRANSCRIPT_FORMAT_LABEL,
 } from '../lib/format';
@@ -95,6 +95,7 @@ export function LeadPage() {
         title={person.name}
         description={[person.companyName, person.email].filter(Boolean).join(' · ') || undefined}
         actions={<>
+          <DoNotContactBadge show={person.doNotContact} />
           <div className="toolbar-field">
             <label htmlFor="lead-status-change" className="toolbar-label">Status</label>
             <select id="lead-status-change" className="input select" value={person.status} disabled={savingStatus}

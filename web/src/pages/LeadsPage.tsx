@@ -8,7 +8,7 @@ import { api, ApiError } from '../api/client';
 import { LEAD_STATUSES, type Lead, type LeadStatus } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
-import { Alert, Button, EmptyState, ErrorAlert, LeadStatusBadge, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
+import { Alert, Button, DoNotContactBadge, EmptyState, ErrorAlert, LeadStatusBadge, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
 import { displayName, formatNumber, hostOf, LEAD_STATUS_LABEL, plural } from '../lib/format';
 import {
   exportPath, hasFilters, leadFilters, leadViewPath, LEADS_PAGE_SIZE, previousPage, readLeadView, rememberPreviousPage,
@@ -272,7 +272,7 @@ export function LeadsPage() {
                       )}
                     </td>
                     <td data-label="Owner" className={lead.assignedToUserId ? undefined : 'muted'}>{ownerText(lead.assignedToUserId)}</td>
-                    <td><LeadStatusBadge status={lead.status} /></td>
+                    <td><LeadStatusBadge status={lead.status} /> <DoNotContactBadge show={lead.doNotContact} /></td>
                     <td className="nowrap" data-label="Last contact"><RelativeTime iso={lead.lastContactedAt} fallback="Never" /></td>
                     <td className="nowrap" data-label="Last reply"><RelativeTime iso={lead.lastReplyAt} fallback="None" /></td>
                     <td className="align-right nowrap muted" data-label="Added"><RelativeTime iso={lead.createdAt} /></td>

@@ -8,7 +8,7 @@ import { api, ApiError } from '../api/client';
 import type { Lead, Run, WriterOutput } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
-import { Alert, Badge, Button, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
+import { Alert, Badge, Button, DoNotContactBadge, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
 import { batchPath } from '../lib/batch';
 import {
   approveChoices, APPROVE_KEY_LABEL, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver,
@@ -240,6 +240,7 @@ export function ReviewPage() {
                 <span className="visually-hidden">Draft {index + 1} of {queue.length}: </span>
                 {lead === undefined ? 'Loading the lead…' : lead ? lead.name : 'Unknown lead'}
               </h2>
+              <DoNotContactBadge show={lead?.doNotContact} />
               <p className="row-sub">
                 {lead?.companyName ? `${lead.companyName} · ` : ''}started <RelativeTime iso={current.startedAt} />
               </p>

@@ -6,7 +6,7 @@ import { api, ApiError } from '../api/client';
 import type { AnalysisOutput, ResearchOutput, Run, RunEvent, Step, StepNode, StrategyOutput } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
-import { Alert, Badge, Button, Card, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
+import { Alert, Badge, Button, Card, DoNotContactBadge, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import { formatDateTime, formatDuration, formatNumber, RUN_STATUS_LABEL, STEP_LABEL } from '../lib/format';
 import { batchPath } from '../lib/batch';
 import { useLiveRun } from '../lib/liveRun';
@@ -118,6 +118,7 @@ export function RunPage() {
         description={lead.data?.companyName ?? undefined}
         actions={<>
           <RunStatusBadge status={run.status} />
+          <DoNotContactBadge show={lead.data?.doNotContact} />
           {/* The run is Approved whatever became of its e-mail; the header says that too, not only the draft. */}
           {run.emailDraft?.status === 'SENT' && <Badge tone="green">E-mail sent</Badge>}
           {run.emailDraft?.delivery?.status === 'FAILED' && <Badge tone="red">E-mail not sent</Badge>}

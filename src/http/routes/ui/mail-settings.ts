@@ -45,10 +45,17 @@ const MailSettings = Type.Object({
     passwordSet: PasswordSet,
     draftsFolder: Type.String(),
   })),
+  identity: Type.Object({
+    companyName: Nullable(Type.String({ description: 'The footer\'s company name; null: the workspace\'s name.' })),
+    postalAddress: Nullable(Type.String({ description: 'The footer\'s postal address; null: MAIL_POSTAL_ADDRESS.' })),
+    footerEnabled: Type.Boolean(),
+    unsubscribeAddress: Nullable(Type.String({ description: 'Takes unsubscribe requests by mail (a mailto: in List-Unsubscribe).' })),
+  }, { description: 'The sender\'s identity every e-mail carries (DESIGN §15).' }),
   installation: Type.Object({
     smtp: Nullable(Type.Object({ host: Type.String(), port: Type.Integer() }, { description: 'SMTP_URL\'s server, without its credentials.' })),
     from: Nullable(Address),
-  }, { description: 'What applies where the workspace sets nothing: SMTP_URL and MAIL_FROM.' }),
+    postalAddress: Nullable(Type.String({ description: 'MAIL_POSTAL_ADDRESS.' })),
+  }, { description: 'What applies where the workspace sets nothing: SMTP_URL, MAIL_FROM and MAIL_POSTAL_ADDRESS.' }),
   updatedAt: Nullable(Timestamp()),
 }, { $id: 'UiMailSettings' });
 
@@ -56,6 +63,10 @@ const MailSettingsChange = Type.Object({
   fromName: Type.Optional(Nullable(Type.String({ maxLength: FROM_NAME_MAX, description: 'The name on the workspace\'s e-mails.' }))),
   fromAddress: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254, description: 'The address e-mails are sent from.' }))),
   defaultDeliver: Type.Optional(Nullable(DefaultDeliver)),
+  companyName: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'The footer\'s company name; null: the workspace\'s name.' }))),
+  postalAddress: Type.Optional(Nullable(Type.String({ maxLength: 500, description: 'The footer\'s postal address, on one or more lines.' }))),
+  footerEnabled: Type.Optional(Type.Boolean({ description: 'Whether e-mails carry the footer (on unless turned off).' })),
+  unsubscribeAddress: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254, description: 'An address taking unsubscribe requests by mail.' }))),
   smtp: Type.Optional(Nullable(Type.Object({
     host: Host, port: Port, security: Security,
     user: Type.Optional(Nullable(User)),

@@ -41,7 +41,7 @@ export const RunEvent = Type.Object({
     'run.queued', 'step.started', 'step.retrying', 'step.completed', 'step.failed', 'run.awaiting_approval',
     'run.failed', 'run.cancelled', 'run.approved', 'run.approval_undone', 'run.rejected', 'run.regenerating',
     'draft.edited', 'draft.delivery_queued', 'draft.delivery_retrying', 'draft.sent', 'draft.saved_to_mailbox',
-    'draft.delivery_failed', 'draft.replied', 'draft.delivery_scheduled', 'draft.delivery_cancelled',
+    'draft.delivery_failed', 'draft.replied', 'draft.delivery_scheduled', 'draft.delivery_cancelled', 'draft.suppressed', 'draft.bounced',
     'sequence.enrolled', 'sequence.stopped', 'sequence.paused', 'sequence.resumed', 'sequence.finished',
     'touch.drafted', 'touch.awaiting_approval', 'touch.approved', 'touch.sent', 'touch.skipped',
   ], { description: 'A follow-up\'s `touch.*` event names its touch number in `attempt`, and a stop or skip its reason in `error`.' }),

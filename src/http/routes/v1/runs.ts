@@ -118,7 +118,10 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       + 'over IMAP, `none` only approves; without it the workspace\'s default applies (`none` when no mail transport is set up). '
       + 'A delivery is a job: the draft\'s `delivery` shows its course (QUEUED, DELIVERING, DELIVERED or FAILED). '
       + 'A delivery the workspace cannot make (no SMTP or IMAP set up, no sender address) is 409 `mail_not_configured`, '
-      + 'and a draft without a recipient 409 `invalid_state` naming `to`; either way nothing is approved.', RunApprove),
+      + 'and a draft without a recipient 409 `invalid_state` naming `to`. A recipient on the suppression list is 409 '
+      + '`recipient_suppressed` (`reason` says why), and a workspace whose sender identity (sender name and address, '
+      + 'company name, postal address while the footer is on) is incomplete 409 `sender_incomplete` (`missing` names '
+      + 'what). Either way nothing is approved.', RunApprove),
   }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
     const principal = principalOf(request);
     const delivery = {
@@ -128,6 +131,7 @@ export default async function runRoutes(app: AppInstance): Promise<void> {
       senderUserId: principal.userId ?? principal.adminUserId,
       transport: (trx: Kysely<DB>) => loadMailTransport(trx, principal.workspaceId, app.deps.secrets(), config),
       newMessageId,
+      postalAddress: config.mailPostalAddress,
     };
     return decided(request, await approveRun(trx, principal.workspaceId, request.params.id, decider(request), clock, delivery));
   }));

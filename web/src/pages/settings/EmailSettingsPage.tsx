@@ -63,6 +63,10 @@ interface FormState {
   defaultDeliver: Deliver;
   smtp: ServerForm | null;
   imap: ServerForm | null;
+  /** The sender's identity the footer carries (DESIGN §15). */
+  companyName: string;
+  postalAddress: string;
+  footerEnabled: boolean;
 }
 
 function formOf(view: MailSettings): FormState {
@@ -76,6 +80,9 @@ function formOf(view: MailSettings): FormState {
     defaultDeliver: view.defaultDeliver ?? (view.smtp || view.installation.smtp ? 'send' : view.imap ? 'mailbox' : 'none'),
     smtp: server(view.smtp),
     imap: server(view.imap, view.imap?.draftsFolder ?? 'Drafts'),
+    companyName: view.identity.companyName ?? '',
+    postalAddress: view.identity.postalAddress ?? '',
+    footerEnabled: view.identity.footerEnabled,
   };
 }
 
@@ -101,6 +108,9 @@ function bodyOf(form: FormState): MailSettingsChange {
     defaultDeliver: form.defaultDeliver,
     smtp: form.smtp && serverBody(form.smtp, 'smtp'),
     imap: form.imap && serverBody(form.imap, 'imap'),
+    companyName: form.companyName.trim() || null,
+    postalAddress: form.postalAddress.trim() || null,
+    footerEnabled: form.footerEnabled,
   } as MailSettingsChange;
 }
 
@@ -130,8 +140,15 @@ function check(form: FormState): Record<string, string> {
   return errors;
 }
 
-const KNOWN = ['fromName', 'fromAddress', 'defaultDeliver', 'smtp.host', 'smtp.port', 'smtp.security', 'smtp.user', 'smtp.password',
+const KNOWN = ['fromName', 'fromAddress', 'defaultDeliver', 'companyName', 'postalAddress', 'smtp.host', 'smtp.port', 'smtp.security', 'smtp.user', 'smtp.password',
   'imap.host', 'imap.port', 'imap.security', 'imap.user', 'imap.password', 'imap.draftsFolder'] as const;
+
+/** The footer as e-mails will carry it (src/mail/unsubscribe-headers.ts), with a placeholder for the link. */
+function footerPreview(form: FormState, view: MailSettings): string {
+  const company = form.companyName.trim() || 'Your workspace';
+  const address = (form.postalAddress.trim() || view.installation.postalAddress || '(no postal address yet)').split(/\s*\n\s*/).filter(Boolean).join(', ');
+  return `${company}, ${address}\nIf you would rather not hear from us again, reply "stop" or unsubscribe here: ${location.origin}/unsubscribe/…`;
+}
 
 /** Admins only: the header and the guard are the route's (AdminGate). */
 export function EmailSettingsPage() {
@@ -198,6 +215,35 @@ function SettingsForm({ view: initial }: { view: MailSettings }) {
             </div>
             {errors.fields.defaultDeliver && <p className="field-error">{errors.fields.defaultDeliver}</p>}
           </fieldset>
+        </div>
+      </Card>
+
+      <Card title="Company and footer" titleId="mail-identity">
+        <div className="form">
+          <p className="muted small">
+            Every e-mail carries a one-click unsubscribe link and, with the footer on, your company's name and postal address. Nothing is
+            delivered until they are known.
+          </p>
+          <div className="form-row">
+            <Field label="Company name" optional error={errors.fields.companyName} hint="Left empty: the workspace's name.">
+              {(p) => <input {...p} className="input" value={form.companyName} onChange={(e) => set('companyName', e.target.value)} maxLength={200} autoComplete="organization" />}
+            </Field>
+            <Field label="Postal address" optional error={errors.fields.postalAddress}
+              hint={view.installation.postalAddress ? `Left empty: ${view.installation.postalAddress} (MAIL_POSTAL_ADDRESS).` : 'Required while the footer is on.'}>
+              {(p) => <textarea {...p} className="input" rows={3} value={form.postalAddress} onChange={(e) => set('postalAddress', e.target.value)} maxLength={500}
+                placeholder={view.installation.postalAddress ?? '1 Main Street, Springfield, IL 62701'} autoComplete="street-address" />}
+            </Field>
+          </div>
+          <label className="checkbox">
+            <input type="checkbox" checked={form.footerEnabled} onChange={(e) => set('footerEnabled', e.target.checked)} />
+            <span>Add the footer to every e-mail</span>
+          </label>
+          {form.footerEnabled && (
+            <div aria-label="Footer preview">
+              <p className="field-label">Preview</p>
+              <pre className="mono small footer-preview">{footerPreview(form, view)}</pre>
+            </div>
+          )}
         </div>
       </Card>
 

@@ -19,7 +19,7 @@ type EventType = Endpoint['events'][number];
 const EVENT_TYPES: readonly EventType[] = [
   'lead.created', 'lead.updated', 'lead.deleted',
   'run.started', 'run.step_completed', 'run.awaiting_approval', 'run.failed', 'run.completed', 'run.rejected', 'run.cancelled',
-  'draft.sent', 'draft.delivery_failed', 'draft.replied',
+  'draft.sent', 'draft.delivery_failed', 'draft.replied', 'draft.bounced', 'recipient.unsubscribed',
   'sequence.enrolled', 'sequence.stopped', 'sequence.paused', 'sequence.resumed',
   'touch.drafted', 'touch.awaiting_approval', 'touch.sent', 'touch.skipped',
 ];

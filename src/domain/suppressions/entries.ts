@@ -1,0 +1,49 @@
+// The suppression list's entries (DESIGN §15) as the API shows them, and the look-up every delivery makes.
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import type { DB, SuppressionReason, SuppressionsTable } from '../../db/schema.ts';
+
+export interface Suppression {
+  id: string;
+  email: string | null;
+  domain: string | null;
+  reason: SuppressionReason;
+  source: string;
+  createdAt: Date;
+}
+
+export const toSuppression = (row: Selectable<SuppressionsTable>): Suppression => ({
+  id: row.id, email: row.email, domain: row.domain, reason: row.reason, source: row.source, createdAt: row.created_at,
+});
+
+/** An address as the list keeps it: trimmed and lower-cased (the part before the @ too: nobody relies on its case). */
+export const normalEmail = (email: string): string => email.trim().toLowerCase();
+
+/** The domain of an address, lower-cased ('' when it has none). */
+export function domainOf(email: string): string {
+  const at = email.lastIndexOf('@');
+  return at < 0 ? '' : email.slice(at + 1).trim().toLowerCase();
+}
+
+/**
+ * Serialises a suppression of `key` (an address, or `@domain`) with the claim of a delivery to it: both take this
+ * lock in their transaction, so the claim either sees the committed entry or commits before the entry is made.
+ */
+export async function lockAddress(trx: Kysely<DB>, workspaceId: string, key: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`suppression:${workspaceId}:${key}`}, 0))`.execute(trx);
+}
+
+/** Whether an address is suppressed (its own entry or its domain's), as SQL over a lead's columns: "Do not contact". */
+export function doNotContactOf(workspaceId: RawBuilder<unknown> | ReturnType<typeof sql.ref>, email: RawBuilder<unknown> | ReturnType<typeof sql.ref>) {
+  return sql<boolean>`EXISTS (SELECT 1 FROM suppressions s WHERE s.workspace_id = ${workspaceId}
+    AND (s.email = lower(${email}) OR s.domain = lower(split_part(${email}, '@', 2))))`;
+}
+
+/** The entry that suppresses `email` in the workspace (its address's, else its domain's), or null. */
+export async function suppressionOf(db: Kysely<DB>, workspaceId: string, email: string): Promise<Suppression | null> {
+  const address = normalEmail(email);
+  const row = await db.selectFrom('suppressions').selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('email', '=', address), eb('domain', '=', domainOf(address))]))
+    .orderBy(sql`email IS NULL`).limit(1).executeTakeFirst();
+  return row ? toSuppression(row) : null;
+}

@@ -1,0 +1,71 @@
+// Where the suppression list stops an e-mail (DESIGN §15): at approval (409 recipient_suppressed) and in the
+// transaction that claims a delivery for sending, so that an address suppressed after the approval is never written to.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { AppError } from '../errors.ts';
+import { applyTransition, DELIVERY } from '../runs/lifecycle.ts';
+import { stopEnrolments } from '../sequences/stops.ts';
+import { domainOf, lockAddress, normalEmail, suppressionOf } from './entries.ts';
+import { missingIdentity, refuseIncomplete, senderIdentity } from './identity.ts';
+
+/**
+ * What an approval with delivery checks besides the transport (DESIGN §15): the workspace's sender identity is
+ * complete (409 sender_incomplete), and the recipient is not suppressed (409 recipient_suppressed).
+ */
+export async function refuseUndeliverable(
+  trx: Kysely<DB>, workspaceId: string, to: string | null,
+  sender: { senderUserId: string | null; from: { name?: string | null; address: string } | null; postalAddress?: string | null | undefined },
+): Promise<void> {
+  const identity = await senderIdentity(trx, workspaceId, { mailPostalAddress: sender.postalAddress ?? null });
+  const user = sender.senderUserId
+    ? await trx.selectFrom('users').select(['name', 'sender_name']).where('id', '=', sender.senderUserId).executeTakeFirst()
+    : undefined;
+  // The name the e-mail will carry, as the delivery picks it (src/jobs/handlers/email-deliver.ts).
+  const name = user?.sender_name?.trim() || user?.name?.trim() || sender.from?.name?.trim() || null;
+  refuseIncomplete(missingIdentity(identity, { name, address: sender.from?.address ?? null }));
+  await refuseSuppressed(trx, workspaceId, to);
+}
+
+/** Refuses (409 recipient_suppressed, with `reason`) an approval whose e-mail would go to a suppressed address or domain. */
+export async function refuseSuppressed(trx: Kysely<DB>, workspaceId: string, to: string | null): Promise<void> {
+  if (!to) return;
+  const entry = await suppressionOf(trx, workspaceId, to);
+  if (!entry) return;
+  throw new AppError('recipient_suppressed',
+    `${entry.email ? 'The recipient\'s address' : 'The recipient\'s domain'} is on the suppression list (${entry.reason}): nothing is delivered to it. Nothing was approved.`,
+    { extra: { reason: entry.reason }, errors: [{ field: 'to', message: `is suppressed (${entry.reason})` }] });
+}
+
+export interface ClaimTarget {
+  workspaceId: string;
+  runId: string;
+  deliveryId: string;
+  leadId: string;
+  to: string;
+}
+
+/**
+ * Claims a delivery for sending unless its address or domain is suppressed, in one transaction: `begin` (the
+ * DELIVERY.begin transition) runs only after the address's lock is held and the list read, so an unsubscribe committed
+ * before the claim ends the delivery SUPPRESSED unsent (with its run event, and its lead's sequence stopped), and one
+ * made after waits for the claim to commit. Answers `began`, `suppressed`, or `gone` (begin changed nothing).
+ */
+export async function claimUnlessSuppressed(
+  db: Kysely<DB>, target: ClaimTarget, at: Date, begin: (trx: Kysely<DB>) => Promise<number>,
+): Promise<'began' | 'suppressed' | 'gone'> {
+  return db.transaction().execute(async (trx) => {
+    const email = normalEmail(target.to);
+    await lockAddress(trx, target.workspaceId, email);
+    await lockAddress(trx, target.workspaceId, `@${domainOf(email)}`);
+    const entry = await suppressionOf(trx, target.workspaceId, email);
+    if (!entry) return (await begin(trx)) > 0 ? 'began' : 'gone';
+    const suppressed = await applyTransition(trx, DELIVERY.suppress, {
+      workspaceId: target.workspaceId, runId: target.runId, deliveryId: target.deliveryId, at,
+      set: { error: `Not sent: the ${entry.email ? 'address' : 'domain'} is on the suppression list (${entry.reason}).` },
+      event: { error: entry.reason },
+    });
+    if (suppressed === 0) return 'gone';
+    await stopEnrolments(trx, { workspaceId: target.workspaceId, leadId: target.leadId, reason: 'suppressed', at });
+    return 'suppressed';
+  });
+}
