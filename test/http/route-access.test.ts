@@ -2,13 +2,12 @@
 // 401 (no or bad credentials), 403 (a key of the workspace without that scope) and 404 (another workspace's key
 // aimed at this workspace's resources). A new route is covered the moment it is registered.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { generateKey, isWellFormedKey } from '../../src/domain/keys/keys.ts';
 import { buildApp } from '../../src/http/app.ts';
 import type { RouteEntry } from '../../src/http/app-instance.ts';
 import { ALL_SCOPES, BACKENDS, silentLogger, startTestApp, TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
-import { assertProblem, countRows, createCall, createLead, isPublicRoute, startRun } from './support.ts';
+import { assertProblem, countRows, createCall, createLead, isPublicRoute, startRun, waitingEmail } from './support.ts';
 
 const SECRET_NAME = 'Secret Lead of Workspace A';
 const SECRET_COMPANY = 'Confidential Holdings A';
@@ -56,22 +55,6 @@ function bodyFor(route: RouteEntry, r: Resources): unknown {
     case 'POST /api/v1/suppressions': return { email: 'mallory@b.example' };
     default: return {};
   }
-}
-
-/** A draft of the run, approved to leave next week: a SCHEDULED delivery in the outbox, which no runner sends. */
-async function waitingEmail(t: TestApp, workspaceId: string, runId: string): Promise<string> {
-  const [draftId, deliveryId] = [randomUUID(), randomUUID()];
-  const now = new Date();
-  await t.database.db.insertInto('email_drafts').values({
-    id: draftId, workspace_id: workspaceId, run_id: runId, version: 1, status: 'APPROVED', to_address: 'secret@a.example',
-    subject: 'Secret', body: 'Secret', created_at: now, feedback: null, decided_at: now, decided_by_key_id: null, decided_by_user_id: null,
-  }).execute();
-  await t.database.db.insertInto('email_deliveries').values({
-    id: deliveryId, workspace_id: workspaceId, run_id: runId, draft_id: draftId, sender_user_id: null, method: 'send', status: 'SCHEDULED',
-    message_id: `<${deliveryId}@a.example>`, queued_at: now, delivered_at: null, error: null, response: null,
-    scheduled_for: new Date(now.getTime() + 7 * 86_400_000), waiting_for: 'sendAt',
-  }).execute();
-  return deliveryId;
 }
 
 const label = (route: RouteEntry) => `${route.method} ${route.url}`;

@@ -1,6 +1,7 @@
 // Shared pieces of the HTTP suites: problem-document checks, small request shortcuts, Link-header paging, polling,
 // and database probes (audit rows, triggers that count or refuse writes) used where the API cannot say enough.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/db/schema.ts';
@@ -226,4 +227,23 @@ export function asBrowser(t: TestApp, who: Browser | null, method: string, path:
     ...(body === undefined ? {} : { body }),
     headers: { ...(who ? { cookie: who.cookie } : {}), ...(who && method !== 'GET' ? { 'x-csrf-token': who.csrf } : {}), ...headers },
   });
+}
+
+/** A draft of the run, approved to leave next week: a SCHEDULED delivery in the outbox, which no runner sends. */
+export async function waitingEmail(t: TestApp, workspaceId: string, runId: string): Promise<string> {
+  const [draftId, deliveryId] = [randomUUID(), randomUUID()];
+  const now = new Date();
+  // A version of its own, so that one run can hold several such e-mails.
+  const last = await t.database.db.selectFrom('email_drafts').select((eb) => eb.fn.max('version').as('version'))
+    .where('run_id', '=', runId).executeTakeFirst();
+  await t.database.db.insertInto('email_drafts').values({
+    id: draftId, workspace_id: workspaceId, run_id: runId, version: Number(last?.version ?? 0) + 1, status: 'APPROVED', to_address: 'secret@a.example',
+    subject: 'Secret', body: 'Secret', created_at: now, feedback: null, decided_at: now, decided_by_key_id: null, decided_by_user_id: null,
+  }).execute();
+  await t.database.db.insertInto('email_deliveries').values({
+    id: deliveryId, workspace_id: workspaceId, run_id: runId, draft_id: draftId, sender_user_id: null, method: 'send', status: 'SCHEDULED',
+    message_id: `<${deliveryId}@a.example>`, queued_at: now, delivered_at: null, error: null, response: null,
+    scheduled_for: new Date(now.getTime() + 7 * 86_400_000), waiting_for: 'sendAt',
+  }).execute();
+  return deliveryId;
 }

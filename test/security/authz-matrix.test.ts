@@ -11,10 +11,10 @@ import { addMember } from '../../src/domain/members/users.ts';
 import type { RouteEntry } from '../../src/http/app-instance.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type ApiResponse, type TestApp } from '../helpers.ts';
-import { assertInvalid, assertProblem, createCall, createLead, startRun } from '../http/support.ts';
+import { assertInvalid, assertProblem, createCall, createLead, startRun, waitingEmail } from '../http/support.ts';
 import { assertUnchanged, fingerprint, tableNames } from './support.ts';
 
-interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any; sequence: any; suppression: any }
+interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any; sequence: any; suppression: any; outbox: string }
 
 const label = (route: RouteEntry) => `${route.method} ${route.url}`;
 
@@ -32,6 +32,7 @@ function pathFor(route: RouteEntry, a: Resources, runId: string): string {
     if (collection === 'sequences') return a.sequence.id;
     if (collection === 'touches') return '2';
     if (collection === 'suppressions') return a.suppression.id;
+    if (collection === 'outbox') return a.outbox;
     throw new Error(`authz matrix: no resource known for ${segment} in ${route.url}; teach pathFor`);
   }).join('/');
 }
@@ -105,7 +106,7 @@ for (const kind of BACKENDS) {
       const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: full })).json.data;
       const sequence = (await t.api('GET', '/api/v1/sequences', { key: full })).json.data[0];
       const suppression = (await t.api('POST', '/api/v1/suppressions', { key: full, body: { email: 'kept@suppressed.example' } })).json.data;
-      a = { lead, call, runs: { queued, waiting }, webhook, delivery, sequence, suppression };
+      a = { lead, call, runs: { queued, waiting }, webhook, delivery, sequence, suppression, outbox: await waitingEmail(t, workspaces.A.id, queued.id) };
       const session = async (userId: string) => {
         const created = await createSession(t.database.db, userId, systemClock, { ip: '127.0.0.1', userAgent: 'matrix' });
         return { token: created.token, csrf: created.session.csrfToken };
@@ -131,7 +132,8 @@ for (const kind of BACKENDS) {
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: full, body: { url: 'https://93.184.215.14/disposable' } })).json;
       const sequence = (await t.api('POST', '/api/v1/sequences', { key: full, body: bodyFor({ method: 'POST', url: '/api/v1/sequences' } as RouteEntry, a) })).json.data;
       const suppression = (await t.api('POST', '/api/v1/suppressions', { key: full, body: { email: `gone-${lead.id}@suppressed.example` } })).json.data;
-      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }), webhook, sequence, suppression };
+      const outbox = await waitingEmail(t, workspaces.A.id, a.runs.queued.id);
+      return { ...a, lead, call: await createCall(t, full, lead.id, { transcript: 'Matrix: goodbye' }), webhook, sequence, suppression, outbox };
     };
     /** After an allowed erasure: the disposable resource it aimed at is gone. */
     const assertErased = async (route: RouteEntry, resources: Resources, cell: string) => {
@@ -139,6 +141,11 @@ for (const kind of BACKENDS) {
       if (route.url === '/api/v1/suppressions/:id') {
         const left = await t.database.db.selectFrom('suppressions').select('id').where('id', '=', resources.suppression.id).execute();
         assert.deepEqual(left, [], `${cell}: the entry is gone`);
+        return;
+      }
+      if (route.url === '/api/v1/outbox/:id') {
+        const left = await t.database.db.selectFrom('email_deliveries').select('status').where('id', '=', resources.outbox).executeTakeFirstOrThrow();
+        assert.equal(left.status, 'CANCELLED', `${cell}: the e-mail left the outbox unsent`);
         return;
       }
       if (route.url === '/api/v1/webhooks/:id') {
