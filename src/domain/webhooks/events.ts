@@ -32,10 +32,11 @@ export const WEBHOOK_TEST_EVENT = 'webhook.test';
 
 export const WEBHOOK_DELIVER = 'webhook.deliver';
 /**
- * Attempts of the job itself, not of the delivery: the handler schedules the delivery's retries with `again`
- * (counted afresh), so only a handler that keeps failing before it can record anything runs out of these.
+ * The attempts a delivery's job is queued with: as many as WEBHOOK_RETRY_SECONDS may ask for (20 retries and the
+ * first). The runner gives a job the lesser of these and its kind's RetryPolicy's (webhookHandler: one attempt more
+ * than its delays, 7 by default), and counts them; the delivery's `attempts` mirrors that count.
  */
-export const WEBHOOK_JOB_MAX_ATTEMPTS = 5;
+export const WEBHOOK_JOB_MAX_ATTEMPTS = 21;
 
 export interface WebhookDeliverPayload {
   deliveryId: string;
