@@ -1,10 +1,13 @@
 // A webhook delivery's retries are the job runner's (issue 40), on both backends with a real receiver on loopback:
 // the kind's RetryPolicy spaces them by the default schedule exactly (a manual clock), the delivery's attempts and
 // its attempt log mirror the count the runner keeps on the job, and after the seventh failure the job is DEAD and the
-// delivery FAILED. A run's later delivery that waits behind its earlier one uses no attempt by waiting.
+// delivery FAILED. A run's later delivery that waits behind its earlier one uses no attempt by waiting. A delivery job
+// queued by the version before (its attempts counted afresh, 5 of them) takes the delivery's count (0060).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.ts';
 import { emitWebhookEvent } from '../../src/domain/webhooks/events.ts';
 import { RETRY_DELAYS_MS, webhookHandler } from '../../src/jobs/handlers/webhook-deliver.ts';
@@ -122,6 +125,25 @@ for (const kind of BACKENDS) {
       const types = receiver.received.filter((r) => r.json?.data?.id === runId).map((r) => r.json.type);
       assert.deepEqual(types, ['run.started', 'run.started', 'run.started', 'run.completed']);
       for (const runner of runners.splice(0)) await runner.stop();
+      await t.api('DELETE', `/api/v1/webhooks/${endpoint.id}`, { key });
+    });
+
+    it('0060 gives a live delivery job of the version before the delivery\'s count and the new bound', async () => {
+      const endpoint = (await t.api('POST', '/api/v1/webhooks', { key, body: { url: receiver.url, events: ['run.started'] } })).json;
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await t.api('POST', `/api/v1/webhooks/${endpoint.id}/test`, { key })).json.data.id);
+      const [, running, done] = ids as [string, string, string];
+      // As the version before left them: the job's count afresh after each retry, the delivery's own, 5 attempts.
+      await db().updateTable('webhook_deliveries').set({ attempts: 3 }).where('id', 'in', ids).execute();
+      await db().updateTable('jobs').set({ attempts: 0, max_attempts: 5 }).where('key', 'in', ids).execute();
+      await db().updateTable('jobs').set({ status: 'RUNNING', attempts: 1 }).where('key', '=', running).execute();
+      await db().updateTable('jobs').set({ status: 'DONE' }).where('key', '=', done).execute();
+
+      const migration = await readFile(new URL('../../src/db/migrations/0060_webhook_job_attempts.sql', import.meta.url), 'utf8');
+      await sql.raw(migration).execute(db());
+      const counts = await Promise.all(ids.map(async (id) => { const j = await jobOf(id); return [j.attempts, j.max_attempts]; }));
+      // The running claim is the delivery's fourth attempt; a finished job is left as it was.
+      assert.deepEqual(counts, [[3, 21], [4, 21], [0, 5]]);
       await t.api('DELETE', `/api/v1/webhooks/${endpoint.id}`, { key });
     });
   });
