@@ -227,9 +227,10 @@ export class JobRunner {
   }
 
   async #kill(handler: JobHandler, job: ClaimedJob, error: Error, log: Logger): Promise<JobEnd | null> {
+    const now = this.#options.clock.now();
     const killed = await this.#db.transaction().execute(async (trx) => {
-      if (!(await killJob(trx, job.id, this.id, this.#options.clock.now(), describe(error)))) return false;
-      await handler.onDead?.(trx, job, error);
+      if (!(await killJob(trx, job.id, this.id, now, describe(error)))) return false;
+      await handler.onDead?.(trx, job, error, now);
       return true;
     });
     if (killed) return 'dead';

@@ -74,8 +74,8 @@ export interface JobHandler {
    */
   claim?: JobSource<ClaimedJob>['claim'];
   run: (job: ClaimedJob, ctx: JobContext) => Promise<JobOutcome>;
-  /** Called in the transaction that makes the job DEAD, with the last error. */
-  onDead?: (trx: Transaction<DB>, job: ClaimedJob, error: Error) => Promise<void>;
+  /** Called in the transaction that makes the job DEAD, with the last error and the time it was made DEAD. */
+  onDead?: (trx: Transaction<DB>, job: ClaimedJob, error: Error, now: Date) => Promise<void>;
 }
 
 /** How a job's attempt ended, as /metrics counts it per kind: `dead` is the failure that is not retried. */

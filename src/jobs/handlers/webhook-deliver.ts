@@ -1,7 +1,8 @@
 // The `webhook.deliver` job (DESIGN §9): one delivery of an event to an endpoint, signed with the endpoint's
 // secret(s). A failed attempt is recorded and thrown as a RetryableError: the runner retries it on the kind's
-// RetryPolicy (about 5 s, 1 min, 10 min, 1 h, 6 h, 24 h), and after the seventh failure `onDead` marks it FAILED; the
-// delivery's `attempts` mirrors the runner's count. Every attempt is logged with what the endpoint answered; an endpoint that has failed for three days is disabled with
+// RetryPolicy (about 5 s, 1 min, 10 min, 1 h, 6 h, 24 h), and after the seventh failure, or a refusal to send it at
+// all (a PermanentError), `onDead` marks it FAILED; the delivery's `attempts` mirrors the runner's count. Every
+// attempt is logged with what the endpoint answered; an endpoint that has failed for three days is disabled with
 // the reason. A run's deliveries to one endpoint go out in order: a delivery waits while an earlier one is pending.
 // Deliveries are claimed fairly between workspaces and endpoints (claim.ts), and an endpoint that gives no answer in
 // time is put off, longer after each such attempt in a row, so that it cannot hold the delivery slots every
@@ -161,16 +162,9 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
       // Erased with its lead or endpoint, or finished by an attempt whose runner died after committing.
       if (!delivery || delivery.status !== 'PENDING') return;
       const now = ctx.clock.now();
+      // Not sent, and no attempt made: the delivery ends FAILED with the reason (onDead).
       const refusal = refusalOf(delivery);
-      if (refusal) {
-        await ctx.db.transaction().execute(async (trx) => {
-          if (!(await ctx.finish(trx))) return;
-          await trx.updateTable('webhook_deliveries')
-            .set({ status: 'FAILED', next_attempt_at: null, last_error: refusal, updated_at: now })
-            .where('id', '=', delivery.id).where('status', '=', 'PENDING').execute();
-        });
-        return;
-      }
+      if (refusal) throw new PermanentError(refusal);
       const earlier = await earlierPending(ctx.db, delivery);
       if (earlier) {
         // In order per run: wait for the earlier delivery, which wakes this one when it ends (`settle`, `onDead`).
@@ -194,11 +188,11 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
       await settle(ctx, job, delivery, result, retry, putOff);
     },
 
-    async onDead(trx, job, error) {
+    async onDead(trx, job, error, now) {
       const payload = job.payload as Partial<WebhookDeliverPayload> | null;
       if (typeof payload?.deliveryId !== 'string') return;
       const failed = await trx.updateTable('webhook_deliveries')
-        .set({ status: 'FAILED', next_attempt_at: null, last_error: error.message.slice(0, 1000) })
+        .set({ status: 'FAILED', next_attempt_at: null, last_error: error.message.slice(0, 1000), updated_at: now })
         .where('id', '=', payload.deliveryId).where('status', '=', 'PENDING')
         .returning('run_id').executeTakeFirst();
       if (failed?.run_id) await wakeWaiting(trx);
