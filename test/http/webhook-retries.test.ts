@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ManualClock, systemClock, type Clock } from '../../src/clock.ts';
 import { emitWebhookEvent } from '../../src/domain/webhooks/events.ts';
@@ -46,21 +46,24 @@ for (const kind of BACKENDS) {
       key = (await t.key(ws.id, ['runs:read', 'webhooks:read', 'webhooks:write'])).key;
       receiver = await startWebhookReceiver();
     });
-    after(async () => {
+    // A test's runner never works the next test's deliveries, whatever the test came to.
+    afterEach(async () => {
       for (const runner of runners.splice(0)) await runner.stop();
+    });
+    after(async () => {
       await receiver?.close();
       await t?.close();
     });
 
     it('retries on the kind\'s policy: the default schedule to the millisecond, the runner\'s count mirrored, FAILED after the seventh', async () => {
-      // A second ahead of the API's clock, so that what the API queues now is due for this runner.
-      const clock = new ManualClock(new Date(Date.now() + 1000));
       receiver.answer = () => ({ status: 500, body: 'not now' });
       const endpoint = (await t.api('POST', '/api/v1/webhooks', { key, body: { url: receiver.url, events: ['run.started'] } })).json;
-      await startRunner(clock);
       const test = await t.api('POST', `/api/v1/webhooks/${endpoint.id}/test`, { key });
       const id = test.json.data.id;
       assert.ok(id, test.text);
+      // A second ahead of the API's clock, so that what the API has queued is due for this runner.
+      const clock = new ManualClock(new Date(Date.now() + 1000));
+      await startRunner(clock);
 
       for (let attempt = 1; attempt <= 7; attempt++) {
         // The attempt is recorded, and the runner has queued the job again (or left it DEAD after the last).
@@ -89,7 +92,6 @@ for (const kind of BACKENDS) {
       assert.equal(failed.last_status, 500);
       assert.match(failed.last_error ?? '', /500/);
       assert.equal(receiver.received.filter((r) => r.headers['webhook-id'] === failed.event_id).length, 7);
-      for (const runner of runners.splice(0)) await runner.stop();
       receiver.answer = () => ({ status: 204 });
       await t.api('DELETE', `/api/v1/webhooks/${endpoint.id}`, { key });
     });
@@ -124,7 +126,6 @@ for (const kind of BACKENDS) {
       assert.equal((await jobOf(later!.id)).attempts, 1);
       const types = receiver.received.filter((r) => r.json?.data?.id === runId).map((r) => r.json.type);
       assert.deepEqual(types, ['run.started', 'run.started', 'run.started', 'run.completed']);
-      for (const runner of runners.splice(0)) await runner.stop();
       await t.api('DELETE', `/api/v1/webhooks/${endpoint.id}`, { key });
     });
 
