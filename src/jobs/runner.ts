@@ -8,13 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
-import type { CpuPool } from '../cpu/pool.ts';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { SecretBox } from '../domain/secret-box.ts';
 import { jobsTable } from './queue.ts';
 import { finishJob } from './sql/finishJob.ts';
 import { killJob } from './sql/killJob.ts';
@@ -29,13 +25,9 @@ import {
 
 export { enqueueJob, JOBS_CHANNEL } from './sql/enqueueJob.ts';
 
-export interface JobRunnerOptions {
+/** What the runner hands every job's work (WorkContext), and the database it claims from. */
+export interface JobRunnerOptions extends Pick<WorkContext, 'clock' | 'config' | 'secrets' | 'cpu' | 'logger'> {
   database: Database;
-  clock: Clock;
-  config: Config;
-  secrets: () => SecretBox;
-  cpu: CpuPool;
-  logger: Logger;
   /** Kinds of the `jobs` table, and kinds with a source of their own (runs). */
   handlers: Array<JobHandler | SourcedJobHandler<{ id: string }>>;
   metrics?: Metrics;

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { enqueueJob, JOBS_CHANNEL } from '../../jobs/sql/enqueueJob.ts';
+import { enqueueJob, wakeRunners } from '../../jobs/sql/enqueueJob.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../schemas/webhooks.ts';
 
 export { WEBHOOK_EVENT_TYPES };
@@ -150,7 +150,7 @@ export async function emitLeadsCreated(trx: Kysely<DB>, workspaceId: string, whe
            jsonb_build_object('deliveryId', d.id), 'QUEUED', 0, ${WEBHOOK_JOB_MAX_ATTEMPTS}::int,
            ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
     FROM deliveries d`.execute(trx);
-  await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_DELIVER})`.execute(trx);
+  await wakeRunners(trx, WEBHOOK_DELIVER);
 }
 
 /**

@@ -12,7 +12,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { DB } from '../../db/schema.ts';
 import { traceUrlOf } from '../../http/run-render.ts';
-import { JOBS_CHANNEL } from '../sql/enqueueJob.ts';
+import { wakeRunners } from '../sql/enqueueJob.ts';
 import { PermanentError, RetryableError } from '../errors.ts';
 import { retrySchedule, type RetryPolicy } from '../retry.ts';
 import type { ClaimedJob, JobContext, JobHandler } from '../types.ts';
@@ -195,7 +195,8 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
         .set({ status: 'FAILED', next_attempt_at: null, last_error: error.message.slice(0, 1000), updated_at: now })
         .where('id', '=', payload.deliveryId).where('status', '=', 'PENDING')
         .returning('run_id').executeTakeFirst();
-      if (failed?.run_id) await wakeWaiting(trx);
+      // The run's next delivery to the endpoint may be waiting for this one: it is looked at now.
+      if (failed?.run_id) await wakeRunners(trx, WEBHOOK_DELIVER);
     },
   };
 }
@@ -227,18 +228,14 @@ async function settle(
         .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('timeouts', '>', 0)]))
         .execute();
       if (!(await ctx.finish(trx))) throw new Error('the job was taken over before its delivery could be recorded');
-      if (delivery.run_id) await wakeWaiting(trx);
+      // The run's next delivery to the endpoint may be waiting for this one: it is looked at now.
+      if (delivery.run_id) await wakeRunners(trx, WEBHOOK_DELIVER);
     } else {
       if (result.timedOut) await putOffEndpoint(trx, delivery.endpoint_id, now, putOff);
       await markFailing(trx, delivery.endpoint_id, result.error ?? 'failed', now);
     }
   });
   if (!succeeded) throw new RetryableError(result.error ?? 'failed');
-}
-
-/** The run's next delivery to the endpoint may be waiting for the one that just ended: it is looked at now. */
-async function wakeWaiting(trx: Kysely<DB>): Promise<void> {
-  await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_DELIVER})`.execute(trx);
 }
 
 interface PutOff {
