@@ -13,7 +13,7 @@ import type { Config } from '../../config.ts';
 import type { DB } from '../../db/schema.ts';
 import { traceUrlOf } from '../../http/run-render.ts';
 import { wakeRunners } from '../sql/enqueueJob.ts';
-import { PermanentError, RetryableError } from '../errors.ts';
+import { LeaseLost, PermanentError, RetryableError } from '../errors.ts';
 import { retrySchedule, type RetryPolicy } from '../retry.ts';
 import type { ClaimedJob, JobContext, JobHandler } from '../types.ts';
 import { claimWebhookDelivery, ENDPOINT_CONCURRENCY, type ClaimLimits } from '../../domain/webhooks/claim.ts';
@@ -227,7 +227,8 @@ async function settle(
         .where('id', '=', delivery.endpoint_id)
         .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('timeouts', '>', 0)]))
         .execute();
-      if (!(await ctx.finish(trx))) throw new Error('the job was taken over before its delivery could be recorded');
+      // Taken over (or erased) since the claim: the runner that holds it now records what happens.
+      if (!(await ctx.finish(trx))) throw new LeaseLost(`webhook delivery ${delivery.id}`);
       // The run's next delivery to the endpoint may be waiting for this one: it is looked at now.
       if (delivery.run_id) await wakeRunners(trx, WEBHOOK_DELIVER);
     } else {
