@@ -182,7 +182,9 @@ for (const kind of BACKENDS) {
       let finished: boolean | null = null;
       await start([handler('t.lease', async (claimed, ctx) => {
         // Another runner takes the job over (as after a stall past the lease).
-        await db().updateTable('jobs').set({ lease_owner: 'someone-else' }).where('id', '=', claimed.id).execute();
+        // Its lease outlasts the test: this runner's slot, free again, must not take the job back from it.
+        await db().updateTable('jobs').set({ lease_owner: 'someone-else', lease_expires_at: new Date(Date.now() + 60_000) })
+          .where('id', '=', claimed.id).execute();
         await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
         aborted.resolve(ctx.signal.reason);
         finished = await ctx.db.transaction().execute((trx) => ctx.finish(trx));
