@@ -6,7 +6,8 @@
 //                                   model's call limit)         STEP_RETRY_BASE_MS, or the endpoint's Retry-After
 //   email.deliver     jobs          2                           6 attempts: 30 s, 2 min, 10 min, 30 min, 2 h
 //   mail.check_replies jobs         2                           100 attempts, doubling from 1 min to 15 min
-//   webhook.deliver   jobs (lanes)  4                           the delivery's own schedule (`again`); 5 for the job
+//   webhook.deliver   jobs (lanes)  4                           7 attempts: 5 s, 1 min, 10 min, 1 h, 6 h, 24 h
+//                                                               (WEBHOOK_RETRY_SECONDS sets them)
 //   jobs.prune        jobs          1                           5 attempts, doubling from 1 min
 //   sequences.tick    jobs          1                           100 attempts, doubling from 1 min (every minute: the
 //                                                               follow-up scheduler, src/domain/sequences/scheduler.ts)

@@ -1,22 +1,20 @@
 // The job runner: for each registered kind, `concurrency` slots claim due jobs from the kind's source (SKIP LOCKED,
 // under a lease), work them while renewing the lease, abort the work when the lease is lost, and count how each
-// ended. For a kind of the `jobs` table the runner also records the outcome: done, again later, retried after a
-// backoff, or DEAD after the last attempt. Idle slots sleep until a NOTIFY on their source's channel wakes them, or
+// ended. For a kind of the `jobs` table the runner also owns the attempts: it counts each at the claim, and records
+// the outcome: done, again later, a wait that was no attempt, retried after the kind's RetryPolicy delay, or DEAD
+// after the last attempt. Idle slots sleep until a NOTIFY on their source's channel wakes them, or
 // the next poll.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
-import type { CpuPool } from '../cpu/pool.ts';
 import type { Database } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { SecretBox } from '../domain/secret-box.ts';
 import { jobsTable } from './queue.ts';
 import { finishJob } from './sql/finishJob.ts';
 import { killJob } from './sql/killJob.ts';
+import { releaseJob } from './sql/releaseJob.ts';
 import { rescheduleJob } from './sql/rescheduleJob.ts';
 import { retryJob } from './sql/retryJob.ts';
 import { describeError, LeaseLost, PermanentError, RetryableError } from './errors.ts';
@@ -27,13 +25,9 @@ import {
 
 export { enqueueJob, JOBS_CHANNEL } from './sql/enqueueJob.ts';
 
-export interface JobRunnerOptions {
+/** What the runner hands every job's work (WorkContext), and the database it claims from. */
+export interface JobRunnerOptions extends Pick<WorkContext, 'clock' | 'config' | 'secrets' | 'cpu' | 'logger'> {
   database: Database;
-  clock: Clock;
-  config: Config;
-  secrets: () => SecretBox;
-  cpu: CpuPool;
-  logger: Logger;
   /** Kinds of the `jobs` table, and kinds with a source of their own (runs). */
   handlers: Array<JobHandler | SourcedJobHandler<{ id: string }>>;
   metrics?: Metrics;
@@ -50,7 +44,7 @@ interface Kind {
   leaseMs: number;
   source: JobSource<{ id: string }>;
   sleepers: Sleepers;
-  /** Null when there is nothing to count: the end could not be recorded. */
+  /** Null when there is nothing to count: the claim was no attempt (a wait), or its end could not be recorded. */
   work: (job: { id: string }, ctx: WorkContext) => Promise<JobEnd | null>;
 }
 
@@ -169,8 +163,10 @@ export class JobRunner {
   }
 
   /** A job of the `jobs` table: its handler runs, and the runner records the outcome on the job's row. */
-  async #workTableJob(handler: JobHandler, job: ClaimedJob, work: WorkContext): Promise<JobEnd | null> {
+  async #workTableJob(handler: JobHandler, claimed: ClaimedJob, work: WorkContext): Promise<JobEnd | null> {
     const { clock } = this.#options;
+    // The kind's policy bounds every job of the kind; a job queued with fewer attempts (jobs.max_attempts) keeps those.
+    const job = { ...claimed, maxAttempts: Math.min(claimed.maxAttempts, handler.retry.maxAttempts) };
     const log = work.logger.child({ attempt: job.attempt });
     let finished = false;
     const ctx: JobContext = {
@@ -187,7 +183,11 @@ export class JobRunner {
     }
     try {
       const outcome = await handler.run(job, ctx);
-      if (outcome && 'again' in outcome) {
+      if (outcome?.wait) {
+        await releaseJob(this.#db, job.id, this.id, clock.now(), outcome.again);
+        return null;
+      }
+      if (outcome) {
         await rescheduleJob(this.#db, job.id, this.id, clock.now(), outcome.again);
       } else if (!finished) {
         await this.#db.transaction().execute((trx) => finishJob(trx, job.id, this.id, clock.now()));
@@ -219,9 +219,10 @@ export class JobRunner {
   }
 
   async #kill(handler: JobHandler, job: ClaimedJob, error: Error, log: Logger): Promise<JobEnd | null> {
+    const now = this.#options.clock.now();
     const killed = await this.#db.transaction().execute(async (trx) => {
-      if (!(await killJob(trx, job.id, this.id, this.#options.clock.now(), describe(error)))) return false;
-      await handler.onDead?.(trx, job, error);
+      if (!(await killJob(trx, job.id, this.id, now, describe(error)))) return false;
+      await handler.onDead?.(trx, job, error, now);
       return true;
     });
     if (killed) return 'dead';

@@ -20,8 +20,9 @@ export interface ClaimedJob {
   key: string | null;
   workspaceId: string | null;
   payload: unknown;
-  /** This attempt's number, from 1. */
+  /** This attempt's number, from 1: the runner counts it at the claim. */
   attempt: number;
+  /** The attempts it is given in all: its kind's policy's, or fewer when it was queued with fewer (jobs.max_attempts). */
   maxAttempts: number;
 }
 
@@ -49,12 +50,16 @@ export interface JobContext extends WorkContext {
 }
 
 /**
- * What a handler's run comes to. Returning normally after `finish` ends the job; `{ again }` runs it once more at
- * that time with its attempts counted afresh (a periodic job, like the reply check). Throwing is a failed attempt:
- * retried after its `retry` policy's delay (errors.ts says which failures are not retried), and after the policy's
- * last attempt the job is DEAD and `onDead` records what it means.
+ * What a handler's run comes to. Returning normally after `finish` ends the job. Throwing is a failed attempt:
+ * retried after its `retry` policy's delay (errors.ts says which failures are not retried), and after the last
+ * attempt the job is DEAD and `onDead` records what it means. `{ again }` queues the job once more for that time:
+ * - as a new round of work, its attempts counted afresh: a periodic job (the reply check, the prune) whose work is
+ *   done for now;
+ * - with `wait: true`, as the same round: the job could not begin (a run's later webhook delivery waits behind its
+ *   earlier one), so the claim was no attempt. It is taken again with its attempts as they were before the claim, and
+ *   its retry policy's schedule goes on where it was.
  */
-export type JobOutcome = void | { again: Date };
+export type JobOutcome = void | { again: Date; wait?: boolean };
 
 export interface JobHandler {
   kind: string;
@@ -69,8 +74,8 @@ export interface JobHandler {
    */
   claim?: JobSource<ClaimedJob>['claim'];
   run: (job: ClaimedJob, ctx: JobContext) => Promise<JobOutcome>;
-  /** Called in the transaction that makes the job DEAD, with the last error. */
-  onDead?: (trx: Transaction<DB>, job: ClaimedJob, error: Error) => Promise<void>;
+  /** Called in the transaction that makes the job DEAD, with the last error and the time it was made DEAD. */
+  onDead?: (trx: Transaction<DB>, job: ClaimedJob, error: Error, now: Date) => Promise<void>;
 }
 
 /** How a job's attempt ended, as /metrics counts it per kind: `dead` is the failure that is not retried. */

@@ -1,5 +1,6 @@
 // The job mechanism against both backends: a job enqueued in a transaction is claimed and run, retried with backoff,
-// DEAD after a permanent error or its last attempt, periodic with `again`; a kind runs at most its concurrency at a
+// DEAD after a permanent error or its last attempt (its kind's policy's or fewer), periodic with `again`, waiting
+// with `again` and `wait` without using an attempt; a kind runs at most its concurrency at a
 // time; a runner that loses the lease is aborted and cannot finish the job; a job whose runner died is taken over;
 // finished jobs are pruned after their retention by one hourly `jobs.prune` job; stop() ends every slot at once.
 import assert from 'node:assert/strict';
@@ -181,7 +182,9 @@ for (const kind of BACKENDS) {
       let finished: boolean | null = null;
       await start([handler('t.lease', async (claimed, ctx) => {
         // Another runner takes the job over (as after a stall past the lease).
-        await db().updateTable('jobs').set({ lease_owner: 'someone-else' }).where('id', '=', claimed.id).execute();
+        // Its lease outlasts the test: this runner's slot, free again, must not take the job back from it.
+        await db().updateTable('jobs').set({ lease_owner: 'someone-else', lease_expires_at: new Date(Date.now() + 60_000) })
+          .where('id', '=', claimed.id).execute();
         await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
         aborted.resolve(ctx.signal.reason);
         finished = await ctx.db.transaction().execute((trx) => ctx.finish(trx));
@@ -230,6 +233,40 @@ for (const kind of BACKENDS) {
       assert.equal(row.status, 'QUEUED');
       assert.equal(row.attempts, 0);
       assert.equal(row.lease_owner, null);
+    });
+
+    it('`again` with `wait` is no attempt: the failed attempts before it and the policy\'s schedule go on', async () => {
+      // Fails, waits twice (as a webhook delivery waits behind an earlier one), fails, waits, then fails for good:
+      // the waits neither use an attempt nor count the failed ones afresh.
+      const seen: number[] = [];
+      const asked: number[] = [];
+      let calls = 0;
+      await start([handler('t.wait', async (claimed) => {
+        calls += 1;
+        seen.push(claimed.attempt);
+        if (calls === 2 || calls === 3 || calls === 5) return { again: new Date(Date.now() + 10), wait: true };
+        throw new Error(`failure ${claimed.attempt}`);
+      }, { retry: { maxAttempts: 3, delay: (attempt) => { asked.push(attempt); return 10; } } })]);
+      const { id } = await enqueue('t.wait');
+      await until(async () => (await job(id)).status === 'DEAD', 'DEAD');
+      assert.deepEqual(seen, [1, 2, 2, 2, 3, 3]);
+      assert.deepEqual(asked, [1, 2], 'the policy is asked after each failed attempt, never after a wait');
+      const row = await job(id);
+      assert.equal(row.attempts, 3);
+      assert.equal(row.last_error, 'failure 3');
+    });
+
+    it('a job is given the lesser of its kind\'s policy\'s attempts and those it was queued with', async () => {
+      const tried: number[] = [];
+      await start([handler('t.policy-bound', async (claimed) => {
+        tried.push(claimed.attempt);
+        assert.equal(claimed.maxAttempts, 2);
+        throw new Error('no luck');
+      }, { retry: { maxAttempts: 2, delay: () => 10 } })]);
+      const { id } = await enqueue('t.policy-bound', {}, { maxAttempts: 21 });
+      await until(async () => (await job(id)).status === 'DEAD', 'DEAD');
+      assert.deepEqual(tried, [1, 2]);
+      assert.equal((await job(id)).attempts, 2);
     });
 
     it('stop() hands a job in progress back without counting its attempt', async () => {

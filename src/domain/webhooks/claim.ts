@@ -8,7 +8,9 @@
 // capped nor put off: its deliveries are only marked FAILED, without a request.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { claimedBy, claimedColumns, claimedJobOf, dueJob, type ClaimedJobRow } from '../../jobs/sql/claimJob.ts';
+import {
+  claimedBy, claimedColumns, claimedJobOf, claimOldestDue, dueJob, type ClaimedJobRow,
+} from '../../jobs/sql/claimJob.ts';
 import type { ClaimedJob } from '../../jobs/types.ts';
 import { WEBHOOK_DELIVER } from './events.ts';
 
@@ -128,15 +130,6 @@ async function claimInLane(
  * A delivery job written without a lane, by a process of the version before lanes while this one migrated: taken
  * first in first out from a partial index that is empty once those are gone, so that none is left behind.
  */
-async function claimLaneless(db: Kysely<DB>, owner: string, now: Date, leaseMs: number): Promise<ClaimedJob | null> {
-  const { rows: [row] } = await sql<ClaimedJobRow>`
-    UPDATE jobs SET ${claimedBy(owner, now, leaseMs)}
-    WHERE id = (
-      SELECT id FROM jobs
-      WHERE kind = ${KIND} AND lane IS NULL AND ${dueJob(now)}
-      ORDER BY available_at, created_at
-      LIMIT 1
-      FOR UPDATE SKIP LOCKED)
-    RETURNING ${claimedColumns}`.execute(db);
-  return row ? claimedJobOf(row) : null;
+function claimLaneless(db: Kysely<DB>, owner: string, now: Date, leaseMs: number): Promise<ClaimedJob | null> {
+  return claimOldestDue(db, sql`kind = ${KIND} AND lane IS NULL`, owner, now, leaseMs);
 }

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { enqueueJob, JOBS_CHANNEL } from '../../jobs/sql/enqueueJob.ts';
+import { enqueueJob, wakeRunners } from '../../jobs/sql/enqueueJob.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../schemas/webhooks.ts';
 
 export { WEBHOOK_EVENT_TYPES };
@@ -32,10 +32,11 @@ export const WEBHOOK_TEST_EVENT = 'webhook.test';
 
 export const WEBHOOK_DELIVER = 'webhook.deliver';
 /**
- * Attempts of the job itself, not of the delivery: the handler schedules the delivery's retries with `again`
- * (counted afresh), so only a handler that keeps failing before it can record anything runs out of these.
+ * The attempts a delivery's job is queued with: as many as WEBHOOK_RETRY_SECONDS may ask for (20 retries and the
+ * first). The runner gives a job the lesser of these and its kind's RetryPolicy's (webhookHandler: one attempt more
+ * than its delays, 7 by default), and counts them; the delivery's `attempts` mirrors that count.
  */
-export const WEBHOOK_JOB_MAX_ATTEMPTS = 5;
+export const WEBHOOK_JOB_MAX_ATTEMPTS = 21;
 
 export interface WebhookDeliverPayload {
   deliveryId: string;
@@ -149,7 +150,7 @@ export async function emitLeadsCreated(trx: Kysely<DB>, workspaceId: string, whe
            jsonb_build_object('deliveryId', d.id), 'QUEUED', 0, ${WEBHOOK_JOB_MAX_ATTEMPTS}::int,
            ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
     FROM deliveries d`.execute(trx);
-  await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_DELIVER})`.execute(trx);
+  await wakeRunners(trx, WEBHOOK_DELIVER);
 }
 
 /**

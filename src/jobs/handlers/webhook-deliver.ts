@@ -1,5 +1,7 @@
 // The `webhook.deliver` job (DESIGN §9): one delivery of an event to an endpoint, signed with the endpoint's
-// secret(s), retried on the delivery's own schedule (about 5 s, 1 min, 10 min, 1 h, 6 h, 24 h, then FAILED). Every
+// secret(s). A failed attempt is recorded and thrown as a RetryableError: the runner retries it on the kind's
+// RetryPolicy (about 5 s, 1 min, 10 min, 1 h, 6 h, 24 h), and after the seventh failure, or a refusal to send it at
+// all (a PermanentError), `onDead` marks it FAILED; the delivery's `attempts` mirrors the runner's count. Every
 // attempt is logged with what the endpoint answered; an endpoint that has failed for three days is disabled with
 // the reason. A run's deliveries to one endpoint go out in order: a delivery waits while an earlier one is pending.
 // Deliveries are claimed fairly between workspaces and endpoints (claim.ts), and an endpoint that gives no answer in
@@ -10,12 +12,13 @@ import { sql, type Kysely } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { DB } from '../../db/schema.ts';
 import { traceUrlOf } from '../../http/run-render.ts';
-import { JOBS_CHANNEL } from '../sql/enqueueJob.ts';
-import { PermanentError } from '../errors.ts';
+import { wakeRunners } from '../sql/enqueueJob.ts';
+import { LeaseLost, PermanentError, RetryableError } from '../errors.ts';
+import { retrySchedule, type RetryPolicy } from '../retry.ts';
 import type { ClaimedJob, JobContext, JobHandler } from '../types.ts';
 import { claimWebhookDelivery, ENDPOINT_CONCURRENCY, type ClaimLimits } from '../../domain/webhooks/claim.ts';
 import {
-  eventReadScope, WEBHOOK_DELIVER, WEBHOOK_EVENT_TYPES, WEBHOOK_JOB_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDeliverPayload,
+  eventReadScope, WEBHOOK_DELIVER, WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT, type WebhookDeliverPayload,
   type WebhookEventType,
 } from '../../domain/webhooks/events.ts';
 import { postWebhook, type PostResult } from '../../domain/webhooks/post.ts';
@@ -38,7 +41,7 @@ export const WEBHOOK_USER_AGENT = 'leadrun-webhooks/1 (+https://www.standardwebh
 export interface WebhookHandlerOptions {
   leaseMs?: number;
   concurrency?: number;
-  /** Tests shorten both. */
+  /** The waits before each retry, one attempt more than there are waits (WEBHOOK_RETRY_SECONDS; tests shorten them). */
   retryDelaysMs?: readonly number[];
   timeoutMs?: number;
   /** Deliveries to one endpoint in flight at once, over every worker process. */
@@ -54,7 +57,6 @@ interface DeliveryRow {
   event_id: string;
   run_id: string | null;
   status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
-  attempts: number;
   created_at: Date;
   type: string;
   payload: unknown;
@@ -85,7 +87,7 @@ async function loadDelivery(db: Kysely<DB>, id: string): Promise<DeliveryRow | u
     .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
     .innerJoin('webhook_endpoints as p', 'p.id', 'd.endpoint_id')
     .select([
-      'd.id', 'd.workspace_id', 'd.endpoint_id', 'd.event_id', 'd.run_id', 'd.status', 'd.attempts', 'd.created_at',
+      'd.id', 'd.workspace_id', 'd.endpoint_id', 'd.event_id', 'd.run_id', 'd.status', 'd.created_at',
       'e.type', 'e.payload', 'p.url', 'p.enabled', 'p.read_scopes', 'p.secret', 'p.previous_secret', 'p.previous_secret_expires_at',
     ])
     .where('d.id', '=', id)
@@ -131,6 +133,7 @@ function signingSecrets(ctx: JobContext, delivery: DeliveryRow, now: Date): stri
 
 export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler {
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
+  const retry = retrySchedule(delays.length + 1, delays);
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const leaseMs = Math.max(options.leaseMs ?? 30_000, timeoutMs * 2);
   const concurrency = options.concurrency ?? 4;
@@ -144,8 +147,7 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
   let claiming: Promise<unknown> = Promise.resolve();
   return {
     kind: WEBHOOK_DELIVER,
-    // The job's own retries, for a handler that fails before it can record the attempt: the delivery's are its own (`again`).
-    retry: { maxAttempts: WEBHOOK_JOB_MAX_ATTEMPTS, delay: (attempt, hint) => hint ?? 5_000 * attempt },
+    retry,
     concurrency,
     leaseMs,
     claim: (db, _kind, owner, now, lease) => {
@@ -160,21 +162,15 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
       // Erased with its lead or endpoint, or finished by an attempt whose runner died after committing.
       if (!delivery || delivery.status !== 'PENDING') return;
       const now = ctx.clock.now();
+      // Not sent, and no attempt made: the delivery ends FAILED with the reason (onDead).
       const refusal = refusalOf(delivery);
-      if (refusal) {
-        await ctx.db.transaction().execute(async (trx) => {
-          if (!(await ctx.finish(trx))) return;
-          await trx.updateTable('webhook_deliveries')
-            .set({ status: 'FAILED', next_attempt_at: null, last_error: refusal, updated_at: now })
-            .where('id', '=', delivery.id).where('status', '=', 'PENDING').execute();
-        });
-        return;
-      }
+      if (refusal) throw new PermanentError(refusal);
       const earlier = await earlierPending(ctx.db, delivery);
       if (earlier) {
-        // In order per run: wait for the earlier delivery, which wakes this one when it ends (see `settle`).
+        // In order per run: wait for the earlier delivery, which wakes this one when it ends (`settle`, `onDead`).
+        // The wait is no attempt: the runner gives the claim's count back, so the schedule goes on where it was.
         const due = earlier.next_attempt_at && earlier.next_attempt_at > now ? earlier.next_attempt_at.getTime() + 1_000 : now.getTime() + 250;
-        return { again: new Date(due) };
+        return { again: new Date(due), wait: true };
       }
 
       const body = bodyOf(delivery.payload, ctx.config);
@@ -189,36 +185,41 @@ export function webhookHandler(options: WebhookHandlerOptions = {}): JobHandler 
         allowPrivateHosts: ctx.config.allowPrivateHosts, timeoutMs, userAgent: WEBHOOK_USER_AGENT, signal: ctx.signal,
       });
       if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
-      return settle(ctx, delivery, result, delays, putOff);
+      await settle(ctx, job, delivery, result, retry, putOff);
     },
 
-    async onDead(trx, job, error) {
+    async onDead(trx, job, error, now) {
       const payload = job.payload as Partial<WebhookDeliverPayload> | null;
       if (typeof payload?.deliveryId !== 'string') return;
-      await trx.updateTable('webhook_deliveries')
-        .set({ status: 'FAILED', next_attempt_at: null, last_error: error.message.slice(0, 1000) })
-        .where('id', '=', payload.deliveryId).where('status', '=', 'PENDING').execute();
+      const failed = await trx.updateTable('webhook_deliveries')
+        .set({ status: 'FAILED', next_attempt_at: null, last_error: error.message.slice(0, 1000), updated_at: now })
+        .where('id', '=', payload.deliveryId).where('status', '=', 'PENDING')
+        .returning('run_id').executeTakeFirst();
+      // The run's next delivery to the endpoint may be waiting for this one: it is looked at now.
+      if (failed?.run_id) await wakeRunners(trx, WEBHOOK_DELIVER);
     },
   };
 }
 
-/** Records the attempt and what it means: done, a retry at the schedule's next time, or FAILED; the endpoint's health. */
+/**
+ * Records the attempt as the runner counts it, with the endpoint's health. A success ends the job in the same
+ * transaction; a failure is thrown after the record commits, for the runner to retry on the kind's policy (the record
+ * shows when: `retry` is that policy) or, after the last attempt, to end it with `onDead`.
+ */
 async function settle(
-  ctx: JobContext, delivery: DeliveryRow, result: PostResult, delays: readonly number[], putOff: PutOff,
-) {
+  ctx: JobContext, job: ClaimedJob, delivery: DeliveryRow, result: PostResult, retry: RetryPolicy, putOff: PutOff,
+): Promise<void> {
   const now = ctx.clock.now();
-  const attempt = delivery.attempts + 1;
   const succeeded = result.error === null;
-  const delay = delays[attempt - 1];
-  const retryAt = !succeeded && delay !== undefined ? new Date(now.getTime() + delay) : null;
-  const outcome = await ctx.db.transaction().execute(async (trx) => {
+  const retryAt = !succeeded && job.attempt < job.maxAttempts ? new Date(now.getTime() + retry.delay(job.attempt, null)) : null;
+  await ctx.db.transaction().execute(async (trx) => {
     await trx.insertInto('webhook_attempts').values({
-      id: randomUUID(), delivery_id: delivery.id, attempt, at: now, status_code: result.status, duration_ms: result.durationMs,
-      response_excerpt: result.excerpt, error: result.error,
+      id: randomUUID(), delivery_id: delivery.id, attempt: job.attempt, at: now, status_code: result.status,
+      duration_ms: result.durationMs, response_excerpt: result.excerpt, error: result.error,
     }).execute();
     await trx.updateTable('webhook_deliveries').set({
-      status: succeeded ? 'SUCCEEDED' : retryAt ? 'PENDING' : 'FAILED',
-      attempts: attempt, next_attempt_at: retryAt, last_status: result.status, last_error: result.error,
+      status: succeeded ? 'SUCCEEDED' : 'PENDING',
+      attempts: job.attempt, next_attempt_at: retryAt, last_status: result.status, last_error: result.error,
       last_response_excerpt: result.excerpt, last_duration_ms: result.durationMs, updated_at: now,
     }).where('id', '=', delivery.id).execute();
     if (succeeded) {
@@ -226,18 +227,16 @@ async function settle(
         .where('id', '=', delivery.endpoint_id)
         .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('timeouts', '>', 0)]))
         .execute();
+      // Taken over (or erased) since the claim: the runner that holds it now records what happens.
+      if (!(await ctx.finish(trx))) throw new LeaseLost(`webhook delivery ${delivery.id}`);
+      // The run's next delivery to the endpoint may be waiting for this one: it is looked at now.
+      if (delivery.run_id) await wakeRunners(trx, WEBHOOK_DELIVER);
     } else {
       if (result.timedOut) await putOffEndpoint(trx, delivery.endpoint_id, now, putOff);
       await markFailing(trx, delivery.endpoint_id, result.error ?? 'failed', now);
     }
-    if (!retryAt) {
-      if (!(await ctx.finish(trx))) throw new Error('the job was taken over before its delivery could be recorded');
-      // The run's next delivery to this endpoint may have been waiting for this one.
-      if (delivery.run_id) await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_DELIVER})`.execute(trx);
-    }
-    return retryAt ? { again: retryAt } : undefined;
   });
-  return outcome;
+  if (!succeeded) throw new RetryableError(result.error ?? 'failed');
 }
 
 interface PutOff {

@@ -1,6 +1,6 @@
 // Claims the oldest due job of a kind for a runner, under a lease. Its pieces serve every claim of the `jobs`
 // table (the fair claim of webhook deliveries, src/domain/webhooks/claim.ts).
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { prepare } from '../../db/database.ts';
 import type { ClaimedJob } from '../types.ts';
@@ -43,11 +43,21 @@ export function claimedJobOf(row: ClaimedJobRow): ClaimedJob {
  * The attempt is counted at the claim, so a job whose runner keeps dying still reaches its last attempt.
  */
 export async function claimJob(db: Kysely<DB>, kind: string, owner: string, now: Date, leaseMs: number): Promise<ClaimedJob | null> {
+  return claimOldestDue(db, sql`kind = ${kind}`, owner, now, leaseMs, prepare);
+}
+
+/**
+ * Takes the oldest due job of those `which` picks (a condition over `jobs`), as claimJob does. `head` goes first in
+ * the statement: `prepare` when its text is fixed.
+ */
+export async function claimOldestDue(
+  db: Kysely<DB>, which: RawBuilder<unknown>, owner: string, now: Date, leaseMs: number, head = sql.raw(''),
+): Promise<ClaimedJob | null> {
   const { rows: [row] } = await sql<ClaimedJobRow>`
-    ${prepare}UPDATE jobs SET ${claimedBy(owner, now, leaseMs)}
+    ${head}UPDATE jobs SET ${claimedBy(owner, now, leaseMs)}
     WHERE id = (
       SELECT id FROM jobs
-      WHERE kind = ${kind} AND ${dueJob(now)}
+      WHERE ${which} AND ${dueJob(now)}
       ORDER BY available_at, created_at
       LIMIT 1
       FOR UPDATE SKIP LOCKED)

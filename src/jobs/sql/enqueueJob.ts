@@ -6,6 +6,11 @@ import type { DB } from '../../db/schema.ts';
 /** Wakes idle runners: the notice holds the kind of the job that became due. */
 export const JOBS_CHANNEL = 'leadrun_jobs';
 
+/** Wakes idle runners of `kind` when `trx` commits: a job of the kind was queued, or may have become due. */
+export async function wakeRunners(trx: Kysely<DB>, kind: string): Promise<void> {
+  await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${kind})`.execute(trx);
+}
+
 export interface EnqueueJobInput {
   kind: string;
   /** Unique among the live (QUEUED or RUNNING) jobs of its kind: one delivery job per delivery. */
@@ -43,7 +48,7 @@ export async function enqueueJob(trx: Kysely<DB>, input: EnqueueJobInput): Promi
     ON CONFLICT (kind, key) WHERE key IS NOT NULL AND status IN ('QUEUED', 'RUNNING') DO NOTHING
     RETURNING id`.execute(trx);
   if (inserted) {
-    await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${input.kind})`.execute(trx);
+    await wakeRunners(trx, input.kind);
     return { id: inserted.id, created: true };
   }
   const existing = await trx.selectFrom('jobs').select('id')

@@ -6,15 +6,10 @@ import type { StepNode } from '../../../schemas/outputs.ts';
 import { prepare } from '../../../db/database.ts';
 import type { DB } from '../../../db/schema.ts';
 import { RUN, RUN_EVENTS_CHANNEL, state, states, STEP } from '../../../domain/runs/lifecycle.ts';
-import { readWork, loaded, type LoadedRun, type LoadRow } from './loadRun.ts';
+import { readWork, loaded, type LoadedRun, type LoadRow, type RunKeys } from './loadRun.ts';
 import { startedEvent, startsStep } from './startStep.ts';
 
-export interface ClaimedRun {
-  id: string;
-  workspaceId: string;
-  leadId: string;
-  callId: string;
-  createdByUserId: string | null;
+export interface ClaimedRun extends RunKeys {
   /** The run's trace id: every span of the run carries it. */
   traceId: string;
   tokensUsed: number;
