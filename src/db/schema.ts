@@ -23,6 +23,8 @@ export interface WorkspacesTable {
   plan: Plan;
   admin_user_id: string | null;
   created_at: Date;
+  /** An interested reply moves a CONTACTED lead to QUALIFIED (DESIGN §16; 0055_reply_effects.sql). */
+  qualify_on_interest: Generated<boolean>;
 }
 
 export interface UsersTable {
@@ -74,6 +76,8 @@ export interface LeadsTable {
   /** When an e-mail to the lead was last sent, and when the lead last replied (0013_delivery.sql). */
   last_contacted_at: Generated<Date | null>;
   last_reply_at: Generated<Date | null>;
+  /** When the lead is next to be acted on: the day a "not now" reply named (0055_reply_effects.sql). */
+  next_action_at: Generated<Date | null>;
 }
 
 export interface CallsTable {
@@ -195,7 +199,15 @@ export type RunEventType =
   | 'draft.sent'
   | 'draft.saved_to_mailbox'
   | 'draft.delivery_failed'
-  | 'draft.replied';
+  | 'draft.replied'
+  // What a reply did (DESIGN §16, src/domain/replies/effects.ts), and a person's correction of its class.
+  | 'reply.classified'
+  | 'reply.sequence_stopped'
+  | 'reply.sequence_paused'
+  | 'reply.sequence_resumed'
+  | 'reply.address_suppressed'
+  | 'reply.lead_qualified'
+  | 'reply.next_action_set';
 
 export interface RunEventsTable {
   id: Generated<string>;

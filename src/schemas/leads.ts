@@ -26,6 +26,7 @@ export const Lead = Type.Object({
   updatedAt: Timestamp(),
   lastContactedAt: Nullable(Timestamp('When an e-mail to the lead was last sent (DESIGN §7).')),
   lastReplyAt: Nullable(Timestamp('When the lead last replied to a sent e-mail (DESIGN §7).')),
+  nextActionAt: Nullable(Timestamp('When the lead is next to be contacted: the day a "not now" reply named (DESIGN §16), from its start in UTC.')),
 }, { $id: 'Lead' });
 
 const leadFields = {

@@ -23,6 +23,7 @@ export interface Lead {
   updatedAt: Date;
   lastContactedAt: Date | null;
   lastReplyAt: Date | null;
+  nextActionAt: Date | null;
 }
 
 export interface LeadInput {
@@ -37,7 +38,7 @@ export interface LeadInput {
 /** The columns a Lead is made of: its stored JSON (api_json), which only a page of leads reads, left out. */
 const LEAD_COLUMNS = [
   'id', 'workspace_id', 'name', 'email', 'company_name', 'company_website', 'status', 'assigned_to_user_id', 'created_at', 'updated_at',
-  'last_contacted_at', 'last_reply_at',
+  'last_contacted_at', 'last_reply_at', 'next_action_at',
 ] as const;
 
 export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json' | 'search_text'>): Lead {
@@ -53,6 +54,7 @@ export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json' | 'search_te
     updatedAt: row.updated_at,
     lastContactedAt: row.last_contacted_at,
     lastReplyAt: row.last_reply_at,
+    nextActionAt: row.next_action_at,
   };
 }
 
@@ -79,6 +81,7 @@ export async function createLead(db: Kysely<DB>, workspaceId: string, input: Lea
     updatedAt: now,
     lastContactedAt: null,
     lastReplyAt: null,
+    nextActionAt: null,
   };
   await sql`
     ${prepare}INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at)
