@@ -1003,6 +1003,7 @@ export type components = {
             lastReplyAt: string | null;
             /** @description Person name of the lead. */
             name: string;
+            nextActionAt: string | null;
             /**
              * @description Where the lead stands.
              * @enum {unknown}
@@ -1181,13 +1182,58 @@ export type components = {
              * @description The lead the run is for.
              */
             leadId: string;
-            reply: {
+            /** @description The replies found to the run's e-mail, oldest first (DESIGN §16): the newest 200; `reply` is the last of them. */
+            replies: {
+                /**
+                 * @description What the reply says.
+                 * @enum {unknown}
+                 */
+                classification: "interested" | "not_now" | "not_interested" | "out_of_office" | "unsubscribe" | "bounce" | "auto_reply" | "referral" | "other";
+                /**
+                 * @description Whether the class is the engine's reading or a person's correction.
+                 * @enum {unknown}
+                 */
+                classifiedBy: "engine" | "person";
+                followUpAfter: string | null;
                 from: string | null;
+                /**
+                 * Format: uuid
+                 * @description Identifier of the reply (POST /api/v1/replies/{id}/classification corrects its class).
+                 */
+                id: string;
                 /**
                  * Format: date-time
                  * @description When the reply was sent (its Date header, never later than when it was found).
                  */
                 receivedAt: string;
+                returnsOn: string | null;
+                /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
+                snippet: string;
+            }[];
+            reply: {
+                /**
+                 * @description What the reply says.
+                 * @enum {unknown}
+                 */
+                classification: "interested" | "not_now" | "not_interested" | "out_of_office" | "unsubscribe" | "bounce" | "auto_reply" | "referral" | "other";
+                /**
+                 * @description Whether the class is the engine's reading or a person's correction.
+                 * @enum {unknown}
+                 */
+                classifiedBy: "engine" | "person";
+                followUpAfter: string | null;
+                from: string | null;
+                /**
+                 * Format: uuid
+                 * @description Identifier of the reply (POST /api/v1/replies/{id}/classification corrects its class).
+                 */
+                id: string;
+                /**
+                 * Format: date-time
+                 * @description When the reply was sent (its Date header, never later than when it was found).
+                 */
+                receivedAt: string;
+                returnsOn: string | null;
                 /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
                 snippet: string;
             } | null;
@@ -1369,7 +1415,7 @@ export type components = {
             model: string | null;
             node: ("RESEARCH" | "ANALYSIS" | "STRATEGY" | "WRITER") | null;
             /** @enum {unknown} */
-            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.approval_undone" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied";
+            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.approval_undone" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied" | "reply.classified" | "reply.sequence_stopped" | "reply.sequence_paused" | "reply.sequence_resumed" | "reply.address_suppressed" | "reply.lead_qualified" | "reply.next_action_set";
             usage: {
                 /** Format: int64 */
                 inputTokens: number;
@@ -1655,6 +1701,7 @@ export interface operations {
                         lastReplyAt: string | null;
                         /** @description Person name of the lead. */
                         name: string;
+                        nextActionAt: string | null;
                         /**
                          * @description Where the lead stands.
                          * @enum {unknown}
@@ -3527,13 +3574,58 @@ export interface operations {
                          * @description The lead the run is for.
                          */
                         leadId: string;
-                        reply: {
+                        /** @description The replies found to the run's e-mail, oldest first (DESIGN §16): the newest 200; `reply` is the last of them. */
+                        replies: {
+                            /**
+                             * @description What the reply says.
+                             * @enum {unknown}
+                             */
+                            classification: "interested" | "not_now" | "not_interested" | "out_of_office" | "unsubscribe" | "bounce" | "auto_reply" | "referral" | "other";
+                            /**
+                             * @description Whether the class is the engine's reading or a person's correction.
+                             * @enum {unknown}
+                             */
+                            classifiedBy: "engine" | "person";
+                            followUpAfter: string | null;
                             from: string | null;
+                            /**
+                             * Format: uuid
+                             * @description Identifier of the reply (POST /api/v1/replies/{id}/classification corrects its class).
+                             */
+                            id: string;
                             /**
                              * Format: date-time
                              * @description When the reply was sent (its Date header, never later than when it was found).
                              */
                             receivedAt: string;
+                            returnsOn: string | null;
+                            /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
+                            snippet: string;
+                        }[];
+                        reply: {
+                            /**
+                             * @description What the reply says.
+                             * @enum {unknown}
+                             */
+                            classification: "interested" | "not_now" | "not_interested" | "out_of_office" | "unsubscribe" | "bounce" | "auto_reply" | "referral" | "other";
+                            /**
+                             * @description Whether the class is the engine's reading or a person's correction.
+                             * @enum {unknown}
+                             */
+                            classifiedBy: "engine" | "person";
+                            followUpAfter: string | null;
+                            from: string | null;
+                            /**
+                             * Format: uuid
+                             * @description Identifier of the reply (POST /api/v1/replies/{id}/classification corrects its class).
+                             */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description When the reply was sent (its Date header, never later than when it was found).
+                             */
+                            receivedAt: string;
+                            returnsOn: string | null;
                             /** @description The start of what the reply says, without the quoted e-mail: at most 300 characters. */
                             snippet: string;
                         } | null;

@@ -141,6 +141,7 @@ export function queuedRun(input: StartRunInput, now: Date, batchId: string | nul
     })),
     emailDraft: null,
     reply: null,
+    replies: [],
   };
 }
 
