@@ -21,3 +21,14 @@ export const Reply = Type.Object({
   ...ReplyClassification.properties,
   classifiedBy: Type.Enum(['engine', 'person'], { description: 'Whether the class is the engine\'s reading or a person\'s correction.' }),
 }, { $id: 'Reply' });
+
+/** POST /api/v1/replies/{id}/classification: a person's reading of a reply ("Mark as…"). */
+export const ReplyClassify = Type.Object({
+  classification: ReplyClassification.properties.classification,
+  returnsOn: Type.Optional(Type.Union([Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10 }), Type.Null()], {
+    description: 'out_of_office only: the day the person is back; the sequence resumes one business day after it.',
+  })),
+  followUpAfter: Type.Optional(Type.Union([Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10 }), Type.Null()], {
+    description: 'not_now only: the first day to contact them again; it becomes the lead\'s nextActionAt.',
+  })),
+}, { additionalProperties: false });
