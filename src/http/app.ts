@@ -26,6 +26,7 @@ import draftRoutes from './routes/v1/drafts.ts';
 import leadImportRoutes from './routes/v1/lead-import.ts';
 import leadRoutes from './routes/v1/leads.ts';
 import replyRoutes from './routes/v1/replies.ts';
+import analyticsRoutes from './routes/v1/analytics.ts';
 import runEventRoutes, { RunEvent } from './routes/v1/run-events.ts';
 import runRoutes from './routes/v1/runs.ts';
 import webhookRoutes from './routes/v1/webhooks.ts';
@@ -295,6 +296,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(draftRoutes);
   await app.register(runEventRoutes);
   await app.register(replyRoutes);
+  await app.register(analyticsRoutes);
   await app.register(webhookRoutes);
   await app.register(sessionRoutes);
   await app.register(keyRoutes);

@@ -8,3 +8,4 @@ export * from './calls.ts';
 export * from './runs.ts';
 export * from './webhooks.ts';
 export * from './replies.ts';
+export * from './analytics.ts';

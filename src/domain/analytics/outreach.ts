@@ -11,8 +11,9 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { invalid } from '../errors.ts';
+import { GROUP_BYS } from '../../schemas/analytics.ts';
 
-export const GROUP_BYS = ['week', 'sender', 'angle', 'sequenceStep'] as const;
+export { GROUP_BYS };
 export type GroupBy = (typeof GROUP_BYS)[number];
 
 export interface OutreachRow {
@@ -149,4 +150,12 @@ function everyWeek(from: string, to: string, rows: OutreachRow[]): OutreachRow[]
     });
   }
   return weeks;
+}
+
+/**
+ * The time zone the workspace's weeks are counted in. Workspaces gain a time-zone setting with DESIGN §14; until it
+ * is merged it is UTC, and the merger reads the setting here.
+ */
+export async function workspaceTimeZone(_db: Kysely<DB>, _workspaceId: string): Promise<string> {
+  return 'UTC';
 }

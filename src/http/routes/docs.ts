@@ -28,6 +28,7 @@ async function apiDocs(app: AppInstance): Promise<void> {
         { name: 'Calls', description: 'Conversations held with a lead.' },
         { name: 'Runs', description: 'Agent runs: research, analysis, strategy and an e-mail draft.' },
         { name: 'Replies', description: 'Replies found to the e-mails sent, and what each says.' },
+        { name: 'Analytics', description: 'What the e-mails sent led to, counted from recorded deliveries and replies.' },
         { name: 'Webhooks', description: 'Endpoints that are sent signed events (Standard Webhooks) as they happen, with their delivery log.' },
         { name: 'Service', description: 'Health, readiness and the API description; no key needed.' },
       ],
