@@ -12,6 +12,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { invalid } from '../errors.ts';
 import { GROUP_BYS } from '../../schemas/analytics.ts';
+import { startOfDay } from '../replies/effects.ts';
 
 export { GROUP_BYS };
 export type GroupBy = (typeof GROUP_BYS)[number];
@@ -87,42 +88,42 @@ export async function outreach(db: Kysely<DB>, workspaceId: string, query: Outre
   const { from, to } = rangeOf(query, now);
   const zone = query.timeZone;
   const group = GROUP_SQL[query.groupBy](zone);
+  // The range's instants: midnight in the zone at its first day and after its last.
+  const start = startOfDay(from, zone).toISOString();
+  const end = startOfDay(addDays(to, 1), zone).toISOString();
   const needs = { sender: query.groupBy === 'sender', angle: query.groupBy === 'angle' };
   const rows = await sql<{
     grp: string; sent: string; delivered: string; bounced: string; replied: string; interested: string; unsubscribed: string; won: string;
     median_hours: number | null;
   }>`
-    WITH d AS (
-      SELECT e.id, e.run_id, e.sender_user_id, e.status, e.delivered_at
-      FROM email_deliveries e
-      WHERE e.workspace_id = ${workspaceId} AND e.method = 'send' AND e.status IN ('DELIVERED', 'BOUNCED')
-        AND e.delivered_at >= (${from}::date)::timestamp AT TIME ZONE ${zone}
-        AND e.delivered_at < (${addDays(to, 1)}::date)::timestamp AT TIME ZONE ${zone}
-    ), said AS (
-      SELECT p.delivery_id,
-        min(p.received_at) FILTER (WHERE p.classification NOT IN ('out_of_office', 'auto_reply', 'bounce')) AS first_reply,
-        bool_or(p.classification = 'interested') AS interested,
-        bool_or(p.classification = 'unsubscribe') AS unsubscribed,
-        bool_or(p.classification = 'bounce') AS bounced
-      FROM email_replies p JOIN d ON d.id = p.delivery_id
-      WHERE p.workspace_id = ${workspaceId}
-      GROUP BY p.delivery_id
-    ), counted AS (
-      SELECT ${group} AS grp, d.status = 'BOUNCED' OR coalesce(s.bounced, false) AS bounced, s.first_reply IS NOT NULL AS replied,
-        coalesce(s.interested, false) AS interested, coalesce(s.unsubscribed, false) AS unsubscribed, l.status = 'WON' AS won,
-        greatest(extract(epoch FROM s.first_reply - d.delivered_at), 0) / 3600 AS hours
-      FROM d
-      LEFT JOIN said s ON s.delivery_id = d.id
-      JOIN runs r ON r.id = d.run_id AND r.workspace_id = ${workspaceId}
-      JOIN leads l ON l.id = r.lead_id
-      ${needs.sender ? sql`LEFT JOIN users u ON u.id = d.sender_user_id` : sql``}
-      ${needs.angle ? sql`LEFT JOIN run_steps st ON st.run_id = d.run_id AND st.node = 'STRATEGY'` : sql``}
-    )
     SELECT grp, count(*) AS sent, count(*) FILTER (WHERE NOT bounced) AS delivered, count(*) FILTER (WHERE bounced) AS bounced,
       count(*) FILTER (WHERE replied) AS replied, count(*) FILTER (WHERE interested) AS interested,
       count(*) FILTER (WHERE unsubscribed) AS unsubscribed, count(*) FILTER (WHERE won) AS won,
       percentile_cont(0.5) WITHIN GROUP (ORDER BY hours) FILTER (WHERE replied) AS median_hours
-    FROM counted GROUP BY grp ORDER BY grp`.execute(db);
+    FROM (
+      SELECT ${group} AS grp, d.status = 'BOUNCED' OR coalesce(s.bounced, false) AS bounced, s.first_reply IS NOT NULL AS replied,
+        coalesce(s.interested, false) AS interested, coalesce(s.unsubscribed, false) AS unsubscribed, l.status = 'WON' AS won,
+        greatest(extract(epoch FROM s.first_reply - d.delivered_at), 0) / 3600 AS hours
+      FROM email_deliveries d
+      JOIN runs r ON r.id = d.run_id AND r.workspace_id = ${workspaceId}
+      JOIN leads l ON l.id = r.lead_id AND l.workspace_id = ${workspaceId}
+      LEFT JOIN (
+        -- The replies of the range: a reply comes after the e-mail it answers (a day's leeway for a sender's clock).
+        SELECT p.delivery_id,
+          min(p.received_at) FILTER (WHERE p.classification NOT IN ('out_of_office', 'auto_reply', 'bounce')) AS first_reply,
+          bool_or(p.classification = 'interested') AS interested,
+          bool_or(p.classification = 'unsubscribe') AS unsubscribed,
+          bool_or(p.classification = 'bounce') AS bounced
+        FROM email_replies p
+        WHERE p.workspace_id = ${workspaceId} AND p.received_at >= ${start}::timestamptz - interval '1 day'
+        GROUP BY p.delivery_id
+      ) s ON s.delivery_id = d.id
+      ${needs.sender ? sql`LEFT JOIN users u ON u.id = d.sender_user_id` : sql``}
+      ${needs.angle ? sql`LEFT JOIN run_steps st ON st.run_id = d.run_id AND st.node = 'STRATEGY'` : sql``}
+      WHERE d.workspace_id = ${workspaceId} AND d.method = 'send' AND d.status IN ('DELIVERED', 'BOUNCED')
+        AND d.delivered_at >= ${start}::timestamptz AND d.delivered_at < ${end}::timestamptz
+    ) counted
+    GROUP BY grp ORDER BY grp`.execute(db);
 
   const data = rows.rows.map((row): OutreachRow => {
     const delivered = Number(row.delivered);
