@@ -127,6 +127,7 @@ export function LeadPage() {
         <div><dt>Owner</dt><dd className={person.assignedToUserId ? undefined : 'muted'}>{ownerName(person.assignedToUserId, members.data, session.user.id)}</dd></div>
         <div><dt>Last contact</dt><dd><RelativeTime iso={person.lastContactedAt} fallback="Never" /></dd></div>
         <div><dt>Last reply</dt><dd><RelativeTime iso={person.lastReplyAt} fallback="None" /></dd></div>
+        {person.nextActionAt && <div><dt>Next action</dt><dd><time dateTime={person.nextActionAt}>{formatDate(person.nextActionAt)}</time></dd></div>}
       </dl>
 
       {replied?.reply && <ReplyPanel reply={replied.reply} runId={replied.id} title="Last reply" />}
