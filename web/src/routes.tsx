@@ -155,6 +155,7 @@ const reviewRoute = createRoute({
 const batchRoute = pageAbout('/runs/batches/$id', lazyRouteComponent(() => import('./pages/BatchPage'), 'BatchPage'));
 const runRoute = pageAbout('/runs/$id', lazyRouteComponent(() => import('./pages/RunPage'), 'RunPage'));
 const traceRoute = pageAbout('/runs/$id/trace', lazyRouteComponent(() => import('./pages/TracePage'), 'TracePage'));
+const outcomesRoute = appPage('/outcomes', lazyRouteComponent(() => import('./pages/OutcomesPage'), 'OutcomesPage'));
 const membersRoute = appPage('/settings/members', lazyRouteComponent(() => import('./pages/settings/MembersPage'), 'MembersPage'));
 const usageRoute = appPage('/settings/usage', lazyRouteComponent(() => import('./pages/settings/UsagePage'), 'UsagePage'));
 const profileRoute = appPage('/settings/profile', lazyRouteComponent(() => import('./pages/settings/ProfilePage'), 'ProfilePage'));
@@ -187,7 +188,7 @@ const webhooksRoute = adminPage('/settings/webhooks', { title: 'Webhooks', what:
 const entryPages = [setupRoute, signInRoute, resetPasswordRoute] as const;
 const adminPages = [keysRoute, auditRoute, emailRoute, webhooksRoute] as const;
 const appPages = [
-  leadsRoute, leadImportRoute, leadRoute, runsRoute, reviewRoute, batchRoute, runRoute, traceRoute, membersRoute, usageRoute, profileRoute,
+  leadsRoute, leadImportRoute, leadRoute, runsRoute, reviewRoute, batchRoute, runRoute, traceRoute, outcomesRoute, membersRoute, usageRoute, profileRoute,
 ] as const;
 const routeTree = rootRoute.addChildren([
   indexRoute,

@@ -15,6 +15,7 @@ export const APP_PAGES = [
   '/runs/batches/:id',
   '/runs/:id',
   '/runs/:id/trace',
+  '/outcomes',
   '/settings/keys',
   '/settings/members',
   '/settings/audit',

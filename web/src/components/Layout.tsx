@@ -14,6 +14,7 @@ const WORK: NavItem[] = [
   { to: '/leads', label: 'Leads', icon: 'leads' },
   { to: '/runs', label: 'Runs', icon: 'runs' },
   { to: '/runs/review', label: 'Review drafts', icon: 'inbox' },
+  { to: '/outcomes', label: 'Outcomes', icon: 'usage' },
 ];
 const SETTINGS: NavItem[] = [
   { to: '/settings/keys', label: 'API keys', icon: 'key', adminOnly: true },
