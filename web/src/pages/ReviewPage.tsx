@@ -17,6 +17,7 @@ import { formatNumber, plural } from '../lib/format';
 import { Link, useRouter } from '../lib/router';
 import { useApiQuery, useTitle } from '../lib/query';
 import { RejectDialog } from './run/RejectDialog';
+import { RepliesToAnswer } from './review/RepliesToAnswer';
 
 const route = getRouteApi('/_app/runs/review');
 /** While nothing awaits, the queue looks for new drafts this often. */
@@ -174,7 +175,7 @@ export function ReviewPage() {
     return () => window.removeEventListener('keydown', onKey);
   }, []);
 
-  const header = (
+  const pageHeader = (
     <PageHeader
       eyebrow="Approval queue"
       title="Review drafts"
@@ -182,6 +183,8 @@ export function ReviewPage() {
       actions={batch ? <Link to={batchPath(batch)} className="button button-secondary button-medium">Back to the batch</Link> : undefined}
     />
   );
+  // The replies waiting for an answer sit above the drafts, except in one batch's review.
+  const header = <>{pageHeader}{!batch && <RepliesToAnswer />}</>;
   const live = <div className="visually-hidden" aria-live="polite" aria-atomic="true">{announcement}</div>;
 
   if (!queue) return <>{header}{awaiting.error ? <ErrorAlert error={awaiting.error} retry={() => void reload()} /> : <LoadingBlock label="Loading the drafts" />}</>;
