@@ -40,6 +40,7 @@ import mailCheckRoutes from './routes/ui/mail-checks.ts';
 import memberRoutes from './routes/ui/members.ts';
 import passwordResetRoutes from './routes/ui/password-reset.ts';
 import profileRoutes from './routes/ui/profile.ts';
+import replySettingsRoutes from './routes/ui/reply-settings.ts';
 import auditRoutes from './routes/ui/audit.ts';
 import keyRoutes from './routes/ui/keys.ts';
 import sessionRoutes from './routes/ui/session.ts';
@@ -302,6 +303,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(keyRoutes);
   await app.register(memberRoutes);
   await app.register(profileRoutes);
+  await app.register(replySettingsRoutes);
   await app.register(passwordResetRoutes);
   await app.register(auditRoutes);
   await app.register(usageRoutes);
