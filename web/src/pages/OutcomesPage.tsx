@@ -53,7 +53,7 @@ function OutcomesTable({ title, groupBy, groupLabel, from, to }: { title: string
   const report = useOutreach(groupBy, from, to);
   const rows = report.data?.data ?? [];
   return (
-    <Card title={title} actions={report.data && (
+    <Card title={title} titleId={`outcomes-by-${groupBy}`} actions={report.data && (
       <button type="button" className="button button-secondary button-small"
         onClick={() => download(`outcomes-by-${groupBy}-${report.data!.from}-to-${report.data!.to}.csv`, outcomesCsv(groupLabel, rows))}>
         Download CSV
@@ -114,8 +114,8 @@ export function OutcomesPage() {
             <Card><p className="stat-label">Interested</p><p className="stat-figure">{formatNumber(total.interested)}</p></Card>
           </div>
           <div className="outcomes-charts">
-            <Card title="Funnel"><FunnelChart figures={total} /></Card>
-            <Card title="Reply rate by week"><WeeklyReplyRateChart weeks={rows} /></Card>
+            <Card title="Funnel" titleId="outcomes-funnel"><FunnelChart figures={total} /></Card>
+            <Card title="Reply rate by week" titleId="outcomes-weekly"><WeeklyReplyRateChart weeks={rows} /></Card>
           </div>
         </>
       )}

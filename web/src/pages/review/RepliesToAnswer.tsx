@@ -18,7 +18,7 @@ export function RepliesToAnswer() {
   const list = replies.data ?? [];
   if (list.length === 0) return null;
   return (
-    <Card title="Replies to answer" className="replies-to-answer">
+    <Card title="Replies to answer" titleId="replies-to-answer" className="replies-to-answer">
       <ul className="replies-to-answer-list">
         {list.map((reply) => (
           <li key={reply.id}>
