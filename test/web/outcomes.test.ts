@@ -63,11 +63,11 @@ describe('marking a reply and opening Outcomes', { skip: browserUnavailable() ??
 
     await page.goto(`${server.url}/runs/${run.id}`);
     const panel = page.getByRole('region', { name: 'Reply' });
-    await panel.getByText('Other').waitFor();
+    await panel.locator('.badge', { hasText: 'Other' }).waitFor();
     await panel.getByLabel('Mark as…').selectOption('interested');
     await page.getByText('Marked as interested.').waitFor();
     await panel.getByText('marked by a person').waitFor();
-    await panel.getByText('Interested').waitFor();
+    await panel.locator('.badge', { hasText: 'Interested' }).waitFor();
     const stored = await db.selectFrom('email_replies').select(['classification', 'classified_by']).where('run_id', '=', run.id).executeTakeFirstOrThrow();
     assert.deepEqual(stored, { classification: 'interested', classified_by: 'person' });
     assert.equal((await client.ok('GET', `/api/v1/leads/${lead.id}`)).data.status, 'QUALIFIED');
