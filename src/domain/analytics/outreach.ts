@@ -92,7 +92,7 @@ export async function outreach(db: Kysely<DB>, workspaceId: string, query: Outre
   const start = startOfDay(from, zone).toISOString();
   const end = startOfDay(addDays(to, 1), zone).toISOString();
   const needs = { sender: query.groupBy === 'sender', angle: query.groupBy === 'angle' };
-  const rows = await sql<{
+  const statement = sql<{
     grp: string; sent: string; delivered: string; bounced: string; replied: string; interested: string; unsubscribed: string; won: string;
     median_hours: number | null;
   }>`
@@ -102,11 +102,14 @@ export async function outreach(db: Kysely<DB>, workspaceId: string, query: Outre
       percentile_cont(0.5) WITHIN GROUP (ORDER BY hours) FILTER (WHERE replied) AS median_hours
     FROM (
       SELECT ${group} AS grp, d.status = 'BOUNCED' OR coalesce(s.bounced, false) AS bounced, s.first_reply IS NOT NULL AS replied,
-        coalesce(s.interested, false) AS interested, coalesce(s.unsubscribed, false) AS unsubscribed, l.status = 'WON' AS won,
+        coalesce(s.interested, false) AS interested, coalesce(s.unsubscribed, false) AS unsubscribed, w.id IS NOT NULL AS won,
         greatest(extract(epoch FROM s.first_reply - d.delivered_at), 0) / 3600 AS hours
       FROM email_deliveries d
-      JOIN runs r ON r.id = d.run_id AND r.workspace_id = ${workspaceId}
-      JOIN leads l ON l.id = r.lead_id AND l.workspace_id = ${workspaceId}
+      -- Only the runs of WON leads are joined: a few, where every run of the range would be a 100,000-row hash.
+      LEFT JOIN (
+        SELECT r.id FROM leads wl JOIN runs r ON r.lead_id = wl.id AND r.workspace_id = ${workspaceId}
+        WHERE wl.workspace_id = ${workspaceId} AND wl.status = 'WON'
+      ) w ON w.id = d.run_id
       LEFT JOIN (
         -- The replies of the range: a reply comes after the e-mail it answers (a day's leeway for a sender's clock).
         SELECT p.delivery_id,
@@ -123,7 +126,8 @@ export async function outreach(db: Kysely<DB>, workspaceId: string, query: Outre
       WHERE d.workspace_id = ${workspaceId} AND d.method = 'send' AND d.status IN ('DELIVERED', 'BOUNCED')
         AND d.delivered_at >= ${start}::timestamptz AND d.delivered_at < ${end}::timestamptz
     ) counted
-    GROUP BY grp ORDER BY grp`.execute(db);
+    GROUP BY grp ORDER BY grp`;
+  const rows = await statement.execute(db);
 
   const data = rows.rows.map((row): OutreachRow => {
     const delivered = Number(row.delivered);
