@@ -65,7 +65,7 @@ export async function seedOutreach(db: Kysely<DB>, seed: OutreachSeed): Promise<
       SELECT ${id('reply', sql`(i * 10 + k)`)}, ${ws}, ${id('delivery', i)}, ${id('run', i)}, '<r' || i || '.' || k || '@lead.example>',
         'lead@bench.example', 'Re: A pilot', 'Thanks.', ${sentAt} + (((i * 37 + k * 11) % 200) || ' hours')::interval,
         ${sentAt} + (((i * 37 + k * 11) % 200) || ' hours')::interval,
-        (${CLASSES}::text[])[1 + (i * 5 + k * 3) % ${CLASSES.length}], 'engine'
+        (${CLASSES}::text[])[1 + ((i / 3) * 5 + k * 3) % ${CLASSES.length}], 'engine'
       FROM generate_series(1, ${n}) i CROSS JOIN generate_series(1, 2) k
       WHERE i % 3 = 0 AND (k = 1 OR i % 9 = 0)`.execute(trx);
   });

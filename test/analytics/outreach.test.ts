@@ -93,6 +93,8 @@ for (const kind of BACKENDS) {
       await seedOutreach(db(t), { workspaceId: other.id, emails: 300, start: START, weeks: WEEKS });
       raw = (await rawOf(t, workspaceId)).filter((e) => e.method === 'send');
       assert.ok(raw.length > 2000 && raw.some((e) => e.replies.length > 1), 'thousands of e-mails, some answered twice');
+      const classes = new Set(raw.flatMap((e) => e.replies.map((r) => r.classification)));
+      assert.equal(classes.size, 9, `replies of every class: ${[...classes].join(', ')}`);
     });
     after(async () => { await t?.close(); });
 
