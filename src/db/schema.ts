@@ -23,6 +23,8 @@ export interface WorkspacesTable {
   plan: Plan;
   admin_user_id: string | null;
   created_at: Date;
+  /** An interested reply moves a CONTACTED lead to QUALIFIED (DESIGN §16; 0055_reply_effects.sql). */
+  qualify_on_interest: Generated<boolean>;
 }
 
 export interface UsersTable {
@@ -76,6 +78,8 @@ export interface LeadsTable {
   last_reply_at: Generated<Date | null>;
   /** The lead's IANA time zone, or null for the workspace's (0045_lead_time_zone.sql). */
   time_zone: Generated<string | null>;
+  /** When the lead is next to be acted on: the day a "not now" reply named (0055_reply_effects.sql). */
+  next_action_at: Generated<Date | null>;
 }
 
 export interface CallsTable {
@@ -216,7 +220,15 @@ export type RunEventType =
   | 'touch.skipped'
   // Consent (DESIGN §15): a delivery ended unsent for a suppressed address, or refused by the recipient's server.
   | 'draft.suppressed'
-  | 'draft.bounced';
+  | 'draft.bounced'
+  // What a reply did (DESIGN §16, src/domain/replies/effects.ts), and a person's correction of its class.
+  | 'reply.classified'
+  | 'reply.sequence_stopped'
+  | 'reply.sequence_paused'
+  | 'reply.sequence_resumed'
+  | 'reply.address_suppressed'
+  | 'reply.lead_qualified'
+  | 'reply.next_action_set';
 
 export interface RunEventsTable {
   id: Generated<string>;

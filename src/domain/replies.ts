@@ -4,7 +4,7 @@ import type { ReplyClass, ReplyClassification } from '../agent/replies/types.ts'
 import type { DB, ReplyClass as StoredReplyClass } from '../db/schema.ts';
 import { invalid } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
-import { isStorableInstant } from './validation.ts';
+import { isStorableInstant, isUuid } from './validation.ts';
 
 // The classes the database stores are the classes the API names: neither list gains one without the other.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -26,9 +26,14 @@ export interface ReplyFilter {
   classification?: ReplyClass | undefined;
   /** RFC 3339: an instant, or a day (from its start in UTC). */
   since?: string | undefined;
+  /** Only replies a person should answer (TO_ANSWER classes), with no e-mail queued to the lead since. */
+  toAnswer?: boolean | undefined;
   limit: number;
   cursor?: Cursor | null;
 }
+
+/** The classes the review queue's "Replies to answer" holds: a person wrote, and something is to be said back. */
+export const TO_ANSWER: readonly ReplyClass[] = ['interested', 'referral', 'other', 'not_now'];
 
 /** The instant a `since` names: an RFC 3339 date-time, or a date from its start in UTC. */
 function sinceOf(text: string): Date {
@@ -41,9 +46,9 @@ function sinceOf(text: string): Date {
   return date;
 }
 
-/** The workspace's replies, newest first, of one class or all, received since an instant. */
-export async function listReplies(db: Kysely<DB>, workspaceId: string, filter: ReplyFilter): Promise<{ items: Reply[]; next: Cursor | null }> {
-  let query = db.selectFrom('email_replies as r').innerJoin('runs as run', (join) => join.onRef('run.id', '=', 'r.run_id').on('run.workspace_id', '=', workspaceId))
+/** The replies of the workspace with the columns a Reply is made of. */
+function repliesOf(db: Kysely<DB>, workspaceId: string) {
+  return db.selectFrom('email_replies as r').innerJoin('runs as run', (join) => join.onRef('run.id', '=', 'r.run_id').on('run.workspace_id', '=', workspaceId))
     .select([
       'r.id', 'r.run_id', 'run.lead_id', 'r.received_at', 'r.from_address', 'r.subject', 'r.snippet', 'r.classification',
       'r.referral_name', 'r.referral_email', 'r.classified_by',
@@ -51,12 +56,12 @@ export async function listReplies(db: Kysely<DB>, workspaceId: string, filter: R
       sql<string | null>`r.returns_on::text`.as('returns_on'), sql<string | null>`r.follow_up_after::text`.as('follow_up_after'),
     ])
     .where('r.workspace_id', '=', workspaceId);
-  if (filter.classification) query = query.where('r.classification', '=', filter.classification);
-  if (filter.since) query = query.where('r.received_at', '>=', sinceOf(filter.since));
-  const cursor = filter.cursor;
-  if (cursor) query = query.where((eb) => eb(eb.refTuple('r.received_at', 'r.id'), '<', eb.tuple(cursor.at, cursor.id)));
-  const rows = await query.orderBy('r.received_at', 'desc').orderBy('r.id', 'desc').limit(filter.limit + 1).execute();
-  const replies = rows.map((row): Reply => ({
+}
+
+type ReplyRow = Awaited<ReturnType<ReturnType<typeof repliesOf>['executeTakeFirstOrThrow']>>;
+
+function toReply(row: ReplyRow): Reply {
+  return {
     id: row.id,
     runId: row.run_id,
     leadId: row.lead_id,
@@ -69,6 +74,30 @@ export async function listReplies(db: Kysely<DB>, workspaceId: string, filter: R
     followUpAfter: row.follow_up_after,
     person: row.referral_name || row.referral_email ? { name: row.referral_name, email: row.referral_email } : null,
     classifiedBy: row.classified_by,
-  }));
-  return pageOf(replies, filter.limit, (reply) => ({ at: reply.receivedAt, id: reply.id }));
+  };
+}
+
+/** One reply of the workspace, or null. */
+export async function getReply(db: Kysely<DB>, workspaceId: string, replyId: string): Promise<Reply | null> {
+  if (!isUuid(replyId)) return null;
+  const row = await repliesOf(db, workspaceId).where('r.id', '=', replyId).executeTakeFirst();
+  return row ? toReply(row) : null;
+}
+
+/** The workspace's replies, newest first, of one class or all, received since an instant. */
+export async function listReplies(db: Kysely<DB>, workspaceId: string, filter: ReplyFilter): Promise<{ items: Reply[]; next: Cursor | null }> {
+  let query = repliesOf(db, workspaceId);
+  if (filter.classification) query = query.where('r.classification', '=', filter.classification);
+  if (filter.since) query = query.where('r.received_at', '>=', sinceOf(filter.since));
+  if (filter.toAnswer) {
+    // Answered: an e-mail to the lead was queued after the reply came (a response, or the next touch).
+    query = query.where('r.classification', 'in', [...TO_ANSWER]).where(({ not, exists, selectFrom }) => not(exists(
+      selectFrom('email_deliveries as e').innerJoin('runs as later', 'later.id', 'e.run_id').select('e.id')
+        .whereRef('later.lead_id', '=', 'run.lead_id').where('later.workspace_id', '=', workspaceId)
+        .where('e.workspace_id', '=', workspaceId).whereRef('e.queued_at', '>', 'r.received_at'))));
+  }
+  const cursor = filter.cursor;
+  if (cursor) query = query.where((eb) => eb(eb.refTuple('r.received_at', 'r.id'), '<', eb.tuple(cursor.at, cursor.id)));
+  const rows = await query.orderBy('r.received_at', 'desc').orderBy('r.id', 'desc').limit(filter.limit + 1).execute();
+  return pageOf(rows.map(toReply), filter.limit, (reply) => ({ at: reply.receivedAt, id: reply.id }));
 }

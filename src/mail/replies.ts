@@ -17,6 +17,7 @@ import type { ReplyClassification } from '../agent/replies/types.ts';
 import type { Clock } from '../clock.ts';
 import type { CpuPool } from '../cpu/pool.ts';
 import type { DB } from '../db/schema.ts';
+import { applyReplyEffects } from '../domain/replies/effects.ts';
 import { applyTransition, DELIVERY } from '../domain/runs/lifecycle.ts';
 import { enqueueJob, JOBS_CHANNEL } from '../jobs/sql/enqueueJob.ts';
 import { isAttemptFailure, RetryableError } from '../jobs/errors.ts';
@@ -211,7 +212,9 @@ async function recordReply(
   await sql`
     UPDATE leads l SET last_reply_at = GREATEST(coalesce(l.last_reply_at, ${reply.receivedAt}::timestamptz), ${reply.receivedAt}::timestamptz)
     FROM runs r WHERE r.id = ${delivery.run_id} AND r.workspace_id = ${workspaceId} AND l.id = r.lead_id AND l.workspace_id = ${workspaceId}`.execute(trx);
+  // The draft.replied webhook carries the run, whose replies carry their class (DESIGN §16); then what the reply does.
   await applyTransition(trx, DELIVERY.reply, { workspaceId, runId: delivery.run_id, deliveryId: delivery.id, at: now });
+  await applyReplyEffects(trx, { id: row.id, workspaceId, runId: delivery.run_id, from: reply.from, receivedAt: reply.receivedAt }, said, { by: 'engine', at: now });
   return true;
 }
 

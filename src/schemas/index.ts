@@ -12,3 +12,4 @@ export * from './outbox.ts';
 export * from './sequences.ts';
 export * from './touches.ts';
 export * from './suppressions.ts';
+export * from './analytics.ts';

@@ -34,6 +34,7 @@ export const Lead = Type.Object({
     description: '"Do not contact": present (true) when the lead\'s address or domain is on the suppression list, so nothing is '
       + 'delivered to it; left out otherwise. Shown where a lead is read (a lead, a page of leads), not in webhook events.',
   })),
+  nextActionAt: Nullable(Timestamp('When the lead is next to be contacted: the day a "not now" reply named (DESIGN §16), from its start in UTC.')),
 }, { $id: 'Lead' });
 
 const leadFields = {

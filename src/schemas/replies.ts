@@ -1,33 +1,14 @@
 // Replies and what they say (DESIGN §16): one class, and the date, time or person that class can name. The offline
 // classifier and the model (src/agent/replies/) answer ReplyClassification; the API shows it on every stored reply.
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { Id, Nullable } from './common.ts';
 import { RunReply } from './runs.ts';
 
-export const REPLY_CLASSES = [
-  'interested', 'not_now', 'not_interested', 'out_of_office', 'unsubscribe', 'bounce', 'auto_reply', 'referral', 'other',
-] as const;
-export type ReplyClass = (typeof REPLY_CLASSES)[number];
-
-/** A calendar day, `2026-03-14`, in the time zone of the reply's Date header. */
-const Day = (description: string) => Type.Union([Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10, description }), Type.Null()]);
-const NAME_MAX = 200;
-const EMAIL_MAX = 254;
-
-export const ReferredPerson = Type.Object({
-  name: Type.Union([Type.String({ maxLength: NAME_MAX }), Type.Null()], { description: 'The person\'s name as the reply writes it.' }),
-  email: Type.Union([Type.String({ maxLength: EMAIL_MAX }), Type.Null()], { description: 'Their address, when the reply gives one.' }),
-}, { description: 'Whom a referral points to.' });
-
-export const ReplyClassification = Type.Object({
-  classification: Type.Enum(REPLY_CLASSES, { description: 'What the reply says.' }),
-  returnsOn: Day('out_of_office: the day the reply names for the return (or the last day away); otherwise null.'),
-  followUpAfter: Day('not_now: the first day of the time the reply asks to be contacted again; otherwise null.'),
-  person: Type.Union([ReferredPerson, Type.Null()], { description: 'referral: the person it points to; otherwise null.' }),
-});
-export type ReplyClassification = Static<typeof ReplyClassification>;
-export type ReferredPerson = Static<typeof ReferredPerson>;
-export { NAME_MAX as PERSON_NAME_MAX, EMAIL_MAX as PERSON_EMAIL_MAX };
+export {
+  REPLY_CLASSES, ReferredPerson, ReplyClassification, PERSON_NAME_MAX, PERSON_EMAIL_MAX,
+} from './reply-classification.ts';
+export type { ReplyClass } from './reply-classification.ts';
+import { ReplyClassification } from './reply-classification.ts';
 
 export const Reply = Type.Object({
   id: Id('Identifier of the reply.'),
@@ -40,3 +21,14 @@ export const Reply = Type.Object({
   ...ReplyClassification.properties,
   classifiedBy: Type.Enum(['engine', 'person'], { description: 'Whether the class is the engine\'s reading or a person\'s correction.' }),
 }, { $id: 'Reply' });
+
+/** POST /api/v1/replies/{id}/classification: a person's reading of a reply ("Mark as…"). */
+export const ReplyClassify = Type.Object({
+  classification: ReplyClassification.properties.classification,
+  returnsOn: Type.Optional(Type.Union([Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10 }), Type.Null()], {
+    description: 'out_of_office only: the day the person is back; the sequence resumes one business day after it.',
+  })),
+  followUpAfter: Type.Optional(Type.Union([Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10 }), Type.Null()], {
+    description: 'not_now only: the first day to contact them again; it becomes the lead\'s nextActionAt.',
+  })),
+}, { additionalProperties: false });

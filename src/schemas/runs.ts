@@ -3,6 +3,7 @@ import { Type, type TSchema } from 'typebox';
 import { AnalysisOutput, MAX_ANSWER_BYTES, ResearchOutput, STEP_NODES, StrategyOutput, WriterOutput } from './outputs.ts';
 import { ONE_LINE_PATTERN } from '../domain/validation.ts';
 import { RunSequence } from './sequences.ts';
+import { ReplyClassification } from './reply-classification.ts';
 import { Nullable, MESSAGE_MAX, INT32_MAX, Int32, Int64, Timestamp, Id, EMAIL_MAX, HEADER_LINE_MAX, FEEDBACK_MAX } from './common.ts';
 
 /** A draft's bounds: a subject fits a header line, a body an e-mail a person reads (src/agent/grounding.ts fits it). */
@@ -166,11 +167,19 @@ export const DraftEdit = Type.Object({
 
 export const RunStatus = Type.Enum(RUN_STATUSES);
 
+/** At most this many replies are shown on a run: the newest. */
+export const RUN_REPLIES_MAX = 200;
+
 export const RunReply = Type.Object({
+  id: Id('Identifier of the reply (POST /api/v1/replies/{id}/classification corrects its class).'),
   receivedAt: Timestamp('When the reply was sent (its Date header, never later than when it was found).'),
   from: Nullable(Type.String({ maxLength: 320, description: 'Who replied, as "Name <address>" or the address alone.' })),
   snippet: Type.String({ maxLength: 300, description: 'The start of what the reply says, without the quoted e-mail: at most 300 characters.' }),
-}, { description: "The newest reply found in the sender's inbox to the run's delivered e-mail; null until there is one." });
+  classification: ReplyClassification.properties.classification,
+  returnsOn: ReplyClassification.properties.returnsOn,
+  followUpAfter: ReplyClassification.properties.followUpAfter,
+  classifiedBy: Type.Enum(['engine', 'person'], { description: 'Whether the class is the engine\'s reading or a person\'s correction.' }),
+}, { description: "A reply found in the sender's inbox to the run's delivered e-mail, with what it says (DESIGN §16)." });
 
 export const Run = Type.Object({
   id: Id('Identifier of the run.'),
@@ -188,6 +197,7 @@ export const Run = Type.Object({
   reply: Nullable(RunReply),
   // Follow-ups (DESIGN §13).
   sequence: Nullable(RunSequence),
+  replies: Type.Array(RunReply, { maxItems: RUN_REPLIES_MAX, description: `The replies found to the run's e-mail, oldest first (DESIGN §16): the newest ${RUN_REPLIES_MAX}; \`reply\` is the last of them.` }),
 }, { $id: 'Run' });
 
 export const RunCreate = Type.Object({

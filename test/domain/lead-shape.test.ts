@@ -30,10 +30,11 @@ for (const kind of BACKENDS) {
         company_name: 'Analytical Engines\u00e9', company_website: 'https://engines.example/', status: 'QUALIFIED' as const,
         assigned_to_user_id: workspace.adminUserId, created_at: at('2026-03-01T09:30:00.123Z'), updated_at: at('2026-03-02T10:00:00.456Z'),
         last_contacted_at: at('2026-03-03T11:00:00.789Z'), last_reply_at: at('2026-03-04T12:00:00.000Z'),
+        next_action_at: at('2026-07-01T00:00:00.000Z'),
       };
       const bare = {
         ...full, id: randomUUID(), name: 'Grace', email: null, company_name: null, company_website: null, status: 'DISCOVERY' as const,
-        assigned_to_user_id: null, last_contacted_at: null, last_reply_at: null,
+        assigned_to_user_id: null, last_contacted_at: null, last_reply_at: null, next_action_at: null,
       };
       await t.database.db.insertInto('leads').values([full, bare]).execute();
       const rows = await t.database.db.selectFrom('leads').selectAll().where('workspace_id', '=', workspace.id).orderBy('name').execute();

@@ -3,11 +3,12 @@
 // aimed at this workspace's resources). A new route is covered the moment it is registered.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { randomUUID } from 'node:crypto';
 import { generateKey, isWellFormedKey } from '../../src/domain/keys/keys.ts';
 import { buildApp } from '../../src/http/app.ts';
 import type { RouteEntry } from '../../src/http/app-instance.ts';
 import { ALL_SCOPES, BACKENDS, silentLogger, startTestApp, TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
-import { assertProblem, countRows, createCall, createLead, isPublicRoute, startRun, waitingEmail } from './support.ts';
+import { assertProblem, countRows, createCall, createLead, db, isPublicRoute, startRun, waitingEmail } from './support.ts';
 
 const SECRET_NAME = 'Secret Lead of Workspace A';
 const SECRET_COMPANY = 'Confidential Holdings A';
@@ -22,10 +23,11 @@ interface Resources {
   outbox: string;
   sequence: any;
   suppression: any;
+  reply: { id: string };
 }
 
 /** The route's path with each parameter filled from a real resource, chosen by the collection it follows. */
-function pathFor(route: RouteEntry, ids: { leads: string; calls: string; runs: string; webhooks: string; deliveries: string; outbox: string; sequences: string; touches: string; suppressions: string }): string {
+function pathFor(route: RouteEntry, ids: { leads: string; calls: string; runs: string; webhooks: string; deliveries: string; outbox: string; sequences: string; touches: string; suppressions: string; replies: string }): string {
   const segments = route.url.split('/');
   return segments.map((segment, i) => {
     if (!segment.startsWith(':')) return segment;
@@ -53,6 +55,7 @@ function bodyFor(route: RouteEntry, r: Resources): unknown {
     case 'PATCH /api/v1/sequences/:id': return { name: 'Mallory' };
     case 'PATCH /api/v1/runs/:id/touches/:number/draft': return { body: 'Mallory' };
     case 'POST /api/v1/suppressions': return { email: 'mallory@b.example' };
+    case 'POST /api/v1/replies/:id/classification': return { classification: 'other' };
     default: return {};
   }
 }
@@ -90,16 +93,33 @@ for (const kind of BACKENDS) {
       // An endpoint on a public address given as an IP (nothing is resolved), with a delivery that no runner sends.
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: keyA, body: { url: 'https://93.184.215.14/hook' } })).json;
       const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: keyA })).json.data;
+      // A reply to the run's e-mail, as the delivery and the reply check write them.
+      const draftId = randomUUID();
+      const deliveryId = randomUUID();
+      const now = new Date();
+      await db(t).insertInto('email_drafts').values({
+        id: draftId, workspace_id: A.id, run_id: run.id, version: 1, status: 'SENT', to_address: 'secret@a.example', subject: 'Secret',
+        body: 'Secret', created_at: now, feedback: null, decided_at: null, decided_by_key_id: null, decided_by_user_id: null,
+      }).execute();
+      await db(t).insertInto('email_deliveries').values({
+        id: deliveryId, workspace_id: A.id, run_id: run.id, draft_id: draftId, sender_user_id: null, method: 'send', status: 'DELIVERED',
+        message_id: `<${randomUUID()}@a.example>`, attempts: 1, queued_at: now, delivered_at: now, error: null, response: '250 ok',
+      }).execute();
+      const reply = { id: randomUUID() };
+      await db(t).insertInto('email_replies').values({
+        id: reply.id, workspace_id: A.id, delivery_id: deliveryId, run_id: run.id, message_id: `${randomUUID()}@a.example`,
+        from_address: 'secret@a.example', subject: 'Re: Secret', snippet: 'Secret reply', received_at: now, found_at: now,
+      }).execute();
       const sequence = (await t.api('GET', '/api/v1/sequences', { key: keyA })).json.data[0];
       const suppression = (await t.api('POST', '/api/v1/suppressions', { key: keyA, body: { email: 'suppressed@a.example' } })).json.data;
-      a = { lead, call, run, webhook, delivery, outbox: await waitingEmail(t, A.id, run.id), sequence, suppression };
+      a = { lead, call, run, webhook, delivery, outbox: await waitingEmail(t, A.id, run.id), sequence, suppression, reply };
       counts = { leads: await countRows(t, 'leads'), calls: await countRows(t, 'calls'), runs: await countRows(t, 'runs') };
     });
     after(() => t?.close());
 
     const request = (route: RouteEntry, options: { key?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse> => {
       const body = bodyFor(route, a);
-      return t.api(route.method, pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2', suppressions: a.suppression.id }), {
+      return t.api(route.method, pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2', suppressions: a.suppression.id, replies: a.reply.id }), {
         ...options, ...(body !== undefined ? { body } : {}),
       });
     };
@@ -203,7 +223,7 @@ for (const kind of BACKENDS) {
     it('answers 401 on the HEAD and trailing-slash variants of every GET route', async (c) => {
       for (const route of routes.filter((r) => r.method === 'GET')) {
         await c.test(label(route), async () => {
-          const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2', suppressions: a.suppression.id });
+          const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2', suppressions: a.suppression.id, replies: a.reply.id });
           const head = await t.api('HEAD', path);
           assert.equal(head.status, 401, `HEAD ${path}`);
           assert.equal(head.text, '', 'HEAD has no body');
@@ -225,7 +245,7 @@ for (const kind of BACKENDS) {
 
     it('checks the key before the body: 401 and 403 win over an invalid or non-JSON body', async (c) => {
       for (const route of routes.filter((r) => r.method !== 'GET')) {
-        const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2', suppressions: a.suppression.id });
+        const path = pathFor(route, { leads: a.lead.id, calls: a.call.id, runs: a.run.id, webhooks: a.webhook.id, deliveries: a.delivery.id, outbox: a.outbox, sequences: a.sequence.id, touches: '2', suppressions: a.suppression.id, replies: a.reply.id });
         await c.test(label(route), async () => {
           const junk = { raw: '{"not json', headers: { 'content-type': 'application/json' } };
           assertProblem(await t.api(route.method, path, junk), 401, 'unauthorized');

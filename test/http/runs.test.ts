@@ -11,7 +11,7 @@ import {
   assertInvalid, assertProblem, countRows, createCall, createLead, db, ISO_MS, newestFirst, nextLink, startRun, STEP_ORDER, UUID, walkPages,
 } from './support.ts';
 
-const RUN_FIELDS = ['batchId', 'callId', 'completedAt', 'emailDraft', 'error', 'id', 'leadId', 'reply', 'sequence', 'startedAt', 'status', 'steps', 'tokensUsed', 'traceUrl'];
+const RUN_FIELDS = ['batchId', 'callId', 'completedAt', 'emailDraft', 'error', 'id', 'leadId', 'replies', 'reply', 'sequence', 'startedAt', 'status', 'steps', 'tokensUsed', 'traceUrl'];
 const STEP_FIELDS = ['attempts', 'completedAt', 'durationMs', 'engine', 'error', 'model', 'node', 'output', 'promptVersion', 'startedAt', 'status', 'usage'];
 const TERMINAL = ['AWAITING_APPROVAL', 'FAILED', 'CANCELLED', 'COMPLETED', 'REJECTED'];
 

@@ -156,10 +156,13 @@ for (const kind of BACKENDS) {
 
       const run = (await t.api('GET', `/api/v1/runs/${runId}`, { key })).json.data;
       assert.deepEqual(run.reply, {
+        id: rows[0]!.id,
         receivedAt: '2025-11-25T09:30:00.000Z',
         from: 'Daniel Ng <daniel@acme.example>',
         snippet: 'Thanks, the outline looks right. Can we start the pilot on 1 December?',
+        classification: rows[0]!.classification, returnsOn: null, followUpAfter: null, classifiedBy: 'engine',
       });
+      assert.deepEqual(run.replies, [run.reply]);
       const listed = (await t.api('GET', `/api/v1/runs?leadId=${leadId}`, { key })).json.data;
       assert.deepEqual(listed[0].reply, run.reply);
       const lead = (await t.api('GET', `/api/v1/leads/${leadId}`, { key })).json;

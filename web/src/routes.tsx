@@ -156,6 +156,7 @@ const batchRoute = pageAbout('/runs/batches/$id', lazyRouteComponent(() => impor
 const runRoute = pageAbout('/runs/$id', lazyRouteComponent(() => import('./pages/RunPage'), 'RunPage'));
 const traceRoute = pageAbout('/runs/$id/trace', lazyRouteComponent(() => import('./pages/TracePage'), 'TracePage'));
 const outboxRoute = appPage('/outbox', lazyRouteComponent(() => import('./pages/OutboxPage'), 'OutboxPage'));
+const outcomesRoute = appPage('/outcomes', lazyRouteComponent(() => import('./pages/OutcomesPage'), 'OutcomesPage'));
 const membersRoute = appPage('/settings/members', lazyRouteComponent(() => import('./pages/settings/MembersPage'), 'MembersPage'));
 const usageRoute = appPage('/settings/usage', lazyRouteComponent(() => import('./pages/settings/UsagePage'), 'UsagePage'));
 const suppressionsRoute = appPage('/settings/suppressions', lazyRouteComponent(() => import('./pages/settings/SuppressionsPage'), 'SuppressionsPage'));
@@ -191,7 +192,7 @@ const webhooksRoute = adminPage('/settings/webhooks', { title: 'Webhooks', what:
 const entryPages = [setupRoute, signInRoute, resetPasswordRoute] as const;
 const adminPages = [keysRoute, auditRoute, emailRoute, webhooksRoute, sequencesRoute] as const;
 const appPages = [
-  leadsRoute, leadImportRoute, leadRoute, runsRoute, reviewRoute, batchRoute, runRoute, traceRoute, outboxRoute, membersRoute, usageRoute, profileRoute,
+  leadsRoute, leadImportRoute, leadRoute, runsRoute, reviewRoute, batchRoute, runRoute, traceRoute, outboxRoute, outcomesRoute, membersRoute, usageRoute, profileRoute,
   suppressionsRoute,
 ] as const;
 const routeTree = rootRoute.addChildren([

@@ -29,6 +29,7 @@ export interface Lead {
   timeZone: string | null;
   /** True when the lead's address or domain is on the suppression list (DESIGN §15); left out otherwise. */
   doNotContact?: true;
+  nextActionAt: Date | null;
 }
 
 export interface LeadInput {
@@ -44,7 +45,7 @@ export interface LeadInput {
 /** The columns a Lead is made of: its stored JSON (api_json), which only a page of leads reads, left out. */
 const LEAD_COLUMNS = [
   'id', 'workspace_id', 'name', 'email', 'company_name', 'company_website', 'status', 'assigned_to_user_id', 'created_at', 'updated_at',
-  'last_contacted_at', 'last_reply_at', 'time_zone',
+  'last_contacted_at', 'last_reply_at', 'time_zone', 'next_action_at',
 ] as const;
 
 export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json' | 'search_text'>): Lead {
@@ -61,6 +62,7 @@ export function toLead(row: Omit<Selectable<LeadsTable>, 'api_json' | 'search_te
     lastContactedAt: row.last_contacted_at,
     lastReplyAt: row.last_reply_at,
     timeZone: row.time_zone,
+    nextActionAt: row.next_action_at,
   };
 }
 
@@ -88,6 +90,7 @@ export async function createLead(db: Kysely<DB>, workspaceId: string, input: Lea
     lastContactedAt: null,
     lastReplyAt: null,
     timeZone: input.timeZone ? canonicalTimeZone(input.timeZone) : null,
+    nextActionAt: null,
   };
   await sql`
     ${prepare}INSERT INTO leads (id, workspace_id, name, email, company_name, company_website, status, assigned_to_user_id, created_at, updated_at, time_zone)

@@ -8,8 +8,9 @@ import type { DB, DeliveryMethod, DeliveryStatus, DraftOrigin, DraftStatus, RunS
 import { pageOf, type Cursor } from '../pagination.ts';
 import { isUuid } from '../validation.ts';
 
-import { DRAFT_ORIGINS, DRAFT_STATUSES, RUN_STATUSES } from '../../schemas/runs.ts';
+import { DRAFT_ORIGINS, DRAFT_STATUSES, RUN_REPLIES_MAX, RUN_STATUSES } from '../../schemas/runs.ts';
 import { RUN_SEQUENCE_SQL, type RunSequence } from '../sequences/projection.ts';
+import type { ReplyClass } from '../../schemas/reply-classification.ts';
 
 // The states the API names are the states the database stores.
 RUN_STATUSES satisfies readonly RunStatus[];
@@ -81,12 +82,19 @@ export interface Run {
   /** The newest reply found to the run's delivered e-mail (DESIGN §7), or null. */
   reply: RunReply | null;
   sequence: RunSequence | null;
+  /** Every reply, oldest first (DESIGN §16): the newest RUN_REPLIES_MAX. */
+  replies: RunReply[];
 }
 
 export interface RunReply {
+  id: string;
   receivedAt: string;
   from: string | null;
   snippet: string;
+  classification: ReplyClass;
+  returnsOn: string | null;
+  followUpAfter: string | null;
+  classifiedBy: 'engine' | 'person';
 }
 /** A JSON object as PostgreSQL builds it: each key of the API's shape, and the SQL of its value. */
 type Projection = Record<string, RawBuilder<unknown>>;
@@ -128,7 +136,9 @@ const DRAFT_PROJECTION = {
 } satisfies Record<keyof EmailDraft, RawBuilder<unknown>>;
 // The run's newest reply (src/mail/replies.ts).
 const REPLY_PROJECTION = {
-  receivedAt: sql`leadrun_iso(p.received_at)`, from: sql`p.from_address`, snippet: sql`p.snippet`,
+  id: sql`p.id`, receivedAt: sql`leadrun_iso(p.received_at)`, from: sql`p.from_address`, snippet: sql`p.snippet`,
+  classification: sql`p.classification`, returnsOn: sql`p.returns_on::text`, followUpAfter: sql`p.follow_up_after::text`,
+  classifiedBy: sql`p.classified_by`,
 } satisfies Record<keyof RunReply, RawBuilder<unknown>>;
 /** The run as the API shows it, but for its traceUrl (made from its traceId, src/http/run-render.ts). */
 const RUN_PROJECTION = {
@@ -140,6 +150,9 @@ const RUN_PROJECTION = {
   reply: sql`(SELECT ${jsonObject(REPLY_PROJECTION)}
     FROM email_replies p WHERE p.run_id = r.id AND p.workspace_id = r.workspace_id ORDER BY p.received_at DESC, p.id DESC LIMIT 1)`,
   sequence: RUN_SEQUENCE_SQL,
+  replies: sql`(SELECT coalesce(json_agg(${jsonObject(REPLY_PROJECTION)} ORDER BY p.received_at, p.id), '[]'::json) FROM (
+    SELECT * FROM email_replies q WHERE q.run_id = r.id AND q.workspace_id = r.workspace_id
+    ORDER BY q.received_at DESC, q.id DESC LIMIT ${sql.lit(RUN_REPLIES_MAX)}) p)`,
 } satisfies Record<Exclude<keyof Run, 'traceId'>, RawBuilder<unknown>>;
 
 /** The keys each projection writes, for the test that holds them to the API's schemas. */

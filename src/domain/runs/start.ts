@@ -142,6 +142,7 @@ export function queuedRun(input: StartRunInput, now: Date, batchId: string | nul
     emailDraft: null,
     reply: null,
     sequence: null,
+    replies: [],
   };
 }
 

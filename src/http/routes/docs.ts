@@ -31,6 +31,7 @@ async function apiDocs(app: AppInstance): Promise<void> {
         { name: 'Replies', description: 'Replies found to the e-mails sent, and what each says.' },
         { name: 'Outbox', description: 'E-mails waiting for a send window, a sender\'s daily limit or their time (DESIGN §14).' },
         { name: 'Suppressions', description: 'The addresses and domains nothing is delivered to: unsubscribes, bounces and entries of your own.' },
+        { name: 'Analytics', description: 'What the e-mails sent led to, counted from recorded deliveries and replies.' },
         { name: 'Webhooks', description: 'Endpoints that are sent signed events (Standard Webhooks) as they happen, with their delivery log.' },
         { name: 'Service', description: 'Health, readiness and the API description; no key needed.' },
       ],

@@ -16,6 +16,7 @@ export const APP_PAGES = [
   '/runs/:id',
   '/runs/:id/trace',
   '/outbox',
+  '/outcomes',
   '/settings/keys',
   '/settings/members',
   '/settings/audit',

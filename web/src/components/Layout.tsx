@@ -15,6 +15,7 @@ const WORK: NavItem[] = [
   { to: '/runs', label: 'Runs', icon: 'runs' },
   { to: '/runs/review', label: 'Review drafts', icon: 'inbox' },
   { to: '/outbox', label: 'Outbox', icon: 'clock' },
+  { to: '/outcomes', label: 'Outcomes', icon: 'usage' },
 ];
 const SETTINGS: NavItem[] = [
   { to: '/settings/keys', label: 'API keys', icon: 'key', adminOnly: true },

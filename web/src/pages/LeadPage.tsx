@@ -129,6 +129,7 @@ export function LeadPage() {
         <div><dt>Last contact</dt><dd><RelativeTime iso={person.lastContactedAt} fallback="Never" /></dd></div>
         <div><dt>Last reply</dt><dd><RelativeTime iso={person.lastReplyAt} fallback="None" /></dd></div>
         <div><dt>Time zone</dt><dd className={person.timeZone ? undefined : 'muted'}>{person.timeZone ?? 'The workspace\'s'}</dd></div>
+        {person.nextActionAt && <div><dt>Next action</dt><dd><time dateTime={person.nextActionAt}>{formatDate(person.nextActionAt)}</time></dd></div>}
       </dl>
 
       {replied?.reply && <ReplyPanel reply={replied.reply} runId={replied.id} title="Last reply" />}

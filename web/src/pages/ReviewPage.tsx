@@ -18,6 +18,7 @@ import { Link, useRouter } from '../lib/router';
 import { useApiQuery, useTitle } from '../lib/query';
 import { RejectDialog } from './run/RejectDialog';
 import { ThreadReviewQueue } from './run/ThreadReviewQueue';
+import { RepliesToAnswer } from './review/RepliesToAnswer';
 
 const route = getRouteApi('/_app/runs/review');
 /** While nothing awaits, the queue looks for new drafts this often. */
@@ -175,15 +176,16 @@ export function ReviewPage() {
     return () => window.removeEventListener('keydown', onKey);
   }, []);
 
-  const header = (<>
+  const pageHeader = (
     <PageHeader
       eyebrow="Approval queue"
       title="Review drafts"
       description={batch ? "This batch's drafts awaiting approval, oldest first." : 'Every draft awaiting approval, oldest first.'}
       actions={batch ? <Link to={batchPath(batch)} className="button button-secondary button-medium">Back to the batch</Link> : undefined}
     />
-    {!batch && <ThreadReviewQueue />}
-  </>);
+  );
+  // The replies waiting for an answer and the follow-ups waiting for review sit above the drafts, except in one batch's review.
+  const header = <>{pageHeader}{!batch && <><RepliesToAnswer /><ThreadReviewQueue /></>}</>;
   const live = <div className="visually-hidden" aria-live="polite" aria-atomic="true">{announcement}</div>;
 
   if (!queue) return <>{header}{awaiting.error ? <ErrorAlert error={awaiting.error} retry={() => void reload()} /> : <LoadingBlock label="Loading the drafts" />}</>;

@@ -17,6 +17,7 @@ import { DraftCard } from './run/DraftCard';
 import { ThreadCard } from './run/ThreadCard';
 import { DraftVersions } from './run/DraftVersions';
 import { ReplyPanel } from './run/ReplyPanel';
+import { MarkAsMenu, ReplyClassBadge } from './run/ReplyClass';
 import { StepCard, Stepper } from './run/Stepper';
 import { AnalysisView, ResearchView, StrategyView } from './run/StepViews';
 
@@ -137,7 +138,15 @@ export function RunPage() {
       )}
       {run.status === 'CANCELLED' && <Alert tone="info" title="This run was cancelled">Steps that had not finished were skipped.</Alert>}
       {live.error ? <ErrorAlert error={live.error} retry={live.reload} /> : null}
-      {run.reply && <ReplyPanel reply={run.reply} />}
+      {/* Every reply, oldest first, each with what it says and "Mark as…" (DESIGN §16). */}
+      {run.replies.map((reply) => (
+        <ReplyPanel key={reply.id} reply={reply} title={run.replies.length > 1 ? `Reply ${run.replies.indexOf(reply) + 1} of ${run.replies.length}` : undefined}>
+          <div className="reply-panel-class">
+            <ReplyClassBadge reply={reply} />
+            <MarkAsMenu reply={reply} onMarked={() => void live.reload()} />
+          </div>
+        </ReplyPanel>
+      ))}
 
       <div className="run-layout">
         <div className="run-main">

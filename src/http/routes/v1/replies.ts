@@ -5,7 +5,9 @@ import { listReplies } from '../../../domain/replies.ts';
 import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
-import { answer, authProblems, Cursor, Limit, listOf, Reply } from '../../../schemas/index.ts';
+import { markReply } from '../../../domain/replies/mark.ts';
+import { mutate } from '../../mutation.ts';
+import { answer, authProblems, Cursor, dataOf, IdParam, Limit, listOf, Reply, ReplyClassify, writeProblems } from '../../../schemas/index.ts';
 
 export default async function replyRoutes(app: AppInstance): Promise<void> {
   const { db } = app.deps;
@@ -19,6 +21,7 @@ export default async function replyRoutes(app: AppInstance): Promise<void> {
       tags: ['Replies'],
       querystring: Type.Object({
         classification: Type.Optional(Type.Enum(REPLY_CLASSES, { description: 'Only replies of this class.' })),
+        toAnswer: Type.Optional(Type.Enum(['true'], { description: '`true`: only replies to answer (interested, referral, other, not_now) with no e-mail queued to the lead since.' })),
         since: Type.Optional(Type.String({ maxLength: 40, description: 'Only replies received at or after this date (`2026-03-01`, from its start in UTC) or RFC 3339 date-time.' })),
         limit: Limit(50, 100),
         cursor: Type.Optional(Cursor),
@@ -29,9 +32,41 @@ export default async function replyRoutes(app: AppInstance): Promise<void> {
       },
     },
   }, async (request, reply) => {
-    const { classification, since, limit } = request.query;
-    const page = await listReplies(db, principalOf(request).workspaceId, { classification, since, limit, cursor: cursorParam(request.query.cursor) });
+    const { classification, since, toAnswer, limit } = request.query;
+    const page = await listReplies(db, principalOf(request).workspaceId, { classification, since, toAnswer: toAnswer === 'true', limit, cursor: cursorParam(request.query.cursor) });
     linkNextPage(reply, '/api/v1/replies', page.next, request.query);
     return { data: page.items };
   });
+
+  app.post('/api/v1/replies/:id/classification', {
+    config: { scope: 'runs:write', auditAction: 'reply.classified' },
+    schema: {
+      operationId: 'classifyReply',
+      summary: 'Mark a reply as…',
+      description: 'A person\'s correction of what a reply says: stored with `classifiedBy: person`, and its effects applied '
+        + '(DESIGN §16): any class but out_of_office, auto_reply and bounce stops the lead\'s sequence; out_of_office pauses it '
+        + 'until one business day after `returnsOn` (7 days without one); unsubscribe suppresses the address; interested moves a '
+        + 'CONTACTED lead to QUALIFIED (the workspace\'s setting); not_now with `followUpAfter` sets the lead\'s `nextActionAt`. '
+        + 'What the old class did is undone where that makes sense: a pause is lifted, a `nextActionAt` it set is cleared. '
+        + 'A stop, a suppression and a qualification are not undone: lift a suppression on the suppression list. '
+        + 'Marking a reply as what a person already marked it changes nothing. The run records `reply.classified` and '
+        + 'integrators hear `draft.replied` with the new class. Answers the reply to a key with `runs:read`; 204 otherwise.',
+      tags: ['Replies'],
+      params: IdParam,
+      body: ReplyClassify,
+      response: {
+        200: answer('The reply, as the person classified it.', dataOf(Reply)),
+        204: Type.Null({ description: 'Done, for a key without `runs:read`: the reply is not shown.' }),
+        ...writeProblems,
+        ...authProblems,
+      },
+    },
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const principal = principalOf(request);
+    const marked = await markReply(trx, principal.workspaceId, request.params.id, request.body, {
+      at: app.deps.clock.now(), source: principal.source, keyId: principal.keyId, userId: principal.userId,
+    });
+    const target = { type: 'reply', id: marked.reply.id };
+    return principal.scopes.includes('runs:read') ? { status: 200, body: { data: marked.reply }, target } : { status: 204, body: null, target };
+  }));
 }

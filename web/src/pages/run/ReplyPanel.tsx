@@ -1,6 +1,7 @@
 // The reply found in the sender's inbox to a delivered e-mail (DESIGN §7): who replied, when, and the start of what
 // they said (without the quoted e-mail). On the run page it is the run's reply; on a lead's page, the newest of its
 // runs', with a link to that run.
+import type { ReactNode } from 'react';
 import type { Run } from '../../api/types';
 import { Icon } from '../../components/Icon';
 import { RelativeTime } from '../../components/ui';
@@ -15,7 +16,7 @@ export function replierName(from: string | null): string {
   return name || from.replace(/[<>]/g, '').trim();
 }
 
-export function ReplyPanel({ reply, runId, title }: { reply: Reply; runId?: string; title?: string }) {
+export function ReplyPanel({ reply, runId, title, children }: { reply: Reply; runId?: string; title?: string; children?: ReactNode }) {
   const address = reply.from?.match(/<([^>]+)>/)?.[1] ?? (reply.from?.includes('@') ? reply.from : null);
   return (
     <section className="reply-panel" aria-label={title ?? 'Reply'}>
@@ -29,6 +30,7 @@ export function ReplyPanel({ reply, runId, title }: { reply: Reply; runId?: stri
         {reply.snippet
           ? <blockquote className="reply-panel-snippet">{reply.snippet}</blockquote>
           : <p className="reply-panel-snippet muted">The reply has no text to show; read it in your mailbox.</p>}
+        {children}
         {runId && <Link to={`/runs/${runId}`} className="reply-panel-link">See the run</Link>}
       </div>
     </section>

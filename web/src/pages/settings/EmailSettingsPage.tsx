@@ -3,6 +3,7 @@
 // one is saved; "Check connection" tries the form as it stands, "Send test e-mail" what was saved. A saved password
 // goes only to the host, port, user and security it was saved with: the form says so, and asks for it again when
 // any of them changes (the server drops it then, src/mail/settings.ts).
+import { ReplySettingsCard } from './ReplySettingsCard';
 import { useEffect, useState } from 'react';
 import { api, ApiError, type RequestOf, type ResponseOf } from '../../api/client';
 import { useToast } from '../../components/Toast';
@@ -156,7 +157,7 @@ export function EmailSettingsPage() {
   if (settings.error instanceof ApiError && settings.error.status === 403) return <AdminOnly what="the e-mail settings" />;
   if (settings.error) return <ErrorAlert error={settings.error} retry={settings.reload} />;
   if (!settings.data) return <LoadingBlock label="Loading the e-mail settings" />;
-  return <><SettingsForm view={settings.data} /><SendingSettingsCard /></>;
+  return <><SettingsForm view={settings.data} /><SendingSettingsCard /><ReplySettingsCard /></>;
 }
 
 function SettingsForm({ view: initial }: { view: MailSettings }) {

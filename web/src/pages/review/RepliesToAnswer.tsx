@@ -1,0 +1,40 @@
+// "Replies to answer", a section of the review queue (DESIGN §16): the replies in which a person wrote something to
+// answer (interested, referral, other, not now) and to whose lead no e-mail has gone since, newest first, each with
+// its class and "Mark as…". Drafting the response from the reply (§12's rules, awaiting approval) joins with the
+// follow-up writer: `Draft a response` is added here then, calling POST /api/v1/replies/{id}/response.
+import { api } from '../../api/client';
+import { Card, ErrorAlert, RelativeTime } from '../../components/ui';
+import { Link } from '../../lib/router';
+import { useApiQuery } from '../../lib/query';
+import { MarkAsMenu, ReplyClassBadge } from '../run/ReplyClass';
+import { replierName } from '../run/ReplyPanel';
+
+const SHOWN = 20;
+
+export function RepliesToAnswer() {
+  const replies = useApiQuery(['replies', 'toAnswer'], async (signal) =>
+    (await api.get('/api/v1/replies', { query: { toAnswer: 'true', limit: SHOWN }, signal })).body.data);
+  if (replies.error) return <ErrorAlert error={replies.error} retry={replies.reload} />;
+  const list = replies.data ?? [];
+  if (list.length === 0) return null;
+  return (
+    <Card title="Replies to answer" titleId="replies-to-answer" className="replies-to-answer">
+      <ul className="replies-to-answer-list">
+        {list.map((reply) => (
+          <li key={reply.id}>
+            <p className="reply-panel-title">
+              <strong>{replierName(reply.from)}</strong> replied <RelativeTime iso={reply.receivedAt} />
+              {reply.snippet ? ':' : '.'}
+            </p>
+            {reply.snippet && <blockquote className="reply-panel-snippet">{reply.snippet}</blockquote>}
+            <div className="reply-panel-class">
+              <ReplyClassBadge reply={reply} />
+              <MarkAsMenu reply={reply} onMarked={() => void replies.reload()} />
+              <Link to={`/runs/${reply.runId}`} className="button button-secondary button-small">Open the run</Link>
+            </div>
+          </li>
+        ))}
+      </ul>
+    </Card>
+  );
+}
