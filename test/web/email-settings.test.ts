@@ -39,7 +39,7 @@ describe('Settings / E-mail in the web UI', { skip: browserUnavailable() ?? fals
     const imap = page.getByRole('region', { name: 'Mailbox (IMAP)' });
     await smtp.getByText('No SMTP server').waitFor();
 
-    await page.getByRole('textbox', { name: 'Address (optional)', exact: true }).fill('sales@acme.test');
+    await page.getByLabel('Address').fill('sales@acme.test');
     await page.getByLabel('Name').fill('Acme Sales');
     await page.getByRole('radio', { name: /Save to mailbox/ }).check();
 

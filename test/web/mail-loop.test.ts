@@ -84,7 +84,7 @@ describe('the e-mail loop, as a new user tries it', { skip: browserUnavailable()
     await page.waitForURL(`${server.url}/settings/email`);
     const smtpSection = page.getByRole('region', { name: 'Sending (SMTP)' });
     const imapSection = page.getByRole('region', { name: 'Mailbox (IMAP)' });
-    await page.getByRole('textbox', { name: 'Address (optional)', exact: true }).fill('sales@acme.test');
+    await page.getByLabel('Address').fill('sales@acme.test');
     await page.getByLabel('Name').fill('Acme Sales');
     await fillServer(smtpSection, 'SMTP', { host: smtp.host, port: smtp.port, user: SMTP_USER, password: SMTP_PASSWORD });
     await checkConnection(smtpSection);

@@ -226,11 +226,13 @@ function SettingsForm({ view: initial }: { view: MailSettings }) {
             delivered until they are known.
           </p>
           <div className="form-row">
-            <Field label="Company name" optional error={errors.fields.companyName} hint="Left empty: the workspace's name.">
+            <Field label="Company" optional error={errors.fields.companyName} hint="The company e-mails come from. Left empty: the workspace's name.">
               {(p) => <input {...p} className="input" value={form.companyName} onChange={(e) => set('companyName', e.target.value)} maxLength={200} autoComplete="organization" />}
             </Field>
-            <Field label="Postal address" optional error={errors.fields.postalAddress}
-              hint={view.installation.postalAddress ? `Left empty: ${view.installation.postalAddress} (MAIL_POSTAL_ADDRESS).` : 'Required while the footer is on.'}>
+            <Field label="Street, town and postcode" optional error={errors.fields.postalAddress}
+              hint={view.installation.postalAddress
+                ? `The postal address the footer shows. Left empty: ${view.installation.postalAddress} (MAIL_POSTAL_ADDRESS).`
+                : 'The postal address the footer shows: required while the footer is on.'}>
               {(p) => <textarea {...p} className="input" rows={3} value={form.postalAddress} onChange={(e) => set('postalAddress', e.target.value)} maxLength={500}
                 placeholder={view.installation.postalAddress ?? '1 Main Street, Springfield, IL 62701'} autoComplete="street-address" />}
             </Field>
