@@ -16,7 +16,7 @@ import { composeMessage } from '../../mail/message.ts';
 import { loadMailTransport, type Address } from '../../domain/mail-settings/settings.ts';
 import { sendRaw } from '../../mail/smtp.ts';
 import { claimSendingSlot } from '../../domain/sending/limits.ts';
-import { beginFollowUp, threadOf, touchDelivered } from '../../domain/sequences/delivery.ts';
+import { beginFollowUp, threadOf, touchDelivered, touchUndelivered } from '../../domain/sequences/delivery.ts';
 
 /** After the first attempt: about 30 s, 2 min, 10 min, 30 min, then 2 h. */
 const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
@@ -102,6 +102,8 @@ async function markFailed(trx: Transaction<DB>, deliveryId: string, failure: str
     .where('id', '=', deliveryId).executeTakeFirst();
   if (!delivery) return;
   await applyTransition(trx, DELIVERY.fail, { ...targetOf(delivery), at: now, set: { error }, event: { error } });
+  // A follow-up that could not go is skipped, and its sequence goes on (DESIGN §13).
+  await touchUndelivered(trx, deliveryId, 'delivery_failed', now);
 }
 
 const targetOf = (delivery: { id: string; run_id: string; workspace_id: string }) =>
