@@ -6750,7 +6750,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -6936,7 +6936,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -7184,7 +7184,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -7439,7 +7439,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";

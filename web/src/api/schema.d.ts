@@ -11586,7 +11586,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -11772,7 +11772,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -12020,7 +12020,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -12275,7 +12275,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
