@@ -19,12 +19,15 @@ export const Touch = Type.Object({
   number: Int32({ minimum: 1, maximum: SEQUENCE_STEPS_MAX + 1, description: '1: the approved e-mail; n+1: the sequence\'s step n.' }),
   of: Int32({ minimum: 1, maximum: SEQUENCE_STEPS_MAX + 1, description: 'How many touches the thread has: "Follow-up 2 of 3".' }),
   status: Type.Enum(TOUCH_STATUSES, {
-    description: 'SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).',
+    description: 'SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped '
+      + 'first, the follow-up was rejected, or its delivery failed or was cancelled).',
   }),
   review: Type.Enum(['required', 'auto']),
   instruction: Nullable(Type.String({ maxLength: INSTRUCTION_MAX, description: 'The step\'s instruction; null for touch 1.' })),
   dueAt: Nullable(Timestamp('When it is due; null until the touch before it went out.')),
-  skipReason: Nullable(Type.String({ maxLength: 200, description: 'Why it was skipped: the sequence\'s stop reason.' })),
+  skipReason: Nullable(Type.String({ maxLength: 200, description: 'Why it was skipped: the sequence\'s stop reason; `rejected`; '
+    + '`delivery_failed` (the mail server refused it after its retries) or `cancelled` (taken off the outbox). The sequence '
+    + 'then goes on to the next touch.' })),
   draft: Nullable(TouchDraft),
   delivery: Nullable(Delivery),
 });

@@ -1,7 +1,8 @@
 // The Outbox and the sending rules in the browser (DESIGN §14), against `leadrun serve` sending through a real SMTP
 // server on loopback, on a phone-sized screen (390 px): two e-mails approved for later are listed soonest first; "Send
 // now" sends one (it arrives), "Cancel" takes the other off (never sent). Settings / E-mail saves the window and the
-// limits, and shows the sender's count today.
+// limits, and shows the sender's count today. The run page's approve bar approves "In the next send window" outside
+// the window, and the e-mail waits in the Outbox.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -82,6 +83,35 @@ describe('the outbox in the web UI', { skip: browserUnavailable() ?? false }, ()
     assert.deepEqual(saved.days, [1, 2, 3, 4, 5, 6]);
     assert.equal(saved.dailyLimit, 120);
     assert.equal(saved.timeZone, 'Europe/Berlin');
+    assert.deepEqual(consoleErrors, []);
+  });
+
+  it('approves "In the next send window" on the run page outside the window: the e-mail waits in the Outbox', async () => {
+    // The window is open tomorrow only (UTC), so that now is outside it whenever the test runs.
+    const tomorrow = ((new Date().getUTCDay() + 1) % 7) || 7;
+    await client.ok('PUT', '/ui/api/settings/sending', { days: [tomorrow], start: '08:00', end: '18:00', timeZone: 'UTC' });
+    const lead = await client.ok('POST', '/api/v1/leads', { name: 'Ines Duarte', email: 'ines@lisbonlogistics.example', companyName: 'Lisbon Logistics' });
+    const call = await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { transcript: TRANSCRIPT, title: 'Discovery call' });
+    const run = await client.ok('POST', '/api/v1/runs', { leadId: lead.id, callId: call.id });
+    await waitFor(async () => (await client.ok('GET', `/api/v1/runs/${run.id}`)).data.status === 'AWAITING_APPROVAL', 'the draft', 60_000);
+
+    await page.goto(`${server.url}/runs/${run.id}`);
+    const bar = page.getByRole('group', { name: 'Decide on the draft' });
+    await bar.waitFor();
+    await bar.getByLabel('When to send').selectOption('next_window');
+    await bar.getByRole('button', { name: 'Approve and send' }).click();
+    await page.getByText(/It waits in the Outbox until/).waitFor();
+    const delivery = (await client.ok('GET', `/api/v1/runs/${run.id}`)).data.emailDraft.delivery;
+    assert.equal(delivery.status, 'SCHEDULED');
+    const opens = new Date(delivery.scheduledFor);
+    assert.equal(opens.getUTCHours(), 8);
+    assert.equal(opens.getUTCDay() || 7, tomorrow);
+
+    await page.goto(`${server.url}/outbox`);
+    const row = page.locator('tbody tr', { hasText: 'ines@lisbonlogistics.example' });
+    await row.waitFor();
+    assert.match(await row.innerText(), /window/i);
+    assert.equal(smtp.received.filter((m) => m.envelope.to.includes('ines@lisbonlogistics.example')).length, 0, 'not sent');
     assert.deepEqual(consoleErrors, []);
   });
 });

@@ -7429,7 +7429,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -7615,7 +7615,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -7863,7 +7863,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -8118,7 +8118,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";

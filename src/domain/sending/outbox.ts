@@ -10,6 +10,7 @@ import { pageOf, type Cursor } from '../pagination.ts';
 import { enqueueDeliveryJob, EMAIL_DELIVER } from '../runs/deliveries.ts';
 import { applyTransition, DELIVERY } from '../runs/lifecycle.ts';
 import { isUuid } from '../validation.ts';
+import { touchUndelivered } from '../sequences/delivery.ts';
 
 export interface OutboxEntry {
   id: string;
@@ -74,10 +75,13 @@ export async function sendNow(trx: Kysely<DB>, workspaceId: string, id: string, 
   return { runId: row.run_id };
 }
 
-/** Cancels a waiting delivery: CANCELLED, its job gone; the draft stays APPROVED and is never sent. */
+/** Cancels a waiting delivery: CANCELLED, its job gone; the draft stays APPROVED and is never sent; a follow-up's touch is SKIPPED. */
 export async function cancelWaiting(trx: Kysely<DB>, workspaceId: string, id: string, clock: Clock): Promise<{ runId: string }> {
   const row = await lockWaiting(trx, workspaceId, id);
-  await applyTransition(trx, DELIVERY.cancel, { workspaceId, runId: row.run_id, deliveryId: row.id, at: clock.now() });
+  const now = clock.now();
+  await applyTransition(trx, DELIVERY.cancel, { workspaceId, runId: row.run_id, deliveryId: row.id, at: now });
+  // A cancelled follow-up is skipped, and its sequence goes on to the next touch.
+  await touchUndelivered(trx, row.id, 'cancelled', now);
   // A runner that claimed the job meanwhile waits for the delivery's lock, then finds it CANCELLED and ends the job.
   await trx.deleteFrom('jobs').where('kind', '=', EMAIL_DELIVER).where('key', '=', row.id).where('status', '=', 'QUEUED').execute();
   return { runId: row.run_id };

@@ -3,9 +3,9 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { recordSequenceEvent } from './events.ts';
-import { threadSubject, touchDelivered } from './touches.ts';
+import { threadSubject, touchDelivered, touchUndelivered } from './touches.ts';
 
-export { touchDelivered };
+export { touchDelivered, touchUndelivered };
 
 /**
  * In the transaction that claims a delivery, before the mail server is contacted: `go` for a delivery that is no

@@ -65,7 +65,28 @@ export async function touchDelivered(trx: Kysely<DB>, deliveryId: string, now: D
   await scheduleNext(trx, locked.enrolment, touch.number, now);
 }
 
-/** After touch `number` went out (or was rejected): the next one's due time, or the end of the enrolment. */
+/** Why a follow-up's delivery ended without going out: FAILED after its retries, or CANCELLED from the outbox. */
+export type UndeliveredReason = 'delivery_failed' | 'cancelled';
+
+/**
+ * A follow-up's delivery ended without going out (in the transaction that failed or cancelled it): the touch is
+ * SKIPPED with the reason and the next follow-up counts from now, as after a rejected one, so that the sequence goes
+ * on instead of waiting for a touch that will never be SENT. Nothing for touch 1 (the run's own e-mail, which can be
+ * queued again) nor for a touch a stop already skipped.
+ */
+export async function touchUndelivered(trx: Kysely<DB>, deliveryId: string, reason: UndeliveredReason, now: Date): Promise<void> {
+  const touch = await trx.selectFrom('touches').select(['id', 'number']).where('delivery_id', '=', deliveryId)
+    .where('number', '>', 1).executeTakeFirst();
+  if (!touch) return;
+  const locked = await lockTouch(trx, touch.id);
+  if (!locked || locked.touch.status !== 'APPROVED') return;
+  await setTouch(trx, touch.id, { status: 'SKIPPED', skip_reason: reason, ready_at: null }, now);
+  const target = { workspaceId: locked.touch.workspace_id, runId: locked.touch.run_id, at: now };
+  await recordSequenceEvent(trx, { ...target, type: 'touch.skipped', touch: touch.number, why: reason });
+  await scheduleNext(trx, locked.enrolment, touch.number, now);
+}
+
+/** After touch `number` went out (or was rejected, or could not go): the next one's due time, or the end of the enrolment. */
 async function scheduleNext(
   trx: Kysely<DB>, enrolment: { id: string; status: string; steps: SequenceStep[] }, number: number, now: Date,
 ): Promise<void> {

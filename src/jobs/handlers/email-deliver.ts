@@ -15,7 +15,7 @@ import { appendDraft } from '../../mail/imap.ts';
 import { composeMessage } from '../../mail/message.ts';
 import { loadMailTransport, type Address } from '../../domain/mail-settings/settings.ts';
 import { claimSendingSlot } from '../../domain/sending/limits.ts';
-import { beginFollowUp, threadOf, touchDelivered } from '../../domain/sequences/delivery.ts';
+import { beginFollowUp, threadOf, touchDelivered, touchUndelivered } from '../../domain/sequences/delivery.ts';
 import { RecipientRefused, sendRaw } from '../../mail/smtp.ts';
 import { recordBounce } from '../../domain/suppressions/bounces.ts';
 import { consentParts } from '../../mail/unsubscribe-headers.ts';
@@ -105,6 +105,8 @@ async function markFailed(trx: Transaction<DB>, deliveryId: string, failure: str
     .where('id', '=', deliveryId).executeTakeFirst();
   if (!delivery) return;
   await applyTransition(trx, DELIVERY.fail, { ...targetOf(delivery), at: now, set: { error }, event: { error } });
+  // A follow-up that could not go is skipped, and its sequence goes on (DESIGN §13).
+  await touchUndelivered(trx, deliveryId, 'delivery_failed', now);
 }
 
 /** A 5xx to RCPT TO: the delivery BOUNCED and the address suppressed, with the job's end (DESIGN §15). */

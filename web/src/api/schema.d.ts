@@ -12567,7 +12567,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -12753,7 +12753,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -13001,7 +13001,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
@@ -13256,7 +13256,7 @@ export interface operations {
                             review: "required" | "auto";
                             skipReason: string | null;
                             /**
-                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first).
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
                              * @enum {unknown}
                              */
                             status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";

@@ -51,16 +51,24 @@ export const APPROVE_KEY_LABEL: Record<Deliver, string> = {
  * wait is the server's, so closing the page during it still sends the e-mail when it ends, as approved.
  */
 export function useApprove(): (
-  runId: string, deliver: Deliver, about: string, onUndone: (run: Run) => void, sequenceId?: string | null,
+  runId: string, deliver: Deliver, about: string, onUndone: (run: Run) => void, sequenceId?: string | null, sendAt?: string,
 ) => Promise<Run> {
   const toast = useToast();
-  return useCallback(async (runId, deliver, about, onUndone, sequenceId) => {
+  return useCallback(async (runId, deliver, about, onUndone, sequenceId, sendAt) => {
     // `sequenceId` left out: the workspace's default sequence; null: no follow-ups (DESIGN §13).
-    const { body } = await api.post('/ui/api/runs/{id}/approve', { params: { id: runId }, body: { deliver, ...(sequenceId !== undefined ? { sequenceId } : {}) } });
+    const { body } = await api.post('/ui/api/runs/{id}/approve', { params: { id: runId }, body: {
+      deliver, ...(sequenceId !== undefined ? { sequenceId } : {}), ...(sendAt ? { sendAt } : {}),
+    } });
     const run = body.data;
     const method = run.emailDraft?.delivery?.method;
     if (!method) {
       toast(`${about} It was not sent: copy it into your mail client, or send it from here later.`);
+      return run;
+    }
+    // Held for a send window or a chosen time (DESIGN §14): it waits in the Outbox, where it can be sent or cancelled.
+    const scheduledFor = run.emailDraft?.delivery?.scheduledFor;
+    if (run.emailDraft?.delivery?.status === 'SCHEDULED' && scheduledFor) {
+      toast(`${about} It waits in the Outbox until ${new Date(scheduledFor).toLocaleString()}.`);
       return run;
     }
     // An installation without the wait (APPROVAL_UNDO_SECONDS=0) delivers at once.

@@ -4,6 +4,7 @@ import { useState } from 'react';
 import type { EmailDraft, Run, Step, WriterOutput } from '../../api/types';
 import { Icon } from '../../components/Icon';
 import { Alert, Badge, Button, Card, CopyButton, ErrorAlert } from '../../components/ui';
+import { SendTimePicker, type SendAt } from './SendTimePicker';
 import { approveChoices, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver } from '../../lib/delivery';
 import { DeliveryPanel } from './DeliveryPanel';
 import { SequencePicker } from './SequencePicker';
@@ -27,6 +28,7 @@ export function DraftCard({ run, writer, onDecided }: {
   const [decision, setDecision] = useState<'reject' | 'regenerate' | null>(null);
   const [approving, setApproving] = useState<Deliver | null>(null);
   const [sequenceId, setSequenceId] = useState<string | null | undefined>(undefined);
+  const [sendAt, setSendAt] = useState<SendAt>(undefined);
   const [error, setError] = useState<unknown>(null);
   const choices = approveChoices(useMailCapabilities());
   const [editing, setEditing] = useState(false);
@@ -44,7 +46,8 @@ export function DraftCard({ run, writer, onDecided }: {
     setError(null);
     try {
       // The toast (with Undo) is useApprove's; an undo hands the run back, awaiting approval again.
-      onDecided(await approveWithUndo(run.id, deliver, 'Draft approved.', (undone) => onDecided(undone, null), deliver === 'none' ? undefined : sequenceId), null);
+      onDecided(await approveWithUndo(run.id, deliver, 'Draft approved.', (undone) => onDecided(undone, null),
+        deliver === 'none' ? undefined : sequenceId, deliver === 'none' ? undefined : sendAt ?? undefined), null);
     } catch (e) {
       setError(e);
     } finally {
@@ -79,7 +82,7 @@ export function DraftCard({ run, writer, onDecided }: {
           <div className="review-actions">
             {choices.map((choice, i) => (
               <Button key={choice} variant={i === 0 ? 'primary' : 'secondary'} icon={choice === 'none' ? 'check' : choice === 'send' ? 'mail' : 'inbox'}
-                busy={approving === choice} disabled={approving !== null && approving !== choice} onClick={() => void approve(choice)}>
+                busy={approving === choice} disabled={(approving !== null && approving !== choice) || (choice !== 'none' && sendAt === null)} onClick={() => void approve(choice)}>
                 {APPROVE_LABEL[choice]}
               </Button>
             ))}
@@ -88,6 +91,7 @@ export function DraftCard({ run, writer, onDecided }: {
             <Button variant="ghost" disabled={approving !== null} onClick={() => setDecision('reject')}>Reject…</Button>
           </div>
           {choices[0] !== 'none' && <SequencePicker value={sequenceId} onChange={setSequenceId} disabled={approving !== null} />}
+          {choices[0] !== 'none' && <SendTimePicker onChange={setSendAt} disabled={approving !== null} />}
         </div>
       )}
       {regenerating && (

@@ -25,6 +25,7 @@ const STOP_WHY: Record<string, string> = {
   replied: 'the lead replied', bounced: 'the e-mail bounced', unsubscribed: 'the lead unsubscribed', suppressed: 'the address is suppressed',
   lead_closed: 'the lead was won or lost', manual: 'someone stopped it', superseded: 'a newer sequence started for this lead',
   erased: 'the lead was erased', rejected: 'a reviewer skipped it',
+  delivery_failed: 'the mail server refused it', cancelled: 'it was taken off the Outbox',
 };
 
 export function ThreadCard({ run, onChanged }: { run: Run; onChanged(run: Run): void }) {
