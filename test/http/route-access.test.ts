@@ -3,12 +3,11 @@
 // aimed at this workspace's resources). A new route is covered the moment it is registered.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { randomUUID } from 'node:crypto';
 import { generateKey, isWellFormedKey } from '../../src/domain/keys/keys.ts';
 import { buildApp } from '../../src/http/app.ts';
 import type { RouteEntry } from '../../src/http/app-instance.ts';
 import { ALL_SCOPES, BACKENDS, silentLogger, startTestApp, TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
-import { assertProblem, countRows, createCall, createLead, db, isPublicRoute, startRun, waitingEmail } from './support.ts';
+import { assertProblem, countRows, createCall, createLead, isPublicRoute, repliedEmail, startRun, waitingEmail } from './support.ts';
 
 const SECRET_NAME = 'Secret Lead of Workspace A';
 const SECRET_COMPANY = 'Confidential Holdings A';
@@ -93,23 +92,7 @@ for (const kind of BACKENDS) {
       // An endpoint on a public address given as an IP (nothing is resolved), with a delivery that no runner sends.
       const webhook = (await t.api('POST', '/api/v1/webhooks', { key: keyA, body: { url: 'https://93.184.215.14/hook' } })).json;
       const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: keyA })).json.data;
-      // A reply to the run's e-mail, as the delivery and the reply check write them.
-      const draftId = randomUUID();
-      const deliveryId = randomUUID();
-      const now = new Date();
-      await db(t).insertInto('email_drafts').values({
-        id: draftId, workspace_id: A.id, run_id: run.id, version: 1, status: 'SENT', to_address: 'secret@a.example', subject: 'Secret',
-        body: 'Secret', created_at: now, feedback: null, decided_at: null, decided_by_key_id: null, decided_by_user_id: null,
-      }).execute();
-      await db(t).insertInto('email_deliveries').values({
-        id: deliveryId, workspace_id: A.id, run_id: run.id, draft_id: draftId, sender_user_id: null, method: 'send', status: 'DELIVERED',
-        message_id: `<${randomUUID()}@a.example>`, attempts: 1, queued_at: now, delivered_at: now, error: null, response: '250 ok',
-      }).execute();
-      const reply = { id: randomUUID() };
-      await db(t).insertInto('email_replies').values({
-        id: reply.id, workspace_id: A.id, delivery_id: deliveryId, run_id: run.id, message_id: `${randomUUID()}@a.example`,
-        from_address: 'secret@a.example', subject: 'Re: Secret', snippet: 'Secret reply', received_at: now, found_at: now,
-      }).execute();
+      const reply = { id: await repliedEmail(t, A.id, run.id) };
       const sequence = (await t.api('GET', '/api/v1/sequences', { key: keyA })).json.data[0];
       const suppression = (await t.api('POST', '/api/v1/suppressions', { key: keyA, body: { email: 'suppressed@a.example' } })).json.data;
       a = { lead, call, run, webhook, delivery, outbox: await waitingEmail(t, A.id, run.id), sequence, suppression, reply };

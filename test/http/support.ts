@@ -10,7 +10,7 @@ import { TRANSCRIPT, type ApiResponse, type TestApp } from '../helpers.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-export const LEAD_FIELDS = ['assignedToUserId', 'companyName', 'companyWebsite', 'createdAt', 'email', 'id', 'lastContactedAt', 'lastReplyAt', 'name', 'status', 'timeZone', 'updatedAt'];
+export const LEAD_FIELDS = ['assignedToUserId', 'companyName', 'companyWebsite', 'createdAt', 'email', 'id', 'lastContactedAt', 'lastReplyAt', 'name', 'nextActionAt', 'status', 'timeZone', 'updatedAt'];
 export const CALL_FIELDS = ['createdAt', 'durationSeconds', 'format', 'id', 'leadId', 'occurredAt', 'title', 'transcript'];
 export const STEP_ORDER = ['RESEARCH', 'ANALYSIS', 'STRATEGY', 'WRITER'];
 export const LEAD_STATUSES = ['DISCOVERY', 'CONTACTED', 'QUALIFIED', 'PROPOSAL', 'WON', 'LOST'];
@@ -246,4 +246,25 @@ export async function waitingEmail(t: TestApp, workspaceId: string, runId: strin
     scheduled_for: new Date(now.getTime() + 7 * 86_400_000), waiting_for: 'sendAt',
   }).execute();
   return deliveryId;
+}
+
+/** A reply to an e-mail of the run, as the delivery and the reply check write them; answers the reply's id. */
+export async function repliedEmail(t: TestApp, workspaceId: string, runId: string): Promise<string> {
+  const [draftId, deliveryId, replyId] = [randomUUID(), randomUUID(), randomUUID()];
+  const now = new Date();
+  const last = await t.database.db.selectFrom('email_drafts').select((eb) => eb.fn.max('version').as('version'))
+    .where('run_id', '=', runId).executeTakeFirst();
+  await t.database.db.insertInto('email_drafts').values({
+    id: draftId, workspace_id: workspaceId, run_id: runId, version: Number(last?.version ?? 0) + 1, status: 'SENT', to_address: 'secret@a.example',
+    subject: 'Secret', body: 'Secret', created_at: now, feedback: null, decided_at: null, decided_by_key_id: null, decided_by_user_id: null,
+  }).execute();
+  await t.database.db.insertInto('email_deliveries').values({
+    id: deliveryId, workspace_id: workspaceId, run_id: runId, draft_id: draftId, sender_user_id: null, method: 'send', status: 'DELIVERED',
+    message_id: `<${randomUUID()}@a.example>`, attempts: 1, queued_at: now, delivered_at: now, error: null, response: '250 ok',
+  }).execute();
+  await t.database.db.insertInto('email_replies').values({
+    id: replyId, workspace_id: workspaceId, delivery_id: deliveryId, run_id: runId, message_id: `${randomUUID()}@a.example`,
+    from_address: 'secret@a.example', subject: 'Re: Secret', snippet: 'Secret reply', received_at: now, found_at: now,
+  }).execute();
+  return replyId;
 }

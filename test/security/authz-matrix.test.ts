@@ -11,10 +11,10 @@ import { addMember } from '../../src/domain/members/users.ts';
 import type { RouteEntry } from '../../src/http/app-instance.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type ApiResponse, type TestApp } from '../helpers.ts';
-import { assertInvalid, assertProblem, createCall, createLead, startRun, waitingEmail } from '../http/support.ts';
+import { assertInvalid, assertProblem, createCall, createLead, repliedEmail, startRun, waitingEmail } from '../http/support.ts';
 import { assertUnchanged, fingerprint, tableNames } from './support.ts';
 
-interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any; sequence: any; suppression: any; outbox: string }
+interface Resources { lead: any; call: any; runs: { queued: any; waiting: any }; webhook: any; delivery: any; sequence: any; suppression: any; outbox: string; reply: string }
 
 const label = (route: RouteEntry) => `${route.method} ${route.url}`;
 
@@ -33,6 +33,7 @@ function pathFor(route: RouteEntry, a: Resources, runId: string): string {
     if (collection === 'touches') return '2';
     if (collection === 'suppressions') return a.suppression.id;
     if (collection === 'outbox') return a.outbox;
+    if (collection === 'replies') return a.reply;
     throw new Error(`authz matrix: no resource known for ${segment} in ${route.url}; teach pathFor`);
   }).join('/');
 }
@@ -55,6 +56,7 @@ function bodyFor(route: RouteEntry, a: Resources): unknown {
     case 'PATCH /api/v1/sequences/:id': return { name: 'Matrix edit' };
     case 'PATCH /api/v1/runs/:id/touches/:number/draft': return { body: 'Matrix edit' };
     case 'POST /api/v1/suppressions': return { email: 'matrix@suppressed.example' };
+    case 'POST /api/v1/replies/:id/classification': return { classification: 'other' };
     default: return route.method === 'GET' ? undefined : {};
   }
 }
@@ -106,7 +108,7 @@ for (const kind of BACKENDS) {
       const delivery = (await t.api('POST', `/api/v1/webhooks/${webhook.id}/test`, { key: full })).json.data;
       const sequence = (await t.api('GET', '/api/v1/sequences', { key: full })).json.data[0];
       const suppression = (await t.api('POST', '/api/v1/suppressions', { key: full, body: { email: 'kept@suppressed.example' } })).json.data;
-      a = { lead, call, runs: { queued, waiting }, webhook, delivery, sequence, suppression, outbox: await waitingEmail(t, workspaces.A.id, queued.id) };
+      a = { lead, call, runs: { queued, waiting }, webhook, delivery, sequence, suppression, outbox: await waitingEmail(t, workspaces.A.id, queued.id), reply: await repliedEmail(t, workspaces.A.id, queued.id) };
       const session = async (userId: string) => {
         const created = await createSession(t.database.db, userId, systemClock, { ip: '127.0.0.1', userAgent: 'matrix' });
         return { token: created.token, csrf: created.session.csrfToken };

@@ -15,7 +15,7 @@ import { createSession } from '../../src/domain/members/sessions.ts';
 import { SESSION_COOKIE } from '../../src/http/auth.ts';
 import type { RouteEntry } from '../../src/http/app-instance.ts';
 import { ALL_SCOPES, BACKENDS, startTestApp, TRANSCRIPT, waitForRun, type TestApp } from '../helpers.ts';
-import { assertNoStackTrace, assertProblem, createCall, createLead, startRun } from '../http/support.ts';
+import { assertNoStackTrace, assertProblem, createCall, createLead, repliedEmail, startRun, waitingEmail } from '../http/support.ts';
 import { asApiResponse, rawRequest, type RawResponse } from '../support/http.ts';
 import { assertUnchanged, fingerprint, tableNames, type Fingerprint } from './support.ts';
 
@@ -38,6 +38,13 @@ interface Ids {
   webhooks: string[];
   erasableWebhooks: string[];
   deliveries: string[];
+  /** Follow-up sequences, suppression entries, e-mails waiting in the outbox and replies of workspace A; touch numbers. */
+  sequences: string[];
+  erasableSequences: string[];
+  suppressions: string[];
+  outbox: string[];
+  replies: string[];
+  touches: string[];
 }
 
 interface World {
@@ -209,9 +216,11 @@ function pathFor(route: RouteEntry, ids: Ids): fc.Arbitrary<string> {
     const kind: IdKind | null = collection === 'leads' ? (erasing ? 'erasableLeads' : 'leads')
       : collection === 'calls' ? (erasing ? 'erasableCalls' : 'calls')
       : collection === 'webhooks' ? (erasing ? 'erasableWebhooks' : 'webhooks')
-      : collection === 'runs' || collection === 'keys' || collection === 'deliveries' ? collection : null;
+      : collection === 'sequences' ? (erasing ? 'erasableSequences' : 'sequences')
+      : collection === 'runs' || collection === 'keys' || collection === 'deliveries' || collection === 'suppressions' || collection === 'outbox'
+        || collection === 'replies' || collection === 'touches' ? collection : null;
     return fc.oneof(
-      { arbitrary: idPool(ids, kind, erasing ? ['erasableLeads', 'erasableCalls', 'erasableWebhooks', 'runs', 'keys'] : undefined).map(pct), weight: 8 },
+      { arbitrary: idPool(ids, kind, erasing ? ['erasableLeads', 'erasableCalls', 'erasableWebhooks', 'erasableSequences', 'runs', 'keys'] : undefined).map(pct), weight: 8 },
       { arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '..', '.', '%2F', '%2e%2e', 'a%20b', ';x=1'), weight: 2 },
     );
   });
@@ -359,6 +368,15 @@ async function setUp(t: TestApp): Promise<World> {
   const webhooks = [await webhook(), await webhook()];
   const erasableWebhooks = [await webhook(), await webhook()];
   const deliveries = [(await t.api('POST', `/api/v1/webhooks/${webhooks[0]}/test`, { key: keyA })).json.data.id as string];
+  const sequence = async (name: string) => (await t.api('POST', '/api/v1/sequences', {
+    key: keyA, body: { name, steps: [{ waitDays: 2, instruction: 'A short bump.', review: 'required' }] },
+  })).json.data.id as string;
+  const sequences = [(await t.api('GET', '/api/v1/sequences', { key: keyA })).json.data[0].id as string, await sequence('Fuzz')];
+  const erasableSequences = [await sequence('Fuzz erasable 1'), await sequence('Fuzz erasable 2')];
+  const suppression = async (email: string) => (await t.api('POST', '/api/v1/suppressions', { key: keyA, body: { email } })).json.data.id as string;
+  const suppressions = [await suppression('fuzz-1@suppressed.example'), await suppression('fuzz-2@suppressed.example')];
+  const outbox = [await waitingEmail(t, A.id, runA2.id), await waitingEmail(t, A.id, runA2.id)];
+  const replies = [await repliedEmail(t, A.id, runA2.id), await repliedEmail(t, A.id, runA2.id)];
   const created = await createSession(t.database.db, A.adminUserId, systemClock, { ip: '127.0.0.1', userAgent: 'fuzz' });
   // The internal document: the public one leaves out the web UI's routes, whose bodies are fuzzed too.
   const doc = structuredClone(t.app.swagger()) as { paths: Record<string, Record<string, any>> };
@@ -375,7 +393,7 @@ async function setUp(t: TestApp): Promise<World> {
     ids: {
       leads: [leadA.id, leadA.id, leadB.id], calls: [callA.id, callA.id, callB.id], runs: [runA.id, runA2.id, ...waiting, failedDelivery, runB.id], keys: [victim.id],
       erasableLeads: [...erasable.map((e) => e.lead), leadB.id], erasableCalls: [...erasable.map((e) => e.call), callB.id],
-      webhooks, erasableWebhooks, deliveries,
+      webhooks, erasableWebhooks, deliveries, sequences, erasableSequences, suppressions, outbox, replies, touches: ['2', '3'],
     },
     bodies,
   };

@@ -123,9 +123,12 @@ export async function eraseEnrolments(trx: Kysely<DB>, runIds: RawBuilder<unknow
  * updates, which set many leads' status in one statement. `changed` is a condition on the lead `l`.
  */
 export async function stopClosedLeads(trx: Kysely<DB>, workspaceId: string, changed: RawBuilder<boolean>, at: Date): Promise<number> {
+  // Driven from the workspace's live enrolments (an index), each lead found by its key: a workspace without follow-ups
+  // reads no lead at all, and an import of 50,000 rows never joins its leads to anything.
   const { rows } = await sql<{ lead_id: string }>`
-    SELECT n.lead_id FROM enrolments n JOIN leads l ON l.id = n.lead_id AND l.workspace_id = n.workspace_id
-    WHERE n.workspace_id = ${workspaceId} AND n.status IN ('ACTIVE', 'PAUSED') AND l.status IN ('WON', 'LOST') AND ${changed}`.execute(trx);
+    SELECT n.lead_id FROM enrolments n
+    WHERE n.workspace_id = ${workspaceId} AND n.status IN ('ACTIVE', 'PAUSED')
+      AND EXISTS (SELECT 1 FROM leads l WHERE l.id = n.lead_id AND l.workspace_id = n.workspace_id AND l.status IN ('WON', 'LOST') AND ${changed})`.execute(trx);
   let stopped = 0;
   for (const { lead_id } of rows) stopped += await stopEnrolments(trx, { workspaceId, leadId: lead_id, reason: 'lead_closed', at });
   return stopped;
