@@ -32,7 +32,7 @@ function formatterOf(timeZone: string): Intl.DateTimeFormat {
 }
 
 /** The local date and time of an instant, as if it were UTC: comparable wall-clock milliseconds. */
-function wallClock(at: number, timeZone: string): number {
+export function wallClock(at: number, timeZone: string): number {
   const parts: Record<string, number> = {};
   for (const part of formatterOf(timeZone).formatToParts(new Date(at))) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
