@@ -39,7 +39,9 @@ export function statusGroups(text: string): Array<Map<string, string>> {
       group = new Map();
       field = null;
     } else if ((line.startsWith(' ') || line.startsWith('\t')) && field) {
-      group.set(field, `${group.get(field)} ${line.trim()}`.slice(0, 1000));
+      // A value stops growing at its bound: a part of folded lines is not copied again for each of them.
+      const value = group.get(field)!;
+      if (value.length < 1000) group.set(field, `${value} ${line.trim()}`.slice(0, 1000));
     } else {
       const colon = line.indexOf(':');
       if (colon <= 0) continue;
