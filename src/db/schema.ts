@@ -396,6 +396,21 @@ export interface EmailRepliesTable {
   classified_by: Generated<'engine' | 'person'>;
 }
 
+/** One e-mail sent over SMTP and what it led to (0057_outreach_outcomes.sql): written by triggers, read by Outcomes. */
+export interface OutreachOutcomesTable {
+  delivery_id: string;
+  workspace_id: string;
+  lead_id: string;
+  sent_at: Date;
+  sender_user_id: string | null;
+  angle: string | null;
+  step: number;
+  first_reply_at: Date | null;
+  bounced: boolean;
+  interested: boolean;
+  unsubscribed: boolean;
+}
+
 export interface MailSettingsTable {
   workspace_id: string;
   from_name: string | null;
@@ -564,6 +579,7 @@ export interface DB {
   jobs: JobsTable;
   email_deliveries: EmailDeliveriesTable;
   email_replies: EmailRepliesTable;
+  outreach_outcomes: OutreachOutcomesTable;
   mail_settings: MailSettingsTable;
   mailbox_cursors: MailboxCursorsTable;
   sending_settings: SendingSettingsTable;
