@@ -1,7 +1,8 @@
 // Outreach to count (DESIGN §16), seeded in bulk SQL for the analytics test and benchmark: `emails` runs of one
 // workspace, each with its STRATEGY angle, a draft and an e-mail sent over SMTP (a few saved to the mailbox instead,
-// which are not counted; some BOUNCED) by one of three senders over `weeks` weeks, and replies of every class to about
-// a third of them (some answered twice). Deterministic: the same arguments seed the same rows.
+// which are not counted; some BOUNCED; some the second or third touch of a sequence) by one of three senders over
+// `weeks` weeks, and replies of every class to about a third of them (some answered twice). Deterministic: the same
+// arguments seed the same rows.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../src/db/schema.ts';
 
@@ -51,10 +52,11 @@ export async function seedOutreach(db: Kysely<DB>, seed: OutreachSeed): Promise<
     await sql`INSERT INTO email_drafts (id, workspace_id, run_id, version, status, to_address, subject, body, created_at)
       SELECT ${id('draft', i)}, ${ws}, ${id('run', i)}, 1, 'SENT', 'lead@bench.example', 'A pilot', 'Hello.', ${start}::timestamptz
       FROM generate_series(1, ${n}) i`.execute(trx);
-    // Sent over the weeks, a little later each time; one in 40 saved to the mailbox, one in 19 bounced; a few senders unknown.
+    // Sent over the weeks, a little later each time; one in 40 saved to the mailbox, one in 19 bounced; a few senders
+    // unknown; one in 4 a sequence's second touch, one in 10 its third.
     const sentAt = sql`${start}::timestamptz + ((i::bigint * ${spanMs}::bigint / ${n}::bigint) || ' milliseconds')::interval`;
-    await sql`INSERT INTO email_deliveries (id, workspace_id, run_id, draft_id, sender_user_id, method, status, message_id, attempts, queued_at, delivered_at, error, response)
-      SELECT ${id('delivery', i)}, ${ws}, ${id('run', i)}, ${id('draft', i)},
+    await sql`INSERT INTO email_deliveries (id, workspace_id, run_id, draft_id, touch, sender_user_id, method, status, message_id, attempts, queued_at, delivered_at, error, response)
+      SELECT ${id('delivery', i)}, ${ws}, ${id('run', i)}, ${id('draft', i)}, CASE WHEN i % 4 = 1 THEN 2 WHEN i % 10 = 3 THEN 3 ELSE 1 END,
         CASE WHEN i % 23 = 0 THEN NULL ELSE ${id('user', sql`(1 + i % 3)`)} END,
         CASE WHEN i % 40 = 0 THEN 'mailbox' ELSE 'send' END, CASE WHEN i % 19 = 0 THEN 'BOUNCED' ELSE 'DELIVERED' END,
         '<' || i || '.' || ${ws}::text || '@bench.example>', 1, ${sentAt}, ${sentAt}, NULL, '250 ok'
