@@ -1,7 +1,8 @@
 // The Outcomes query (DESIGN §16, src/domain/analytics/outreach.ts) at 100,000 e-mails sent in one workspace over
 // 12 weeks, on PostgreSQL and on embedded PGlite, against a baseline: the least any answer must do, one indexed
 // count of the workspace's e-mails in the range. Prints the median of each over `--rounds` tries, per groupBy, and
-// the ratio to the baseline. A measure, not a test: the figures depend on the machine.
+// the ratio to the baseline. A measure, not a test: the figures depend on the machine. The query reads
+// outreach_outcomes (migration 0057), which the seed fills through the table's triggers, as the product does.
 //
 //   node bench/analytics.ts                        100,000 e-mails, both backends
 //   node bench/analytics.ts --emails 20000 --rounds 5 --backends postgres
