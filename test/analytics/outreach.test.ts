@@ -8,12 +8,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { seedOutreach, SEEDED_ANGLES } from '../../bench/analytics-seed.ts';
 import { ManualClock } from '../../src/clock.ts';
+import type { DB } from '../../src/db/schema.ts';
 import { changeSendingSettings } from '../../src/domain/sending/settings.ts';
 import { recordBounce } from '../../src/domain/suppressions/bounces.ts';
-import { BACKENDS, startTestApp, type TestApp } from '../helpers.ts';
+import { BACKENDS, createTestDatabase, startTestApp, type TestApp } from '../helpers.ts';
 import { assertInvalid, assertProblem, db } from '../http/support.ts';
 
 const START = new Date('2026-01-05T08:00:00Z');
@@ -28,7 +29,7 @@ interface Raw {
 }
 
 /** Every e-mail the workspace sent over SMTP as stored, with its replies: what the figures are recomputed from. */
-async function rawOf(t: TestApp, workspaceId: string): Promise<Raw[]> {
+async function rawOf(db: Kysely<DB>, workspaceId: string): Promise<Raw[]> {
   const deliveries = (await sql<{
     id: string; run_id: string; lead_id: string; status: string; method: string; delivered_at: Date; sender_user_id: string | null;
     email: string | null; angle: string | null; touch: number; lead_status: string;
@@ -37,8 +38,8 @@ async function rawOf(t: TestApp, workspaceId: string): Promise<Raw[]> {
       l.status AS lead_status
     FROM email_deliveries e JOIN runs r ON r.id = e.run_id JOIN leads l ON l.id = r.lead_id
     LEFT JOIN users u ON u.id = e.sender_user_id LEFT JOIN run_steps st ON st.run_id = r.id AND st.node = 'STRATEGY'
-    WHERE e.workspace_id = ${workspaceId}`.execute(db(t))).rows;
-  const replies = await db(t).selectFrom('email_replies').select(['id', 'delivery_id', 'received_at', 'classification'])
+    WHERE e.workspace_id = ${workspaceId}`.execute(db)).rows;
+  const replies = await db.selectFrom('email_replies').select(['id', 'delivery_id', 'received_at', 'classification'])
     .where('workspace_id', '=', workspaceId).execute();
   const byDelivery = Map.groupBy(replies, (r) => r.delivery_id);
   return deliveries.filter((d) => d.method === 'send').map((d) => ({
@@ -55,8 +56,8 @@ const firstReply = (e: Raw) => {
 };
 
 /** outreach_outcomes holds exactly one row per e-mail, equal to the e-mail recounted from its raw rows. */
-async function assertOutcomesTableAgrees(t: TestApp, workspaceId: string, raw: Raw[]): Promise<void> {
-  const rows = await db(t).selectFrom('outreach_outcomes').selectAll().where('workspace_id', '=', workspaceId).execute();
+async function assertOutcomesTableAgrees(db: Kysely<DB>, workspaceId: string, raw: Raw[]): Promise<void> {
+  const rows = await db.selectFrom('outreach_outcomes').selectAll().where('workspace_id', '=', workspaceId).execute();
   const stored = new Map(rows.map((o) => [o.delivery_id, {
     leadId: o.lead_id, sentAt: new Date(o.sent_at).getTime(), senderId: o.sender_user_id, angle: o.angle, step: Number(o.step),
     firstReplyAt: o.first_reply_at === null ? null : new Date(o.first_reply_at).getTime(),
@@ -136,7 +137,7 @@ for (const kind of BACKENDS) {
       await seedOutreach(db(t), { workspaceId, emails: EMAILS, start: START, weeks: WEEKS });
       // Another workspace's e-mails, in the same weeks: none of them may count.
       await seedOutreach(db(t), { workspaceId: other.id, emails: 300, start: START, weeks: WEEKS });
-      raw = await rawOf(t, workspaceId);
+      raw = await rawOf(db(t), workspaceId);
       assert.ok(raw.length > 2000 && raw.some((e) => e.replies.length > 1), 'thousands of e-mails, some answered twice');
       const classes = new Set(raw.flatMap((e) => e.replies.map((r) => r.classification)));
       assert.equal(classes.size, 9, `replies of every class: ${[...classes].join(', ')}`);
@@ -151,7 +152,7 @@ for (const kind of BACKENDS) {
     const range = '?from=2026-01-01&to=2026-03-31';
 
     it('counts each week from the raw rows, every week of the range shown, oldest first', async () => {
-      await assertOutcomesTableAgrees(t, workspaceId, raw);
+      await assertOutcomesTableAgrees(db(t), workspaceId, raw);
       const { data, from, to, timeZone } = await report(`${range}&groupBy=week`);
       assert.deepEqual([from, to, timeZone], ['2026-01-01', '2026-03-31', 'UTC']);
       assert.equal(data[0].group, '2025-12-29');
@@ -204,10 +205,10 @@ for (const kind of BACKENDS) {
       await changeSendingSettings(db(t), zoned.id, { timeZone: zone }, null, clock);
       await seedOutreach(db(t), { workspaceId: zoned.id, emails: 700, start: START, weeks: WEEKS });
       const zonedKey = (await t.key(zoned.id)).key;
-      const zonedRaw = await rawOf(t, zoned.id);
+      const zonedRaw = await rawOf(db(t), zoned.id);
       // Sent early on a Monday in UTC: still Sunday in New York, so in the week before.
       assert.ok(zonedRaw.some((e) => mondayOf(e.deliveredAt, zone) !== mondayOf(e.deliveredAt)), 'some e-mails change week with the zone');
-      await assertOutcomesTableAgrees(t, zoned.id, zonedRaw);
+      await assertOutcomesTableAgrees(db(t), zoned.id, zonedRaw);
 
       const weeks = await t.api('GET', `/api/v1/analytics/outreach${range}&groupBy=week`, { key: zonedKey });
       assert.equal(weeks.json.timeZone, zone);
@@ -222,7 +223,7 @@ for (const kind of BACKENDS) {
     });
 
     it('keeps the outcomes table equal to the raw rows after a reply, corrections by a person, a bounce and an erasure', async () => {
-      const before = await rawOf(t, workspaceId);
+      const before = await rawOf(db(t), workspaceId);
       const used = new Set<string>();
       /** A reply of that class to a delivered e-mail not picked yet. */
       const replyOf = (classification: string) => {
@@ -250,14 +251,38 @@ for (const kind of BACKENDS) {
       const erased = before.find((e) => e.replies.length > 1)!.leadId;
       assert.equal((await t.api('DELETE', `/api/v1/leads/${erased}`, { key })).status, 204);
 
-      const now = await rawOf(t, workspaceId);
+      const now = await rawOf(db(t), workspaceId);
       assert.ok(now.length < before.length && !now.some((e) => e.leadId === erased), "the erased lead's e-mails are gone");
       assert.equal(now.find((e) => e.deliveryId === bounced!.deliveryId)!.status, 'BOUNCED');
-      await assertOutcomesTableAgrees(t, workspaceId, now);
+      await assertOutcomesTableAgrees(db(t), workspaceId, now);
       assertWeeks((await report(`${range}&groupBy=week`)).data, now, 'UTC');
       const byStep = Map.groupBy(now, (e) => String(e.step));
       for (const { group, ...counted } of (await report(`${range}&groupBy=sequenceStep`)).data) {
         assert.deepEqual(counted, figures(byStep.get(group)!), `step ${group}`);
+      }
+    });
+  });
+
+  describe(`migration 0057 (${kind})`, () => {
+    it('counts the e-mails sent before it', async () => {
+      const test = await createTestDatabase(kind);
+      try {
+        const { db: migrated } = test.database;
+        // Back to before 0057, with e-mails sent and answered there.
+        await sql`DROP TABLE outreach_outcomes`.execute(migrated);
+        await sql`DROP FUNCTION leadrun_count_changed_outcomes() CASCADE`.execute(migrated);
+        await sql`DROP FUNCTION leadrun_count_outcomes(uuid[])`.execute(migrated);
+        await sql`DELETE FROM schema_migrations WHERE version = 57`.execute(migrated);
+        const workspaceId = randomUUID();
+        await sql`INSERT INTO workspaces (id, name, plan, created_at) VALUES (${workspaceId}, 'Before outcomes', 'PRO', now())`.execute(migrated);
+        await seedOutreach(migrated, { workspaceId, emails: 400, start: START, weeks: WEEKS });
+
+        await test.database.migrate();
+        const sent = await rawOf(migrated, workspaceId);
+        assert.ok(sent.length > 350 && sent.some((e) => e.replies.length > 0));
+        await assertOutcomesTableAgrees(migrated, workspaceId, sent);
+      } finally {
+        await test.drop();
       }
     });
   });
