@@ -169,6 +169,21 @@ for (const kind of BACKENDS) {
       assert.equal(still.json.data?.status ?? still.json.status, 'AWAITING_APPROVAL');
     });
 
+    it('with an unsubscribe address set, List-Unsubscribe carries its mailto: after the link', async () => {
+      const smtp = await server();
+      const f = await fixture(t, smtp, { unsubscribeAddress: 'unsubscribe@acme.test' });
+      const run = await awaitingApproval(f, 'Grace@Example.org');
+      assert.equal((await approve(f, run.id)).status, 200);
+      const [mail] = await smtp.waitFor(1);
+      const line = mail!.parsed.headerLines.find((h) => h.key === 'list-unsubscribe')!.line.replace(/\r?\n[ \t]+/g, ' ');
+      assert.match(line, /^List-Unsubscribe: <https?:\/\/[^>]+\/unsubscribe\/[A-Za-z0-9_-]{43}>, <mailto:unsubscribe@acme\.test\?subject=unsubscribe%20Grace%40Example\.org>$/);
+      const list = mail!.parsed.headers.get('list') as any;
+      assert.equal(list?.unsubscribe?.mail, 'unsubscribe@acme.test?subject=unsubscribe%20Grace%40Example.org');
+      assert.match(list?.unsubscribe?.url ?? '', /\/unsubscribe\//);
+      assert.equal(mail!.raw.toString('utf8').match(/^List-Unsubscribe-Post: (.*?)\r?$/m)?.[1], 'List-Unsubscribe=One-Click');
+      await deliveryReaches(f, run.id, ['DELIVERED']);
+    });
+
     it('a forged or foreign token: a 404 page, and nothing changes', async () => {
       const smtp = await server();
       const f = await fixture(t, smtp);
