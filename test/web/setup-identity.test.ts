@@ -74,13 +74,13 @@ describe('the sender\'s identity in the web UI', { skip: browserUnavailable() ??
 
   it('takes an unsubscribe address in Settings / E-mail, checked as an e-mail address, and keeps it', async () => {
     const identity = page.getByRole('region', { name: 'Company and footer' });
-    await identity.getByLabel('Unsubscribe address').fill('unsubscribe at acme');
+    await identity.getByLabel('Unsubscribe by e-mail').fill('unsubscribe at acme');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await identity.getByText('Enter an e-mail address like unsubscribe@company.com, or leave it empty.').waitFor();
-    await identity.getByLabel('Unsubscribe address').fill('unsubscribe@acme.test');
+    await identity.getByLabel('Unsubscribe by e-mail').fill('unsubscribe@acme.test');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('The e-mail settings were saved.').waitFor();
     await page.reload();
-    assert.equal(await page.getByRole('region', { name: 'Company and footer' }).getByLabel('Unsubscribe address').inputValue(), 'unsubscribe@acme.test');
+    assert.equal(await page.getByRole('region', { name: 'Company and footer' }).getByLabel('Unsubscribe by e-mail').inputValue(), 'unsubscribe@acme.test');
   });
 });

@@ -238,7 +238,7 @@ function SettingsForm({ view: initial }: { view: MailSettings }) {
                 placeholder={view.installation.postalAddress ?? '1 Main Street, Springfield, IL 62701'} autoComplete="street-address" />}
             </Field>
           </div>
-          <Field label="Unsubscribe address" optional error={errors.fields.unsubscribeAddress}
+          <Field label="Unsubscribe by e-mail" optional error={errors.fields.unsubscribeAddress}
             hint="Mail clients may offer to write to it besides the link. leadrun does not read that mailbox: add who writes to it to Suppressions.">
             {(p) => <input {...p} className="input" type="email" value={form.unsubscribeAddress} onChange={(e) => set('unsubscribeAddress', e.target.value)}
               maxLength={254} placeholder="unsubscribe@company.com" autoComplete="off" />}
