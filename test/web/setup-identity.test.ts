@@ -1,7 +1,7 @@
 // The sender's identity in the browser (DESIGN §15): the first-run setup page asks for it, optional, with the footer
 // preview Settings / E-mail shows, on a phone (390 px, nothing scrolls sideways) and on a laptop; what was typed is
 // what Settings / E-mail then shows. There, the optional unsubscribe address (List-Unsubscribe's mailto:) is checked
-// as an e-mail address before saving, and kept.
+// as an e-mail address before saving, and kept. Settings / Suppressions' form fits a phone.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -82,5 +82,17 @@ describe('the sender\'s identity in the web UI', { skip: browserUnavailable() ??
     await page.getByText('The e-mail settings were saved.').waitFor();
     await page.reload();
     assert.equal(await page.getByRole('region', { name: 'Company and footer' }).getByLabel('Unsubscribe by e-mail').inputValue(), 'unsubscribe@acme.test');
+  });
+
+  it('Settings / Suppressions on a phone: an address added from its form, listed, and nothing sideways', async () => {
+    await page.setViewportSize(PHONE);
+    await page.goto(`${server.url}/settings/suppressions`);
+    await page.getByText('No suppressions yet').waitFor();
+    await page.getByLabel('Address or domain').fill('Priya.Raman@Northwind-Freight.example');
+    await page.getByRole('button', { name: 'Suppress' }).click();
+    await page.locator('.table-card').getByText('priya.raman@northwind-freight.example').waitFor();
+    const fit = await overflow(page, PHONE.width);
+    assert.ok(fit.scrollWidth <= PHONE.width, `the page is ${fit.scrollWidth} px wide`);
+    assert.deepEqual(fit.past, [], 'the form fits');
   });
 });

@@ -108,7 +108,7 @@ export function SetupPage() {
               placeholder={values.workspaceName.trim() || undefined} autoComplete="organization" />}
           </Field>
           <Field label="Postal address" optional error={errors.fields.postalAddress} hint="Street, town and postcode, as the footer shows it (CAN-SPAM asks for one).">
-            {(p) => <textarea {...p} className="input" rows={2} value={values.postalAddress} onChange={change('postalAddress')} maxLength={500}
+            {(p) => <textarea {...p} className="input textarea" rows={3} value={values.postalAddress} onChange={change('postalAddress')} maxLength={500}
               placeholder="1 Main Street, Springfield, IL 62701" autoComplete="street-address" />}
           </Field>
           <FooterPreview companyName={values.companyName.trim() || values.workspaceName} postalAddress={values.postalAddress} />

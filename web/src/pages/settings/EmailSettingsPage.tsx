@@ -234,7 +234,7 @@ function SettingsForm({ view: initial }: { view: MailSettings }) {
               hint={view.installation.postalAddress
                 ? `The postal address the footer shows. Left empty: ${view.installation.postalAddress} (MAIL_POSTAL_ADDRESS).`
                 : 'The postal address the footer shows: required while the footer is on.'}>
-              {(p) => <textarea {...p} className="input" rows={3} value={form.postalAddress} onChange={(e) => set('postalAddress', e.target.value)} maxLength={500}
+              {(p) => <textarea {...p} className="input textarea" rows={3} value={form.postalAddress} onChange={(e) => set('postalAddress', e.target.value)} maxLength={500}
                 placeholder={view.installation.postalAddress ?? '1 Main Street, Springfield, IL 62701'} autoComplete="street-address" />}
             </Field>
           </div>
