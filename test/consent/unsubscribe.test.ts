@@ -2,7 +2,8 @@
 // List-Unsubscribe and List-Unsubscribe-Post exactly as RFC 8058 asks and the footer in its plain text; its link,
 // posted as a mail provider posts it, suppresses the address (200, again and again), a GET changes nothing, a forged
 // token gets a 404 page; the next approval to that address is refused, a delivery queued before the unsubscribe ends
-// SUPPRESSED unsent, also when the unsubscribe commits while a worker is about to claim it; a 5xx to RCPT TO bounces.
+// SUPPRESSED unsent, also when the unsubscribe or an import commits while a worker is about to claim it; a 5xx to RCPT
+// TO bounces.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -11,6 +12,7 @@ import { systemClock } from '../../src/clock.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { deliveryHandler } from '../../src/jobs/handlers/email-deliver.ts';
 import { saveMailSettings, type MailSettingsInput } from '../../src/domain/mail-settings/settings.ts';
+import { importSuppressions } from '../../src/domain/suppressions/list.ts';
 import { suppressAddress } from '../../src/domain/suppressions/suppress.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { assertProblem, createCall, createLead, pollUntil, startRun } from '../http/support.ts';
@@ -54,6 +56,16 @@ const oneClick = (url: string) => fetch(url, {
 
 const suppressed = (t: TestApp, workspaceId: string) =>
   t.database.db.selectFrom('suppressions').selectAll().where('workspace_id', '=', workspaceId).execute();
+
+/**
+ * Until a transaction waits for the advisory lock of `key` (src/domain/suppressions/entries.ts) in this test's database:
+ * other databases of the same server have locks of their own.
+ */
+const waitingFor = (t: TestApp, key: string) => pollUntil(async () => Number((await sql<{ n: string }>`
+  SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(${key}, 0)`.execute(t.database.db)).rows[0]!.n),
+(n) => n > 0, { what: 'a worker waiting to claim', timeoutMs: 20_000 });
 
 function startJobRunner(t: TestApp): JobRunner {
   return new JobRunner({
@@ -157,6 +169,21 @@ for (const kind of BACKENDS) {
       assert.equal(still.json.data?.status ?? still.json.status, 'AWAITING_APPROVAL');
     });
 
+    it('with an unsubscribe address set, List-Unsubscribe carries its mailto: after the link', async () => {
+      const smtp = await server();
+      const f = await fixture(t, smtp, { unsubscribeAddress: 'unsubscribe@acme.test' });
+      const run = await awaitingApproval(f, 'Grace@Example.org');
+      assert.equal((await approve(f, run.id)).status, 200);
+      const [mail] = await smtp.waitFor(1);
+      const line = mail!.parsed.headerLines.find((h) => h.key === 'list-unsubscribe')!.line.replace(/\r?\n[ \t]+/g, ' ');
+      assert.match(line, /^List-Unsubscribe: <https?:\/\/[^>]+\/unsubscribe\/[A-Za-z0-9_-]{43}>, <mailto:unsubscribe@acme\.test\?subject=unsubscribe%20Grace%40Example\.org>$/);
+      const list = mail!.parsed.headers.get('list') as any;
+      assert.equal(list?.unsubscribe?.mail, 'unsubscribe@acme.test?subject=unsubscribe%20Grace%40Example.org');
+      assert.match(list?.unsubscribe?.url ?? '', /\/unsubscribe\//);
+      assert.equal(mail!.raw.toString('utf8').match(/^List-Unsubscribe-Post: (.*?)\r?$/m)?.[1], 'List-Unsubscribe=One-Click');
+      await deliveryReaches(f, run.id, ['DELIVERED']);
+    });
+
     it('a forged or foreign token: a 404 page, and nothing changes', async () => {
       const smtp = await server();
       const f = await fixture(t, smtp);
@@ -216,8 +243,7 @@ for (const kind of BACKENDS) {
         });
         assert.equal((await approve(f, run.id)).status, 200);
         // The worker is waiting on the address's lock: about to claim.
-        await pollUntil(async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`
-          .execute(t.database.db)).rows[0]!.n), (n) => n > 0, { what: 'a worker waiting to claim', timeoutMs: 20_000 });
+        await waitingFor(t, `suppression:${f.workspaceId}:race@example.com`);
         release();
         await unsubscribing;
         const done = await deliveryReaches(f, run.id, ['SUPPRESSED', 'DELIVERED']);
@@ -225,6 +251,44 @@ for (const kind of BACKENDS) {
         assert.equal(smtp.attempts, 0);
       });
     }
+
+    it('an import committed while a delivery to one of its addresses is being claimed: not sent', async () => {
+      const smtp = await server();
+      const f = await fixture(t, smtp);
+      const run = await awaitingApproval(f, 'imported@example.com');
+      await runner!.stop();
+      assert.equal((await approve(f, run.id)).status, 200);
+      // The import has written its rows and holds the list, uncommitted, when the worker comes to claim the delivery.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => { release = resolve; });
+      let written!: () => void;
+      const wrote = new Promise<void>((resolve) => { written = resolve; });
+      const file = { emails: ['imported@example.com', 'other@example.com'], domains: ['elsewhere.example'], invalid: 0, tooMany: false, malformed: false };
+      const importing = t.database.db.transaction().execute(async (trx) => {
+        const summary = await importSuppressions(trx, f.workspaceId, file, new Date());
+        written();
+        await held;
+        return summary;
+      });
+      await wrote;
+      runner = startJobRunner(t);
+      const starting = runner.start();
+      try {
+        if (kind === 'postgres') {
+          // The worker waits for the list's lock: without it the claim would read the list before the import commits.
+          await waitingFor(t, `suppressions:${f.workspaceId}`);
+        }
+        // On PGlite the claim queues behind the import's transaction for the one connection.
+      } finally {
+        release();
+      }
+      assert.equal((await importing).added, 3);
+      await starting;
+      const done = await deliveryReaches(f, run.id, ['SUPPRESSED', 'DELIVERED']);
+      assert.equal(done.emailDraft.delivery.status, 'SUPPRESSED');
+      assert.match(done.emailDraft.delivery.error, /suppression list \(imported\)/);
+      assert.equal(smtp.attempts, 0);
+    });
 
     it('a 5xx to RCPT TO bounces the delivery and suppresses the address', async () => {
       const smtp = await server({ unknownRecipients: ['nobody@example.com'] });

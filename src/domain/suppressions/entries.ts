@@ -32,6 +32,19 @@ export async function lockAddress(trx: Kysely<DB>, workspaceId: string, key: str
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`suppression:${workspaceId}:${key}`}, 0))`.execute(trx);
 }
 
+/**
+ * The workspace's list as a whole, which an import locks instead of its addresses: one lock per address of a
+ * 50,000-row file overflows PostgreSQL's lock table (64 per connection by default). Every claim shares it (claims do
+ * not wait for each other), an import holds it alone: a claim either commits before the import writes, or waits for
+ * the import to commit and then finds the address. Taken before any address's lock, so no two wait in a circle.
+ */
+export async function lockWholeList(trx: Kysely<DB>, workspaceId: string, mode: 'shared' | 'exclusive'): Promise<void> {
+  const key = `suppressions:${workspaceId}`;
+  await (mode === 'shared'
+    ? sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(${key}, 0))`
+    : sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`).execute(trx);
+}
+
 /** Whether an address is suppressed (its own entry or its domain's), as SQL over a lead's columns: "Do not contact". */
 export function doNotContactOf(workspaceId: RawBuilder<unknown> | ReturnType<typeof sql.ref>, email: RawBuilder<unknown> | ReturnType<typeof sql.ref>) {
   return sql<boolean>`EXISTS (SELECT 1 FROM suppressions s WHERE s.workspace_id = ${workspaceId}

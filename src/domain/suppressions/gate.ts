@@ -5,7 +5,7 @@ import type { DB } from '../../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { applyTransition, DELIVERY } from '../runs/lifecycle.ts';
 import { stopEnrolments } from '../sequences/stops.ts';
-import { domainOf, lockAddress, normalEmail, suppressionOf } from './entries.ts';
+import { domainOf, lockAddress, lockWholeList, normalEmail, suppressionOf } from './entries.ts';
 import { missingIdentity, refuseIncomplete, senderIdentity } from './identity.ts';
 
 /**
@@ -46,15 +46,17 @@ export interface ClaimTarget {
 
 /**
  * Claims a delivery for sending unless its address or domain is suppressed, in one transaction: `begin` (the
- * DELIVERY.begin transition) runs only after the address's lock is held and the list read, so an unsubscribe committed
- * before the claim ends the delivery SUPPRESSED unsent (with its run event, and its lead's sequence stopped), and one
- * made after waits for the claim to commit. Answers `began`, `suppressed`, or `gone` (begin changed nothing).
+ * DELIVERY.begin transition) runs only after the address's lock (and a share of the whole list's, which an import
+ * holds alone) is held and the list read, so an unsubscribe or import committed before the claim ends the delivery
+ * SUPPRESSED unsent (with its run event, and its lead's sequence stopped), and one made after waits for the claim to
+ * commit. Answers `began`, `suppressed`, or `gone` (begin changed nothing).
  */
 export async function claimUnlessSuppressed(
   db: Kysely<DB>, target: ClaimTarget, at: Date, begin: (trx: Kysely<DB>) => Promise<number>,
 ): Promise<'began' | 'suppressed' | 'gone'> {
   return db.transaction().execute(async (trx) => {
     const email = normalEmail(target.to);
+    await lockWholeList(trx, target.workspaceId, 'shared');
     await lockAddress(trx, target.workspaceId, email);
     await lockAddress(trx, target.workspaceId, `@${domainOf(email)}`);
     const entry = await suppressionOf(trx, target.workspaceId, email);

@@ -7,7 +7,7 @@ import { isUuid } from '../validation.ts';
 import { pageOf, type Cursor } from '../pagination.ts';
 import { stopEnrolments } from '../sequences/stops.ts';
 import { entryOf, type SuppressionFile } from './csv.ts';
-import { toSuppression, type Suppression } from './entries.ts';
+import { lockWholeList, toSuppression, type Suppression } from './entries.ts';
 import { addAddress, addDomain } from './suppress.ts';
 
 export interface SuppressionFilter {
@@ -81,6 +81,8 @@ export async function importSuppressions(
       RETURNING ${sql.ref(column)} AS value`.execute(trx);
     return rows.rows.map((r) => r.value);
   };
+  // Before the first insert: a delivery's claim (gate.ts) either commits before the import writes, or waits for it.
+  await lockWholeList(trx, workspaceId, 'exclusive');
   const emails = await insert('email', file.emails);
   const domains = await insert('domain', file.domains);
   for (const email of emails) await stopEnrolments(trx, { workspaceId, email, reason: 'suppressed', at });

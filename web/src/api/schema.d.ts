@@ -5756,7 +5756,7 @@ export type paths = {
         put?: never;
         /**
          * Set up an empty installation: its first workspace and admin
-         * @description Only while no workspace exists; signs the new admin in. When leadrun listens on a non-loopback address, `setupToken` must be the one-time token `leadrun serve` printed at start.
+         * @description Only while no workspace exists; signs the new admin in. When leadrun listens on a non-loopback address, `setupToken` must be the one-time token `leadrun serve` printed at start. The sender's identity (`fromName`, `fromAddress`, `companyName`, `postalAddress`) may be given here or later in Settings / E-mail; until it is complete, approvals with delivery answer 409 `sender_incomplete`.
          */
         post: {
             parameters: {
@@ -5768,10 +5768,14 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
+                        companyName?: string | null;
                         /** Format: email */
                         email: string;
+                        fromAddress?: string | null;
+                        fromName?: string | null;
                         name: string;
                         password: string;
+                        postalAddress?: string | null;
                         setupToken?: string;
                         workspaceName: string;
                     };

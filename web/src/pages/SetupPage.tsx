@@ -1,19 +1,24 @@
-// First run: the installation is empty, so the person here creates the workspace and becomes its admin.
+// First run: the installation is empty, so the person here creates the workspace and becomes its admin, and may say
+// who its e-mails come from (DESIGN §15), with the footer they will carry; left out, Settings / E-mail asks later.
 import { useState } from 'react';
 import { api, ApiError } from '../api/client';
+import { FooterPreview } from '../components/FooterPreview';
 import { Alert, Button, Field } from '../components/ui';
 import { isEmail, useFormSubmit } from '../lib/forms';
 import { useTitle } from '../lib/query';
 import { useSession } from '../lib/session';
 
-const FIELDS = ['setupToken', 'workspaceName', 'name', 'email', 'password'] as const;
+const FIELDS = ['setupToken', 'workspaceName', 'name', 'email', 'password', 'fromName', 'fromAddress', 'companyName', 'postalAddress'] as const;
+const IDENTITY = ['fromName', 'fromAddress', 'companyName', 'postalAddress'] as const;
 
 export function SetupPage() {
   useTitle('Set up leadrun');
   const { state, signedIn, retry } = useSession();
   // Served on an address other machines reach: setup needs the token `leadrun serve` printed when it started.
   const tokenRequired = state.status === 'setup' && state.tokenRequired;
-  const [values, setValues] = useState({ setupToken: '', workspaceName: '', name: '', email: '', password: '' });
+  const [values, setValues] = useState({
+    setupToken: '', workspaceName: '', name: '', email: '', password: '', fromName: '', fromAddress: '', companyName: '', postalAddress: '',
+  });
   const [alreadySetUp, setAlreadySetUp] = useState(false);
   const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
 
@@ -26,13 +31,17 @@ export function SetupPage() {
       if (!values.name.trim()) local.name = 'Enter your name.';
       if (!isEmail(values.email.trim())) local.email = 'Enter an e-mail address like name@company.com.';
       if (values.password.length < 10) local.password = 'Use at least 10 characters.';
+      if (values.fromAddress.trim() && !isEmail(values.fromAddress.trim())) local.fromAddress = 'Enter an e-mail address like sales@company.com, or leave it empty.';
       return local;
     },
     send: async () => {
+      // The sender's identity is sent only as far as it was typed: what is left out stays to be set in Settings / E-mail.
+      const identity = Object.fromEntries(IDENTITY.map((field) => [field, values[field].trim()]).filter(([, value]) => value));
       const { body } = await api.post('/ui/api/setup', {
         body: {
           workspaceName: values.workspaceName.trim(), name: values.name.trim(), email: values.email.trim(), password: values.password,
           ...(tokenRequired ? { setupToken: values.setupToken.trim() } : {}),
+          ...identity,
         },
       });
       signedIn(body);
@@ -78,6 +87,32 @@ export function SetupPage() {
         <Field label="Password" error={errors.fields.password} hint="At least 10 characters.">
           {(p) => <input {...p} className="input" type="password" autoComplete="new-password" value={values.password} onChange={change('password')} />}
         </Field>
+        <fieldset className="fieldset" aria-describedby="setup-sender-help">
+          <legend className="field-label">Who your e-mails come from</legend>
+          <p id="setup-sender-help" className="muted small">
+            Every e-mail carries an unsubscribe link and a footer with your company's name and postal address. Nothing is sent until they
+            are known; you can also set them later in Settings / E-mail.
+          </p>
+          <div className="form-row">
+            <Field label="Sender name" optional error={errors.fields.fromName} hint="Left empty: each person's own name.">
+              {(p) => <input {...p} className="input" value={values.fromName} onChange={change('fromName')} maxLength={100}
+                placeholder={values.name.trim() || 'Acme Sales'} autoComplete="off" />}
+            </Field>
+            <Field label="From address" optional error={errors.fields.fromAddress}>
+              {(p) => <input {...p} className="input" type="email" value={values.fromAddress} onChange={change('fromAddress')} maxLength={254}
+                placeholder={values.email.trim() || 'sales@company.com'} autoComplete="off" />}
+            </Field>
+          </div>
+          <Field label="Company" optional error={errors.fields.companyName} hint="Left empty: the workspace's name.">
+            {(p) => <input {...p} className="input" value={values.companyName} onChange={change('companyName')} maxLength={200}
+              placeholder={values.workspaceName.trim() || undefined} autoComplete="organization" />}
+          </Field>
+          <Field label="Postal address" optional error={errors.fields.postalAddress} hint="Street, town and postcode, as the footer shows it (CAN-SPAM asks for one).">
+            {(p) => <textarea {...p} className="input textarea" rows={3} value={values.postalAddress} onChange={change('postalAddress')} maxLength={500}
+              placeholder="1 Main Street, Springfield, IL 62701" autoComplete="street-address" />}
+          </Field>
+          <FooterPreview companyName={values.companyName.trim() || values.workspaceName} postalAddress={values.postalAddress} />
+        </fieldset>
         <Button type="submit" variant="primary" busy={busy} className="button-block">Create workspace</Button>
       </form>
     </div>

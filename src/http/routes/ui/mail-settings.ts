@@ -59,12 +59,17 @@ const MailSettings = Type.Object({
   updatedAt: Nullable(Timestamp()),
 }, { $id: 'UiMailSettings' });
 
-const MailSettingsChange = Type.Object({
+/** The sender's identity (DESIGN §15) as a change gives it: here, and on the setup page (./session.ts). */
+export const SenderIdentityChange = {
   fromName: Type.Optional(Nullable(Type.String({ maxLength: FROM_NAME_MAX, description: 'The name on the workspace\'s e-mails.' }))),
   fromAddress: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254, description: 'The address e-mails are sent from.' }))),
-  defaultDeliver: Type.Optional(Nullable(DefaultDeliver)),
   companyName: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'The footer\'s company name; null: the workspace\'s name.' }))),
   postalAddress: Type.Optional(Nullable(Type.String({ maxLength: 500, description: 'The footer\'s postal address, on one or more lines.' }))),
+};
+
+const MailSettingsChange = Type.Object({
+  ...SenderIdentityChange,
+  defaultDeliver: Type.Optional(Nullable(DefaultDeliver)),
   footerEnabled: Type.Optional(Type.Boolean({ description: 'Whether e-mails carry the footer (on unless turned off).' })),
   unsubscribeAddress: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254, description: 'An address taking unsubscribe requests by mail.' }))),
   smtp: Type.Optional(Nullable(Type.Object({

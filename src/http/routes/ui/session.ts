@@ -8,12 +8,14 @@ import { assertSameOrigin, principalOf, SESSION_COOKIE } from '../../auth.ts';
 import { isLoopbackAddress } from '../../hosts.ts';
 import { auditContext } from '../../mutation.ts';
 import { authProblems, Nullable, problem, writeProblems } from '../../../schemas/index.ts';
-import { writeAudit } from '../../../domain/audit/audit.ts';
+import { writeAudit, type AuditDetails } from '../../../domain/audit/audit.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { createSession, endSession, findSession, signIn, type SessionView } from '../../../domain/members/sessions.ts';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../../domain/members/passwords.ts';
 import { checkSetupToken, clearSetupTokens } from '../../../domain/members/setup-tokens.ts';
 import { setUpInstallation, setupNeeded } from '../../../domain/members/users.ts';
+import { changeMailSettings } from '../../../domain/mail-settings/change.ts';
+import { SenderIdentityChange } from './mail-settings.ts';
 
 export const Role = Type.Enum(['ADMIN', 'MEMBER']);
 
@@ -43,7 +45,9 @@ export default async function sessionRoutes(app: AppInstance): Promise<void> {
 
   const setCookie = (reply: FastifyReply, token: string, expires: Date) =>
     reply.setCookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires });
-  const auditUi = (request: FastifyRequest, entry: { workspaceId: string; userId: string; action: string; target: { type: string; id: string } | null; status: number }) =>
+  const auditUi = (request: FastifyRequest, entry: {
+    workspaceId: string; userId: string; action: string; target: { type: string; id: string } | null; status: number; details?: AuditDetails;
+  }) =>
     writeAudit(db, {
       ...entry, source: 'ui', outcome: 'success', occurredAt: clock.now(), ...auditContext(request),
     });
@@ -72,10 +76,13 @@ export default async function sessionRoutes(app: AppInstance): Promise<void> {
     schema: {
       summary: 'Set up an empty installation: its first workspace and admin',
       description: 'Only while no workspace exists; signs the new admin in. When leadrun listens on a non-loopback address, '
-        + '`setupToken` must be the one-time token `leadrun serve` printed at start.',
+        + '`setupToken` must be the one-time token `leadrun serve` printed at start. The sender\'s identity (`fromName`, '
+        + '`fromAddress`, `companyName`, `postalAddress`) may be given here or later in Settings / E-mail; until it is '
+        + 'complete, approvals with delivery answer 409 `sender_incomplete`.',
       tags,
       body: Type.Object({
         workspaceName: Name, name: Name, email: Email, password: Password, setupToken: Type.Optional(Type.String({ maxLength: 200 })),
+        ...SenderIdentityChange,
       }, { additionalProperties: false }),
       response: {
         201: Session,
@@ -88,16 +95,26 @@ export default async function sessionRoutes(app: AppInstance): Promise<void> {
     },
   }, async (request, reply) => {
     assertSameOrigin(request, config);
-    const { setupToken, ...input } = request.body;
-    const created = await db.transaction().execute(async (trx) => {
+    const { setupToken, fromName, fromAddress, companyName, postalAddress, ...input } = request.body;
+    const identity = { fromName, fromAddress, companyName, postalAddress };
+    const given = Object.values(identity).some((value) => value?.trim());
+    const { created, identityChange } = await db.transaction().execute(async (trx) => {
       // Once set up, the answer is 409 whatever the token: the tokens are gone by then.
       if (setupTokenRequired && await setupNeeded(trx)) await checkSetupToken(trx, setupToken);
       const done = await setUpInstallation(trx, input, clock);
       await clearSetupTokens(trx);
-      return done;
+      // The same rules as Settings / E-mail: a field it refuses refuses the setup, with the field named.
+      const change = given ? await changeMailSettings(trx, done.workspaceId, identity, { secrets: app.deps.secrets, clock, config }, done.userId) : null;
+      return { created: done, identityChange: change };
     });
     const { token, session } = await createSession(db, created.userId, clock, sessionClient(request));
-    await auditUi(request, { workspaceId: created.workspaceId, userId: created.userId, action: 'workspace.created', target: { type: 'workspace', id: created.workspaceId }, status: 201 });
+    const target = { type: 'workspace', id: created.workspaceId };
+    await auditUi(request, { workspaceId: created.workspaceId, userId: created.userId, action: 'workspace.created', target, status: 201 });
+    if (identityChange) {
+      await auditUi(request, {
+        workspaceId: created.workspaceId, userId: created.userId, action: 'mail_settings.updated', target, status: 201, details: identityChange.details,
+      });
+    }
     setCookie(reply, token, session.expiresAt);
     return reply.code(201).send(sessionView(session));
   });

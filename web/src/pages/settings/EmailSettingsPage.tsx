@@ -6,6 +6,7 @@
 import { ReplySettingsCard } from './ReplySettingsCard';
 import { useEffect, useState } from 'react';
 import { api, ApiError, type RequestOf, type ResponseOf } from '../../api/client';
+import { FooterPreview } from '../../components/FooterPreview';
 import { useToast } from '../../components/Toast';
 import { Alert, Badge, Button, Card, ErrorAlert, Field, LoadingBlock } from '../../components/ui';
 import { isEmail, useFormSubmit } from '../../lib/forms';
@@ -68,6 +69,8 @@ interface FormState {
   companyName: string;
   postalAddress: string;
   footerEnabled: boolean;
+  /** Takes unsubscribe requests by mail: List-Unsubscribe's `mailto:` beside the link. */
+  unsubscribeAddress: string;
 }
 
 function formOf(view: MailSettings): FormState {
@@ -84,6 +87,7 @@ function formOf(view: MailSettings): FormState {
     companyName: view.identity.companyName ?? '',
     postalAddress: view.identity.postalAddress ?? '',
     footerEnabled: view.identity.footerEnabled,
+    unsubscribeAddress: view.identity.unsubscribeAddress ?? '',
   };
 }
 
@@ -112,6 +116,7 @@ function bodyOf(form: FormState): MailSettingsChange {
     companyName: form.companyName.trim() || null,
     postalAddress: form.postalAddress.trim() || null,
     footerEnabled: form.footerEnabled,
+    unsubscribeAddress: form.unsubscribeAddress.trim() || null,
   } as MailSettingsChange;
 }
 
@@ -119,6 +124,9 @@ function bodyOf(form: FormState): MailSettingsChange {
 function check(form: FormState): Record<string, string> {
   const errors: Record<string, string> = {};
   if (form.fromAddress.trim() && !isEmail(form.fromAddress.trim())) errors.fromAddress = 'Enter an e-mail address like sales@company.com.';
+  if (form.unsubscribeAddress.trim() && !isEmail(form.unsubscribeAddress.trim())) {
+    errors.unsubscribeAddress = 'Enter an e-mail address like unsubscribe@company.com, or leave it empty.';
+  }
   for (const kind of ['smtp', 'imap'] as const) {
     const server = form[kind];
     if (!server) continue;
@@ -141,15 +149,8 @@ function check(form: FormState): Record<string, string> {
   return errors;
 }
 
-const KNOWN = ['fromName', 'fromAddress', 'defaultDeliver', 'companyName', 'postalAddress', 'smtp.host', 'smtp.port', 'smtp.security', 'smtp.user', 'smtp.password',
+const KNOWN = ['fromName', 'fromAddress', 'defaultDeliver', 'companyName', 'postalAddress', 'unsubscribeAddress', 'smtp.host', 'smtp.port', 'smtp.security', 'smtp.user', 'smtp.password',
   'imap.host', 'imap.port', 'imap.security', 'imap.user', 'imap.password', 'imap.draftsFolder'] as const;
-
-/** The footer as e-mails will carry it (src/mail/unsubscribe-headers.ts), with a placeholder for the link. */
-function footerPreview(form: FormState, view: MailSettings): string {
-  const company = form.companyName.trim() || 'Your workspace';
-  const address = (form.postalAddress.trim() || view.installation.postalAddress || '(no postal address yet)').split(/\s*\n\s*/).filter(Boolean).join(', ');
-  return `${company}, ${address}\nIf you would rather not hear from us again, reply "stop" or unsubscribe here: ${location.origin}/unsubscribe/…`;
-}
 
 /** Admins only: the header and the guard are the route's (AdminGate). */
 export function EmailSettingsPage() {
@@ -233,19 +234,21 @@ function SettingsForm({ view: initial }: { view: MailSettings }) {
               hint={view.installation.postalAddress
                 ? `The postal address the footer shows. Left empty: ${view.installation.postalAddress} (MAIL_POSTAL_ADDRESS).`
                 : 'The postal address the footer shows: required while the footer is on.'}>
-              {(p) => <textarea {...p} className="input" rows={3} value={form.postalAddress} onChange={(e) => set('postalAddress', e.target.value)} maxLength={500}
+              {(p) => <textarea {...p} className="input textarea" rows={3} value={form.postalAddress} onChange={(e) => set('postalAddress', e.target.value)} maxLength={500}
                 placeholder={view.installation.postalAddress ?? '1 Main Street, Springfield, IL 62701'} autoComplete="street-address" />}
             </Field>
           </div>
+          <Field label="Unsubscribe by e-mail" optional error={errors.fields.unsubscribeAddress}
+            hint="Mail clients may offer to write to it besides the link. leadrun does not read that mailbox: add who writes to it to Suppressions.">
+            {(p) => <input {...p} className="input" type="email" value={form.unsubscribeAddress} onChange={(e) => set('unsubscribeAddress', e.target.value)}
+              maxLength={254} placeholder="unsubscribe@company.com" autoComplete="off" />}
+          </Field>
           <label className="checkbox">
             <input type="checkbox" checked={form.footerEnabled} onChange={(e) => set('footerEnabled', e.target.checked)} />
             <span>Add the footer to every e-mail</span>
           </label>
           {form.footerEnabled && (
-            <div aria-label="Footer preview">
-              <p className="field-label">Preview</p>
-              <pre className="mono small footer-preview">{footerPreview(form, view)}</pre>
-            </div>
+            <FooterPreview companyName={form.companyName} postalAddress={form.postalAddress.trim() || view.installation.postalAddress || ''} />
           )}
         </div>
       </Card>

@@ -78,7 +78,7 @@ export function SuppressionsPage() {
           </>
         )}
       />
-      <form className="section-bar" onSubmit={(event) => void add(event)} aria-label="Add a suppression">
+      <form className="section-bar section-bar-form" onSubmit={(event) => void add(event)} aria-label="Add a suppression">
         <Field label="Address or domain">
           {(control) => <input {...control} className="input" value={entry} onChange={(event) => setEntry(event.target.value)} placeholder="ada@example.com or example.com" maxLength={254} />}
         </Field>
