@@ -1,5 +1,5 @@
 // An admin's list of things shown as cards (Settings / Webhooks, Settings / Sequences): a bar that counts them beside
-// the page's buttons, then the list's error, its loading state, its empty state or one card for each, and the
+// the page's buttons, then the list's error, its loading state, its empty state or one card (ListCard) for each, and the
 // confirmation before one is deleted. `useToastOnFailure` runs a card's action, saying in a toast why it failed.
 import type { ReactNode } from 'react';
 import { ApiError } from '../../api/client';
@@ -33,6 +33,30 @@ export function CardList<T extends { id: string }>({ list, noun, what, actions, 
       {list.data?.length === 0 && empty}
       {list.data?.map((item) => children(item))}
     </>
+  );
+}
+
+/** One card of the list: what it is (`summary`) beside its buttons, then anything more (`children`). */
+export function ListCard({ label, className, attributes, summary, actions, children }: {
+  /** The card's accessible name. */
+  label: string;
+  className?: string;
+  /** Data attributes naming the thing (`data-endpoint-id`), for tests and tools. */
+  attributes: Record<`data-${string}`, string>;
+  summary: ReactNode;
+  actions: ReactNode;
+  children?: ReactNode;
+}) {
+  return (
+    <section className={className ? `card ${className}` : 'card'} {...attributes} aria-label={label}>
+      <div className="card-body">
+        <div className="section-bar">
+          <div>{summary}</div>
+          <div className="section-bar-actions">{actions}</div>
+        </div>
+        {children}
+      </div>
+    </section>
   );
 }
 

@@ -8,7 +8,7 @@ import { FormDialog } from '../../components/FormDialog';
 import { Badge, Button, EmptyState, Field } from '../../components/ui';
 import { useDialogForm } from '../../lib/dialogForm';
 import { useApiQuery } from '../../lib/query';
-import { CardList, ConfirmDelete, useToastOnFailure } from './CardList';
+import { CardList, ConfirmDelete, ListCard, useToastOnFailure } from './CardList';
 
 type Sequence = ResponseOf<'get', '/api/v1/sequences'>['data'][number];
 type Step = Sequence['steps'][number];
@@ -43,31 +43,31 @@ export function SequencesPage() {
         )}
       >
         {(sequence) => (
-          <section key={sequence.id} className="card" data-sequence-id={sequence.id} aria-label={sequence.name}>
-            <div className="card-body">
-              <div className="section-bar">
-                <div>
-                  <p><strong>{sequence.name}</strong> {sequence.isDefault && <Badge tone="blue">Default</Badge>}</p>
-                  <p className="muted small">{sequence.steps.length} follow-up{sequence.steps.length === 1 ? '' : 's'}: {summary(sequence.steps)}</p>
-                </div>
-                <div className="section-bar-actions">
-                  {!sequence.isDefault && (
-                    <Button size="small" variant="ghost" onClick={() => void act('make it the default', async () => {
-                      await api.patch('/api/v1/sequences/{id}', { params: { id: sequence.id }, body: { isDefault: true } });
-                      await sequences.reload();
-                    })}>Make default</Button>
-                  )}
-                  <Button size="small" onClick={() => setEditing(sequence)}>Edit</Button>
-                  <Button size="small" variant="ghost" className="danger-text" onClick={() => setRemoving(sequence)}>Delete</Button>
-                </div>
-              </div>
-              <ol className="small">
-                {sequence.steps.map((step, i) => (
-                  <li key={i}>Follow-up {i + 2}: +{step.waitDays} business day{step.waitDays === 1 ? '' : 's'}, {step.review === 'auto' ? 'sent when due' : 'reviewed'} — {step.instruction}</li>
-                ))}
-              </ol>
-            </div>
-          </section>
+          <ListCard
+            key={sequence.id}
+            label={sequence.name}
+            attributes={{ 'data-sequence-id': sequence.id }}
+            summary={<>
+              <p><strong>{sequence.name}</strong> {sequence.isDefault && <Badge tone="blue">Default</Badge>}</p>
+              <p className="muted small">{sequence.steps.length} follow-up{sequence.steps.length === 1 ? '' : 's'}: {summary(sequence.steps)}</p>
+            </>}
+            actions={<>
+              {!sequence.isDefault && (
+                <Button size="small" variant="ghost" onClick={() => void act('make it the default', async () => {
+                  await api.patch('/api/v1/sequences/{id}', { params: { id: sequence.id }, body: { isDefault: true } });
+                  await sequences.reload();
+                })}>Make default</Button>
+              )}
+              <Button size="small" onClick={() => setEditing(sequence)}>Edit</Button>
+              <Button size="small" variant="ghost" className="danger-text" onClick={() => setRemoving(sequence)}>Delete</Button>
+            </>}
+          >
+            <ol className="small">
+              {sequence.steps.map((step, i) => (
+                <li key={i}>Follow-up {i + 2}: +{step.waitDays} business day{step.waitDays === 1 ? '' : 's'}, {step.review === 'auto' ? 'sent when due' : 'reviewed'} — {step.instruction}</li>
+              ))}
+            </ol>
+          </ListCard>
         )}
       </CardList>
       {editing && (

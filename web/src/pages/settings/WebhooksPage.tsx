@@ -10,7 +10,7 @@ import { useToast } from '../../components/Toast';
 import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, RelativeTime } from '../../components/ui';
 import { useDialogForm } from '../../lib/dialogForm';
 import { useApiQuery } from '../../lib/query';
-import { CardList, ConfirmDelete, useToastOnFailure } from './CardList';
+import { CardList, ConfirmDelete, ListCard, useToastOnFailure } from './CardList';
 
 type Endpoint = ResponseOf<'get', '/api/v1/webhooks'>['data'][number];
 type Delivery = ResponseOf<'get', '/api/v1/webhooks/{id}/deliveries'>['data'][number];
@@ -53,44 +53,45 @@ export function WebhooksPage() {
         )}
       >
         {(endpoint) => (
-          <section key={endpoint.id} className="card webhook-endpoint" data-endpoint-id={endpoint.id} aria-label={endpoint.url}>
-            <div className="card-body">
-              <div className="section-bar">
-                <div>
-                  <p><code className="mono">{endpoint.url}</code></p>
-                  {endpoint.description && <p className="muted small">{endpoint.description}</p>}
-                  <p className="small">
-                    {endpoint.enabled ? <Badge tone="green" dot>Enabled</Badge> : <Badge tone="gray">Disabled</Badge>}
-                    {' '}<span className="muted">{endpoint.events.length === 0 ? 'Every event' : endpoint.events.join(', ')}</span>
-                  </p>
-                  {!endpoint.enabled && endpoint.disabledReason && <Alert tone="warning" title="Disabled">{endpoint.disabledReason}</Alert>}
-                  {endpoint.enabled && endpoint.failingSince && <p className="small muted">Failing since <RelativeTime iso={endpoint.failingSince} /></p>}
-                </div>
-                <div className="section-bar-actions">
-                  <Button size="small" disabled={!endpoint.enabled} onClick={() => void act('send a test event', async () => {
-                    await api.post('/api/v1/webhooks/{id}/test', { params: { id: endpoint.id } });
-                    toast('A test event is on its way; see it in the delivery log.');
-                    setOpen(endpoint.id);
-                  })}>Send test event</Button>
-                  <Button size="small" variant="ghost" onClick={() => setOpen(open === endpoint.id ? null : endpoint.id)}>
-                    {open === endpoint.id ? 'Hide deliveries' : 'Deliveries'}
-                  </Button>
-                  <Button size="small" variant="ghost" onClick={() => void act('change the endpoint', async () => {
-                    const { body } = await api.patch('/api/v1/webhooks/{id}', { params: { id: endpoint.id }, body: { enabled: !endpoint.enabled } });
-                    replace(body.data);
-                  })}>{endpoint.enabled ? 'Disable' : 'Enable'}</Button>
-                  <Button size="small" variant="ghost" onClick={() => void act('roll the secret', async () => {
-                    const { body } = await api.post('/api/v1/webhooks/{id}/rotate-secret', { params: { id: endpoint.id } });
-                    const { secret: plaintext, ...rest } = body;
-                    replace(rest);
-                    setSecret({ title: 'The new signing secret', url: endpoint.url, secret: plaintext });
-                  })}>Roll secret</Button>
-                  <Button size="small" variant="ghost" className="danger-text" onClick={() => setRemoving(endpoint)}>Delete</Button>
-                </div>
-              </div>
-              {open === endpoint.id && <DeliveryLog endpoint={endpoint} />}
-            </div>
-          </section>
+          <ListCard
+            key={endpoint.id}
+            label={endpoint.url}
+            className="webhook-endpoint"
+            attributes={{ 'data-endpoint-id': endpoint.id }}
+            summary={<>
+              <p><code className="mono">{endpoint.url}</code></p>
+              {endpoint.description && <p className="muted small">{endpoint.description}</p>}
+              <p className="small">
+                {endpoint.enabled ? <Badge tone="green" dot>Enabled</Badge> : <Badge tone="gray">Disabled</Badge>}
+                {' '}<span className="muted">{endpoint.events.length === 0 ? 'Every event' : endpoint.events.join(', ')}</span>
+              </p>
+              {!endpoint.enabled && endpoint.disabledReason && <Alert tone="warning" title="Disabled">{endpoint.disabledReason}</Alert>}
+              {endpoint.enabled && endpoint.failingSince && <p className="small muted">Failing since <RelativeTime iso={endpoint.failingSince} /></p>}
+            </>}
+            actions={<>
+              <Button size="small" disabled={!endpoint.enabled} onClick={() => void act('send a test event', async () => {
+                await api.post('/api/v1/webhooks/{id}/test', { params: { id: endpoint.id } });
+                toast('A test event is on its way; see it in the delivery log.');
+                setOpen(endpoint.id);
+              })}>Send test event</Button>
+              <Button size="small" variant="ghost" onClick={() => setOpen(open === endpoint.id ? null : endpoint.id)}>
+                {open === endpoint.id ? 'Hide deliveries' : 'Deliveries'}
+              </Button>
+              <Button size="small" variant="ghost" onClick={() => void act('change the endpoint', async () => {
+                const { body } = await api.patch('/api/v1/webhooks/{id}', { params: { id: endpoint.id }, body: { enabled: !endpoint.enabled } });
+                replace(body.data);
+              })}>{endpoint.enabled ? 'Disable' : 'Enable'}</Button>
+              <Button size="small" variant="ghost" onClick={() => void act('roll the secret', async () => {
+                const { body } = await api.post('/api/v1/webhooks/{id}/rotate-secret', { params: { id: endpoint.id } });
+                const { secret: plaintext, ...rest } = body;
+                replace(rest);
+                setSecret({ title: 'The new signing secret', url: endpoint.url, secret: plaintext });
+              })}>Roll secret</Button>
+              <Button size="small" variant="ghost" className="danger-text" onClick={() => setRemoving(endpoint)}>Delete</Button>
+            </>}
+          >
+            {open === endpoint.id && <DeliveryLog endpoint={endpoint} />}
+          </ListCard>
         )}
       </CardList>
 
