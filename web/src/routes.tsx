@@ -3,7 +3,7 @@
 // reset link, anyone. Each rule is one route's `beforeLoad` or layout, not repeated page by page; pages are loaded
 // when first opened. The paths are the list the server serves the app at (src/http/ui/app-pages.ts), checked below.
 import {
-  createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect, type RouteComponent, type StaticDataRouteOption,
+  createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Navigate, Outlet, redirect, useNavigate, type RouteComponent, type StaticDataRouteOption,
 } from '@tanstack/react-router';
 import type { AppPage, EntryPage } from '../../src/http/ui/app-pages.ts';
 import { isUuid } from '../../src/domain/validation.ts';
@@ -12,7 +12,6 @@ import { AppShell, AuthLayout } from './components/Layout';
 import { Button, EmptyState, LoadingBlock } from './components/ui';
 import { RUN_STATUS_LABEL } from './lib/format';
 import { leadSearch, readLeadView } from './lib/leadList';
-import { Redirect } from './lib/router';
 import { useSession, type SessionState } from './lib/session';
 import { AdminGate } from './pages/settings/AdminOnly';
 import { SignInPage } from './pages/SignInPage';
@@ -28,11 +27,12 @@ export function returnPath(next: string | undefined): string {
 }
 
 function NotFound() {
+  const navigate = useNavigate();
   return (
     <EmptyState
       icon="search"
       title="This page does not exist"
-      action={<Button variant="primary" onClick={() => window.location.assign('/leads')}>Go to leads</Button>}>
+      action={<Button variant="primary" onClick={() => void navigate({ to: '/leads' })}>Go to leads</Button>}>
       The address may be mistyped, or the page was moved.
     </EmptyState>
   );
@@ -42,8 +42,8 @@ function NotFound() {
 function UnknownPath() {
   const { session } = rootRoute.useRouteContext();
   if (session.status === 'signed-in') return <AppShell><NotFound /></AppShell>;
-  const here = `${window.location.pathname}${window.location.search}`;
-  return <Redirect to={session.status === 'setup' ? '/setup' : `/signin?next=${encodeURIComponent(here)}`} />;
+  if (session.status === 'setup') return <Navigate to="/setup" replace />;
+  return <Navigate to="/signin" search={{ next: `${window.location.pathname}${window.location.search}` }} replace />;
 }
 
 const rootRoute = createRootRouteWithContext<RouterContext>()({
@@ -69,7 +69,7 @@ const indexRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/',
   beforeLoad: ({ context: { session } }) => {
-    throw redirect({ href: session.status === 'setup' ? '/setup' : session.status === 'signed-out' ? '/signin' : '/leads', replace: true });
+    throw redirect({ to: session.status === 'setup' ? '/setup' : session.status === 'signed-out' ? '/signin' : '/leads', replace: true });
   },
 });
 
@@ -83,7 +83,7 @@ const setupRoute = createRoute({
   getParentRoute: () => authRoute,
   path: '/setup',
   beforeLoad: ({ context: { session } }) => {
-    if (session.status !== 'setup') throw redirect({ href: session.status === 'signed-in' ? '/leads' : '/signin', replace: true });
+    if (session.status !== 'setup') throw redirect({ to: session.status === 'signed-in' ? '/leads' : '/signin', replace: true });
   },
   component: lazyRouteComponent(() => import('./pages/SetupPage'), 'SetupPage'),
 });
@@ -91,9 +91,10 @@ const setupRoute = createRoute({
 const signInRoute = createRoute({
   getParentRoute: () => authRoute,
   path: '/signin',
-  validateSearch: (search: Record<string, unknown>) => ({ next: text(search.next) }),
+  validateSearch: (search: Record<string, unknown>): { next?: string } => ({ next: text(search.next) }),
   beforeLoad: ({ context: { session }, search }) => {
-    if (session.status === 'setup') throw redirect({ href: '/setup', replace: true });
+    if (session.status === 'setup') throw redirect({ to: '/setup', replace: true });
+    // The page asked for before signing in: an address of ours, taken as it was (it is not built here).
     if (session.status === 'signed-in') throw redirect({ href: returnPath(search.next), replace: true });
   },
   component: function SignIn() {
@@ -115,8 +116,8 @@ const appRoute = createRoute({
   getParentRoute: () => rootRoute,
   id: '_app',
   beforeLoad: ({ context: { session }, location }) => {
-    if (session.status === 'setup') throw redirect({ href: '/setup', replace: true });
-    if (session.status === 'signed-out') throw redirect({ href: `/signin?next=${encodeURIComponent(location.href)}`, replace: true });
+    if (session.status === 'setup') throw redirect({ to: '/setup', replace: true });
+    if (session.status === 'signed-out') throw redirect({ to: '/signin', search: { next: location.href }, replace: true });
   },
   component: function SignedInApp() {
     // The moment a session ends, before the guards send the page to sign-in, the app shows nothing of it.
@@ -142,14 +143,14 @@ const leadRoute = pageAbout('/leads/$id', lazyRouteComponent(() => import('./pag
 const runsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/runs',
-  validateSearch: (search: Record<string, unknown>) => ({ status: RUN_STATUSES.find((status) => status === search.status) }),
+  validateSearch: (search: Record<string, unknown>): { status?: RunStatus } => ({ status: RUN_STATUSES.find((status) => status === search.status) }),
   component: lazyRouteComponent(() => import('./pages/RunsPage'), 'RunsPage'),
 });
 const reviewRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/runs/review',
   // The drafts of one batch, or every draft awaiting approval.
-  validateSearch: (search: Record<string, unknown>) => ({ batch: typeof search.batch === 'string' && isUuid(search.batch) ? search.batch : undefined }),
+  validateSearch: (search: Record<string, unknown>): { batch?: string } => ({ batch: typeof search.batch === 'string' && isUuid(search.batch) ? search.batch : undefined }),
   component: lazyRouteComponent(() => import('./pages/ReviewPage'), 'ReviewPage'),
 });
 const batchRoute = pageAbout('/runs/batches/$id', lazyRouteComponent(() => import('./pages/BatchPage'), 'BatchPage'));
@@ -176,7 +177,7 @@ const keysRoute = adminPage('/settings/keys', { title: 'API keys', what: 'API ke
 const auditRoute = createRoute({
   getParentRoute: () => adminRoute,
   path: '/settings/audit',
-  validateSearch: (search: Record<string, unknown>) => ({
+  validateSearch: (search: Record<string, unknown>): { source?: string; actor?: string; action?: string; outcome?: string } => ({
     source: text(search.source), actor: text(search.actor), action: text(search.action), outcome: text(search.outcome),
   }),
   staticData: { admin: { title: 'Audit log', what: 'the audit log', description: 'Who changed what, and when: every write through the API, the web app and the command line.' } },

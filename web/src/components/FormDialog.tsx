@@ -1,17 +1,10 @@
 // The one dialog that edits something: a form in a Dialog, with Cancel and a submit button at its foot, a message for
-// the whole form above the fields, and the server's messages under each field (lib/forms.ts `useFormSubmit`, whose
-// result it takes). While the form is sent, Escape, Close and Cancel do nothing.
+// the whole form above the fields, and the server's messages under each field (lib/dialogForm.ts `useDialogForm`,
+// whose result it takes). While the form is sent, Escape, Close and Cancel do nothing.
 import { useId, type ReactNode } from 'react';
-import type { FormErrors } from '../lib/forms';
+import type { DialogFormState } from '../lib/dialogForm';
 import { Dialog } from './Dialog';
 import { Alert, Button } from './ui';
-
-export interface DialogForm {
-  errors: FormErrors;
-  busy: boolean;
-  formRef: React.RefObject<HTMLFormElement | null>;
-  onSubmit(event: React.FormEvent): void;
-}
 
 export function FormDialog({ title, description, size, submitLabel, onClose, form, children }: {
   title: string;
@@ -19,11 +12,11 @@ export function FormDialog({ title, description, size, submitLabel, onClose, for
   size?: 'small' | 'medium' | 'large';
   submitLabel: string;
   onClose(): void;
-  form: DialogForm;
+  form: DialogFormState;
   children: ReactNode;
 }) {
   const id = useId();
-  const { errors, busy, formRef, onSubmit } = form;
+  const { formError, busy, submit } = form;
   return (
     <Dialog
       title={title}
@@ -36,8 +29,8 @@ export function FormDialog({ title, description, size, submitLabel, onClose, for
         <Button type="submit" form={id} variant="primary" busy={busy}>{submitLabel}</Button>
       </>}
     >
-      <form id={id} ref={formRef} onSubmit={onSubmit} noValidate className="form">
-        {errors.form && <Alert tone="error">{errors.form}</Alert>}
+      <form id={id} onSubmit={(event) => void submit(event)} noValidate className="form">
+        {formError && <Alert tone="error">{formError}</Alert>}
         {children}
       </form>
     </Dialog>

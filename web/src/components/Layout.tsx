@@ -2,13 +2,14 @@
 // whose menu button opens the same navigation in a drawer.
 import { useEffect, useState, type ReactNode } from 'react';
 import { displayName } from '../lib/format';
-import { Link, useRouter } from '../lib/router';
+import type { LinkProps } from '@tanstack/react-router';
+import { Link, usePathname } from '../lib/router';
 import { useSession, useSignedIn } from '../lib/session';
 import { Dialog } from './Dialog';
 import { Icon, type IconName } from './Icon';
 import { Avatar, Badge } from './ui';
 
-interface NavItem { to: string; label: string; icon: IconName; adminOnly?: boolean }
+interface NavItem { to: NonNullable<LinkProps['to']>; label: string; icon: IconName; adminOnly?: boolean }
 
 const WORK: NavItem[] = [
   { to: '/leads', label: 'Leads', icon: 'leads' },
@@ -48,7 +49,7 @@ function Brand() {
 }
 
 function Navigation({ onNavigate }: { onNavigate?: () => void }) {
-  const { pathname } = useRouter();
+  const pathname = usePathname();
   const session = useSignedIn();
   const { signOut } = useSession();
   const isAdmin = session.user.role === 'ADMIN';
@@ -95,7 +96,7 @@ function Navigation({ onNavigate }: { onNavigate?: () => void }) {
 
 export function AppShell({ children }: { children: ReactNode }) {
   const [menuOpen, setMenuOpen] = useState(false);
-  const { pathname } = useRouter();
+  const pathname = usePathname();
   useEffect(() => setMenuOpen(false), [pathname]);
   return (
     <div className="shell">

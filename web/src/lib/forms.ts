@@ -23,24 +23,32 @@ function nestedField(field: string): string {
  * `known` names the fields the form shows messages under. A server's field is matched by its first segment
  * (`email` of `body/email`), or, with `nested`, by its whole dotted path (`smtp.host`), for a form of sections.
  */
+/**
+ * The messages of a failed request for a form showing `known` fields: the server's message for each such field under
+ * it, the rest above the form. A server's field is matched by its first segment (`email` of `body/email`), or, with
+ * `nested`, by its whole dotted path (`smtp.host`), for a form of sections.
+ */
+export function problemErrors(error: unknown, known: readonly string[], nested = false): FormErrors {
+  if (!(error instanceof ApiError) || error.errors.length === 0) {
+    return { fields: {}, form: error instanceof Error ? error.message : 'Something went wrong.', error };
+  }
+  const fields: Record<string, string> = {};
+  const rest: string[] = [];
+  for (const e of error.errors) {
+    const name = nested ? nestedField(e.field) : normaliseField(e.field);
+    if (known.includes(name)) fields[name] ??= sentence(e.message);
+    else rest.push(`${e.field}: ${e.message}`);
+  }
+  return { fields, form: rest.length ? rest.join('; ') : Object.keys(fields).length ? null : error.detail, error };
+}
+
+/** `known` names the fields the form shows messages under (see `problemErrors`). */
 export function useFormErrors(known: readonly string[], nested = false) {
   const [errors, setErrors] = useState<FormErrors>(NONE);
 
-  const fromError = useCallback((error: unknown) => {
-    if (error instanceof ApiError && error.errors.length > 0) {
-      const fields: Record<string, string> = {};
-      const rest: string[] = [];
-      for (const e of error.errors) {
-        const name = nested ? nestedField(e.field) : normaliseField(e.field);
-        if (known.includes(name)) fields[name] ??= sentence(e.message);
-        else rest.push(`${e.field}: ${e.message}`);
-      }
-      setErrors({ fields, form: rest.length ? rest.join('; ') : Object.keys(fields).length ? null : error.detail, error });
-    } else {
-      setErrors({ fields: {}, form: error instanceof Error ? error.message : 'Something went wrong.', error });
-    }
+  const fromError = useCallback((error: unknown) => setErrors(problemErrors(error, known, nested)),
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [known.join(), nested]);
+    [known.join(), nested]);
 
   const setFields = useCallback((fields: Record<string, string>) => setErrors({ fields, form: null, error: null }), []);
   const clear = useCallback(() => setErrors(NONE), []);

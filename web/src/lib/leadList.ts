@@ -62,12 +62,6 @@ export function leadSearch<S extends string>(view: LeadView<S>): LeadSearch<S> {
   return search;
 }
 
-/** The address of a view (its query as `leadSearch` writes it). */
-export function leadViewPath(view: LeadView<string>): string {
-  const text = new URLSearchParams(leadSearch(view)).toString();
-  return text ? `/leads?${text}` : '/leads';
-}
-
 /** The same view on its first page with some filters changed: a new filter starts again at page 1. */
 export function withFilters<S extends string>(view: LeadView<S>, change: Partial<Pick<LeadView<S>, 'q' | 'status' | 'owner'>>): LeadView<S> {
   return { ...view, ...change, page: 1, cursor: null };

@@ -1,11 +1,13 @@
-// A run as it happens, in the query cache under ['run', id] (lib/query.ts). While the run is in the pipeline, or its
-// approved e-mail is being delivered, its events arrive over Server-Sent Events (GET /api/v1/runs/{id}/events, which
-// EventSource opens with the session cookie); each event has the run read again, whose steps carry the outputs. When
-// the stream cannot be held, the query reads the run and its new events every POLL_MS instead, until the run rests.
+// A run as it happens, in the query cache (lib/query.ts): the run under ['run', id], its events under
+// ['run', id, 'events']. While the run is in the pipeline, or its approved e-mail is being delivered, its events arrive
+// over Server-Sent Events (GET /api/v1/runs/{id}/events, which EventSource opens with the session cookie): each is
+// written into the cache's events, and invalidates the cached run, which is read again (its steps carry the outputs,
+// which events do not). When the stream cannot be held, the query reads the run and its new events every POLL_MS
+// instead, until the run rests.
 // A delivered e-mail still waits for its reply, which the reply check finds later and the event stream (ended once
 // the run is at rest) does not carry: while the page is shown, such a run is read again every REPLY_POLL_MS.
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { useCallback, useEffect, useState } from 'react';
 import { api } from '../api/client';
 import type { Run, RunEvent } from '../api/types';
 import { runSettled } from './delivery';
@@ -45,33 +47,51 @@ function interval(run: Run | undefined, transport: Transport): number | false {
   return awaitingReply(run) ? REPLY_POLL_MS : false;
 }
 
+const runKey = (id: string) => ['run', id];
+const eventsKey = (id: string) => ['run', id, 'events'];
+
+/** The run's events in the cache, each once, in order. */
+function addEvents(client: QueryClient, id: string, incoming: RunEvent[]): void {
+  if (incoming.length === 0) return;
+  client.setQueryData<RunEvent[]>(eventsKey(id), (list = []) => {
+    const known = new Set(list.map((e) => e.id));
+    const fresh = incoming.filter((e) => !known.has(e.id));
+    return fresh.length ? [...list, ...fresh].sort((a, b) => a.id - b.id) : list;
+  });
+}
+
+/** The id of the newest event in the cache, from which the stream and the reads go on. */
+function lastEventId(client: QueryClient, id: string): number {
+  return client.getQueryData<RunEvent[]>(eventsKey(id))?.at(-1)?.id ?? 0;
+}
+
+/** The run's newest events, read into the cache. */
+async function readEvents(client: QueryClient, id: string, signal?: AbortSignal): Promise<void> {
+  const { body } = await api.get('/api/v1/runs/{id}/events', { params: { id }, query: { after: lastEventId(client, id) }, signal });
+  addEvents(client, id, body.data);
+}
+
 export function useLiveRun(id: string): LiveRun {
   const client = useQueryClient();
-  const [events, setEvents] = useState<RunEvent[]>([]);
   const [transport, setTransport] = useState<Transport>('connecting');
   // Bumped to follow the run again (after "regenerate" queues it anew).
   const [generation, setGeneration] = useState(0);
-  const lastEventId = useRef(0);
-
-  const addEvents = useCallback((incoming: RunEvent[]) => {
-    if (incoming.length === 0) return;
-    setEvents((list) => {
-      const known = new Set(list.map((e) => e.id));
-      const fresh = incoming.filter((e) => !known.has(e.id));
-      return fresh.length ? [...list, ...fresh].sort((a, b) => a.id - b.id) : list;
-    });
-    lastEventId.current = Math.max(lastEventId.current, ...incoming.map((e) => e.id));
-  }, []);
 
   const query = useQuery({
-    queryKey: ['run', id],
+    queryKey: runKey(id),
     queryFn: async ({ signal }) => {
       const { body } = await api.get('/api/v1/runs/{id}', { params: { id }, signal });
-      const { body: log } = await api.get('/api/v1/runs/{id}/events', { params: { id }, query: { after: lastEventId.current }, signal });
-      addEvents(log.data);
+      await readEvents(client, id, signal);
       return body.data;
     },
     refetchInterval: (q) => interval(q.state.data, transport),
+  });
+  // The events are written by the run's reads and the stream, never read on their own: this only subscribes to them.
+  const { data: events = [] } = useQuery({
+    queryKey: eventsKey(id),
+    queryFn: () => client.getQueryData<RunEvent[]>(eventsKey(id)) ?? [],
+    enabled: false,
+    placeholderData: undefined,
   });
   const run = query.data;
   const { refetch } = query;
@@ -86,25 +106,25 @@ export function useLiveRun(id: string): LiveRun {
   // The stream, opened once the run is known to be in the pipeline (or delivering), again after `update` or `reload`.
   useEffect(() => {
     if (!known) return;
-    const current = client.getQueryData<Run>(['run', id]);
+    const current = client.getQueryData<Run>(runKey(id));
     if (!current || runSettled(current)) return void setTransport('idle');
     if (typeof EventSource === 'undefined') return void setTransport('polling');
     setTransport('connecting');
     let stopped = false;
-    let refetchTimer: number | undefined;
-    const url = `/api/v1/runs/${encodeURIComponent(id)}/events${lastEventId.current ? `?after=${lastEventId.current}` : ''}`;
+    const after = lastEventId(client, id);
+    const url = `/api/v1/runs/${encodeURIComponent(id)}/events${after ? `?after=${after}` : ''}`;
     const source = new EventSource(url);
     source.onopen = () => { if (!stopped) setTransport('stream'); };
     for (const type of EVENT_TYPES) {
       source.addEventListener(type, (message) => {
         try {
-          addEvents([JSON.parse((message as MessageEvent<string>).data) as RunEvent]);
+          addEvents(client, id, [JSON.parse((message as MessageEvent<string>).data) as RunEvent]);
         } catch {
           // An event we cannot read is skipped; the run read again below still shows the truth.
         }
-        // Several events often arrive together; one read covers them.
-        window.clearTimeout(refetchTimer);
-        refetchTimer = window.setTimeout(() => void refetch(), 120);
+        // The run as cached is out of date: it is read again, and a read still under way when the next event arrives
+        // is given up for a new one, so the last read always follows the last event.
+        void client.invalidateQueries({ queryKey: runKey(id), exact: true });
       });
     }
     source.addEventListener('end', () => {
@@ -120,16 +140,15 @@ export function useLiveRun(id: string): LiveRun {
     return () => {
       stopped = true;
       source.close();
-      window.clearTimeout(refetchTimer);
     };
-  }, [id, known, generation, client, refetch, addEvents]);
+  }, [id, known, generation, client, refetch]);
 
   const update = useCallback((next: Run) => {
-    client.setQueryData(['run', id], next);
+    client.setQueryData(runKey(id), next);
     // Back in the pipeline, or an approval whose e-mail is on its way: follow it again.
     if (!runSettled(next)) setGeneration((n) => n + 1);
-    else void api.get('/api/v1/runs/{id}/events', { params: { id }, query: { after: lastEventId.current } }).then(({ body }) => addEvents(body.data), () => {});
-  }, [client, id, addEvents]);
+    else readEvents(client, id).catch(() => {});
+  }, [client, id]);
 
   const reload = useCallback(async () => {
     await refetch();

@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
 import { Icon } from '../components/Icon';
 import { ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
-import { groupOf, inPipeline, reviewPath, type BatchGroup, type BatchRun } from '../lib/batch';
+import { groupOf, inPipeline, type BatchGroup, type BatchRun } from '../lib/batch';
 import { formatNumber, plural } from '../lib/format';
 import { Link } from '../lib/router';
 import { useApiQuery, useTitle } from '../lib/query';
@@ -66,7 +66,7 @@ export function BatchPage() {
           ? `${formatNumber(settled)} of ${formatNumber(total)} finished; the rest are being worked on.`
           : 'Every run of the batch has finished.'}
         actions={awaiting > 0 && (
-          <Link to={reviewPath(id)} className="button button-primary button-medium">
+          <Link to="/runs/review" search={{ batch: id }} className="button button-primary button-medium">
             <Icon name="check" /> Review {plural(awaiting, 'draft')}
           </Link>
         )}
@@ -106,7 +106,7 @@ export function BatchPage() {
               {runs.map((run) => (
                 <tr key={run.id}>
                   <td className="cell-main">
-                    <Link to={`/runs/${run.id}`} className="row-title">{run.leadName}</Link>
+                    <Link to="/runs/$id" params={{ id: run.id }} className="row-title">{run.leadName}</Link>
                     {run.companyName && <div className="row-sub">{run.companyName}</div>}
                   </td>
                   <td className="cell-subject cell-wide" data-label="Draft">

@@ -132,7 +132,7 @@ export function DeleteCallDialog({ lead, call, onClose, onDeleted }: { lead: Lea
     >
       {(refused || busyRun) && (
         <Alert tone="warning" title={`A run of this call is ${statusText}`}
-          action={busyRun && <Link to={`/runs/${busyRun.id}`} className="button button-secondary button-small">Open the run</Link>}>
+          action={busyRun && <Link to="/runs/$id" params={{ id: busyRun.id }} className="button button-secondary button-small">Open the run</Link>}>
           The call can be deleted once the run has finished or been cancelled. Nothing was removed.
         </Alert>
       )}

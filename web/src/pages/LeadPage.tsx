@@ -1,6 +1,6 @@
 // One lead: who they are and who owns them (edit every field), the calls held with them (add one by pasting its
 // transcript, start a run from one, delete one) and the runs made for them; and the lead's erasure.
-import { getRouteApi } from '@tanstack/react-router';
+import { getRouteApi, useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, ApiError } from '../api/client';
 import { LEAD_STATUSES, type Call, type LeadStatus } from '../api/types';
@@ -11,7 +11,7 @@ import {
   callTitle, formatDate, formatDateTime, hostOf, LEAD_STATUS_LABEL, plural, TRANSCRIPT_FORMAT_LABEL,
 } from '../lib/format';
 import { ownerName, useMembers } from '../lib/members';
-import { Link, useRouter } from '../lib/router';
+import { Link } from '../lib/router';
 import { useSignedIn } from '../lib/session';
 import { useApiQuery, useTitle } from '../lib/query';
 import { AddCallDialog } from './CallForm';
@@ -28,7 +28,7 @@ const route = getRouteApi('/_app/leads/$id');
 
 export function LeadPage() {
   const { id } = route.useParams();
-  const { navigate } = useRouter();
+  const navigate = useNavigate();
   const toast = useToast();
   const lead = useApiQuery(['lead', id], (signal) => api.get('/api/v1/leads/{id}', { params: { id }, signal }).then((r) => r.body.data));
   const calls = useApiQuery(['lead', id, 'calls'], (signal) => api.get('/api/v1/leads/{leadId}/calls', { params: { leadId: id }, query: { limit: 50 }, signal }).then((r) => r.body.data));
@@ -65,7 +65,7 @@ export function LeadPage() {
     setStartError(null);
     try {
       const { body } = await api.post('/api/v1/runs', { body: { leadId: person.id, callId: call.id } });
-      navigate(`/runs/${body.id}`);
+      void navigate({ to: '/runs/$id', params: { id: body.id } });
     } catch (error) {
       setStartError(error);
       setStarting(null);
@@ -198,7 +198,7 @@ export function LeadPage() {
             <ul className="run-list">
               {runs.data.map((run) => (
                 <li key={run.id}>
-                  <Link to={`/runs/${run.id}`} className="run-item">
+                  <Link to="/runs/$id" params={{ id: run.id }} className="run-item">
                     <span className="run-item-top">
                       <span className="run-item-badges">
                         <RunStatusBadge status={run.status} />
@@ -244,7 +244,7 @@ export function LeadPage() {
           onClose={() => setActing(null)}
           onDeleted={(erased) => {
             toast(`${erased.name} was deleted, with ${plural(erased.calls, 'call')} and ${plural(erased.runs, 'run')}.`);
-            navigate('/leads');
+            void navigate({ to: '/leads' });
           }}
         />
       )}

@@ -11,11 +11,11 @@ import { useToast } from '../components/Toast';
 import { Alert, Button, DoNotContactBadge, EmptyState, ErrorAlert, LeadStatusBadge, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
 import { displayName, formatNumber, hostOf, LEAD_STATUS_LABEL, plural } from '../lib/format';
 import {
-  exportPath, hasFilters, leadFilters, leadViewPath, LEADS_PAGE_SIZE, previousPage, readLeadView, rememberPreviousPage,
+  exportPath, hasFilters, leadFilters, leadSearch, LEADS_PAGE_SIZE, previousPage, readLeadView, rememberPreviousPage,
   SEARCH_MAX_LENGTH, withFilters, type LeadView,
 } from '../lib/leadList';
 import { ownerName, useMembers } from '../lib/members';
-import { Link, useRouter } from '../lib/router';
+import { Link } from '../lib/router';
 import { useSignedIn } from '../lib/session';
 import { useApiQuery, useTitle } from '../lib/query';
 import { AssignLeadsDialog, StartRunsDialog } from './LeadBulkDialogs';
@@ -30,7 +30,9 @@ type Acting = 'new' | 'assign' | 'runs' | null;
 
 export function LeadsPage() {
   useTitle('Leads');
-  const { navigate } = useRouter();
+  const navigate = route.useNavigate();
+  /** Shows a view of the list: a new entry of history, or (`replace`) the same entry, as a search typed is. */
+  const show = (next: LeadView<LeadStatus>, replace = false) => void navigate({ to: '/leads', search: leadSearch(next), replace, resetScroll: !replace });
   const search = route.useSearch();
   const toast = useToast();
   const session = useSignedIn();
@@ -60,7 +62,7 @@ export function LeadsPage() {
     const q = value.trim().slice(0, SEARCH_MAX_LENGTH);
     if (q === current.current.q) return;
     applied.current = q;
-    navigate(leadViewPath(withFilters(current.current, { q })), { replace: true });
+    show(withFilters(current.current, { q }), true);
   };
   const onType = (value: string) => {
     setText(value);
@@ -72,7 +74,7 @@ export function LeadsPage() {
     window.clearTimeout(typing.current);
     const q = text.trim().slice(0, SEARCH_MAX_LENGTH);
     applied.current = q;
-    navigate(leadViewPath(withFilters(view, { ...change, q })));
+    show(withFilters(view, { ...change, q }));
   };
 
   // One page of leads and the count of all of them, shown together: the count is asked again only when the filters
@@ -123,9 +125,9 @@ export function LeadsPage() {
   const older = () => {
     if (!data?.next) return;
     rememberPreviousPage(window.sessionStorage, filters, data.next, view.cursor);
-    navigate(leadViewPath({ ...view, page: view.page + 1, cursor: data.next }));
+    show({ ...view, page: view.page + 1, cursor: data.next });
   };
-  const newer = () => navigate(leadViewPath(previous ? { ...view, page: view.page - 1, cursor: previous } : { ...view, page: 1, cursor: null }));
+  const newer = () => show(previous ? { ...view, page: view.page - 1, cursor: previous } : { ...view, page: 1, cursor: null });
   const pages = data ? Math.max(1, Math.ceil(data.count / LEADS_PAGE_SIZE)) : 1;
   // Said of the leads on screen, which until the next answer are the last page's.
   const shownPage = data?.page ?? view.page;
@@ -196,7 +198,7 @@ export function LeadsPage() {
         // A cursor from an old or hand-edited link is refused (400): the first page is the way on.
         view.cursor && list.error instanceof ApiError && list.error.status === 400
           ? <Alert tone="warning" title="This page cannot be shown"
-              action={<Button size="small" onClick={() => navigate(leadViewPath({ ...view, page: 1, cursor: null }))}>Go to the first page</Button>}>
+              action={<Button size="small" onClick={() => show({ ...view, page: 1, cursor: null })}>Go to the first page</Button>}>
               {list.error.detail}
             </Alert>
           : <ErrorAlert error={list.error} retry={refresh} />
@@ -204,12 +206,12 @@ export function LeadsPage() {
       {!data && !list.error && <LoadingBlock label="Loading leads" />}
       {data && !list.error && data.leads.length === 0 && (
         view.cursor
-          ? <EmptyState icon="leads" title="This page is empty" action={<Button onClick={() => navigate(leadViewPath({ ...view, page: 1, cursor: null }))}>Go to the first page</Button>}>
+          ? <EmptyState icon="leads" title="This page is empty" action={<Button onClick={() => show({ ...view, page: 1, cursor: null })}>Go to the first page</Button>}>
               The leads that were here have moved or been removed.
             </EmptyState>
           : filtered
             ? <EmptyState icon="search" title={view.q ? `No leads match “${view.q}”` : 'No leads match these filters'}
-                action={<Button onClick={() => { setText(''); applied.current = ''; navigate('/leads'); }}>Clear search and filters</Button>}>
+                action={<Button onClick={() => { setText(''); applied.current = ''; void navigate({ to: '/leads' }); }}>Clear search and filters</Button>}>
                 {describeSearch(view, ownerText(filters.assignedToUserId))}
               </EmptyState>
             : <EmptyState icon="leads" title="No leads yet" action={<Button variant="primary" icon="plus" onClick={() => setActing('new')}>Add your first lead</Button>}>
@@ -262,7 +264,7 @@ export function LeadsPage() {
                         aria-label={`Select ${lead.name}`} />
                     </td>
                     <td className="cell-main">
-                      <Link to={`/leads/${lead.id}`} className="row-title">{lead.name}</Link>
+                      <Link to="/leads/$id" params={{ id: lead.id }} className="row-title">{lead.name}</Link>
                       {lead.email && <div className="row-sub lead-cell-sub">{lead.email}</div>}
                     </td>
                     <td>
@@ -304,7 +306,7 @@ export function LeadsPage() {
           onCreated={(lead) => {
             setActing(null);
             toast(`${lead.name} was added.`);
-            navigate(`/leads/${lead.id}`);
+            void navigate({ to: '/leads/$id', params: { id: lead.id } });
           }}
         />
       )}

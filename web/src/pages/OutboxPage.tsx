@@ -70,7 +70,7 @@ export function OutboxPage() {
                 {page.data.entries.map((entry) => (
                   <tr key={entry.id}>
                     <td className="cell-main">
-                      <Link to={`/runs/${entry.runId}`} className="row-title lead-cell-sub">{entry.to ?? 'No recipient'}</Link>
+                      <Link to="/runs/$id" params={{ id: entry.runId }} className="row-title lead-cell-sub">{entry.to ?? 'No recipient'}</Link>
                       {entry.touch > 1 && <div className="row-sub">Follow-up {entry.touch - 1}</div>}
                     </td>
                     <td className="nowrap" data-label="Leaves"><time dateTime={entry.scheduledFor}>{formatDateTime(entry.scheduledFor)}</time></td>

@@ -2,12 +2,13 @@
 // sends to no server; the page takes it, removes it from the address bar and history, and asks for a new password.
 // Setting it signs this browser in. Like every page here it loads nothing from another site, and leadrun answers
 // with Referrer-Policy: no-referrer.
+import { useNavigate } from '@tanstack/react-router';
 import { useEffect, useState } from 'react';
 import { api, ApiError } from '../api/client';
 import { Alert, Button, Field, LoadingBlock } from '../components/ui';
 import { displayName, formatDateTime } from '../lib/format';
 import { useFormSubmit } from '../lib/forms';
-import { Link, useRouter } from '../lib/router';
+import { Link } from '../lib/router';
 import { useSession } from '../lib/session';
 import { useTitle } from '../lib/query';
 
@@ -65,7 +66,7 @@ const FIELDS = ['password', 'confirm'] as const;
 
 function NewPasswordForm({ token, link, onRefused }: { token: string; link: LinkOwner; onRefused(message: string): void }) {
   const { signedIn } = useSession();
-  const { navigate } = useRouter();
+  const navigate = useNavigate();
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
   const { errors, busy, formRef, onSubmit } = useFormSubmit({
@@ -79,7 +80,7 @@ function NewPasswordForm({ token, link, onRefused }: { token: string; link: Link
     send: async () => {
       const { body } = await api.post('/ui/api/password-reset', { body: { token, password }, quietUnauthorized: true });
       signedIn(body);
-      navigate('/leads', { replace: true });
+      void navigate({ to: '/leads', replace: true });
     },
     failed: (error, form) => {
       if (error instanceof ApiError && (error.fieldError('token') || error.status === 429)) onRefused(refusal(error));

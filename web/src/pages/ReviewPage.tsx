@@ -2,19 +2,18 @@
 // each with its lead, recipient, subject, body and grounding verdict. A decision moves on to the next draft.
 // Everything is a button; the keyboard shortcuts (shown beside the draft) never fire while a field or a dialog has
 // the focus.
-import { getRouteApi } from '@tanstack/react-router';
+import { getRouteApi, useNavigate } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client';
 import type { Lead, Run, WriterOutput } from '../api/types';
 import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
 import { Alert, Badge, Button, DoNotContactBadge, EmptyState, ErrorAlert, LoadingBlock, PageHeader, RelativeTime } from '../components/ui';
-import { batchPath } from '../lib/batch';
 import {
   approveChoices, APPROVE_KEY_LABEL, APPROVE_LABEL, useApprove, useMailCapabilities, type Deliver,
 } from '../lib/delivery';
 import { formatNumber, plural } from '../lib/format';
-import { Link, useRouter } from '../lib/router';
+import { Link } from '../lib/router';
 import { useApiQuery, useTitle } from '../lib/query';
 import { RejectDialog } from './run/RejectDialog';
 import { ThreadReviewQueue } from './run/ThreadReviewQueue';
@@ -44,7 +43,7 @@ function typingIn(target: EventTarget | null): boolean {
 export function ReviewPage() {
   useTitle('Review drafts');
   const batch = route.useSearch().batch ?? null;
-  const { navigate } = useRouter();
+  const navigate = useNavigate();
   const toast = useToast();
 
   const [queue, setQueue] = useState<Run[] | null>(null);
@@ -156,7 +155,7 @@ export function ReviewPage() {
       case 'approve': return void approve();
       case 'reject': if (current) setRejecting(true); return;
       // Draft editing arrives with another change (PATCH /api/v1/runs/{id}/draft); until then `e` opens the run.
-      case 'edit': if (current) navigate(`/runs/${current.id}`); return;
+      case 'edit': if (current) void navigate({ to: '/runs/$id', params: { id: current.id } }); return;
       case 'next': return go(index + 1);
       case 'previous': return go(index - 1);
     }
@@ -181,7 +180,7 @@ export function ReviewPage() {
       eyebrow="Approval queue"
       title="Review drafts"
       description={batch ? "This batch's drafts awaiting approval, oldest first." : 'Every draft awaiting approval, oldest first.'}
-      actions={batch ? <Link to={batchPath(batch)} className="button button-secondary button-medium">Back to the batch</Link> : undefined}
+      actions={batch ? <Link to="/runs/batches/$id" params={{ id: batch }} className="button button-secondary button-medium">Back to the batch</Link> : undefined}
     />
   );
   // The replies waiting for an answer and the follow-ups waiting for review sit above the drafts, except in one batch's review.
@@ -197,7 +196,7 @@ export function ReviewPage() {
         {error ? <ErrorAlert error={error} /> : null}
         <div ref={heading} tabIndex={-1} className="review-end">
           <EmptyState icon="check" title="Nothing awaits approval"
-            action={batch ? <Link to={batchPath(batch)} className="button button-secondary button-medium">Back to the batch</Link> : <Link to="/runs" className="button button-secondary button-medium">See all runs</Link>}>
+            action={batch ? <Link to="/runs/batches/$id" params={{ id: batch }} className="button button-secondary button-medium">Back to the batch</Link> : <Link to="/runs" className="button button-secondary button-medium">See all runs</Link>}>
             {decided > 0 ? `You decided on ${plural(decided, 'draft')}. ` : ''}Drafts appear here as runs finish.
           </EmptyState>
         </div>
@@ -249,7 +248,7 @@ export function ReviewPage() {
             </div>
             <div className="card-actions">
               {draft && draft.version > 1 && <Badge tone="violet">Version {draft.version}</Badge>}
-              <Link to={`/runs/${current.id}`} className="button button-ghost button-small">Open run <Icon name="chevronRight" /></Link>
+              <Link to="/runs/$id" params={{ id: current.id }} className="button button-ghost button-small">Open run <Icon name="chevronRight" /></Link>
             </div>
           </header>
 

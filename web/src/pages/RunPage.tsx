@@ -8,7 +8,6 @@ import { Icon } from '../components/Icon';
 import { useToast } from '../components/Toast';
 import { Alert, Badge, Button, Card, DoNotContactBadge, ErrorAlert, LoadingBlock, PageHeader, RelativeTime, RunStatusBadge } from '../components/ui';
 import { formatDateTime, formatDuration, formatNumber, RUN_STATUS_LABEL, STEP_LABEL } from '../lib/format';
-import { batchPath } from '../lib/batch';
 import { useLiveRun } from '../lib/liveRun';
 import { PIPELINE_TIME_HELP, pipelineMs } from '../lib/pipeline';
 import { Link } from '../lib/router';
@@ -111,7 +110,7 @@ export function RunPage() {
   return (
     <>
       {lead.data
-        ? <Link to={`/leads/${lead.data.id}`} className="back-link"><Icon name="chevronLeft" /> {lead.data.name}</Link>
+        ? <Link to="/leads/$id" params={{ id: lead.data.id }} className="back-link"><Icon name="chevronLeft" /> {lead.data.name}</Link>
         : <Link to="/runs" className="back-link"><Icon name="chevronLeft" /> Runs</Link>}
       <PageHeader
         eyebrow={<>Run · started <RelativeTime iso={run.startedAt} /></>}
@@ -123,7 +122,7 @@ export function RunPage() {
           {/* The run is Approved whatever became of its e-mail; the header says that too, not only the draft. */}
           {run.emailDraft?.status === 'SENT' && <Badge tone="green">E-mail sent</Badge>}
           {run.emailDraft?.delivery?.status === 'FAILED' && <Badge tone="red">E-mail not sent</Badge>}
-          <Link to={`/runs/${run.id}/trace`} className="button button-secondary button-medium"><Icon name="trace" /> Trace</Link>
+          <Link to="/runs/$id/trace" params={{ id: run.id }} className="button button-secondary button-medium"><Icon name="trace" /> Trace</Link>
           {inPipeline && <Button variant="danger" busy={cancelling} onClick={() => void cancel()}>Cancel run</Button>}
         </>}
       />
@@ -132,7 +131,7 @@ export function RunPage() {
       <Stepper run={run} transport={live.transport} />
 
       {run.status === 'FAILED' && (
-        <Alert tone="error" title="The run failed" action={<Link to={`/runs/${run.id}/trace`} className="button button-secondary button-small">See the trace</Link>}>
+        <Alert tone="error" title="The run failed" action={<Link to="/runs/$id/trace" params={{ id: run.id }} className="button button-secondary button-small">See the trace</Link>}>
           {run.error ?? 'A step kept failing after its retries.'}
         </Alert>
       )}
@@ -168,13 +167,13 @@ export function RunPage() {
           <Card title="Details" titleId="run-details">
             <dl className="details">
               <div><dt>Status</dt><dd>{RUN_STATUS_LABEL[run.status]}</dd></div>
-              <div><dt>Lead</dt><dd>{lead.data ? <Link to={`/leads/${lead.data.id}`}>{lead.data.name}</Link> : '…'}</dd></div>
+              <div><dt>Lead</dt><dd>{lead.data ? <Link to="/leads/$id" params={{ id: lead.data.id }}>{lead.data.name}</Link> : '…'}</dd></div>
               <div><dt>Started</dt><dd>{formatDateTime(run.startedAt)}</dd></div>
               <div><dt>Finished</dt><dd>{run.completedAt ? formatDateTime(run.completedAt) : inPipeline ? 'In progress' : '—'}</dd></div>
               <div title={PIPELINE_TIME_HELP}><dt>Pipeline time</dt><dd>{inPipeline ? '—' : formatDuration(pipelineMs(run.steps))}</dd></div>
               <div><dt>Engine</dt><dd>{engineOf(run)}</dd></div>
               <div><dt>Tokens</dt><dd>{formatNumber(run.tokensUsed)}</dd></div>
-              {run.batchId && <div><dt>Batch</dt><dd><Link to={batchPath(run.batchId)}>Started with others</Link></dd></div>}
+              {run.batchId && <div><dt>Batch</dt><dd><Link to="/runs/batches/$id" params={{ id: run.batchId }}>Started with others</Link></dd></div>}
             </dl>
             <a className="details-link" href={run.traceUrl} target={isOurs(run.traceUrl) ? undefined : '_blank'} rel="noopener noreferrer">
               <Icon name="trace" /> Open the trace

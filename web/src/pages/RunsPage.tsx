@@ -69,7 +69,7 @@ export function RunsPage() {
                   return (
                     <tr key={run.id}>
                       <td className="cell-main">
-                        <Link to={`/runs/${run.id}`} className="row-title">{lead?.name ?? 'Unknown lead'}</Link>
+                        <Link to="/runs/$id" params={{ id: run.id }} className="row-title">{lead?.name ?? 'Unknown lead'}</Link>
                         {lead?.companyName && <div className="row-sub">{lead.companyName}</div>}
                       </td>
                       <td className="cell-subject cell-wide">{run.emailDraft?.subject ?? <span className="muted">—</span>}</td>

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, ApiError } from '../api/client';
 import { Alert, Button, Field } from '../components/ui';
 import { isEmail, useFormSubmit } from '../lib/forms';
-import { useRouter } from '../lib/router';
+import { useNavigate } from '@tanstack/react-router';
 import { useSession } from '../lib/session';
 import { useTitle } from '../lib/query';
 
@@ -11,7 +11,7 @@ const FIELDS = ['email', 'password'] as const;
 export function SignInPage({ expired, next }: { expired: boolean; next: string }) {
   useTitle('Sign in');
   const { signedIn } = useSession();
-  const { navigate } = useRouter();
+  const navigate = useNavigate();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [waitUntil, setWaitUntil] = useState<number | null>(null);
@@ -37,7 +37,8 @@ export function SignInPage({ expired, next }: { expired: boolean; next: string }
     send: async () => {
       const { body } = await api.post('/ui/api/session', { body: { email: email.trim(), password }, quietUnauthorized: true });
       signedIn(body);
-      navigate(next, { replace: true });
+      // `next` is the address asked for before signing in (routes.tsx `returnPath`), taken as it was.
+      void navigate({ href: next, replace: true });
     },
     // Sign-in leaves focus where it is after the server answers, so no `show`.
     failed: (error, { fromError, clear }) => {

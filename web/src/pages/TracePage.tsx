@@ -128,7 +128,7 @@ export function TracePage() {
 
   return (
     <>
-      <Link to={`/runs/${run.id}`} className="back-link"><Icon name="chevronLeft" /> Back to the run</Link>
+      <Link to="/runs/$id" params={{ id: run.id }} className="back-link"><Icon name="chevronLeft" /> Back to the run</Link>
       <PageHeader
         eyebrow={<>Trace · <span className="mono">{run.id}</span></>}
         title="Run trace"

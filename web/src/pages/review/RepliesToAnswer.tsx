@@ -30,7 +30,7 @@ export function RepliesToAnswer() {
             <div className="reply-panel-class">
               <ReplyClassBadge reply={reply} />
               <MarkAsMenu reply={reply} onMarked={() => void replies.reload()} />
-              <Link to={`/runs/${reply.runId}`} className="button button-secondary button-small">Open the run</Link>
+              <Link to="/runs/$id" params={{ id: reply.runId }} className="button button-secondary button-small">Open the run</Link>
             </div>
           </li>
         ))}

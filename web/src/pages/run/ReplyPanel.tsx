@@ -31,7 +31,7 @@ export function ReplyPanel({ reply, runId, title, children }: { reply: Reply; ru
           ? <blockquote className="reply-panel-snippet">{reply.snippet}</blockquote>
           : <p className="reply-panel-snippet muted">The reply has no text to show; read it in your mailbox.</p>}
         {children}
-        {runId && <Link to={`/runs/${runId}`} className="reply-panel-link">See the run</Link>}
+        {runId && <Link to="/runs/$id" params={{ id: runId }} className="reply-panel-link">See the run</Link>}
       </div>
     </section>
   );

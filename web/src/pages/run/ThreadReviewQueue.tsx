@@ -46,7 +46,7 @@ export function ThreadReviewQueue() {
             <div className="review-actions">
               <Button size="small" variant="primary" icon="check" busy={busy === `${touch.runId}:${touch.number}`} onClick={() => void decide(touch, 'approve')}>Approve follow-up</Button>
               <Button size="small" variant="ghost" onClick={() => void decide(touch, 'reject')}>Skip it</Button>
-              <Link to={`/runs/${touch.runId}`} className="button button-ghost button-small">Open the thread</Link>
+              <Link to="/runs/$id" params={{ id: touch.runId }} className="button button-ghost button-small">Open the thread</Link>
             </div>
           </article>
         ))}

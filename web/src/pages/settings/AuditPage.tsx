@@ -5,7 +5,6 @@ import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError } from '../../api/client';
 import type { AuditEntry } from '../../api/types';
 import { Badge, Button, EmptyState, ErrorAlert, LoadingBlock, type Tone } from '../../components/ui';
-import { batchPath } from '../../lib/batch';
 import { displayName, formatDateTime, formatRelative, shortId } from '../../lib/format';
 import { Link, useSearchUpdate } from '../../lib/router';
 import { useApiQuery } from '../../lib/query';
@@ -199,8 +198,8 @@ function Actor({ entry }: { entry: AuditEntry }) {
 function Target({ target }: { target: AuditEntry['target'] }) {
   if (!target) return <span className="muted">—</span>;
   const label = <><span className="muted">{target.type}</span> <span className="mono">{shortId(target.id)}</span></>;
-  if (target.type === 'lead') return <Link to={`/leads/${target.id}`}>{label}</Link>;
-  if (target.type === 'run') return <Link to={`/runs/${target.id}`}>{label}</Link>;
-  if (target.type === 'batch') return <Link to={batchPath(target.id)}>{label}</Link>;
+  if (target.type === 'lead') return <Link to="/leads/$id" params={{ id: target.id }}>{label}</Link>;
+  if (target.type === 'run') return <Link to="/runs/$id" params={{ id: target.id }}>{label}</Link>;
+  if (target.type === 'batch') return <Link to="/runs/batches/$id" params={{ id: target.id }}>{label}</Link>;
   return <span>{label}</span>;
 }

@@ -8,8 +8,8 @@ import { FormDialog } from '../../components/FormDialog';
 import { Icon } from '../../components/Icon';
 import { useToast } from '../../components/Toast';
 import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, RelativeTime } from '../../components/ui';
+import { useDialogForm } from '../../lib/dialogForm';
 import { displayName, formatDateTime } from '../../lib/format';
-import { useFormSubmit } from '../../lib/forms';
 import { useApiQuery } from '../../lib/query';
 import { AdminOnly } from './AdminOnly';
 
@@ -121,21 +121,26 @@ export function KeysPage() {
 
 const KEY_FIELDS = ['name', 'scopes'] as const;
 
-function CreateKeyDialog({ onClose, onCreated }: { onClose(): void; onCreated(key: ApiKey): void }) {
-  const [name, setName] = useState('');
-  const [scopes, setScopes] = useState<Scope[]>(['leads:read', 'runs:read']);
-  const [created, setCreated] = useState<CreatedApiKey | null>(null);
+interface KeyValues {
+  name: string;
+  scopes: Scope[];
+}
 
-  const form = useFormSubmit({
+function checkKey(values: KeyValues): Partial<Record<keyof KeyValues, string>> {
+  const local: Partial<Record<keyof KeyValues, string>> = {};
+  if (!values.name.trim()) local.name = 'Name the key after what will use it, e.g. “HubSpot sync”.';
+  if (values.scopes.length === 0) local.scopes = 'Choose at least one scope.';
+  return local;
+}
+
+function CreateKeyDialog({ onClose, onCreated }: { onClose(): void; onCreated(key: ApiKey): void }) {
+  const [created, setCreated] = useState<CreatedApiKey | null>(null);
+  const form = useDialogForm<KeyValues>({
+    defaultValues: { name: '', scopes: ['leads:read', 'runs:read'] },
     known: KEY_FIELDS,
-    check: () => {
-      const local: Record<string, string> = {};
-      if (!name.trim()) local.name = 'Name the key after what will use it, e.g. “HubSpot sync”.';
-      if (scopes.length === 0) local.scopes = 'Choose at least one scope.';
-      return local;
-    },
-    send: async () => {
-      const { body } = await api.post('/ui/api/keys', { body: { name: name.trim(), scopes } });
+    check: checkKey,
+    send: async (values) => {
+      const { body } = await api.post('/ui/api/keys', { body: { name: values.name.trim(), scopes: values.scopes } });
       setCreated(body);
       const { key: _plaintext, ...listed } = body;
       onCreated(listed);
@@ -162,19 +167,19 @@ function CreateKeyDialog({ onClose, onCreated }: { onClose(): void; onCreated(ke
     );
   }
 
-  const toggle = (scope: Scope) => setScopes((list) => (list.includes(scope) ? list.filter((s) => s !== scope) : [...list, scope]));
+  const scopesError = form.fieldError('scopes');
   return (
     <FormDialog title="Create an API key" description="Give it a name you will recognise later, and only the scopes it needs."
       submitLabel="Create key" onClose={onClose} form={form}>
-        <Field label="Name" error={form.errors.fields.name} hint="For example “HubSpot sync” or “Zapier”.">
-          {(p) => <input {...p} className="input" value={name} onChange={(e) => setName(e.target.value)} autoComplete="off" autoFocus maxLength={200} />}
+        <Field label="Name" error={form.fieldError('name')} hint="For example “HubSpot sync” or “Zapier”.">
+          {(p) => <input {...p} {...form.register('name')} className="input" autoComplete="off" autoFocus maxLength={200} />}
         </Field>
-        <fieldset className="fieldset" aria-describedby={form.errors.fields.scopes ? 'scope-error' : undefined} aria-invalid={form.errors.fields.scopes ? true : undefined}>
+        <fieldset className="fieldset" aria-describedby={scopesError ? 'scope-error' : undefined} aria-invalid={scopesError ? true : undefined}>
           <legend className="field-label">Scopes</legend>
           <div className="checkbox-list">
             {SCOPES.map((scope) => (
               <label key={scope} className="checkbox">
-                <input type="checkbox" checked={scopes.includes(scope)} onChange={() => toggle(scope)} aria-invalid={form.errors.fields.scopes ? true : undefined} />
+                <input type="checkbox" value={scope} {...form.register('scopes')} aria-invalid={scopesError ? true : undefined} />
                 <span>
                   <code className="scope-name">{scope}</code>
                   <span className="checkbox-help">{SCOPE_HELP[scope]}</span>
@@ -182,7 +187,7 @@ function CreateKeyDialog({ onClose, onCreated }: { onClose(): void; onCreated(ke
               </label>
             ))}
           </div>
-          {form.errors.fields.scopes && <p id="scope-error" className="field-error"><Icon name="alert" size={14} />{form.errors.fields.scopes}</p>}
+          {scopesError && <p id="scope-error" className="field-error"><Icon name="alert" size={14} />{scopesError}</p>}
         </fieldset>
     </FormDialog>
   );

@@ -8,7 +8,8 @@ import { useToast } from '../../components/Toast';
 import { Avatar, Badge, Button, ErrorAlert, Field, LoadingBlock, PageHeader, RelativeTime } from '../../components/ui';
 import { displayName } from '../../lib/format';
 import { loadMembers } from '../../lib/members';
-import { isEmail, useFormSubmit } from '../../lib/forms';
+import { useDialogForm } from '../../lib/dialogForm';
+import { isEmail } from '../../lib/forms';
 import { useSignedIn } from '../../lib/session';
 import { useApiQuery, useTitle } from '../../lib/query';
 import { RemoveMemberDialog, ResetLinkDialog, RoleDialog } from './MemberDialogs';
@@ -122,33 +123,41 @@ export function MembersPage() {
 
 const MEMBER_FIELDS = ['name', 'email', 'role', 'password'] as const;
 
-function AddMemberDialog({ onClose, onAdded }: { onClose(): void; onAdded(member: Member): void }) {
-  const [values, setValues] = useState({ name: '', email: '', role: 'MEMBER' as Role, password: '' });
-  const change = (name: keyof typeof values) => (event: { target: { value: string } }) => setValues((v) => ({ ...v, [name]: event.target.value }));
+interface MemberValues {
+  name: string;
+  email: string;
+  role: Role;
+  password: string;
+}
 
-  const form = useFormSubmit({
+function checkMember(values: MemberValues): Partial<Record<keyof MemberValues, string>> {
+  const local: Partial<Record<keyof MemberValues, string>> = {};
+  if (!values.name.trim()) local.name = 'Enter their name.';
+  if (!isEmail(values.email.trim())) local.email = 'Enter an e-mail address like name@company.com.';
+  if (values.password.length < 10) local.password = 'Use at least 10 characters.';
+  return local;
+}
+
+function AddMemberDialog({ onClose, onAdded }: { onClose(): void; onAdded(member: Member): void }) {
+  const form = useDialogForm<MemberValues>({
+    defaultValues: { name: '', email: '', role: 'MEMBER', password: '' },
     known: MEMBER_FIELDS,
-    check: () => {
-      const local: Record<string, string> = {};
-      if (!values.name.trim()) local.name = 'Enter their name.';
-      if (!isEmail(values.email.trim())) local.email = 'Enter an e-mail address like name@company.com.';
-      if (values.password.length < 10) local.password = 'Use at least 10 characters.';
-      return local;
-    },
-    send: async () => {
+    check: checkMember,
+    send: async (values) => {
       const { body } = await api.post('/ui/api/members', { body: { name: values.name.trim(), email: values.email.trim(), role: values.role, password: values.password } });
       onAdded(body);
     },
   });
+  const { register, fieldError } = form;
 
   return (
     <FormDialog title="Add a member" description="They sign in with this e-mail and password. Share the password with them privately." onClose={onClose} submitLabel="Add member" form={form}>
         <div className="form-row">
-          <Field label="Name" error={form.errors.fields.name}>
-            {(p) => <input {...p} className="input" value={values.name} onChange={change('name')} autoComplete="off" autoFocus />}
+          <Field label="Name" error={fieldError('name')}>
+            {(p) => <input {...p} {...register('name')} className="input" autoComplete="off" autoFocus />}
           </Field>
-          <Field label="E-mail" error={form.errors.fields.email}>
-            {(p) => <input {...p} className="input" type="email" value={values.email} onChange={change('email')} autoComplete="off" />}
+          <Field label="E-mail" error={fieldError('email')}>
+            {(p) => <input {...p} {...register('email')} className="input" type="email" autoComplete="off" />}
           </Field>
         </div>
         <fieldset className="fieldset">
@@ -156,7 +165,7 @@ function AddMemberDialog({ onClose, onAdded }: { onClose(): void; onAdded(member
           <div className="radio-cards">
             {(['MEMBER', 'ADMIN'] as const).map((role) => (
               <label key={role} className="radio-card">
-                <input type="radio" name="role" value={role} checked={values.role === role} onChange={change('role')} />
+                <input type="radio" value={role} {...register('role')} />
                 <span>
                   <strong>{role === 'ADMIN' ? 'Admin' : 'Member'}</strong>
                   <span className="checkbox-help">{role === 'ADMIN' ? 'Everything, including API keys, members and the audit log.' : 'Leads, calls, runs and drafts.'}</span>
@@ -164,10 +173,10 @@ function AddMemberDialog({ onClose, onAdded }: { onClose(): void; onAdded(member
               </label>
             ))}
           </div>
-          {form.errors.fields.role && <p className="field-error">{form.errors.fields.role}</p>}
+          {fieldError('role') && <p className="field-error">{fieldError('role')}</p>}
         </fieldset>
-        <Field label="Password" error={form.errors.fields.password} hint="At least 10 characters.">
-          {(p) => <input {...p} className="input" type="password" value={values.password} onChange={change('password')} autoComplete="new-password" />}
+        <Field label="Password" error={fieldError('password')} hint="At least 10 characters.">
+          {(p) => <input {...p} {...register('password')} className="input" type="password" autoComplete="new-password" />}
         </Field>
     </FormDialog>
   );

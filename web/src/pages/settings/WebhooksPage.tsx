@@ -2,15 +2,15 @@
 // add one (its signing secret is shown once, here), send it a test event, read its delivery log and replay a
 // delivery, disable or enable it, roll its secret, remove it.
 import { useState } from 'react';
-import { api, ApiError } from '../../api/client';
+import { api } from '../../api/client';
 import type { ResponseOf } from '../../api/client';
 import { Dialog } from '../../components/Dialog';
 import { FormDialog } from '../../components/FormDialog';
 import { useToast } from '../../components/Toast';
 import { Alert, Badge, Button, CopyButton, EmptyState, ErrorAlert, Field, LoadingBlock, RelativeTime } from '../../components/ui';
-import { useFormSubmit } from '../../lib/forms';
+import { useDialogForm } from '../../lib/dialogForm';
 import { useApiQuery } from '../../lib/query';
-import { AdminOnly } from './AdminOnly';
+import { CardList, ConfirmDelete, ListCard, useToastOnFailure } from './CardList';
 
 type Endpoint = ResponseOf<'get', '/api/v1/webhooks'>['data'][number];
 type Delivery = ResponseOf<'get', '/api/v1/webhooks/{id}/deliveries'>['data'][number];
@@ -32,74 +32,68 @@ export function WebhooksPage() {
   const [secret, setSecret] = useState<{ title: string; url: string; secret: string } | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [removing, setRemoving] = useState<Endpoint | null>(null);
+  const act = useToastOnFailure();
 
-  if (endpoints.error instanceof ApiError && endpoints.error.status === 403) return <AdminOnly what="webhooks" />;
   const replace = (next: Endpoint) => endpoints.set((list) => (list ?? []).map((e) => (e.id === next.id ? next : e)));
-
-  const act = async (what: string, run: () => Promise<void>) => {
-    try {
-      await run();
-    } catch (error) {
-      toast(error instanceof ApiError ? error.detail : `Could not ${what}.`);
-    }
-  };
 
   return (
     <>
-      <div className="section-bar">
-        <p className="section-bar-text">{endpoints.data ? `${endpoints.data.length} endpoint${endpoints.data.length === 1 ? '' : 's'}` : ''}</p>
-        <div className="section-bar-actions">
+      <CardList
+        list={endpoints}
+        noun={['endpoint', 'endpoints']}
+        what="webhooks"
+        actions={<>
           <Button icon="refresh" size="small" variant="ghost" onClick={() => void endpoints.reload()}>Refresh</Button>
           <Button variant="primary" icon="plus" onClick={() => setAdding(true)}>Add endpoint</Button>
-        </div>
-      </div>
-      {endpoints.error ? <ErrorAlert error={endpoints.error} retry={endpoints.reload} /> : null}
-      {!endpoints.data && !endpoints.error && <LoadingBlock label="Loading endpoints" />}
-      {endpoints.data?.length === 0 && (
-        <EmptyState icon="external" title="No webhook endpoints yet" action={<Button variant="primary" icon="plus" onClick={() => setAdding(true)}>Add an endpoint</Button>}>
-          Add an endpoint to hear of new leads, finished runs and sent e-mails without polling.
-        </EmptyState>
-      )}
-      {endpoints.data?.map((endpoint) => (
-        <section key={endpoint.id} className="card webhook-endpoint" data-endpoint-id={endpoint.id} aria-label={endpoint.url}>
-          <div className="card-body">
-            <div className="section-bar">
-              <div>
-                <p><code className="mono">{endpoint.url}</code></p>
-                {endpoint.description && <p className="muted small">{endpoint.description}</p>}
-                <p className="small">
-                  {endpoint.enabled ? <Badge tone="green" dot>Enabled</Badge> : <Badge tone="gray">Disabled</Badge>}
-                  {' '}<span className="muted">{endpoint.events.length === 0 ? 'Every event' : endpoint.events.join(', ')}</span>
-                </p>
-                {!endpoint.enabled && endpoint.disabledReason && <Alert tone="warning" title="Disabled">{endpoint.disabledReason}</Alert>}
-                {endpoint.enabled && endpoint.failingSince && <p className="small muted">Failing since <RelativeTime iso={endpoint.failingSince} /></p>}
-              </div>
-              <div className="section-bar-actions">
-                <Button size="small" disabled={!endpoint.enabled} onClick={() => void act('send a test event', async () => {
-                  await api.post('/api/v1/webhooks/{id}/test', { params: { id: endpoint.id } });
-                  toast('A test event is on its way; see it in the delivery log.');
-                  setOpen(endpoint.id);
-                })}>Send test event</Button>
-                <Button size="small" variant="ghost" onClick={() => setOpen(open === endpoint.id ? null : endpoint.id)}>
-                  {open === endpoint.id ? 'Hide deliveries' : 'Deliveries'}
-                </Button>
-                <Button size="small" variant="ghost" onClick={() => void act('change the endpoint', async () => {
-                  const { body } = await api.patch('/api/v1/webhooks/{id}', { params: { id: endpoint.id }, body: { enabled: !endpoint.enabled } });
-                  replace(body.data);
-                })}>{endpoint.enabled ? 'Disable' : 'Enable'}</Button>
-                <Button size="small" variant="ghost" onClick={() => void act('roll the secret', async () => {
-                  const { body } = await api.post('/api/v1/webhooks/{id}/rotate-secret', { params: { id: endpoint.id } });
-                  const { secret: plaintext, ...rest } = body;
-                  replace(rest);
-                  setSecret({ title: 'The new signing secret', url: endpoint.url, secret: plaintext });
-                })}>Roll secret</Button>
-                <Button size="small" variant="ghost" className="danger-text" onClick={() => setRemoving(endpoint)}>Delete</Button>
-              </div>
-            </div>
+        </>}
+        empty={(
+          <EmptyState icon="external" title="No webhook endpoints yet" action={<Button variant="primary" icon="plus" onClick={() => setAdding(true)}>Add an endpoint</Button>}>
+            Add an endpoint to hear of new leads, finished runs and sent e-mails without polling.
+          </EmptyState>
+        )}
+      >
+        {(endpoint) => (
+          <ListCard
+            key={endpoint.id}
+            label={endpoint.url}
+            className="webhook-endpoint"
+            attributes={{ 'data-endpoint-id': endpoint.id }}
+            summary={<>
+              <p><code className="mono">{endpoint.url}</code></p>
+              {endpoint.description && <p className="muted small">{endpoint.description}</p>}
+              <p className="small">
+                {endpoint.enabled ? <Badge tone="green" dot>Enabled</Badge> : <Badge tone="gray">Disabled</Badge>}
+                {' '}<span className="muted">{endpoint.events.length === 0 ? 'Every event' : endpoint.events.join(', ')}</span>
+              </p>
+              {!endpoint.enabled && endpoint.disabledReason && <Alert tone="warning" title="Disabled">{endpoint.disabledReason}</Alert>}
+              {endpoint.enabled && endpoint.failingSince && <p className="small muted">Failing since <RelativeTime iso={endpoint.failingSince} /></p>}
+            </>}
+            actions={<>
+              <Button size="small" disabled={!endpoint.enabled} onClick={() => void act('send a test event', async () => {
+                await api.post('/api/v1/webhooks/{id}/test', { params: { id: endpoint.id } });
+                toast('A test event is on its way; see it in the delivery log.');
+                setOpen(endpoint.id);
+              })}>Send test event</Button>
+              <Button size="small" variant="ghost" onClick={() => setOpen(open === endpoint.id ? null : endpoint.id)}>
+                {open === endpoint.id ? 'Hide deliveries' : 'Deliveries'}
+              </Button>
+              <Button size="small" variant="ghost" onClick={() => void act('change the endpoint', async () => {
+                const { body } = await api.patch('/api/v1/webhooks/{id}', { params: { id: endpoint.id }, body: { enabled: !endpoint.enabled } });
+                replace(body.data);
+              })}>{endpoint.enabled ? 'Disable' : 'Enable'}</Button>
+              <Button size="small" variant="ghost" onClick={() => void act('roll the secret', async () => {
+                const { body } = await api.post('/api/v1/webhooks/{id}/rotate-secret', { params: { id: endpoint.id } });
+                const { secret: plaintext, ...rest } = body;
+                replace(rest);
+                setSecret({ title: 'The new signing secret', url: endpoint.url, secret: plaintext });
+              })}>Roll secret</Button>
+              <Button size="small" variant="ghost" className="danger-text" onClick={() => setRemoving(endpoint)}>Delete</Button>
+            </>}
+          >
             {open === endpoint.id && <DeliveryLog endpoint={endpoint} />}
-          </div>
-        </section>
-      ))}
+          </ListCard>
+        )}
+      </CardList>
 
       {adding && (
         <AddEndpointDialog
@@ -127,16 +121,13 @@ export function WebhooksPage() {
         </Dialog>
       )}
       {removing && (
-        <Dialog title="Delete this endpoint?" size="small" onClose={() => setRemoving(null)} footer={<>
-          <Button onClick={() => setRemoving(null)} autoFocus>Keep it</Button>
-          <Button variant="danger" onClick={() => void act('delete the endpoint', async () => {
-            await api.delete('/api/v1/webhooks/{id}', { params: { id: removing.id } });
-            endpoints.set((list) => (list ?? []).filter((e) => e.id !== removing.id));
-            setRemoving(null);
-          })}>Delete endpoint</Button>
-        </>}>
+        <ConfirmDelete title="Delete this endpoint?" confirm="Delete endpoint" onClose={() => setRemoving(null)} onConfirm={() => void act('delete the endpoint', async () => {
+          await api.delete('/api/v1/webhooks/{id}', { params: { id: removing.id } });
+          endpoints.set((list) => (list ?? []).filter((e) => e.id !== removing.id));
+          setRemoving(null);
+        })}>
           <p>Nothing more is sent to <code>{removing.url}</code>, and its delivery log goes with it.</p>
-        </Dialog>
+        </ConfirmDelete>
       )}
     </>
   );
@@ -144,16 +135,13 @@ export function WebhooksPage() {
 
 function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
   const toast = useToast();
+  const act = useToastOnFailure();
   const log = useApiQuery(['webhooks', endpoint.id, 'deliveries'], (signal) => api.get('/api/v1/webhooks/{id}/deliveries', { params: { id: endpoint.id }, query: { limit: 20 }, signal }).then((r) => r.body.data));
-  const replay = async (delivery: Delivery) => {
-    try {
-      await api.post('/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { id: endpoint.id, deliveryId: delivery.id } });
-      toast('The event is sent again.');
-      await log.reload();
-    } catch (error) {
-      toast(error instanceof ApiError ? error.detail : 'Could not replay the delivery.');
-    }
-  };
+  const replay = (delivery: Delivery) => act('replay the delivery', async () => {
+    await api.post('/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { id: endpoint.id, deliveryId: delivery.id } });
+    toast('The event is sent again.');
+    await log.reload();
+  });
   return (
     <div className="table-card">
       <div className="section-bar">
@@ -199,45 +187,46 @@ function DeliveryLog({ endpoint }: { endpoint: Endpoint }) {
   );
 }
 
-const ENDPOINT_FIELDS = ['url', 'events', 'description'] as const;
+/** The fields in the order the form shows them: the first with the server's message gets the focus. */
+const ENDPOINT_FIELDS = ['url', 'description', 'events'] as const;
+
+interface EndpointValues {
+  url: string;
+  description: string;
+  events: EventType[];
+}
 
 function AddEndpointDialog({ onClose, onAdded }: { onClose(): void; onAdded(endpoint: ResponseOf<'post', '/api/v1/webhooks'>): void }) {
-  const [url, setUrl] = useState('');
-  const [description, setDescription] = useState('');
-  const [events, setEvents] = useState<EventType[]>([]);
-  const form = useFormSubmit({
+  const form = useDialogForm<EndpointValues>({
+    defaultValues: { url: '', description: '', events: [] },
     known: ENDPOINT_FIELDS,
-    check: () => {
-      const local: Record<string, string> = {};
-      if (!url.trim()) local.url = 'Give the URL your endpoint listens on, e.g. https://example.com/leadrun.';
-      return local;
-    },
-    send: async () => {
+    check: (values) => (values.url.trim() ? {} : { url: 'Give the URL your endpoint listens on, e.g. https://example.com/leadrun.' }),
+    send: async ({ url, description, events }) => {
       const { body } = await api.post('/api/v1/webhooks', { body: { url: url.trim(), events, description: description.trim() || null } });
       onAdded(body);
     },
   });
-  const toggle = (type: EventType) => setEvents((list) => (list.includes(type) ? list.filter((t) => t !== type) : [...list, type]));
+  const { register, fieldError } = form;
   return (
     <FormDialog title="Add a webhook endpoint" description="Events are POSTed as JSON to this URL and signed with a secret you see next."
       submitLabel="Add endpoint" onClose={onClose} form={form}>
-        <Field label="URL" error={form.errors.fields.url} hint="http or https, on an address reachable from the internet.">
-          {(p) => <input {...p} className="input" type="url" value={url} onChange={(e) => setUrl(e.target.value)} autoComplete="off" autoFocus maxLength={2048} />}
+        <Field label="URL" error={fieldError('url')} hint="http or https, on an address reachable from the internet.">
+          {(p) => <input {...p} {...register('url')} className="input" type="url" autoComplete="off" autoFocus maxLength={2048} />}
         </Field>
-        <Field label="Description" optional error={form.errors.fields.description}>
-          {(p) => <input {...p} className="input" value={description} onChange={(e) => setDescription(e.target.value)} maxLength={500} />}
+        <Field label="Description" optional error={fieldError('description')}>
+          {(p) => <input {...p} {...register('description')} className="input" maxLength={500} />}
         </Field>
         <fieldset className="fieldset">
           <legend className="field-label">Events <span className="muted small">(none chosen: every event)</span></legend>
           <div className="checkbox-list">
             {EVENT_TYPES.map((type) => (
               <label key={type} className="checkbox">
-                <input type="checkbox" checked={events.includes(type)} onChange={() => toggle(type)} />
+                <input type="checkbox" value={type} {...register('events')} />
                 <span><code className="scope-name">{type}</code></span>
               </label>
             ))}
           </div>
-          {form.errors.fields.events && <p className="field-error">{form.errors.fields.events}</p>}
+          {fieldError('events') && <p className="field-error">{fieldError('events')}</p>}
         </fieldset>
     </FormDialog>
   );
