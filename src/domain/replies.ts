@@ -96,11 +96,14 @@ export async function listReplies(db: Kysely<DB>, workspaceId: string, filter: R
   if (filter.classification) query = query.where('r.classification', '=', filter.classification);
   if (filter.since) query = query.where('r.received_at', '>=', sinceOf(filter.since));
   if (filter.toAnswer) {
-    // Answered: an e-mail to the lead was queued after the reply came (a response, or the next touch).
-    query = query.where('r.classification', 'in', [...TO_ANSWER]).where(({ not, exists, selectFrom }) => not(exists(
-      selectFrom('email_deliveries as e').innerJoin('runs as later', 'later.id', 'e.run_id').select('e.id')
-        .whereRef('later.lead_id', '=', 'run.lead_id').where('later.workspace_id', '=', workspaceId)
-        .where('e.workspace_id', '=', workspaceId).whereRef('e.queued_at', '>', 'r.received_at'))));
+    // Answered: its response was approved, or an e-mail to the lead was queued after the reply came (the next touch,
+    // or an answer from another run).
+    query = query.where('r.classification', 'in', [...TO_ANSWER])
+      .where((eb) => eb.or([eb('t.status', 'is', null), eb('t.status', 'not in', ['APPROVED', 'SENT'])]))
+      .where(({ not, exists, selectFrom }) => not(exists(
+        selectFrom('email_deliveries as e').innerJoin('runs as later', 'later.id', 'e.run_id').select('e.id')
+          .whereRef('later.lead_id', '=', 'run.lead_id').where('later.workspace_id', '=', workspaceId)
+          .where('e.workspace_id', '=', workspaceId).whereRef('e.queued_at', '>', 'r.received_at'))));
   }
   const cursor = filter.cursor;
   if (cursor) query = query.where((eb) => eb(eb.refTuple('r.received_at', 'r.id'), '<', eb.tuple(cursor.at, cursor.id)));
