@@ -228,6 +228,7 @@ export type RunEventType =
   | 'reply.sequence_resumed'
   | 'reply.address_suppressed'
   | 'reply.lead_qualified'
+  | 'reply.response_requested'
   | 'reply.next_action_set';
 
 export interface RunEventsTable {
@@ -394,6 +395,8 @@ export interface EmailRepliesTable {
   referral_name: string | null;
   referral_email: string | null;
   classified_by: Generated<'engine' | 'person'>;
+  /** The reply's own words (0042); null for replies found before. */
+  text: string | null;
 }
 
 /** One e-mail sent over SMTP and what it led to (0057_outreach_outcomes.sql): written by triggers, read by Outcomes. */
@@ -620,6 +623,8 @@ export interface EnrolmentsTable {
   sequence_id: string | null;
   sequence_name: string;
   steps: unknown;
+  /** Made for a response in a run that enrolled in no sequence (0042): the thread alone, not shown as a sequence. */
+  thread_only: Generated<boolean>;
   method: DeliveryMethod;
   sender_user_id: string | null;
   status: EnrolmentStatus;
@@ -644,6 +649,9 @@ export interface TouchesTable {
   draft_id: string | null;
   delivery_id: string | null;
   skip_reason: string | null;
+  /** `response`: the answer to reply `reply_id` ("Draft a response", 0042), no step of the sequence. */
+  kind: Generated<'sequence' | 'response'>;
+  reply_id: string | null;
   created_at: Date;
   updated_at: Date;
 }

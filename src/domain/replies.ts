@@ -1,7 +1,7 @@
 // Replies found in the senders' inboxes (src/mail/replies.ts), and what each says (DESIGN §16): listed newest first.
 import { sql, type Kysely } from 'kysely';
 import type { ReplyClass, ReplyClassification } from '../agent/replies/types.ts';
-import type { DB, ReplyClass as StoredReplyClass } from '../db/schema.ts';
+import type { DB, ReplyClass as StoredReplyClass, TouchStatus } from '../db/schema.ts';
 import { invalid } from './errors.ts';
 import { pageOf, type Cursor } from './pagination.ts';
 import { isStorableInstant, isUuid } from './validation.ts';
@@ -20,6 +20,8 @@ export type Reply = ReplyClassification & {
   subject: string | null;
   snippet: string;
   classifiedBy: 'engine' | 'person';
+  /** The response drafted to it (replies/response.ts), unless skipped. */
+  response: { number: number; status: TouchStatus } | null;
 };
 
 export interface ReplyFilter {
@@ -49,7 +51,10 @@ function sinceOf(text: string): Date {
 /** The replies of the workspace with the columns a Reply is made of. */
 function repliesOf(db: Kysely<DB>, workspaceId: string) {
   return db.selectFrom('email_replies as r').innerJoin('runs as run', (join) => join.onRef('run.id', '=', 'r.run_id').on('run.workspace_id', '=', workspaceId))
+    // At most one touch answers a reply unless skipped (the partial unique index touches_one_response).
+    .leftJoin('touches as t', (join) => join.onRef('t.reply_id', '=', 'r.id').on('t.status', '<>', 'SKIPPED'))
     .select([
+      't.number as response_number', 't.status as response_status',
       'r.id', 'r.run_id', 'run.lead_id', 'r.received_at', 'r.from_address', 'r.subject', 'r.snippet', 'r.classification',
       'r.referral_name', 'r.referral_email', 'r.classified_by',
       // Days as text on both backends: PGlite would make a DATE an instant at midnight where the process runs.
@@ -74,6 +79,7 @@ function toReply(row: ReplyRow): Reply {
     followUpAfter: row.follow_up_after,
     person: row.referral_name || row.referral_email ? { name: row.referral_name, email: row.referral_email } : null,
     classifiedBy: row.classified_by,
+    response: row.response_number && row.response_status ? { number: row.response_number, status: row.response_status } : null,
   };
 }
 
@@ -90,11 +96,14 @@ export async function listReplies(db: Kysely<DB>, workspaceId: string, filter: R
   if (filter.classification) query = query.where('r.classification', '=', filter.classification);
   if (filter.since) query = query.where('r.received_at', '>=', sinceOf(filter.since));
   if (filter.toAnswer) {
-    // Answered: an e-mail to the lead was queued after the reply came (a response, or the next touch).
-    query = query.where('r.classification', 'in', [...TO_ANSWER]).where(({ not, exists, selectFrom }) => not(exists(
-      selectFrom('email_deliveries as e').innerJoin('runs as later', 'later.id', 'e.run_id').select('e.id')
-        .whereRef('later.lead_id', '=', 'run.lead_id').where('later.workspace_id', '=', workspaceId)
-        .where('e.workspace_id', '=', workspaceId).whereRef('e.queued_at', '>', 'r.received_at'))));
+    // Answered: its response was approved, or an e-mail to the lead was queued after the reply came (the next touch,
+    // or an answer from another run).
+    query = query.where('r.classification', 'in', [...TO_ANSWER])
+      .where((eb) => eb.or([eb('t.status', 'is', null), eb('t.status', 'not in', ['APPROVED', 'SENT'])]))
+      .where(({ not, exists, selectFrom }) => not(exists(
+        selectFrom('email_deliveries as e').innerJoin('runs as later', 'later.id', 'e.run_id').select('e.id')
+          .whereRef('later.lead_id', '=', 'run.lead_id').where('later.workspace_id', '=', workspaceId)
+          .where('e.workspace_id', '=', workspaceId).whereRef('e.queued_at', '>', 'r.received_at'))));
   }
   const cursor = filter.cursor;
   if (cursor) query = query.where((eb) => eb(eb.refTuple('r.received_at', 'r.id'), '<', eb.tuple(cursor.at, cursor.id)));

@@ -23,7 +23,7 @@ const FALLBACK_READ_MS = 15_000;
  * How often the credentials of open streams are checked. With the check's own time, a stream ends well within a
  * second of its key's revocation or its session's sign-out, even when no notice of it reaches this process.
  */
-const CREDENTIAL_CHECK_MS = 250;
+export const CREDENTIAL_CHECK_MS = 250;
 
 export type StreamEnd =
   | { reason: 'rest'; status: RunStatus | null }

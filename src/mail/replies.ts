@@ -205,6 +205,8 @@ async function recordReply(
   const row = await trx.insertInto('email_replies').values({
     id: randomUUID(), workspace_id: workspaceId, delivery_id: delivery.id, run_id: delivery.run_id, message_id: reply.messageId,
     from_address: reply.from, subject: reply.subject, snippet: reply.snippet, received_at: reply.receivedAt, found_at: now,
+    // Its own words, which a response answers ("Draft a response", src/domain/replies/response.ts).
+    text: reply.reading.text || null,
     classification: said.classification, returns_on: said.returnsOn, follow_up_after: said.followUpAfter,
     referral_name: said.person?.name ?? null, referral_email: said.person?.email ?? null, classified_by: 'engine',
   }).onConflict((oc) => oc.columns(['delivery_id', 'message_id']).doNothing()).returning('id').executeTakeFirst();

@@ -1,8 +1,9 @@
 // Replies and what they say (DESIGN §16): one class, and the date, time or person that class can name. The offline
 // classifier and the model (src/agent/replies/) answer ReplyClassification; the API shows it on every stored reply.
 import { Type } from 'typebox';
-import { Id, Nullable } from './common.ts';
+import { Id, Int32, Nullable } from './common.ts';
 import { RunReply } from './runs.ts';
+import { Touch, TOUCH_NUMBER_MAX } from './touches.ts';
 
 export {
   REPLY_CLASSES, ReferredPerson, ReplyClassification, PERSON_NAME_MAX, PERSON_EMAIL_MAX,
@@ -20,6 +21,10 @@ export const Reply = Type.Object({
   snippet: RunReply.properties.snippet,
   ...ReplyClassification.properties,
   classifiedBy: Type.Enum(['engine', 'person'], { description: 'Whether the class is the engine\'s reading or a person\'s correction.' }),
+  response: Nullable(Type.Object({
+    number: Int32({ minimum: 2, maximum: TOUCH_NUMBER_MAX, description: 'Its touch in the run\'s thread (GET /api/v1/runs/{id}/touches).' }),
+    status: Touch.properties.status,
+  }, { description: 'The response drafted to it ("Draft a response"), unless skipped: SCHEDULED while WRITER writes it, then AWAITING_APPROVAL.' })),
 }, { $id: 'Reply' });
 
 /** POST /api/v1/replies/{id}/classification: a person's reading of a reply ("Mark as…"). */

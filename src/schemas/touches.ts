@@ -1,11 +1,17 @@
-// The touches of a run's thread (DESIGN §13): touch 1, the approved e-mail, and a follow-up for each step of the
-// sequence the run's lead is enrolled in. Apart from sequences.ts, which the Run (runs.ts) imports.
+// The touches of a run's thread (DESIGN §13): touch 1, the approved e-mail, a follow-up for each step of the
+// sequence the run's lead is enrolled in, and the responses to the buyer's replies (§16 "Draft a response"). Apart
+// from sequences.ts, which the Run (runs.ts) imports.
 import { Type } from 'typebox';
 import { Nullable, Timestamp, Id, Int32, FEEDBACK_MAX, EMAIL_MAX } from './common.ts';
 import { BODY_MAX, Delivery, SUBJECT_MAX } from './runs.ts';
 import { INSTRUCTION_MAX, SEQUENCE_STEPS_MAX } from './sequences.ts';
 
 export const TOUCH_STATUSES = ['SCHEDULED', 'DRAFTED', 'AWAITING_APPROVAL', 'APPROVED', 'SENT', 'SKIPPED'] as const;
+
+/** The most responses one thread holds (src/db/migrations/0042_response_touches.sql). */
+export const RESPONSES_MAX = 20;
+/** Touch 1, the follow-ups, then the responses: the highest touch number. */
+export const TOUCH_NUMBER_MAX = 1 + SEQUENCE_STEPS_MAX + RESPONSES_MAX;
 
 export const TouchDraft = Type.Object({
   id: Id('Identifier of the draft version.'),
@@ -16,7 +22,9 @@ export const TouchDraft = Type.Object({
 });
 
 export const Touch = Type.Object({
-  number: Int32({ minimum: 1, maximum: SEQUENCE_STEPS_MAX + 1, description: '1: the approved e-mail; n+1: the sequence\'s step n.' }),
+  number: Int32({ minimum: 1, maximum: TOUCH_NUMBER_MAX, description: '1: the approved e-mail; n+1: the sequence\'s step n; after those, the responses.' }),
+  kind: Type.Enum(['sequence', 'response'], { description: '`response`: the answer to a reply ("Draft a response"), no step of the sequence.' }),
+  replyId: Nullable(Id('The reply a response answers; null for the sequence\'s touches.')),
   of: Int32({ minimum: 1, maximum: SEQUENCE_STEPS_MAX + 1, description: 'How many touches the thread has: "Follow-up 2 of 3".' }),
   status: Type.Enum(TOUCH_STATUSES, {
     description: 'SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped '
@@ -34,7 +42,7 @@ export const Touch = Type.Object({
 
 export const TouchParams = Type.Object({
   id: Type.String({ maxLength: 100, description: 'Identifier (UUID) of the run.' }),
-  number: Int32({ minimum: 2, maximum: SEQUENCE_STEPS_MAX + 1, description: 'The follow-up\'s touch number (2 or more).' }),
+  number: Int32({ minimum: 2, maximum: TOUCH_NUMBER_MAX, description: 'The follow-up\'s or response\'s touch number (2 or more).' }),
 });
 
 export const TouchReject = Type.Object({

@@ -163,9 +163,9 @@ describe('reading a lead import CSV', () => {
       // This thread's CPU: a few hundred milliseconds, 1.0-1.4 s for ragged rows on a slow day of the machine, and
       // up to 2.1 s (of the whole process's) under a loaded run's sharing of the cores. The bound is far below what
       // csv-parse takes on ragged rows when not stopped at 50,001 (about 40 s for 10 MiB) or on `"x"y` rows with
-      // relax_quotes (minutes). The time on the clock leaves room for a machine shared with other work.
+      // relax_quotes (minutes). The time on the clock is shown, not held to a bound: it depends on what else the
+      // machine does.
       assert.ok(cpuMs < 5_000, `${name}: ${Math.round(cpuMs)} ms of CPU`);
-      assert.ok(ms < 15_000, `${name}: ${Math.round(ms)} ms`);
     }
   });
 });

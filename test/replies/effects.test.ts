@@ -81,8 +81,10 @@ for (const kind of BACKENDS) {
       return { leadId: lead.id as string, callId: call.id as string, runId: run.id as string, messageId };
     }
 
+    // The reply's own events: the response an interested reply asks for is written by the scheduler, whose touch
+    // events come when they come (test/replies/response.test.ts follows them).
     const eventsOf = async (runId: string) => (await db(t).selectFrom('run_events').select('type')
-      .where('run_id', '=', runId).orderBy('seq').execute()).map((e) => e.type);
+      .where('run_id', '=', runId).orderBy('seq').execute()).map((e) => e.type).filter((type) => !type.startsWith('touch.'));
     const auditOf = async (runId: string, action: string) => db(t).selectFrom('audit_log').selectAll()
       .where('target_id', '=', runId).where('action', '=', action).execute();
     const lead = async (key: string, id: string) => (await t.api('GET', `/api/v1/leads/${id}`, { key })).json.data;
@@ -115,7 +117,7 @@ for (const kind of BACKENDS) {
       const listed = (await t.api('GET', `/api/v1/leads?limit=100`, { key: ws.key })).json.data.find((l: any) => l.id === later.leadId);
       assert.equal(listed.nextActionAt, '2026-07-01T00:00:00.000Z');
 
-      assert.deepEqual((await eventsOf(interested.runId)).slice(-2), ['draft.replied', 'reply.lead_qualified']);
+      assert.deepEqual((await eventsOf(interested.runId)).slice(-3), ['draft.replied', 'reply.lead_qualified', 'reply.response_requested']);
       assert.deepEqual((await eventsOf(later.runId)).slice(-2), ['draft.replied', 'reply.next_action_set']);
       const audit = await auditOf(interested.runId, 'reply.lead_qualified');
       assert.equal(audit.length, 1);
@@ -160,7 +162,7 @@ for (const kind of BACKENDS) {
       assert.deepEqual([marked.json.data.classification, marked.json.data.classifiedBy, marked.json.data.followUpAfter], ['interested', 'person', null]);
       const after = await lead(ws.key, run.leadId);
       assert.deepEqual([after.status, after.nextActionAt], ['QUALIFIED', null]);
-      assert.deepEqual((await eventsOf(run.runId)).slice(-3), ['reply.classified', 'reply.next_action_set', 'reply.lead_qualified']);
+      assert.deepEqual((await eventsOf(run.runId)).slice(-4), ['reply.classified', 'reply.next_action_set', 'reply.lead_qualified', 'reply.response_requested']);
       const requestAudit = await auditOf(stored.id, 'reply.classified');
       assert.equal(requestAudit.length, 1);
       assert.equal(requestAudit[0]!.source, 'api');

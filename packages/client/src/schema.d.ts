@@ -305,6 +305,28 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/replies/{id}/response": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Draft a response
+         * @description WRITER writes the answer to the reply (DESIGN §12's rules, from what was said on the call and found in research) as the next touch of its run's thread, kind `response`: SCHEDULED while it is written, moments later, then AWAITING_APPROVAL. It is edited, regenerated, skipped or approved as a follow-up is (`/api/v1/runs/{id}/touches/{number}/…`), whatever the state of the sequence the reply stopped, and is sent in the same thread, In-Reply-To the reply. Replies of the classes interested, not_now, not_interested, referral, other are answered; an interested reply has its response asked for when it is read. Asking again while a response to the reply is there (not skipped) answers that one with 200; a new one is 202. The touch is answered to a key with `runs:read`; 204 otherwise.
+         *
+         *     Required scope: `runs:write`.
+         */
+        post: operations["draftReplyResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs": {
         parameters: {
             query?: never;
@@ -1810,6 +1832,18 @@ export type components = {
              * @description When the reply was sent (its Date header, never later than when it was found).
              */
             receivedAt: string;
+            response: {
+                /**
+                 * Format: int32
+                 * @description Its touch in the run's thread (GET /api/v1/runs/{id}/touches).
+                 */
+                number: number;
+                /**
+                 * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
+                 * @enum {unknown}
+                 */
+                status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
+            } | null;
             returnsOn: string | null;
             /**
              * Format: uuid
@@ -2153,7 +2187,7 @@ export type components = {
              * @description A follow-up's `touch.*` event names its touch number in `attempt`, and a stop or skip its reason in `error`.
              * @enum {unknown}
              */
-            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.approval_undone" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied" | "draft.delivery_scheduled" | "draft.delivery_cancelled" | "draft.suppressed" | "draft.bounced" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "sequence.finished" | "touch.drafted" | "touch.awaiting_approval" | "touch.approved" | "touch.sent" | "touch.skipped" | "reply.classified" | "reply.sequence_stopped" | "reply.sequence_paused" | "reply.sequence_resumed" | "reply.address_suppressed" | "reply.lead_qualified" | "reply.next_action_set";
+            type: "run.queued" | "step.started" | "step.retrying" | "step.completed" | "step.failed" | "run.awaiting_approval" | "run.failed" | "run.cancelled" | "run.approved" | "run.approval_undone" | "run.rejected" | "run.regenerating" | "draft.edited" | "draft.delivery_queued" | "draft.delivery_retrying" | "draft.sent" | "draft.saved_to_mailbox" | "draft.delivery_failed" | "draft.replied" | "draft.delivery_scheduled" | "draft.delivery_cancelled" | "draft.suppressed" | "draft.bounced" | "sequence.enrolled" | "sequence.stopped" | "sequence.paused" | "sequence.resumed" | "sequence.finished" | "touch.drafted" | "touch.awaiting_approval" | "touch.approved" | "touch.sent" | "touch.skipped" | "reply.classified" | "reply.sequence_stopped" | "reply.sequence_paused" | "reply.sequence_resumed" | "reply.address_suppressed" | "reply.lead_qualified" | "reply.response_requested" | "reply.next_action_set";
             usage: {
                 /** Format: int64 */
                 inputTokens: number;
@@ -4846,6 +4880,343 @@ export interface operations {
             };
         };
     };
+    draftReplyResponse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a second request with the same key and the same body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) and does nothing; the same key with another body is 422, and 409 while the first is still in flight. 1 to 255 visible ASCII characters; a UUID is a good choice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description No body is needed; `{}` is accepted. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description A response to the reply was there already: that touch. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            delivery: {
+                                /**
+                                 * Format: int32
+                                 * @description Attempts made so far.
+                                 */
+                                attempts: number;
+                                deliveredAt: string | null;
+                                error: string | null;
+                                /** @description The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same. */
+                                messageId: string;
+                                /**
+                                 * @description `send`: over SMTP; `mailbox`: saved to the sender's Drafts folder over IMAP.
+                                 * @enum {unknown}
+                                 */
+                                method: "send" | "mailbox";
+                                /**
+                                 * Format: date-time
+                                 * @description When the delivery was (last) queued.
+                                 */
+                                queuedAt: string;
+                                scheduledFor: string | null;
+                                /**
+                                 * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). SCHEDULED while it waits for a send window, a per-sender limit or the approval's `sendAt` (DESIGN §14); CANCELLED when taken off the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient's server refused it (§15).
+                                 * @enum {unknown}
+                                 */
+                                status: "SCHEDULED" | "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED" | "CANCELLED" | "SUPPRESSED" | "BOUNCED";
+                            } | null;
+                            draft: {
+                                body: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Identifier of the draft version.
+                                 */
+                                id: string;
+                                subject: string;
+                                to: string | null;
+                                /** Format: int32 */
+                                version: number;
+                            } | null;
+                            dueAt: string | null;
+                            instruction: string | null;
+                            /**
+                             * @description `response`: the answer to a reply ("Draft a response"), no step of the sequence.
+                             * @enum {unknown}
+                             */
+                            kind: "sequence" | "response";
+                            /**
+                             * Format: int32
+                             * @description 1: the approved e-mail; n+1: the sequence's step n; after those, the responses.
+                             */
+                            number: number;
+                            /**
+                             * Format: int32
+                             * @description How many touches the thread has: "Follow-up 2 of 3".
+                             */
+                            of: number;
+                            replyId: string | null;
+                            /** @enum {unknown} */
+                            review: "required" | "auto";
+                            skipReason: string | null;
+                            /**
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
+                             * @enum {unknown}
+                             */
+                            status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
+                        };
+                    };
+                };
+            };
+            /** @description The response is asked for: its touch, SCHEDULED until WRITER has written it. */
+            202: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            delivery: {
+                                /**
+                                 * Format: int32
+                                 * @description Attempts made so far.
+                                 */
+                                attempts: number;
+                                deliveredAt: string | null;
+                                error: string | null;
+                                /** @description The Message-ID of the e-mail, fixed when the delivery was made: a resend carries the same. */
+                                messageId: string;
+                                /**
+                                 * @description `send`: over SMTP; `mailbox`: saved to the sender's Drafts folder over IMAP.
+                                 * @enum {unknown}
+                                 */
+                                method: "send" | "mailbox";
+                                /**
+                                 * Format: date-time
+                                 * @description When the delivery was (last) queued.
+                                 */
+                                queuedAt: string;
+                                scheduledFor: string | null;
+                                /**
+                                 * @description QUEUED → DELIVERING → DELIVERED, or FAILED after its retries (then POST /api/v1/runs/{id}/deliver queues it again). SCHEDULED while it waits for a send window, a per-sender limit or the approval's `sendAt` (DESIGN §14); CANCELLED when taken off the outbox; SUPPRESSED when its address asked to stop before it left, and BOUNCED when the recipient's server refused it (§15).
+                                 * @enum {unknown}
+                                 */
+                                status: "SCHEDULED" | "QUEUED" | "DELIVERING" | "DELIVERED" | "FAILED" | "CANCELLED" | "SUPPRESSED" | "BOUNCED";
+                            } | null;
+                            draft: {
+                                body: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Identifier of the draft version.
+                                 */
+                                id: string;
+                                subject: string;
+                                to: string | null;
+                                /** Format: int32 */
+                                version: number;
+                            } | null;
+                            dueAt: string | null;
+                            instruction: string | null;
+                            /**
+                             * @description `response`: the answer to a reply ("Draft a response"), no step of the sequence.
+                             * @enum {unknown}
+                             */
+                            kind: "sequence" | "response";
+                            /**
+                             * Format: int32
+                             * @description 1: the approved e-mail; n+1: the sequence's step n; after those, the responses.
+                             */
+                            number: number;
+                            /**
+                             * Format: int32
+                             * @description How many touches the thread has: "Follow-up 2 of 3".
+                             */
+                            of: number;
+                            replyId: string | null;
+                            /** @enum {unknown} */
+                            review: "required" | "auto";
+                            skipReason: string | null;
+                            /**
+                             * @description SCHEDULED → DRAFTED → AWAITING_APPROVAL (review required) → APPROVED → SENT, or SKIPPED (the sequence stopped first, the follow-up was rejected, or its delivery failed or was cancelled).
+                             * @enum {unknown}
+                             */
+                            status: "SCHEDULED" | "DRAFTED" | "AWAITING_APPROVAL" | "APPROVED" | "SENT" | "SKIPPED";
+                        };
+                    };
+                };
+            };
+            /** @description Done, for a key without `runs:read`. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid; `errors` names each field. */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or a malformed, unknown or revoked one. */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs; `requiredScope` names it. */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this workspace. */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: the reply is of a class that is not answered (an auto-reply, an absence, a bounce, a request to stop), or the thread holds the most touches it can; or `idempotency_conflict`. */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is over 1 MiB. */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was used for a different request. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for this key; see `Retry-After`. */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Something failed on the server (`internal`); quote `requestId` when asking for help. */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached; see `Retry-After`. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listRuns: {
         parameters: {
             query?: {
@@ -7416,8 +7787,13 @@ export interface operations {
                             dueAt: string | null;
                             instruction: string | null;
                             /**
+                             * @description `response`: the answer to a reply ("Draft a response"), no step of the sequence.
+                             * @enum {unknown}
+                             */
+                            kind: "sequence" | "response";
+                            /**
                              * Format: int32
-                             * @description 1: the approved e-mail; n+1: the sequence's step n.
+                             * @description 1: the approved e-mail; n+1: the sequence's step n; after those, the responses.
                              */
                             number: number;
                             /**
@@ -7425,6 +7801,7 @@ export interface operations {
                              * @description How many touches the thread has: "Follow-up 2 of 3".
                              */
                             of: number;
+                            replyId: string | null;
                             /** @enum {unknown} */
                             review: "required" | "auto";
                             skipReason: string | null;
@@ -7535,7 +7912,7 @@ export interface operations {
             path: {
                 /** @description Identifier (UUID) of the run. */
                 id: string;
-                /** @description The follow-up's touch number (2 or more). */
+                /** @description The follow-up's or response's touch number (2 or more). */
                 number: number;
             };
             cookie?: never;
@@ -7602,8 +7979,13 @@ export interface operations {
                             dueAt: string | null;
                             instruction: string | null;
                             /**
+                             * @description `response`: the answer to a reply ("Draft a response"), no step of the sequence.
+                             * @enum {unknown}
+                             */
+                            kind: "sequence" | "response";
+                            /**
                              * Format: int32
-                             * @description 1: the approved e-mail; n+1: the sequence's step n.
+                             * @description 1: the approved e-mail; n+1: the sequence's step n; after those, the responses.
                              */
                             number: number;
                             /**
@@ -7611,6 +7993,7 @@ export interface operations {
                              * @description How many touches the thread has: "Follow-up 2 of 3".
                              */
                             of: number;
+                            replyId: string | null;
                             /** @enum {unknown} */
                             review: "required" | "auto";
                             skipReason: string | null;
@@ -7782,7 +8165,7 @@ export interface operations {
             path: {
                 /** @description Identifier (UUID) of the run. */
                 id: string;
-                /** @description The follow-up's touch number (2 or more). */
+                /** @description The follow-up's or response's touch number (2 or more). */
                 number: number;
             };
             cookie?: never;
@@ -7850,8 +8233,13 @@ export interface operations {
                             dueAt: string | null;
                             instruction: string | null;
                             /**
+                             * @description `response`: the answer to a reply ("Draft a response"), no step of the sequence.
+                             * @enum {unknown}
+                             */
+                            kind: "sequence" | "response";
+                            /**
                              * Format: int32
-                             * @description 1: the approved e-mail; n+1: the sequence's step n.
+                             * @description 1: the approved e-mail; n+1: the sequence's step n; after those, the responses.
                              */
                             number: number;
                             /**
@@ -7859,6 +8247,7 @@ export interface operations {
                              * @description How many touches the thread has: "Follow-up 2 of 3".
                              */
                             of: number;
+                            replyId: string | null;
                             /** @enum {unknown} */
                             review: "required" | "auto";
                             skipReason: string | null;
@@ -8032,7 +8421,7 @@ export interface operations {
             path: {
                 /** @description Identifier (UUID) of the run. */
                 id: string;
-                /** @description The follow-up's touch number (2 or more). */
+                /** @description The follow-up's or response's touch number (2 or more). */
                 number: number;
             };
             cookie?: never;
@@ -8105,8 +8494,13 @@ export interface operations {
                             dueAt: string | null;
                             instruction: string | null;
                             /**
+                             * @description `response`: the answer to a reply ("Draft a response"), no step of the sequence.
+                             * @enum {unknown}
+                             */
+                            kind: "sequence" | "response";
+                            /**
                              * Format: int32
-                             * @description 1: the approved e-mail; n+1: the sequence's step n.
+                             * @description 1: the approved e-mail; n+1: the sequence's step n; after those, the responses.
                              */
                             number: number;
                             /**
@@ -8114,6 +8508,7 @@ export interface operations {
                              * @description How many touches the thread has: "Follow-up 2 of 3".
                              */
                             of: number;
+                            replyId: string | null;
                             /** @enum {unknown} */
                             review: "required" | "auto";
                             skipReason: string | null;

@@ -28,25 +28,36 @@ export interface ReadReply {
   later: string | null;
   /** The person a referral names, as written. */
   person: string | null;
+  /** The time the buyer proposes to talk ("Tuesday", "Thursday at 3pm", "tomorrow"), as they wrote it. */
+  proposed: string | null;
 }
 
 const QUESTION_WORDS = new Set(['quick', 'question', 'before', 'after', 'about', 'does', 'did', 'can', 'could', 'would', 'will', 'what', 'how', 'when', 'where', 'which', 'who', 'why', 'you', 'your', 'yours', 'have', 'has', 'there', 'any', 'much', 'many', 'work', 'need', 'also', 'just', 'quick', 'wondering']);
+const DAY = String.raw`(?:Monday|Tuesday|Wednesday|Thursday|Friday|tomorrow|next week)`;
+const HOUR = String.raw`(?:\s(?:at|around)\s\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm)?|\s(?:morning|afternoon))?`;
+/** A time to talk the buyer proposes: a day, maybe an hour, beside a word for meeting or a "works". */
+const PROPOSED = new RegExp(String.raw`\b(?:(?:talk|call|chat|meet|speak|catch up|connect|demo)\b[^.?!\n]{0,30}?\b(${DAY}${HOUR})|(${DAY}${HOUR})\s(?:works|is good|is fine|suits))`, 'i');
 const LATER = /\b(?:in|after|until|around|from|by)\s(?:the\s)?(?:Q[1-4]|(?:January|February|March|April|May|June|July|August|September|October|November|December)|(?:next|the new) (?:year|quarter|month)|(?:the )?summer|(?:the )?autumn|(?:the )?fall|(?:the )?spring|(?:the )?winter|a (?:few|couple of) (?:weeks|months))\b/i;
 
 /** What the reply says, and what it asks. */
 export function readReply(text: string): ReadReply {
   const own = ownText(text.slice(0, REPLY_READ_MAX)).slice(0, OWN_READ_MAX);
   const { classification, person } = classifyReply({ headers: {}, text: own, date: null });
+  // A question that proposes a time ("Could we talk on Tuesday?") is answered by taking the time, not by a promise
+  // to confirm it; the rest are asked as written, without a leading "And".
   const questions = own.replace(/\s+/g, ' ').split(/(?<=[.!?])\s+/)
-    .filter((s) => s.endsWith('?') && s.length <= 300 && keysOf(s).length > 0)
+    .filter((s) => s.endsWith('?') && s.length <= 300 && keysOf(s).length > 0 && !PROPOSED.test(s))
+    .map((s) => s.replace(/^(?:and|also|but|so|plus)[,\s]+(\p{L})/iu, (_, first: string) => first.toUpperCase()))
     .slice(0, QUESTIONS_MAX);
   const later = LATER.exec(own)?.[0] ?? null;
+  const match = PROPOSED.exec(own);
+  const proposed = match ? (match[1] ?? match[2] ?? '').trim() : null;
   const kind: ReplyKind = classification === 'not_now' ? 'not_now'
     : classification === 'not_interested' || classification === 'unsubscribe' ? 'declined'
       : classification === 'referral' && person?.name ? 'referral'
         : questions.length > 0 ? 'question'
-        : classification === 'interested' ? 'interested' : 'other';
-  return { kind, questions, later, person: person?.name?.slice(0, 80) ?? null };
+        : classification === 'interested' || proposed ? 'interested' : 'other';
+  return { kind, questions, later, person: person?.name?.slice(0, 80) ?? null, proposed };
 }
 
 /** The words of a question that say what it is about: "which evidence fields do you need from Stripe?". */
@@ -81,6 +92,14 @@ function answerOf(question: string, facts: CallFacts, research: ResearchOutput |
   return fact ? `your website says ${fact.text.replace(/[.!?]+$/, '')}` : null;
 }
 
+/** The buyer's time taken: "Tuesday works for me", with the hour asked for when they named none. */
+function acceptTime(proposed: string): string {
+  const time = `${proposed.charAt(0).toUpperCase()}${proposed.slice(1)}`;
+  if (/^next week$/i.test(proposed)) return `${time} works for me: which day and time suit you best? I’ll send a calendar invite.`;
+  const hour = /\d|morning|afternoon/i.test(proposed);
+  return hour ? `${time} works for me. I’ll send a calendar invite.` : `${time} works for me: what time suits you? I’ll send a calendar invite.`;
+}
+
 /** The answer's sentences: thanks, what the reply asks answered, and the next step. */
 export function composeReply(
   read: ReadReply, facts: CallFacts, research: ResearchOutput | undefined, variant: number,
@@ -113,13 +132,15 @@ export function composeReply(
       if (open.length > 0) {
         answers.push(`${answers.length > 0 ? 'On' : 'You asked'} ${open.map(quoted).join(' and ')}${answers.length > 0 ? ',' : ':'} I’ll confirm ${open.length > 1 ? 'both' : 'that'} and come back to you shortly.`);
       } else if (answers.length === 0) answers.push('I’ll confirm that and come back to you shortly.');
+      if (read.proposed) return { paragraphs: [['Thanks for the quick reply.'], [acceptTime(read.proposed)], answers] };
       const next = stepText ? `Happy to go through it in more depth on ${stepText}.` : 'Happy to go through it on a short call if that helps.';
       return { paragraphs: [['Thanks for the quick reply.'], answers, [next]] };
     }
     case 'interested':
     case 'other': {
       const thanks = variant % 2 === 0 ? 'Thanks for getting back to me, good to hear.' : 'Great to hear back from you, thank you.';
-      const next = stepText && step?.when
+      const next = read.proposed ? acceptTime(read.proposed)
+        : stepText && step?.when
         ? `Shall we go ahead with ${stepText}? I’ll send a calendar invite.`
         : stepText ? `Which day would suit you for ${stepText}? I’ll send a calendar invite.`
           : 'Would a 20-minute call next week suit you? Send me two or three times that work and I’ll set it up.';

@@ -6,7 +6,8 @@
 // - out_of_office pauses it until one business day after `returnsOn` (7 days after the reply without a date);
 // - unsubscribe suppresses the lead's address, and the address that replied when it is another;
 // - interested moves a CONTACTED lead to QUALIFIED, unless the workspace turned that off (`qualify_on_interest`);
-// - not_now with a date sets the lead's `nextActionAt` to that day.
+// - not_now with a date sets the lead's `nextActionAt` to that day;
+// - interested has a response drafted (response.ts), for a person to review in Replies to answer.
 //
 // The effects are applied once per reply: when it is first recorded (a reply read again is not recorded again, see
 // src/mail/replies.ts), and again when a person gives it another class. Undone on a correction: a pause (the
@@ -17,9 +18,11 @@ import type { Kysely } from 'kysely';
 import type { ReplyClass, ReplyClassification } from '../../agent/replies/types.ts';
 import type { AuditSource, DB, RunEventType } from '../../db/schema.ts';
 import { writeAudit, type AuditDetails } from '../audit/audit.ts';
+import { AppError } from '../errors.ts';
 import { recordEvent } from '../runs/lifecycle.ts';
 import { pauseEnrolment, stopEnrolments } from '../sequences/stops.ts';
 import { suppressAddress } from '../suppressions/suppress.ts';
+import { requestResponse } from './response.ts';
 
 /** Classes that say nothing from the person: the sequence goes on (out_of_office: after a pause). */
 const NOT_FROM_THE_PERSON: readonly ReplyClass[] = ['out_of_office', 'auto_reply', 'bounce'];
@@ -56,6 +59,8 @@ export interface EffectsApplied {
   qualified: boolean;
   nextActionAt: Date | null;
   nextActionCleared: boolean;
+  /** The touch of the response asked for (an interested reply), or null. */
+  responseTouch: number | null;
 }
 
 /** Applies the effects of `said` on reply `reply`; with `previous`, undoes what that class did first. */
@@ -67,7 +72,7 @@ export async function applyReplyEffects(
     .select(['l.id', 'l.email', 'l.status', 'l.next_action_at', 'w.qualify_on_interest'])
     .where('r.id', '=', reply.runId).where('r.workspace_id', '=', reply.workspaceId)
     .executeTakeFirst();
-  const done: EffectsApplied = { stopped: 0, pausedUntil: null, resumed: false, suppressed: 0, qualified: false, nextActionAt: null, nextActionCleared: false };
+  const done: EffectsApplied = { stopped: 0, pausedUntil: null, resumed: false, suppressed: 0, qualified: false, nextActionAt: null, nextActionCleared: false, responseTouch: null };
   if (!lead) return done;
   const zone = opts.timeZone ?? 'UTC';
   const base = { workspaceId: reply.workspaceId, leadId: lead.id, at: opts.at };
@@ -116,6 +121,15 @@ export async function applyReplyEffects(
       .where('id', '=', lead.id).where('workspace_id', '=', reply.workspaceId).where('status', '=', 'CONTACTED').executeTakeFirst();
     done.qualified = Number(moved.numUpdatedRows) > 0;
     if (done.qualified) await record('reply.lead_qualified', { from: 'CONTACTED', to: 'QUALIFIED' });
+  }
+  if (said.classification === 'interested') {
+    // The buyer is waiting: WRITER drafts the answer now, for a person to review in Replies to answer.
+    const response = await requestResponse(trx, reply.workspaceId, reply.id, opts.at).catch((error: unknown) => {
+      if (error instanceof AppError) return null; // a thread already full: the person answers from their mailbox
+      throw error;
+    });
+    done.responseTouch = response?.created ? response.number : null;
+    if (done.responseTouch) await record('reply.response_requested', { touch: done.responseTouch });
   }
   if (said.classification === 'not_now' && said.followUpAfter) {
     const next = startOfDay(said.followUpAfter, zone);

@@ -70,7 +70,7 @@ async function runEnrolment(trx: Kysely<DB>, workspaceId: string, runId: string)
     : undefined;
   if (!run) throw notFound('Run');
   const enrolment = await trx.selectFrom('enrolments').select(['id', 'status', 'lead_id'])
-    .where('workspace_id', '=', workspaceId).where('run_id', '=', runId).forUpdate().executeTakeFirst();
+    .where('workspace_id', '=', workspaceId).where('run_id', '=', runId).where('thread_only', '=', false).forUpdate().executeTakeFirst();
   if (!enrolment) throw new AppError('invalid_state', 'The run enrolled its lead in no sequence.');
   return enrolment;
 }
@@ -104,6 +104,8 @@ export async function resumeRunSequence(trx: Kysely<DB>, workspaceId: string, ru
 
 export interface TouchView {
   number: number;
+  kind: 'sequence' | 'response';
+  replyId: string | null;
   of: number;
   status: string;
   review: 'required' | 'auto';
@@ -127,7 +129,7 @@ export async function listTouches(db: Kysely<DB>, workspaceId: string, runId: st
     .leftJoin('email_drafts as d', 'd.id', 't.draft_id')
     .leftJoin('email_deliveries as e', 'e.id', 't.delivery_id')
     .select([
-      't.number', 't.status', 't.review', 't.due_at', 't.skip_reason', 'n.steps',
+      't.number', 't.kind', 't.reply_id', 't.status', 't.review', 't.due_at', 't.skip_reason', 'n.steps',
       'd.id as draft_id', 'd.version', 'd.subject', 'd.body', 'd.to_address',
       'e.method', 'e.status as delivery_status', 'e.message_id', 'e.attempts', 'e.queued_at', 'e.delivered_at', 'e.error', 'e.scheduled_for',
     ])
@@ -135,8 +137,8 @@ export async function listTouches(db: Kysely<DB>, workspaceId: string, runId: st
   return rows.map((row) => {
     const steps = row.steps as Array<{ instruction: string }>;
     return {
-      number: row.number, of: steps.length + 1, status: row.status, review: row.review,
-      instruction: row.number > 1 ? steps[row.number - 2]?.instruction ?? null : null,
+      number: row.number, kind: row.kind, replyId: row.reply_id, of: steps.length + 1, status: row.status, review: row.review,
+      instruction: row.number > 1 && row.kind === 'sequence' ? steps[row.number - 2]?.instruction ?? null : null,
       dueAt: row.due_at?.toISOString() ?? null, skipReason: row.skip_reason,
       draft: row.draft_id ? {
         id: row.draft_id, version: row.version!, subject: row.subject!,
@@ -167,6 +169,8 @@ export async function listTouchesForReview(db: Kysely<DB>, workspaceId: string, 
     .innerJoin('leads as l', (join) => join.onRef('l.id', '=', 'n.lead_id').onRef('l.workspace_id', '=', 't.workspace_id'))
     .select(['t.run_id', 'n.lead_id', 'l.name', 't.number', 'n.steps', 't.due_at', 'd.id as draft_id', 'd.version', 'd.subject', 'd.body', 'd.to_address'])
     .where('t.workspace_id', '=', workspaceId).where('t.status', '=', 'AWAITING_APPROVAL').where('n.status', '=', 'ACTIVE')
+    // Responses wait in Replies to answer, beside the reply they answer.
+    .where('t.kind', '=', 'sequence')
     .orderBy('t.due_at').orderBy('t.id').limit(limit).execute();
   return rows.map((row) => ({
     runId: row.run_id, leadId: row.lead_id, leadName: row.name, number: row.number, of: (row.steps as unknown[]).length + 1,

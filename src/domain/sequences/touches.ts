@@ -21,9 +21,11 @@ import { loadSendingSettings } from '../sending/settings.ts';
 import { applyTransition, DRAFT, type Decider } from '../runs/lifecycle.ts';
 import { loadRunContext } from '../runs/drafts.ts';
 import { isUuid } from '../validation.ts';
+import { refuseSuppressed } from '../suppressions/entries.ts';
 import { recordSequenceEvent } from './events.ts';
 import { addBusinessDays, writeTimeOf } from './schedule.ts';
 import type { SequenceStep } from './sequences.ts';
+import { tickSoon } from './tick.ts';
 
 /** Touches one scheduler pass claims: a busy Monday is worked through in passes of this size, none of them long. */
 export const TICK_BATCH = 50;
@@ -35,9 +37,11 @@ export type FollowUpWriter = (input: FollowUpInput) => Promise<FollowUpDraft>;
 interface TouchRow {
   id: string; workspace_id: string; enrolment_id: string; run_id: string; number: number; status: TouchStatus;
   review: 'required' | 'auto'; due_at: Date | null; draft_id: string | null; delivery_id: string | null;
+  /** `response`: the answer to reply `reply_id` (src/domain/replies/response.ts), no step of the sequence. */
+  kind: 'sequence' | 'response'; reply_id: string | null;
 }
 
-const TOUCH_COLUMNS = ['id', 'workspace_id', 'enrolment_id', 'run_id', 'number', 'status', 'review', 'due_at', 'draft_id', 'delivery_id'] as const;
+const TOUCH_COLUMNS = ['id', 'workspace_id', 'enrolment_id', 'run_id', 'number', 'status', 'review', 'due_at', 'draft_id', 'delivery_id', 'kind', 'reply_id'] as const;
 
 /** The enrolment and the touch, locked in that order (stops.ts), with the enrolment's status and steps. */
 async function lockTouch(trx: Kysely<DB>, touchId: string) {
@@ -62,7 +66,8 @@ export async function touchDelivered(trx: Kysely<DB>, deliveryId: string, now: D
   await setTouch(trx, touch.id, { status: 'SENT', ready_at: null }, now);
   const target = { workspaceId: touch.workspace_id, runId: touch.run_id, at: now };
   await recordSequenceEvent(trx, { ...target, type: 'touch.sent', touch: touch.number });
-  await scheduleNext(trx, locked.enrolment, touch.number, now);
+  // A response is no step: the sequence (stopped by the reply it answers) has nothing to go on to.
+  if (touch.kind === 'sequence') await scheduleNext(trx, locked.enrolment, touch.number, now);
 }
 
 /** Why a follow-up's delivery ended without going out: FAILED after its retries, or CANCELLED from the outbox. */
@@ -83,7 +88,7 @@ export async function touchUndelivered(trx: Kysely<DB>, deliveryId: string, reas
   await setTouch(trx, touch.id, { status: 'SKIPPED', skip_reason: reason, ready_at: null }, now);
   const target = { workspaceId: locked.touch.workspace_id, runId: locked.touch.run_id, at: now };
   await recordSequenceEvent(trx, { ...target, type: 'touch.skipped', touch: touch.number, why: reason });
-  await scheduleNext(trx, locked.enrolment, touch.number, now);
+  if (locked.touch.kind === 'sequence') await scheduleNext(trx, locked.enrolment, touch.number, now);
 }
 
 /** After touch `number` went out (or was rejected, or could not go): the next one's due time, or the end of the enrolment. */
@@ -91,11 +96,11 @@ async function scheduleNext(
   trx: Kysely<DB>, enrolment: { id: string; status: string; steps: SequenceStep[] }, number: number, now: Date,
 ): Promise<void> {
   const next = await trx.selectFrom('touches').select(['id', 'run_id', 'workspace_id']).where('enrolment_id', '=', enrolment.id)
-    .where('number', '=', number + 1).where('status', '=', 'SCHEDULED').executeTakeFirst();
+    .where('number', '=', number + 1).where('kind', '=', 'sequence').where('status', '=', 'SCHEDULED').executeTakeFirst();
   if (!next) {
     if (enrolment.status !== 'ACTIVE' && enrolment.status !== 'PAUSED') return;
     const pending = await trx.selectFrom('touches').select('id').where('enrolment_id', '=', enrolment.id)
-      .where('status', 'not in', ['SENT', 'SKIPPED']).executeTakeFirst();
+      .where('status', 'not in', ['SENT', 'SKIPPED']).where('kind', '=', 'sequence').executeTakeFirst();
     if (pending) return;
     await trx.updateTable('enrolments').set({ status: 'FINISHED', next_touch_at: null, updated_at: now }).where('id', '=', enrolment.id).execute();
     const run = await trx.selectFrom('enrolments').select(['run_id', 'workspace_id']).where('id', '=', enrolment.id).executeTakeFirstOrThrow();
@@ -124,7 +129,7 @@ async function setTouch(trx: Kysely<DB>, id: string, set: Partial<{
 export async function nextTouchAfterPause(trx: Kysely<DB>, enrolmentId: string, now: Date): Promise<Date | null> {
   const touch = await trx.selectFrom('touches').select(['id', 'status', 'due_at']).where('enrolment_id', '=', enrolmentId)
     .where('status', 'in', ['SCHEDULED', 'DRAFTED', 'AWAITING_APPROVAL', 'APPROVED']).where('number', '>', 1)
-    .orderBy('number').executeTakeFirst();
+    .where('kind', '=', 'sequence').orderBy('number').executeTakeFirst();
   if (!touch?.due_at) return null;
   const due = new Date(Math.max(touch.due_at.getTime(), now.getTime()));
   const ready = touch.status === 'SCHEDULED' ? writeTimeOf(due, now) : touch.status === 'DRAFTED' ? due : null;
@@ -153,36 +158,47 @@ export async function endedPauses(db: Kysely<DB>, now: Date, limit = TICK_BATCH)
   return rows.map((r) => r.id);
 }
 
-/** What WRITER reads to write follow-up `touch`: the run's context, the step, and the thread so far. */
+/**
+ * What WRITER reads to write `touch`: the run's context, the thread so far, and the step's instruction, or, for a
+ * response, the reply it answers (its own words, else its snippet). Null when the run or the reply is gone.
+ */
 async function followUpInput(db: Kysely<DB>, touch: TouchRow, steps: SequenceStep[], feedback: string | null): Promise<FollowUpInput | null> {
   const ctx = await loadRunContext(db, touch.workspace_id, touch.run_id, null);
   if (!ctx) return null;
   const earlier = await db.selectFrom('touches as t').innerJoin('email_drafts as d', 'd.id', 't.draft_id')
     .select(['d.subject', 'd.body']).where('t.enrolment_id', '=', touch.enrolment_id).where('t.number', '<', touch.number)
     .where('t.status', '=', 'SENT').orderBy('t.number').execute();
-  const reply = await db.selectFrom('email_replies').select(['from_address', 'snippet']).where('run_id', '=', touch.run_id)
-    .where('workspace_id', '=', touch.workspace_id).orderBy('received_at', 'desc').limit(1).executeTakeFirst();
+  // Only a response answers a reply: a follow-up after an out-of-office (the one reply that lets a sequence go on)
+  // follows its step, and is no answer to the auto-reply.
+  const reply = touch.kind === 'response' && touch.reply_id
+    ? await db.selectFrom('email_replies').select(['from_address', 'snippet', 'text']).where('id', '=', touch.reply_id)
+      .where('workspace_id', '=', touch.workspace_id).executeTakeFirst()
+    : undefined;
+  if (touch.kind === 'response' && !reply) return null;
   return {
     lead: ctx.lead, call: ctx.call,
     ...(ctx.research ? { research: ctx.research } : {}), ...(ctx.analysis ? { analysis: ctx.analysis } : {}),
     ...(ctx.strategy ? { strategy: ctx.strategy } : {}),
     sender: { name: ctx.senderName?.split('\n')[0] ?? null, signature: null },
-    touchNumber: touch.number, touchCount: steps.length + 1,
-    instruction: steps[touch.number - 2]?.instruction ?? '',
-    earlier, reply: reply ? { from: reply.from_address, text: reply.snippet } : null, feedback,
+    touchNumber: touch.number, touchCount: Math.max(steps.length + 1, touch.number),
+    instruction: touch.kind === 'response' ? '' : steps[touch.number - 2]?.instruction ?? '',
+    earlier, reply: reply ? { from: reply.from_address, text: reply.text ?? reply.snippet } : null, feedback,
   };
 }
 
+/** Whether a touch may be written or sent while its enrolment is in `status`: a response whatever it is. */
+const mayGo = (touch: { kind: string }, status: string) => touch.kind === 'response' || status === 'ACTIVE';
+
 /**
  * Writes follow-up `touchId` (claimed by claimReadyTouches): WRITER runs outside any transaction, then the draft is
- * stored if the touch is still SCHEDULED and its enrolment ACTIVE, as its next version. A review-required follow-up
- * then waits for a person; an auto one for its due time.
+ * stored if the touch is still SCHEDULED and its enrolment ACTIVE (any state, for a response), as its next version.
+ * A review-required follow-up then waits for a person; an auto one for its due time.
  */
 export async function writeTouch(db: Kysely<DB>, touchId: string, write: FollowUpWriter, clock: Clock): Promise<boolean> {
   const found = await db.selectFrom('touches as t').innerJoin('enrolments as n', 'n.id', 't.enrolment_id')
     .select([...TOUCH_COLUMNS.map((c) => `t.${c}` as const), 'n.steps', 'n.status as enrolment_status'])
     .where('t.id', '=', touchId).executeTakeFirst();
-  if (!found || found.status !== 'SCHEDULED' || found.enrolment_status !== 'ACTIVE') return false;
+  if (!found || found.status !== 'SCHEDULED' || !mayGo(found, found.enrolment_status)) return false;
   const steps = found.steps as SequenceStep[];
   const feedback = await db.selectFrom('email_drafts').select('feedback').where('run_id', '=', found.run_id).where('touch', '=', found.number)
     .orderBy('version', 'desc').limit(1).executeTakeFirst();
@@ -191,7 +207,7 @@ export async function writeTouch(db: Kysely<DB>, touchId: string, write: FollowU
   const draft = await write(input);
   return db.transaction().execute(async (trx) => {
     const locked = await lockTouch(trx, touchId);
-    if (!locked || locked.touch.status !== 'SCHEDULED' || locked.enrolment.status !== 'ACTIVE') return false;
+    if (!locked || locked.touch.status !== 'SCHEDULED' || !mayGo(locked.touch, locked.enrolment.status)) return false;
     const { touch } = locked;
     const first = await trx.selectFrom('touches as t').innerJoin('email_drafts as d', 'd.id', 't.draft_id')
       .select(['d.subject', 'd.to_address']).where('t.enrolment_id', '=', touch.enrolment_id).where('t.number', '=', 1).executeTakeFirstOrThrow();
@@ -229,7 +245,7 @@ export function threadSubject(subject: string): string {
  */
 export async function deliverDueTouch(trx: Kysely<DB>, touchId: string, now: Date): Promise<boolean> {
   const locked = await lockTouch(trx, touchId);
-  if (!locked || locked.touch.status !== 'DRAFTED' || locked.enrolment.status !== 'ACTIVE') return false;
+  if (!locked || locked.touch.status !== 'DRAFTED' || !mayGo(locked.touch, locked.enrolment.status)) return false;
   if (locked.touch.due_at && locked.touch.due_at > now) {
     await setTouch(trx, touchId, { ready_at: locked.touch.due_at }, now);
     return false;
@@ -256,8 +272,9 @@ async function approveTouchDraft(
   const deliveryId = await queueDelivery(trx, {
     ...target, draftId: touch.draft_id, method: enrolment.method, senderUserId: enrolment.sender_user_id, now,
     messageId: `<${randomUUID()}@${messageIdDomain(first.message_id)}>`, availableAt: startAt,
-    // A follow-up goes out only inside the send window (DESIGN §14); the claim holds it to the next opening.
-    respectWindow: true,
+    // A follow-up goes out only inside the send window (DESIGN §14); the claim holds it to the next opening. A
+    // response is a person's answer to a buyer who just wrote: it goes when they approve it, as touch 1 does.
+    respectWindow: touch.kind === 'sequence',
   });
   await trx.updateTable('email_deliveries').set({ touch: touch.number }).where('id', '=', deliveryId).execute();
   await setTouch(trx, touch.id, { status: 'APPROVED', delivery_id: deliveryId, ready_at: null }, now);
@@ -288,13 +305,18 @@ function notAwaiting(status: string, verb: string): AppError {
 
 /**
  * A person approves a follow-up waiting for review (POST /api/v1/runs/{id}/touches/{number}/approve): its delivery
- * is made to start at its due time, or at once when that has passed. Only while the enrolment is ACTIVE.
+ * is made to start at its due time, or at once when that has passed. Only while the enrolment is ACTIVE, but for a
+ * response, which goes whatever the sequence's state, unless its recipient is suppressed (409 recipient_suppressed).
  */
 export async function approveTouch(trx: Kysely<DB>, workspaceId: string, runId: string, number: number, by: Decider, clock: Clock): Promise<void> {
   const locked = await lockRunTouch(trx, workspaceId, runId, number);
   if (locked.touch.status !== 'AWAITING_APPROVAL') throw notAwaiting(locked.touch.status, 'approved');
-  if (locked.enrolment.status !== 'ACTIVE') {
+  if (!mayGo(locked.touch, locked.enrolment.status)) {
     throw new AppError('invalid_state', `The sequence is ${locked.enrolment.status}; a follow-up is approved only while it is ACTIVE.`);
+  }
+  if (locked.touch.kind === 'response' && locked.touch.draft_id) {
+    const draft = await trx.selectFrom('email_drafts').select('to_address').where('id', '=', locked.touch.draft_id).executeTakeFirstOrThrow();
+    await refuseSuppressed(trx, workspaceId, draft.to_address);
   }
   const now = clock.now();
   const due = locked.touch.due_at ?? now;
@@ -319,12 +341,15 @@ export async function rejectTouch(
     set: { decided_at: now, decided_by_key_id: by.keyId, decided_by_user_id: by.userId, feedback },
   });
   if (input.regenerate) {
-    await setTouch(trx, touch.id, { status: 'SCHEDULED', draft_id: null, ready_at: enrolment.status === 'ACTIVE' ? now : null }, now);
+    const goes = mayGo(touch, enrolment.status);
+    await setTouch(trx, touch.id, { status: 'SCHEDULED', draft_id: null, ready_at: goes ? now : null }, now);
+    // The reviewer waits for the new version: the scheduler is asked now, not at its next minute.
+    if (goes) await tickSoon(trx, now);
     return;
   }
   await setTouch(trx, touch.id, { status: 'SKIPPED', skip_reason: 'rejected', ready_at: null }, now);
   await recordSequenceEvent(trx, { ...target, at: now, type: 'touch.skipped', touch: number, why: 'rejected' });
-  await scheduleNext(trx, enrolment, number, now);
+  if (touch.kind === 'sequence') await scheduleNext(trx, enrolment, number, now);
 }
 
 /**

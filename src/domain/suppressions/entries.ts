@@ -1,6 +1,7 @@
 // The suppression list's entries (DESIGN §15) as the API shows them, and the look-up every delivery makes.
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { DB, SuppressionReason, SuppressionsTable } from '../../db/schema.ts';
+import { AppError } from '../errors.ts';
 
 export interface Suppression {
   id: string;
@@ -59,4 +60,14 @@ export async function suppressionOf(db: Kysely<DB>, workspaceId: string, email: 
     .where((eb) => eb.or([eb('email', '=', address), eb('domain', '=', domainOf(address))]))
     .orderBy(sql`email IS NULL`).limit(1).executeTakeFirst();
   return row ? toSuppression(row) : null;
+}
+
+/** Refuses (409 recipient_suppressed, with `reason`) an approval whose e-mail would go to a suppressed address or domain. */
+export async function refuseSuppressed(trx: Kysely<DB>, workspaceId: string, to: string | null): Promise<void> {
+  if (!to) return;
+  const entry = await suppressionOf(trx, workspaceId, to);
+  if (!entry) return;
+  throw new AppError('recipient_suppressed',
+    `${entry.email ? 'The recipient\'s address' : 'The recipient\'s domain'} is on the suppression list (${entry.reason}): nothing is delivered to it. Nothing was approved.`,
+    { extra: { reason: entry.reason }, errors: [{ field: 'to', message: `is suppressed (${entry.reason})` }] });
 }

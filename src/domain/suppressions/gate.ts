@@ -5,7 +5,9 @@ import type { DB } from '../../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { applyTransition, DELIVERY } from '../runs/lifecycle.ts';
 import { stopEnrolments } from '../sequences/stops.ts';
-import { domainOf, lockAddress, lockWholeList, normalEmail, suppressionOf } from './entries.ts';
+import { domainOf, lockAddress, lockWholeList, normalEmail, refuseSuppressed, suppressionOf } from './entries.ts';
+
+export { refuseSuppressed };
 import { missingIdentity, refuseIncomplete, senderIdentity } from './identity.ts';
 
 /**
@@ -24,16 +26,6 @@ export async function refuseUndeliverable(
   const name = user?.sender_name?.trim() || user?.name?.trim() || sender.from?.name?.trim() || null;
   refuseIncomplete(missingIdentity(identity, { name, address: sender.from?.address ?? null }));
   await refuseSuppressed(trx, workspaceId, to);
-}
-
-/** Refuses (409 recipient_suppressed, with `reason`) an approval whose e-mail would go to a suppressed address or domain. */
-export async function refuseSuppressed(trx: Kysely<DB>, workspaceId: string, to: string | null): Promise<void> {
-  if (!to) return;
-  const entry = await suppressionOf(trx, workspaceId, to);
-  if (!entry) return;
-  throw new AppError('recipient_suppressed',
-    `${entry.email ? 'The recipient\'s address' : 'The recipient\'s domain'} is on the suppression list (${entry.reason}): nothing is delivered to it. Nothing was approved.`,
-    { extra: { reason: entry.reason }, errors: [{ field: 'to', message: `is suppressed (${entry.reason})` }] });
 }
 
 export interface ClaimTarget {

@@ -7,12 +7,13 @@ import type { Engine } from '../../agent/engine.ts';
 import type { ModelEngineOptions } from '../../agent/engines/model.ts';
 import { writeFollowUp } from '../../agent/follow-up/index.ts';
 import { runSchedulerPass } from '../../domain/sequences/scheduler.ts';
+import { SEQUENCES_TICK } from '../../domain/sequences/tick.ts';
 import { TICK_BATCH, type FollowUpWriter } from '../../domain/sequences/touches.ts';
 import { enqueueJob } from '../sql/enqueueJob.ts';
 import { exponentialBackoff } from '../retry.ts';
 import type { JobHandler } from '../types.ts';
 
-export const SEQUENCES_TICK = 'sequences.tick';
+export { SEQUENCES_TICK };
 const TICK_EVERY_MS = 60_000;
 const PASSES_MAX = 10;
 

@@ -18,7 +18,7 @@ const EVENT_TYPES: RunEvent['type'][] = [
   'draft.edited', 'draft.delivery_queued', 'draft.delivery_retrying', 'draft.sent', 'draft.saved_to_mailbox',
   'draft.delivery_failed', 'draft.replied', 'draft.delivery_scheduled', 'draft.delivery_cancelled',
   'draft.delivery_failed', 'draft.replied', 'reply.classified', 'reply.sequence_stopped', 'reply.sequence_paused',
-  'reply.sequence_resumed', 'reply.address_suppressed', 'reply.lead_qualified', 'reply.next_action_set',
+  'reply.sequence_resumed', 'reply.address_suppressed', 'reply.lead_qualified', 'reply.response_requested', 'reply.next_action_set',
 ];
 const POLL_MS = 1500;
 const REPLY_POLL_MS = 5000;

@@ -6,8 +6,10 @@ import type { AppInstance } from '../../app-instance.ts';
 import { principalOf } from '../../auth.ts';
 import { cursorParam, linkNextPage } from '../../pagination.ts';
 import { markReply } from '../../../domain/replies/mark.ts';
+import { ANSWERABLE, requestResponse } from '../../../domain/replies/response.ts';
+import { listTouches } from '../../../domain/sequences/enrolments.ts';
 import { mutate } from '../../mutation.ts';
-import { answer, authProblems, Cursor, dataOf, IdParam, Limit, listOf, Reply, ReplyClassify, writeProblems } from '../../../schemas/index.ts';
+import { answer, authProblems, Cursor, dataOf, IdParam, Limit, listOf, problem, Reply, ReplyClassify, Touch, writeProblems } from '../../../schemas/index.ts';
 
 export default async function replyRoutes(app: AppInstance): Promise<void> {
   const { db } = app.deps;
@@ -68,5 +70,40 @@ export default async function replyRoutes(app: AppInstance): Promise<void> {
     });
     const target = { type: 'reply', id: marked.reply.id };
     return principal.scopes.includes('runs:read') ? { status: 200, body: { data: marked.reply }, target } : { status: 204, body: null, target };
+  }));
+
+  app.post('/api/v1/replies/:id/response', {
+    config: { scope: 'runs:write', auditAction: 'reply.response_requested' },
+    schema: {
+      operationId: 'draftReplyResponse',
+      summary: 'Draft a response',
+      description: 'WRITER writes the answer to the reply (DESIGN §12\'s rules, from what was said on the call and found in research) as '
+        + 'the next touch of its run\'s thread, kind `response`: SCHEDULED while it is written, moments later, then '
+        + 'AWAITING_APPROVAL. It is edited, regenerated, skipped or approved as a follow-up is '
+        + '(`/api/v1/runs/{id}/touches/{number}/…`), whatever the state of the sequence the reply stopped, and is sent in the same '
+        + `thread, In-Reply-To the reply. Replies of the classes ${ANSWERABLE.join(', ')} are answered; an interested reply has its `
+        + 'response asked for when it is read. Asking again while a response to the reply is there (not skipped) answers that '
+        + 'one with 200; a new one is 202. The touch is answered to a key with `runs:read`; 204 otherwise.',
+      tags: ['Replies'],
+      params: IdParam,
+      body: Type.Optional(Type.Object({}, { additionalProperties: false, description: 'No body is needed; `{}` is accepted.' })),
+      response: {
+        200: answer('A response to the reply was there already: that touch.', dataOf(Touch)),
+        202: answer('The response is asked for: its touch, SCHEDULED until WRITER has written it.', dataOf(Touch)),
+        204: Type.Null({ description: 'Done, for a key without `runs:read`.' }),
+        ...writeProblems,
+        ...authProblems,
+        409: problem('`invalid_state`: the reply is of a class that is not answered (an auto-reply, an absence, a bounce, a request to '
+          + 'stop), or the thread holds the most touches it can; or `idempotency_conflict`.'),
+      },
+    },
+  }, (request, reply) => mutate(app.deps, request, reply, async (trx) => {
+    const principal = principalOf(request);
+    const asked = await requestResponse(trx, principal.workspaceId, request.params.id, app.deps.clock.now());
+    const target = { type: 'reply', id: request.params.id };
+    const status = asked.created ? 202 : 200;
+    if (!principal.scopes.includes('runs:read')) return { status: 204, body: null, target };
+    const touch = (await listTouches(trx, principal.workspaceId, asked.runId))?.find((t) => t.number === asked.number);
+    return { status, body: { data: touch }, target };
   }));
 }

@@ -45,7 +45,7 @@ export const RunEvent = Type.Object({
     'sequence.enrolled', 'sequence.stopped', 'sequence.paused', 'sequence.resumed', 'sequence.finished',
     'touch.drafted', 'touch.awaiting_approval', 'touch.approved', 'touch.sent', 'touch.skipped',
     'reply.classified', 'reply.sequence_stopped', 'reply.sequence_paused',
-    'reply.sequence_resumed', 'reply.address_suppressed', 'reply.lead_qualified', 'reply.next_action_set',
+    'reply.sequence_resumed', 'reply.address_suppressed', 'reply.lead_qualified', 'reply.response_requested', 'reply.next_action_set',
   ], { description: 'A follow-up\'s `touch.*` event names its touch number in `attempt`, and a stop or skip its reason in `error`.' }),
   node: Type.Union([StepNode, Type.Null()]),
   attempt: Type.Union([Int32(), Type.Null()]),

@@ -7,7 +7,7 @@ import { principalOf } from '../../auth.ts';
 import { mutate } from '../../mutation.ts';
 import { renderRun } from '../../run-render.ts';
 import {
-  answer, authProblems, dataOf, IdParam, listOf, problem, Run, SequencePause, SEQUENCE_STEPS_MAX, Touch, TouchDraftEdit, TouchForReview, TouchParams, TouchReject,
+  answer, authProblems, dataOf, IdParam, listOf, problem, Run, SequencePause, Touch, TouchDraftEdit, TouchForReview, TouchParams, TouchReject, TOUCH_NUMBER_MAX,
   writeProblems,
 } from '../../../schemas/index.ts';
 import { notFound } from '../../../domain/errors.ts';
@@ -25,7 +25,7 @@ const stateProblem = problem('`invalid_state`: the follow-up or the sequence is 
 export default async function touchRoutes(app: AppInstance): Promise<void> {
   const { db, clock, config } = app.deps;
   const decider = (request: FastifyRequest) => ({ keyId: principalOf(request).keyId, userId: principalOf(request).userId });
-  const listOfTouches = listOf(Touch, SEQUENCE_STEPS_MAX + 1);
+  const listOfTouches = listOf(Touch, TOUCH_NUMBER_MAX);
 
   /** The touches after a change, to a key that may read runs; 204 to one that may only write. */
   const changed = async (request: FastifyRequest, trx: Parameters<typeof listTouches>[0], runId: string) => {
