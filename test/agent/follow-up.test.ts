@@ -177,13 +177,22 @@ describe('the answer to a buyer’s reply', { skip }, () => {
     assert.ok(checkDraft(draft, thread.ctx).grounding.grounded, draft.body);
   });
 
+  it('a time proposed: taken as the buyer wrote it, with the hour asked for when none is named, not promised to be confirmed', async () => {
+    const { draft } = await reply('05-kitepay-chargebacks.json', 'Thanks, this is interesting. Could we talk on Tuesday? And what would a pilot cost?');
+    assert.match(draft.body, /Tuesday works for me: what time suits you\? I’ll send a calendar invite\./);
+    assert.doesNotMatch(draft.body, /Could we talk/);
+    assert.match(draft.body, /“What would a pilot cost\?”/);
+    const timed = await reply('05-kitepay-chargebacks.json', 'Yes, Thursday at 3pm works. Send the invite.');
+    assert.match(timed.draft.body, /Thursday at 3pm works for me\. I’ll send a calendar invite\./);
+  });
+
   it('a question: answered from the call when it says, else a promise to confirm, never a new fact', async () => {
     const { thread, draft } = await reply('05-kitepay-chargebacks.json', 'Quick one before Friday: which evidence fields do you need from our Stripe account? And do you support Adyen?');
     assert.match(draft.body, /You asked: “Quick one before Friday: which evidence fields/);
     // The rep said on the call which fields, and touch 1 said it again: the answer points to it, not repeats it.
     assert.match(draft.body, /which evidence fields do you need from our Stripe account\?” It’s in my earlier e-mail/);
     // Nothing on the call speaks of Adyen: the answer confirms later rather than claims.
-    assert.match(draft.body, /On “And do you support Adyen\?”, I’ll confirm that and come back to you/);
+    assert.match(draft.body, /On “Do you support Adyen\?”, I’ll confirm that and come back to you/);
     assert.ok(bodyWordCount(draft.body) <= 150, draft.body);
     const checks = checkDraft(draft, { ...thread.ctx, feedback: 'which evidence fields do you need from our Stripe account? And do you support Adyen?' });
     assert.ok(checks.grounding.grounded, checks.grounding.unsupported.join('; '));
