@@ -1,5 +1,6 @@
 // Replies and outcomes in the web UI (DESIGN §16): a person marks a reply on the run page ("Mark as…"), the reply shows
-// its new class as theirs and the lead moves to Qualified; the review queue lists it under "Replies to answer"; the
+// its new class as theirs and the lead moves to Qualified; the review queue lists it under "Replies to answer" with the
+// response WRITER drafted for it, which the person edits there; the
 // Outcomes page draws its charts and tables on a 390 px phone without a sideways scroll of the page. leadrun serves
 // from a PostgreSQL database that the test also writes to, as the delivery and the reply check would.
 import assert from 'node:assert/strict';
@@ -75,6 +76,18 @@ describe('marking a reply and opening Outcomes', { skip: browserUnavailable() ??
     await page.goto(`${server.url}/runs/review`);
     const toAnswer = page.getByRole('region', { name: 'Replies to answer' });
     await toAnswer.getByText('Sounds good, send me the pilot plan.').waitFor();
+
+    // Interested: its response is drafted by the scheduler at once, and reviewed beside the reply. A person edits it.
+    const decide = toAnswer.getByRole('group', { name: 'Decide on the response' });
+    await decide.waitFor({ timeout: 30_000 });
+    assert.match(await toAnswer.locator('.response-draft .email-body').innerText(), /^Hi Daniel,/);
+    assert.equal(await toAnswer.getByRole('button', { name: 'Draft a response' }).count(), 0, 'drafted already');
+    await decide.getByRole('button', { name: 'Edit' }).click();
+    await toAnswer.getByRole('textbox', { name: 'Response', exact: true }).fill('Hi Daniel,\n\nHere is the pilot plan: three weeks, two teams, one review call at the end.\n\nBest regards');
+    await toAnswer.getByRole('button', { name: 'Save' }).click();
+    await toAnswer.locator('.response-draft .email-body', { hasText: 'three weeks, two teams' }).waitFor();
+    const response = (await client.ok('GET', `/api/v1/runs/${run.id}/touches`)).data.find((touch: any) => touch.kind === 'response');
+    assert.deepEqual([response.status, response.draft.version, response.replyId !== null], ['AWAITING_APPROVAL', 2, true]);
 
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${server.url}/outcomes`);
