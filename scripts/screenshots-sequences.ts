@@ -1,9 +1,10 @@
 // `npm run screenshots:sequences`: the pictures of follow-ups and sending (DESIGN §13, §14) for docs/screenshots,
 // taken from a real `leadrun serve` on PostgreSQL sending through a real SMTP server on loopback, at laptop width
 // (1440×900): Settings / Sequences; a run's thread with touch 1 sent, its follow-up awaiting approval and the next
-// one after it; the Outbox with an e-mail waiting for the send window. The follow-up is written by the scheduler's
-// pass at its due time, run on the server's database as the sequences.tick job runs it (scripts/screenshots.ts makes
+// one after it; Replies to answer with the response drafted to an interested reply; the Outbox with an e-mail
+// waiting for the send window. The follow-up and the response are written by the scheduler's pass at their time, run on the server's database as the sequences.tick job runs it (scripts/screenshots.ts makes
 // the other pages).
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { ManualClock } from '../src/clock.ts';
@@ -68,6 +69,22 @@ async function main(): Promise<void> {
     await thread.getByRole('listitem', { name: 'Follow-up 2 of 3' }).getByText('Needs review').waitFor();
     await thread.scrollIntoViewIfNeeded();
     await shoot(page, 'run-thread');
+
+    // Priya answers: the reply read as `other`, then marked interested by a person, which has its response drafted.
+    const first = await database.db.selectFrom('email_deliveries').select(['id', 'workspace_id']).where('run_id', '=', runId).where('touch', '=', 1)
+      .executeTakeFirstOrThrow();
+    const replyId = randomUUID();
+    await database.db.insertInto('email_replies').values({
+      id: replyId, workspace_id: first.workspace_id, delivery_id: first.id, run_id: runId, message_id: `${randomUUID()}@northwind-freight.com`,
+      from_address: 'Priya Raman <priya.raman@northwind-freight.com>', subject: 'Re: the Rotterdam lane', received_at: new Date(), found_at: new Date(),
+      snippet: 'Thanks, this is useful. Could we talk on Tuesday? And would the pilot cover our Antwerp volumes too?',
+      text: 'Thanks, this is useful. Could we talk on Tuesday? And would the pilot cover our Antwerp volumes too?', classification: 'other',
+    }).execute();
+    await client.ok('POST', `/api/v1/replies/${replyId}/classification`, { classification: 'interested' });
+    await runSchedulerPass(database.db, new ManualClock(new Date()), writeFollowUp);
+    await page.goto(`${server.url}/runs/review`);
+    await page.getByRole('group', { name: 'Decide on the response' }).waitFor({ timeout: 30_000 });
+    await shoot(page, 'replies-to-answer');
 
     // The Outbox: an e-mail approved for the next send window, and one for a time asked for.
     await client.ok('PUT', '/ui/api/settings/sending', { days: [((new Date().getUTCDay() + 1) % 7) || 7], start: '08:00', end: '18:00', timeZone: 'Europe/London' });
