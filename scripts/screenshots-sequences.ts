@@ -2,8 +2,8 @@
 // taken from a real `leadrun serve` on PostgreSQL sending through a real SMTP server on loopback, at laptop width
 // (1440×900): Settings / Sequences; a run's thread with touch 1 sent, its follow-up awaiting approval and the next
 // one after it; Replies to answer with the response drafted to an interested reply; the Outbox with an e-mail
-// waiting for the send window. The follow-up and the response are written by the scheduler's pass at their time, run on the server's database as the sequences.tick job runs it (scripts/screenshots.ts makes
-// the other pages).
+// waiting for the send window. The follow-up and the response are written by the scheduler's pass at their time,
+// run on the server's database as the sequences.tick job runs it (scripts/screenshots.ts makes the other pages).
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
