@@ -33,7 +33,7 @@ for (const kind of BACKENDS) {
     });
 
     /** A workspace reading the Dovecot inbox, and a lead whose e-mail went out and enrolled it in the default sequence. */
-    async function enrolledLead() {
+    async function enrolledLead(timeZone?: string) {
       const ws = await t.workspace('pro');
       const key = (await t.key(ws.id)).key;
       await db(t).transaction().execute((trx) => saveMailSettings(trx, ws.id, {
@@ -42,7 +42,7 @@ for (const kind of BACKENDS) {
       const imap: ImapSettings = (await loadMailTransport(db(t), ws.id, t.deps.secrets(), t.deps.config)).imap!;
       const check = () => checkReplies(db(t), ws.id, imap, t.deps.clock, { allowPrivateHosts: true, cpu: t.deps.cpu });
       const email = `daniel-${randomBytes(4).toString('hex')}@acme.example`;
-      const lead = await createLead(t, key, { name: 'Daniel Ng', email, companyName: 'Acme', status: 'CONTACTED' });
+      const lead = await createLead(t, key, { name: 'Daniel Ng', email, companyName: 'Acme', status: 'CONTACTED', ...(timeZone ? { timeZone } : {}) });
       const call = await createCall(t, key, lead.id);
       const run = await waitForRun(t, key, (await startRun(t, key, lead.id, call.id)).id, (r) => r.status === 'AWAITING_APPROVAL');
       const messageId = `<${randomBytes(10).toString('hex')}@leadrun.test>`;
@@ -82,6 +82,20 @@ for (const kind of BACKENDS) {
       const sequence = await lead.sequence();
       assert.equal(sequence.status, 'PAUSED');
       assert.equal(sequence.pausedUntil.slice(0, 10), '2026-03-16');
+    });
+
+    it('counts the return in the lead\'s time zone, and a person\'s correction to `other` ends the pause at once', async () => {
+      const lead = await enrolledLead('America/New_York');
+      await dovecot.deliver(replyMessage(lead.messageId, 'Mon, 9 Mar 2026 09:00:00 +0000', 'Out of office until Friday, March 13, 2026.'));
+      assert.equal((await lead.check()).found, 1);
+      const paused = await lead.sequence();
+      // Midnight at the start of Monday 16 March in New York (summer time from 8 March): 04:00 UTC.
+      assert.deepEqual([paused.status, paused.pausedUntil], ['PAUSED', '2026-03-16T04:00:00.000Z']);
+      const [reply] = (await t.api('GET', `/api/v1/runs/${lead.runId}`, { key: lead.key })).json.data.replies;
+      const marked = await t.api('POST', `/api/v1/replies/${reply.id}/classification`, { key: lead.key, body: { classification: 'auto_reply' } });
+      assert.equal(marked.status, 200, marked.text);
+      const resumed = await lead.sequence();
+      assert.deepEqual([resumed.status, resumed.pausedUntil], ['ACTIVE', null]);
     });
 
     it('suppresses the address on an "unsubscribe" reply and stops the sequence; the lead is "Do not contact"', async () => {

@@ -20,7 +20,9 @@ import type { AuditSource, DB, RunEventType } from '../../db/schema.ts';
 import { writeAudit, type AuditDetails } from '../audit/audit.ts';
 import { AppError } from '../errors.ts';
 import { recordEvent } from '../runs/lifecycle.ts';
-import { pauseEnrolment, stopEnrolments } from '../sequences/stops.ts';
+import { windowZoneOfRun } from '../sending/schedule.ts';
+import { loadSendingSettings } from '../sending/settings.ts';
+import { pauseEnrolment, resumeEnrolment, stopEnrolments } from '../sequences/stops.ts';
 import { suppressAddress } from '../suppressions/suppress.ts';
 import { requestResponse } from './response.ts';
 
@@ -46,7 +48,7 @@ export interface EffectOptions {
   previous?: ReplyClassification | null;
   /** Who corrected it, for the audit entries. */
   actor?: { source: AuditSource; keyId: string | null; userId: string | null };
-  /** The workspace's time zone (IANA): the days a reply names start at midnight there. UTC until workspaces have one. */
+  /** The time zone (IANA) the days a reply names start at midnight in; by default the lead's, else the workspace's. */
   timeZone?: string;
 }
 
@@ -74,14 +76,17 @@ export async function applyReplyEffects(
     .executeTakeFirst();
   const done: EffectsApplied = { stopped: 0, pausedUntil: null, resumed: false, suppressed: 0, qualified: false, nextActionAt: null, nextActionCleared: false, responseTouch: null };
   if (!lead) return done;
-  const zone = opts.timeZone ?? 'UTC';
+  // The days a reply names are the buyer's: the lead's time zone, else the workspace's (DESIGN §14).
+  const zone = opts.timeZone ?? await windowZoneOfRun(trx, reply.workspaceId, reply.runId, await loadSendingSettings(trx, reply.workspaceId));
   const base = { workspaceId: reply.workspaceId, leadId: lead.id, at: opts.at };
   const record = (type: RunEventType, details: AuditDetails) => recordEffect(trx, reply, opts, type, details);
   const previous = opts.previous?.classification ?? null;
 
   if (previous === 'out_of_office' && said.classification !== 'out_of_office') {
-    // Paused until now: the sequence's own resumption takes it on from here (stops.ts has no other way to lift one).
-    done.resumed = await pauseEnrolment(trx, { ...base, until: opts.at, reason: 'out_of_office' });
+    // The absence this reply announced is no more: the lead's sequence it paused goes on now.
+    const paused = await trx.selectFrom('enrolments').select('id').where('workspace_id', '=', reply.workspaceId).where('lead_id', '=', lead.id)
+      .where('status', '=', 'PAUSED').where('pause_reason', '=', 'out_of_office').executeTakeFirst();
+    done.resumed = paused ? await resumeEnrolment(trx, paused.id, opts.at) : false;
     if (done.resumed) await record('reply.sequence_resumed', {});
   }
   if (previous === 'not_now' && opts.previous?.followUpAfter && said.classification !== 'not_now') {
