@@ -56,7 +56,7 @@ for (const kind of BACKENDS) {
         const rows = await deliveriesOf(t, f.workspaceId);
         const counts = countBy(rows);
         return counts.SUPPRESSED === 1 && counts.DELIVERED === 1 ? rows : false;
-      });
+      }, 30_000);
       assert.equal(settled.find((r) => r.status === 'SUPPRESSED')!.run_id, refused.id);
       assert.equal(settled.find((r) => r.status === 'SUPPRESSED')!.attempts, 0);
       const slots = await t.database.db.selectFrom('email_deliveries').select(['run_id', 'slot_taken_at'])

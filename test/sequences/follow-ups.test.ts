@@ -7,16 +7,18 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { simpleParser } from 'mailparser';
 import { ManualClock } from '../../src/clock.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { deliveryHandler } from '../../src/jobs/handlers/email-deliver.ts';
 import { saveMailSettings } from '../../src/domain/mail-settings/settings.ts';
 import { runSchedulerPass } from '../../src/domain/sequences/scheduler.ts';
+import { stopEnrolments } from '../../src/domain/sequences/stops.ts';
 import { addBusinessDays } from '../../src/domain/sequences/schedule.ts';
 import { writeFollowUp } from '../../src/agent/follow-up/index.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
-import { createCall, createLead, startRun } from '../http/support.ts';
+import { createCall, createLead, pollUntil, startRun } from '../http/support.ts';
 import { eventually } from '../worker/support.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
@@ -204,7 +206,52 @@ for (const kind of BACKENDS) {
       assert.equal(after[1].skipReason, 'replied');
       assert.equal(after[1].delivery.status, 'CANCELLED');
       assert.equal(mailsTo(email).length, 1);
+      await assertOneSlotTaken(run.id);
     });
+
+    /** Touch 1 took the sender's only slot; the cancelled follow-up took none. */
+    async function assertOneSlotTaken(runId: string) {
+      const slots = await t.database.db.selectFrom('touches as t').innerJoin('email_deliveries as e', 'e.id', 't.delivery_id')
+        .select(['t.number', 'e.slot_taken_at', 'e.workspace_id']).where('t.run_id', '=', runId).orderBy('t.number').execute();
+      assert.deepEqual(slots.map((s) => [s.number, s.slot_taken_at !== null]), [[1, true], [2, false]]);
+      const counters = await t.database.db.selectFrom('sender_counters').select('sent').where('workspace_id', '=', slots[0]!.workspace_id).execute();
+      assert.deepEqual(counters.map((c) => c.sent), [1]);
+    }
+
+    if (kind === 'postgres') {
+      it('sends nothing and takes no slot when a stop commits while the worker waits to claim the follow-up', async () => {
+        const { ws, key } = await fixture();
+        const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Auto', steps: [{ waitDays: 1, instruction: 'Bump.', review: 'auto' }] } })).json.data;
+        const email = `racing-${randomBytes(3).toString('hex')}@example.net`;
+        const run = await awaitingApproval(key, email);
+        await t.api('POST', `/api/v1/runs/${run.id}/approve`, { key, body: { deliver: 'send', sequenceId: sequence.id } });
+        await startRunner();
+        await touchIs(key, run.id, 1, 'SENT');
+        await stopRunner();
+        await toDue(key, run.id, 2);
+        await pass();
+        await pass();
+        assert.equal((await touches(key, run.id))[1].delivery.status, 'QUEUED');
+        // A reply's stop holds the enrolment's lock when the worker comes to claim: the claim waits for it to commit.
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => { release = resolve; });
+        const stopping = t.database.db.transaction().execute(async (trx) => {
+          await stopEnrolments(trx, { workspaceId: ws.id, leadId: run.leadId, reason: 'replied', at: clock.now() });
+          await held;
+        });
+        await startRunner();
+        await pollUntil(async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM pg_locks WHERE NOT granted
+          AND locktype IN ('transactionid', 'tuple')`.execute(t.database.db)).rows[0]!.n), (n) => n > 0, { what: 'a worker waiting to claim', timeoutMs: 20_000 });
+        release();
+        await stopping;
+        await touchIs(key, run.id, 2, 'SKIPPED');
+        const after = await touches(key, run.id);
+        assert.equal(after[1].skipReason, 'replied');
+        assert.equal(after[1].delivery.status, 'CANCELLED');
+        assert.equal(mailsTo(email).length, 1);
+        await assertOneSlotTaken(run.id);
+      });
+    }
 
     it('makes one delivery when two schedulers race for the same due touch', async () => {
       const { key } = await fixture();
