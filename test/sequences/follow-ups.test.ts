@@ -91,6 +91,22 @@ for (const kind of BACKENDS) {
       clock.set(dueAt);
     };
 
+    /** A run whose touch 1 went and whose auto follow-up is due and queued, with no runner working. */
+    async function queuedFollowUp(prefix: string) {
+      const { ws, key } = await fixture();
+      const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Auto', steps: [{ waitDays: 1, instruction: 'Bump.', review: 'auto' }] } })).json.data;
+      const email = `${prefix}-${randomBytes(3).toString('hex')}@example.net`;
+      const run = await awaitingApproval(key, email);
+      await t.api('POST', `/api/v1/runs/${run.id}/approve`, { key, body: { deliver: 'send', sequenceId: sequence.id } });
+      await startRunner();
+      await touchIs(key, run.id, 1, 'SENT');
+      await stopRunner();
+      await toDue(key, run.id, 2);
+      await pass();
+      await pass();
+      return { workspaceId: ws.id, key, email, run };
+    }
+
     it('sends touch 1, the auto follow-up when due and the reviewed one once approved, as one thread', async () => {
       const { key } = await fixture();
       const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Bump twice', steps: [
@@ -153,17 +169,7 @@ for (const kind of BACKENDS) {
     });
 
     it('sends nothing once the sequence is stopped after its follow-up was queued', async () => {
-      const { key } = await fixture();
-      const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Auto', steps: [{ waitDays: 1, instruction: 'Bump.', review: 'auto' }] } })).json.data;
-      const email = `stop-${randomBytes(3).toString('hex')}@example.net`;
-      const run = await awaitingApproval(key, email);
-      await t.api('POST', `/api/v1/runs/${run.id}/approve`, { key, body: { deliver: 'send', sequenceId: sequence.id } });
-      await startRunner();
-      await touchIs(key, run.id, 1, 'SENT');
-      await stopRunner();
-      await toDue(key, run.id, 2);
-      await pass();
-      await pass();
+      const { key, email, run } = await queuedFollowUp('stop');
       const queued = await touches(key, run.id);
       assert.equal(queued[1].status, 'APPROVED');
       assert.equal(queued[1].delivery.status, 'QUEUED');
@@ -186,17 +192,7 @@ for (const kind of BACKENDS) {
     });
 
     it('holds a stop that comes between the delivery\'s load and its claim: the claim finds the sequence stopped', async () => {
-      const { key } = await fixture();
-      const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Auto', steps: [{ waitDays: 1, instruction: 'Bump.', review: 'auto' }] } })).json.data;
-      const email = `claim-${randomBytes(3).toString('hex')}@example.net`;
-      const run = await awaitingApproval(key, email);
-      await t.api('POST', `/api/v1/runs/${run.id}/approve`, { key, body: { deliver: 'send', sequenceId: sequence.id } });
-      await startRunner();
-      await touchIs(key, run.id, 1, 'SENT');
-      await stopRunner();
-      await toDue(key, run.id, 2);
-      await pass();
-      await pass();
+      const { key, email, run } = await queuedFollowUp('claim');
       // The stop is written as another cause would (a reply): the enrolment STOPPED, the delivery left QUEUED, as if
       // the stop had raced past the cancel of queued deliveries. The claim must still refuse it.
       await t.database.db.updateTable('enrolments').set({ status: 'STOPPED', stop_reason: 'replied' }).where('run_id', '=', run.id).execute();
@@ -220,23 +216,13 @@ for (const kind of BACKENDS) {
 
     if (kind === 'postgres') {
       it('sends nothing and takes no slot when a stop commits while the worker waits to claim the follow-up', async () => {
-        const { ws, key } = await fixture();
-        const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Auto', steps: [{ waitDays: 1, instruction: 'Bump.', review: 'auto' }] } })).json.data;
-        const email = `racing-${randomBytes(3).toString('hex')}@example.net`;
-        const run = await awaitingApproval(key, email);
-        await t.api('POST', `/api/v1/runs/${run.id}/approve`, { key, body: { deliver: 'send', sequenceId: sequence.id } });
-        await startRunner();
-        await touchIs(key, run.id, 1, 'SENT');
-        await stopRunner();
-        await toDue(key, run.id, 2);
-        await pass();
-        await pass();
+        const { workspaceId, key, email, run } = await queuedFollowUp('racing');
         assert.equal((await touches(key, run.id))[1].delivery.status, 'QUEUED');
         // A reply's stop holds the enrolment's lock when the worker comes to claim: the claim waits for it to commit.
         let release!: () => void;
         const held = new Promise<void>((resolve) => { release = resolve; });
         const stopping = t.database.db.transaction().execute(async (trx) => {
-          await stopEnrolments(trx, { workspaceId: ws.id, leadId: run.leadId, reason: 'replied', at: clock.now() });
+          await stopEnrolments(trx, { workspaceId, leadId: run.leadId, reason: 'replied', at: clock.now() });
           await held;
         });
         await startRunner();
