@@ -18,6 +18,8 @@
 //                                         600 requests a minute (--model-runs N, --model-concurrency K); about 9
 //                                         minutes
 //   npm run bench -- --only memory        serve's memory idle and after 20 s of reads, on both backends (under 2 minutes)
+//   npm run bench -- --only sequences     a follow-up scheduler tick at 1,000 and at 100,000 active enrolments
+//                                         (--sequence-enrolments N), 50 touches due at both (bench/sequences.ts)
 //   npm run bench -- --only peers         leadrun beside Directus (lead reads and writes) and DBOS Transact (the runs'
 //                                         four steps as a durable workflow), with leads.get, leads.post and runs.
 //                                         Installs both from the npm registry into
@@ -36,15 +38,16 @@ import { KeyVerifier, LastUsedRecorder } from '../src/domain/keys/keys.ts';
 import { leadsPageStatement } from '../src/domain/leads/leads.ts';
 import { loadRun } from '../src/jobs/sql/run/loadRun.ts';
 import { load, type LoadRequest, type LoadResult } from './load.ts';
-import { cpuMs, residentMiB, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
+import { cpuMs, residentMiB, ROOT, startBaseline, startServe, startWorker, stopAll, type Child } from './processes.ts';
 import { createBenchDatabase, PG_ADMIN_URL, prospects, seed, seedSearch, type Seeded } from './seed.ts';
 import { formatImports, importWorkload, type ImportFigures } from './import.ts';
 import { formatModel, modelWorkload, type ModelFigures } from './model.ts';
 import { formatMemory, memoryWorkload, SETTLE_MS, type MemoryFigures } from './memory.ts';
+import { formatSequences, sequencesWorkload, type SequenceFigures } from './sequences.ts';
 import { formatPeers, installPeers, PEER_VERSIONS, runDbos, startDirectus, type DbosFigures, type Directus, type PeerRow } from './peers.ts';
 import { startSites } from './sites.ts';
 
-export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import', 'memory', 'model', 'peers'] as const;
+export const WORKLOADS = ['leads.get', 'leads.post', 'runs.get', 'runs', 'batch', 'keycheck', 'pglite', 'search', 'import', 'memory', 'sequences', 'model', 'peers'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 /**
  * What runBench measures unless told (the smoke test in `npm test`): the model workload takes minutes of waiting on
@@ -70,6 +73,8 @@ export interface BenchOptions {
   searchLeads: number;
   /** Rows of the file the import workload sends. */
   importRows: number;
+  /** Active enrolments of the sequences workload's larger size (its smaller is 1,000, or this when less). */
+  sequenceEnrolments: number;
   /** The model workload: runs per variant, LLM_MAX_CONCURRENCY, the endpoint's latency and the capped variant's rate. */
   modelRuns: number;
   modelConcurrency: number;
@@ -114,6 +119,7 @@ export const DEFAULTS: BenchOptions = {
   batchRounds: 30,
   searchLeads: 100_000,
   importRows: 50_000,
+  sequenceEnrolments: 100_000,
   modelRuns: 1000,
   modelConcurrency: 32,
   modelLatencyMs: 2000,
@@ -224,6 +230,7 @@ export interface BenchReport {
   keyCheck: { microsPerCheck: number; requestCpuMicros: number; share: number } | null;
   memory: { postgresAfterReadsMiB: number | null; pgliteAfterReadsMiB: number | null };
   imports: ImportFigures[];
+  sequences: SequenceFigures[];
   model: ModelFigures[];
   /** The memory workload: serve idle and after the read load, before and after a full collection. */
   heap: MemoryFigures[];
@@ -396,6 +403,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     keyCheck: null,
     memory: { postgresAfterReadsMiB: null, pgliteAfterReadsMiB: null },
     imports: [],
+    sequences: [],
     model: [],
     heap: [],
     peers: [],
@@ -413,7 +421,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
   let importDir: string | null = null;
   try {
     // --- Seed -------------------------------------------------------------------------------------------------
-    const seedsMain = options.only.some((w) => w !== 'search' && w !== 'pglite' && w !== 'model');
+    const seedsMain = options.only.some((w) => w !== 'search' && w !== 'pglite' && w !== 'model' && w !== 'sequences');
     log(`database ${created.name}: migrating${seedsMain ? ` and seeding ${options.workspaces} workspaces × ${options.leadsPerWorkspace} leads` : ''}`);
     const seedStart = performance.now();
     const database = await openDatabase({ databaseUrl: created.url });
@@ -684,6 +692,12 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
         for (const [, variant] of variants) await variant.stop();
         for (const dir of variantDirs) await rm(dir, { recursive: true, force: true });
       }
+    }
+
+    // --- The follow-up scheduler's tick at two sizes, each copy on databases of its own -------------------------
+    if (wants('sequences')) {
+      const copies = [{ name: 'leadrun', root: ROOT }, ...options.variants.map((root, i) => ({ name: `variant ${i + 1}`, root }))];
+      report.sequences = await sequencesWorkload({ sizes: [Math.min(1_000, options.sequenceEnrolments), options.sequenceEnrolments], copies }, log);
     }
 
     // --- serve's memory, idle and after the reads, on both backends --------------------------------------------
@@ -1137,6 +1151,9 @@ export function formatReport(report: BenchReport): string {
   if (report.imports.length > 0) {
     lines.push(...formatImports(report.imports), '');
   }
+  if (report.sequences.length > 0) {
+    lines.push(...formatSequences(report.sequences), '');
+  }
   if (report.model.length > 0) {
     lines.push(...formatModel(report.model), '');
   }
@@ -1160,7 +1177,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
       leads: { type: 'string' }, runs: { type: 'string' }, workers: { type: 'string' }, 'worker-concurrency': { type: 'string' },
       'batch-rounds': { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, env: { type: 'string', multiple: true }, json: { type: 'string' },
       'search-leads': { type: 'string' },
-      variant: { type: 'string', multiple: true }, rounds: { type: 'string' }, 'import-rows': { type: 'string' }, 'memory-load': { type: 'string' },
+      variant: { type: 'string', multiple: true }, rounds: { type: 'string' }, 'import-rows': { type: 'string' }, 'sequence-enrolments': { type: 'string' }, 'memory-load': { type: 'string' },
       'model-runs': { type: 'string' }, 'model-concurrency': { type: 'string' },
     },
     strict: true,
@@ -1181,6 +1198,7 @@ function cliOptions(argv: string[]): Partial<BenchOptions> & { json?: string } {
   set('logLevel', values['log-level']);
   set('rounds', num(values.rounds));
   set('importRows', num(values['import-rows']));
+  set('sequenceEnrolments', num(values['sequence-enrolments']));
   set('modelRuns', num(values['model-runs']));
   set('modelConcurrency', num(values['model-concurrency']));
   set('memoryLoadSec', num(values['memory-load']));

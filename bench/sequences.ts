@@ -2,18 +2,25 @@
 // enrolments on PostgreSQL, the due work the same (50 touches due). The scheduler finds its work by two indexes on
 // time (touches_ready, enrolments_paused_until), so what a tick reads should not grow with what is enrolled.
 //
-//   node bench/sequences.ts            (PostgreSQL at TEST_PG_ADMIN_URL, or 127.0.0.1:5432)
+//   npm run bench -- --only sequences                      (a workload of bench/run.ts; --sequence-enrolments N
+//                                                           for the larger size, --variant ../copy for an A/B)
+//   node bench/sequences.ts                                this copy alone
 //
 // Each enrolment has three touches: touch 1 SENT, touch 2 SCHEDULED and due within the next 30 days (so in the
 // scheduler's index, ready later), touch 3 SCHEDULED and not yet due (out of the index). A tenth of the enrolments
 // are paused, half of those with an end. The enrolments' and touches' foreign keys to leads, runs and drafts are
 // dropped in the bench's own database: the rows they point at play no part in finding the work, and 100,000 runs
-// with their calls and leads would only slow the seeding.
+// with their calls and leads would only slow the seeding. Each copy measured (this one, each --variant) migrates its
+// own database and finds the work with its own scheduler functions, so an A/B sees a new index as well as a new query.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { sql, type Kysely } from 'kysely';
-import { openDatabase } from '../src/db/database.ts';
 import type { DB } from '../src/db/schema.ts';
-import { claimReadyTouches, endedPauses } from '../src/domain/sequences/touches.ts';
-import { createMigratedPostgresDatabase } from '../test/support/postgres.ts';
+import { ROOT } from './processes.ts';
+import { createBenchDatabase } from './seed.ts';
+
+type Scheduler = Pick<typeof import('../src/domain/sequences/touches.ts'), 'claimReadyTouches' | 'endedPauses'>;
+type OpenDatabase = typeof import('../src/db/database.ts')['openDatabase'];
 
 const DUE = 50;
 const NOW = new Date('2026-03-02T08:00:00Z');
@@ -49,10 +56,18 @@ async function seed(db: Kysely<DB>, enrolments: number): Promise<void> {
   await sql`ANALYZE touches`.execute(db);
 }
 
-interface Figures { enrolments: number; buffers: number; updateBuffers: number; ms: number; claimed: number }
+/** One copy at one size: what finding a tick's work reads (buffers) and takes (ms, the median of 5 ticks). */
+export interface SequenceFigures { copy: string; enrolments: number; buffers: number; updateBuffers: number; ms: number; claimed: number }
+
+export interface SequencesOptions {
+  /** The two sizes compared (active enrolments); the due work is the same at both. */
+  sizes: [number, number];
+  /** The copies of leadrun measured, by name: this one (`leadrun`, at ROOT) and the variants. */
+  copies: Array<{ name: string; root: string }>;
+}
 
 /** What finding a tick's work reads: the two statements' buffers (EXPLAIN ANALYZE BUFFERS), then the real claim's time. */
-async function tick(db: Kysely<DB>, enrolments: number): Promise<Figures> {
+async function tick(db: Kysely<DB>, scheduler: Scheduler, enrolments: number): Promise<Omit<SequenceFigures, 'copy'>> {
   let buffers = 0;
   let updateBuffers = 0;
   const explain = async (statement: ReturnType<typeof sql>) => {
@@ -73,9 +88,9 @@ async function tick(db: Kysely<DB>, enrolments: number): Promise<Figures> {
     throw new Error('rollback');
   }).catch(() => {});
   const started = performance.now();
-  const paused = await endedPauses(db, NOW);
+  const paused = await scheduler.endedPauses(db, NOW);
   const claimed = await db.transaction().execute(async (trx) => {
-    const rows = await claimReadyTouches(trx, NOW);
+    const rows = await scheduler.claimReadyTouches(trx, NOW);
     // Rolled back: every size is measured on the same due work.
     await sql`SELECT 1`.execute(trx);
     throw Object.assign(new Error('rollback'), { rows });
@@ -83,27 +98,57 @@ async function tick(db: Kysely<DB>, enrolments: number): Promise<Figures> {
   return { enrolments, buffers, updateBuffers, ms: performance.now() - started, claimed: claimed + paused.length };
 }
 
-async function measure(enrolments: number): Promise<Figures> {
-  const target = await createMigratedPostgresDatabase();
+/** Imports a module of a copy of leadrun (this one, or a --variant's checkout). */
+const importFrom = <T>(root: string, file: string): Promise<T> => import(pathToFileURL(path.join(root, file)).href) as Promise<T>;
+
+async function measure(copy: { name: string; root: string }, enrolments: number): Promise<SequenceFigures> {
+  const { openDatabase } = await importFrom<{ openDatabase: OpenDatabase }>(copy.root, 'src/db/database.ts');
+  const scheduler = await importFrom<Scheduler>(copy.root, 'src/domain/sequences/touches.ts');
+  const target = await createBenchDatabase();
   const database = await openDatabase({ databaseUrl: target.url });
   try {
+    await database.migrate();
     await seed(database.db, enrolments);
-    await tick(database.db, enrolments); // warm the cache and the plans
+    await tick(database.db, scheduler, enrolments); // warm the cache and the plans
     const runs = [];
-    for (let i = 0; i < 5; i += 1) runs.push(await tick(database.db, enrolments));
+    for (let i = 0; i < 5; i += 1) runs.push(await tick(database.db, scheduler, enrolments));
     runs.sort((a, b) => a.ms - b.ms);
-    return runs[2]!;
+    return { copy: copy.name, ...runs[2]! };
   } finally {
     await database.close();
     await target.drop();
   }
 }
 
-const small = await measure(1_000);
-const large = await measure(100_000);
-for (const f of [small, large]) {
-  console.log(`${String(f.enrolments).padStart(7)} active enrolments: ${f.buffers} buffers read by the two look-ups, ${f.updateBuffers} by the claim's UPDATE, `
-    + `${f.ms.toFixed(2)} ms for a tick's look-ups and claim (median of 5), ${f.claimed} due claimed`);
+/** Every copy at both sizes, one copy after the other. */
+export async function sequencesWorkload(options: SequencesOptions, log: (line: string) => void): Promise<SequenceFigures[]> {
+  const figures: SequenceFigures[] = [];
+  for (const copy of options.copies) {
+    for (const size of options.sizes) {
+      log(`follow-up scheduler (${copy.name}): a tick with ${size} active enrolments`);
+      figures.push(await measure(copy, size));
+    }
+  }
+  return figures;
 }
-console.log(`ratio 100,000 / 1,000: look-up buffers ${(large.buffers / small.buffers).toFixed(2)}x, claim buffers ${(large.updateBuffers / small.updateBuffers).toFixed(2)}x, `
-  + `time ${(large.ms / small.ms).toFixed(2)}x`);
+
+export function formatSequences(figures: SequenceFigures[]): string[] {
+  const f = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  const lines = [
+    `| follow-up scheduler tick, ${DUE} touches due | active enrolments | look-up buffers | claim buffers | ms (median of 5) | due claimed |`,
+    '|---|--:|--:|--:|--:|--:|',
+    ...figures.map((r) => `| ${r.copy} | ${f(r.enrolments)} | ${f(r.buffers)} | ${f(r.updateBuffers)} | ${f(r.ms, 2)} | ${f(r.claimed)} |`),
+  ];
+  for (const copy of new Set(figures.map((r) => r.copy))) {
+    const [small, large] = figures.filter((r) => r.copy === copy);
+    if (!small || !large) continue;
+    lines.push(`${copy}, ${f(large.enrolments)} / ${f(small.enrolments)} enrolments: look-up buffers ${f(large.buffers / small.buffers, 2)}×, `
+      + `claim buffers ${f(large.updateBuffers / small.updateBuffers, 2)}×, time ${f(large.ms / small.ms, 2)}×`);
+  }
+  return lines;
+}
+
+if (import.meta.main) {
+  const figures = await sequencesWorkload({ sizes: [1_000, 100_000], copies: [{ name: 'leadrun', root: ROOT }] }, (line) => process.stderr.write(`${line}\n`));
+  console.log(formatSequences(figures).join('\n'));
+}

@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { ReplyClass, ReplyClassification } from '../agent/replies/types.ts';
 import type { DB, ReplyClass as StoredReplyClass, TouchStatus } from '../db/schema.ts';
 import { invalid } from './errors.ts';
-import { pageOf, type Cursor } from './pagination.ts';
+import { readPage, type Cursor } from './pagination.ts';
 import { isStorableInstant, isUuid } from './validation.ts';
 
 // The classes the database stores are the classes the API names: neither list gains one without the other.
@@ -105,8 +105,5 @@ export async function listReplies(db: Kysely<DB>, workspaceId: string, filter: R
           .whereRef('later.lead_id', '=', 'run.lead_id').where('later.workspace_id', '=', workspaceId)
           .where('e.workspace_id', '=', workspaceId).whereRef('e.queued_at', '>', 'r.received_at'))));
   }
-  const cursor = filter.cursor;
-  if (cursor) query = query.where((eb) => eb(eb.refTuple('r.received_at', 'r.id'), '<', eb.tuple(cursor.at, cursor.id)));
-  const rows = await query.orderBy('r.received_at', 'desc').orderBy('r.id', 'desc').limit(filter.limit + 1).execute();
-  return pageOf(rows.map(toReply), filter.limit, (reply) => ({ at: reply.receivedAt, id: reply.id }));
+  return readPage(query, { at: 'r.received_at', id: 'r.id' }, filter, toReply, (reply) => ({ at: reply.receivedAt, id: reply.id }));
 }

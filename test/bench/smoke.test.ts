@@ -21,6 +21,7 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
       batchRounds: 2,
       searchLeads: 1000,
       importRows: 300,
+      sequenceEnrolments: 2_000,
       // The memory workload's waits are for src/observability/memory-release.ts to act, the key check's two seconds for a steady
       // figure; here each is only checked to run.
       memorySettleSec: 1,
@@ -84,8 +85,11 @@ describe('npm run bench, small', { skip: !BACKENDS.includes('postgres') && 'the 
     for (const f of report.imports) assert.ok(f.probes >= 0 && Number.isFinite(f.slowestProbeMs) && f.seconds > 0);
     assert.ok(report.imports.filter((f) => f.kind === 'create').every((f) => f.baselineSeconds !== null && f.baselineSeconds > 0), 'the bare INSERT baseline ran');
 
+    assert.deepEqual(report.sequences.map((f) => [f.copy, f.enrolments, f.claimed]), [['leadrun', 1_000, 50], ['leadrun', 2_000, 50]],
+      'a scheduler tick at both sizes claims the same due work');
+
     const table = formatReport(report);
-    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'POST /api/v1/runs/batch', 'search, 1000 leads', 'export of 1000 leads', 'key check', 'resident memory', 'lead import']) {
+    for (const line of ['GET /api/v1/leads?limit=50', 'GET /api/v1/runs/{id}', 'POST /api/v1/leads', 'runs end to end', 'POST /api/v1/runs/batch', 'search, 1000 leads', 'export of 1000 leads', 'key check', 'resident memory', 'lead import', 'follow-up scheduler tick']) {
       assert.ok(table.includes(line), `the printed table has ${line}`);
     }
   });

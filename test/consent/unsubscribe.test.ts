@@ -249,6 +249,11 @@ for (const kind of BACKENDS) {
         const done = await deliveryReaches(f, run.id, ['SUPPRESSED', 'DELIVERED']);
         assert.equal(done.emailDraft.delivery.status, 'SUPPRESSED');
         assert.equal(smtp.attempts, 0);
+        // Nothing of the claim outlived its refusal: no slot of the sender was taken for it.
+        const delivery = await t.database.db.selectFrom('email_deliveries').select(['slot_taken_at', 'attempts']).where('run_id', '=', run.id).executeTakeFirstOrThrow();
+        assert.deepEqual(delivery, { slot_taken_at: null, attempts: 0 });
+        const counters = await t.database.db.selectFrom('sender_counters').select('sent').where('workspace_id', '=', f.workspaceId).execute();
+        assert.ok(counters.every((c) => c.sent === 0));
       });
     }
 

@@ -99,6 +99,10 @@ for (const kind of BACKENDS) {
       clock.set('2026-03-02T20:30:00.000Z');
       await smtp.waitFor(2);
       assert.equal(smtp.received[1]!.envelope.to[0], b.emailDraft.to, 'the instant asked for');
+      // Recorded before the clock jumps a night ahead: a job still RUNNING then would have outlived its lease, and a
+      // runner taking it over sends it again, as after a crash.
+      await eventually('the instant\'s delivery recorded', async () =>
+        (await deliveriesOf(t, f.workspaceId)).some((r) => r.run_id === b.id && r.status === 'DELIVERED'));
       clock.set('2026-03-03T08:00:00.000Z');
       await smtp.waitFor(3);
       assert.equal(smtp.received[2]!.envelope.to[0], a.emailDraft.to, 'the next window');

@@ -7,16 +7,18 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { simpleParser } from 'mailparser';
 import { ManualClock } from '../../src/clock.ts';
 import { JobRunner } from '../../src/jobs/runner.ts';
 import { deliveryHandler } from '../../src/jobs/handlers/email-deliver.ts';
 import { saveMailSettings } from '../../src/domain/mail-settings/settings.ts';
 import { runSchedulerPass } from '../../src/domain/sequences/scheduler.ts';
+import { stopEnrolments } from '../../src/domain/sequences/stops.ts';
 import { addBusinessDays } from '../../src/domain/sequences/schedule.ts';
 import { writeFollowUp } from '../../src/agent/follow-up/index.ts';
 import { BACKENDS, silentLogger, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
-import { createCall, createLead, startRun } from '../http/support.ts';
+import { createCall, createLead, pollUntil, startRun } from '../http/support.ts';
 import { eventually } from '../worker/support.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
@@ -89,6 +91,22 @@ for (const kind of BACKENDS) {
       clock.set(dueAt);
     };
 
+    /** A run whose touch 1 went and whose auto follow-up is due and queued, with no runner working. */
+    async function queuedFollowUp(prefix: string) {
+      const { ws, key } = await fixture();
+      const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Auto', steps: [{ waitDays: 1, instruction: 'Bump.', review: 'auto' }] } })).json.data;
+      const email = `${prefix}-${randomBytes(3).toString('hex')}@example.net`;
+      const run = await awaitingApproval(key, email);
+      await t.api('POST', `/api/v1/runs/${run.id}/approve`, { key, body: { deliver: 'send', sequenceId: sequence.id } });
+      await startRunner();
+      await touchIs(key, run.id, 1, 'SENT');
+      await stopRunner();
+      await toDue(key, run.id, 2);
+      await pass();
+      await pass();
+      return { workspaceId: ws.id, key, email, run };
+    }
+
     it('sends touch 1, the auto follow-up when due and the reviewed one once approved, as one thread', async () => {
       const { key } = await fixture();
       const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Bump twice', steps: [
@@ -151,17 +169,7 @@ for (const kind of BACKENDS) {
     });
 
     it('sends nothing once the sequence is stopped after its follow-up was queued', async () => {
-      const { key } = await fixture();
-      const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Auto', steps: [{ waitDays: 1, instruction: 'Bump.', review: 'auto' }] } })).json.data;
-      const email = `stop-${randomBytes(3).toString('hex')}@example.net`;
-      const run = await awaitingApproval(key, email);
-      await t.api('POST', `/api/v1/runs/${run.id}/approve`, { key, body: { deliver: 'send', sequenceId: sequence.id } });
-      await startRunner();
-      await touchIs(key, run.id, 1, 'SENT');
-      await stopRunner();
-      await toDue(key, run.id, 2);
-      await pass();
-      await pass();
+      const { key, email, run } = await queuedFollowUp('stop');
       const queued = await touches(key, run.id);
       assert.equal(queued[1].status, 'APPROVED');
       assert.equal(queued[1].delivery.status, 'QUEUED');
@@ -184,27 +192,50 @@ for (const kind of BACKENDS) {
     });
 
     it('holds a stop that comes between the delivery\'s load and its claim: the claim finds the sequence stopped', async () => {
-      const { key } = await fixture();
-      const sequence = (await t.api('POST', '/api/v1/sequences', { key, body: { name: 'Auto', steps: [{ waitDays: 1, instruction: 'Bump.', review: 'auto' }] } })).json.data;
-      const email = `claim-${randomBytes(3).toString('hex')}@example.net`;
-      const run = await awaitingApproval(key, email);
-      await t.api('POST', `/api/v1/runs/${run.id}/approve`, { key, body: { deliver: 'send', sequenceId: sequence.id } });
-      await startRunner();
-      await touchIs(key, run.id, 1, 'SENT');
-      await stopRunner();
-      await toDue(key, run.id, 2);
-      await pass();
-      await pass();
+      const { key, email, run } = await queuedFollowUp('claim');
       // The stop is written as another cause would (a reply): the enrolment STOPPED, the delivery left QUEUED, as if
       // the stop had raced past the cancel of queued deliveries. The claim must still refuse it.
       await t.database.db.updateTable('enrolments').set({ status: 'STOPPED', stop_reason: 'replied' }).where('run_id', '=', run.id).execute();
       await startRunner();
-      await touchIs(key, run.id, 2, 'SKIPPED');
-      const after = await touches(key, run.id);
+      await assertSkippedUnsent(key, run.id, email);
+    });
+
+    /**
+     * The follow-up stopped by a reply is SKIPPED and its delivery CANCELLED, unsent: only touch 1 reached the lead,
+     * and only touch 1 took a slot of the sender.
+     */
+    async function assertSkippedUnsent(key: string, runId: string, email: string) {
+      await touchIs(key, runId, 2, 'SKIPPED');
+      const after = await touches(key, runId);
       assert.equal(after[1].skipReason, 'replied');
       assert.equal(after[1].delivery.status, 'CANCELLED');
       assert.equal(mailsTo(email).length, 1);
-    });
+      const slots = await t.database.db.selectFrom('touches as t').innerJoin('email_deliveries as e', 'e.id', 't.delivery_id')
+        .select(['t.number', 'e.slot_taken_at', 'e.workspace_id']).where('t.run_id', '=', runId).orderBy('t.number').execute();
+      assert.deepEqual(slots.map((s) => [s.number, s.slot_taken_at !== null]), [[1, true], [2, false]]);
+      const counters = await t.database.db.selectFrom('sender_counters').select('sent').where('workspace_id', '=', slots[0]!.workspace_id).execute();
+      assert.deepEqual(counters.map((c) => c.sent), [1]);
+    }
+
+    if (kind === 'postgres') {
+      it('sends nothing and takes no slot when a stop commits while the worker waits to claim the follow-up', async () => {
+        const { workspaceId, key, email, run } = await queuedFollowUp('racing');
+        assert.equal((await touches(key, run.id))[1].delivery.status, 'QUEUED');
+        // A reply's stop holds the enrolment's lock when the worker comes to claim: the claim waits for it to commit.
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => { release = resolve; });
+        const stopping = t.database.db.transaction().execute(async (trx) => {
+          await stopEnrolments(trx, { workspaceId, leadId: run.leadId, reason: 'replied', at: clock.now() });
+          await held;
+        });
+        await startRunner();
+        await pollUntil(async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM pg_locks WHERE NOT granted
+          AND locktype IN ('transactionid', 'tuple')`.execute(t.database.db)).rows[0]!.n), (n) => n > 0, { what: 'a worker waiting to claim', timeoutMs: 20_000 });
+        release();
+        await stopping;
+        await assertSkippedUnsent(key, run.id, email);
+      });
+    }
 
     it('makes one delivery when two schedulers race for the same due touch', async () => {
       const { key } = await fixture();

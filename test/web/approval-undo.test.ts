@@ -1,4 +1,4 @@
-// An approval that sends can be undone for a few seconds (src/http/ui/approvals.ts): the key A of the review queue
+// An approval that sends can be undone for a few seconds (src/http/routes/ui/approvals.ts): the key A of the review queue
 // says "Approve and send", the toast offers Undo, and an undone approval sends nothing and leaves the run awaiting
 // approval; without Undo the e-mail goes once the wait is over, from the queue and from the run page alike. The
 // wait is APPROVAL_UNDO_SECONDS, short here, and on the server: the test never sleeps through it.

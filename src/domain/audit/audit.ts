@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AuditOutcome, AuditSource, DB } from '../../db/schema.ts';
-import { pageOf, type Cursor } from '../pagination.ts';
+import { readPage, type Cursor } from '../pagination.ts';
 import { isUuid } from '../validation.ts';
 
 export interface AuditEntryInput {
@@ -89,10 +89,7 @@ export async function listAudit(db: Kysely<DB>, workspaceId: string, filter: Aud
     if (!isUuid(actor)) return { items: [], next: null };
     query = query.where((eb) => eb.or([eb('a.key_id', '=', actor), eb('a.user_id', '=', actor)]));
   }
-  const cursor = filter.cursor;
-  if (cursor) query = query.where((eb) => eb(eb.refTuple('a.occurred_at', 'a.id'), '<', eb.tuple(cursor.at, cursor.id)));
-  const rows = await query.orderBy('a.occurred_at', 'desc').orderBy('a.id', 'desc').limit(filter.limit + 1).execute();
-  const entries = rows.map((r): AuditEntry => ({
+  return readPage(query, { at: 'a.occurred_at', id: 'a.id' }, filter, (r): AuditEntry => ({
     id: r.id,
     workspaceId: r.workspace_id,
     source: r.source,
@@ -109,6 +106,5 @@ export async function listAudit(db: Kysely<DB>, workspaceId: string, filter: Aud
     userAgent: r.user_agent,
     occurredAt: r.occurred_at.toISOString(),
     details: (r.details ?? null) as AuditDetails | null,
-  }));
-  return pageOf(entries, filter.limit, (e) => ({ at: new Date(e.occurredAt), id: e.id }));
+  }), (e) => ({ at: new Date(e.occurredAt), id: e.id }));
 }

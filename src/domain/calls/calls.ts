@@ -7,7 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { CallsTable, DB } from '../../db/schema.ts';
 import { invalid, notFound } from '../errors.ts';
 import { getLead } from '../leads/leads.ts';
-import { pageOf, type Cursor } from '../pagination.ts';
+import { readPage, type Cursor } from '../pagination.ts';
 import { isStorableInstant, isUuid } from '../validation.ts';
 
 export interface Call {
@@ -84,11 +84,8 @@ export async function listCalls(
   options: { limit: number; cursor?: Cursor | null },
 ): Promise<{ items: Call[]; next: Cursor | null } | null> {
   if (!(await getLead(db, workspaceId, leadId))) return null;
-  let query = db.selectFrom('calls').selectAll().where('workspace_id', '=', workspaceId).where('lead_id', '=', leadId);
-  const cursor = options.cursor;
-  if (cursor) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit + 1).execute();
-  return pageOf(rows.map(toCall), options.limit, (call) => ({ at: call.createdAt, id: call.id }));
+  const query = db.selectFrom('calls').selectAll().where('workspace_id', '=', workspaceId).where('lead_id', '=', leadId);
+  return readPage(query, { at: 'created_at', id: 'id' }, options, toCall, (call) => ({ at: call.createdAt, id: call.id }));
 }
 
 export async function getCall(db: Kysely<DB>, workspaceId: string, callId: string): Promise<Call | null> {

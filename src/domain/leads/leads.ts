@@ -5,7 +5,7 @@ import type { Clock } from '../../clock.ts';
 import { literal, prepare } from '../../db/database.ts';
 import type { DB, LeadsTable, LeadStatus } from '../../db/schema.ts';
 import { invalid, notFound } from '../errors.ts';
-import { pageOf, type Cursor } from '../pagination.ts';
+import { beyondCursor, pageOf, type Cursor } from '../pagination.ts';
 import { isUuid, websiteUrl } from '../validation.ts';
 import { isUserOfWorkspace } from '../workspaces/workspaces.ts';
 import { emitWebhookEvent } from '../webhooks/events.ts';
@@ -197,7 +197,7 @@ function leadConditions(workspaceId: string, filter: LeadFilter, words: string[]
 export function leadsPageStatement(workspaceId: string, options: LeadFilter & { limit: number; cursor?: Cursor | null }) {
   const words = searchWords(options.q);
   const filters = leadConditions(workspaceId, options, words);
-  if (options.cursor) filters.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
+  if (options.cursor) filters.push(beyondCursor(options.cursor, 'l.created_at', 'l.id'));
   // The stored JSON, with `"doNotContact":true` added at its end (where the cursor below does not look) for a lead
   // whose address is suppressed.
   const page = sql<{ api_json: string; created_at: Date; id: string }>`
@@ -261,7 +261,7 @@ export async function listLeads(
 ): Promise<{ items: Lead[]; next: Cursor | null }> {
   const words = searchWords(options.q);
   const conditions = leadConditions(workspaceId, options, words);
-  if (options.cursor) conditions.push(sql`(l.created_at, l.id) < (${options.cursor.at}::timestamptz, ${options.cursor.id}::uuid)`);
+  if (options.cursor) conditions.push(beyondCursor(options.cursor, 'l.created_at', 'l.id'));
   const columns = sql.join(LEAD_COLUMNS.map((column) => sql.ref(`l.${column}`)));
   const { rows } = await sql<Omit<Selectable<LeadsTable>, 'api_json' | 'search_text'>>`
     SELECT ${columns} FROM leads l WHERE ${sql.join(conditions, sql` AND `)}

@@ -5,7 +5,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { StepNode } from '../../schemas/outputs.ts';
 import { prepare } from '../../db/database.ts';
 import type { DB, DeliveryMethod, DeliveryStatus, DraftOrigin, DraftStatus, RunStatus, StepStatus } from '../../db/schema.ts';
-import { pageOf, type Cursor } from '../pagination.ts';
+import { beyondCursor, pageOf, type Cursor } from '../pagination.ts';
 import { isUuid } from '../validation.ts';
 
 import { DRAFT_ORIGINS, DRAFT_STATUSES, RUN_REPLIES_MAX, RUN_STATUSES } from '../../schemas/runs.ts';
@@ -201,11 +201,7 @@ export async function listRuns(
   if (options.leadId) filters.push(sql`r.lead_id = ${options.leadId}`);
   if (options.status) filters.push(sql`r.status = ${options.status}`);
   if (options.batchId) filters.push(sql`r.batch_id = ${options.batchId}`);
-  if (options.cursor) {
-    filters.push(oldestFirst
-      ? sql`(r.started_at, r.id) > (${options.cursor.at}, ${options.cursor.id})`
-      : sql`(r.started_at, r.id) < (${options.cursor.at}, ${options.cursor.id})`);
-  }
+  if (options.cursor) filters.push(beyondCursor(options.cursor, 'r.started_at', 'r.id', oldestFirst ? 'oldest' : 'newest'));
   const direction = sql.raw(oldestFirst ? 'ASC' : 'DESC');
   const result = await sql<{ run: Omit<Run, 'traceId'>; trace_id: string }>`
     SELECT r.trace_id, ${RUN_JSON} AS run FROM runs r WHERE ${sql.join(filters, sql` AND `)}

@@ -1,10 +1,11 @@
 // Per-sender limits and the send window at the moment a delivery is claimed (DESIGN §14). Each sending address sends
 // at most `dailyLimit` e-mails a local day and waits `minGapSeconds` between two; a follow-up leaves only inside the
-// window. The address's `sender_counters` row is locked (FOR UPDATE) in the transaction that either takes a slot
-// or puts the delivery back to wait, before anything reaches the SMTP server: however many worker processes claim
-// deliveries of one sender at once, they take its slots one after another, and a delivery that finds none waits
-// SCHEDULED for the next allowed time, with its job due then. Never dropped; a retry of a delivery that took its
-// slot takes none again (slot_taken_at).
+// window. The address's `sender_counters` row is locked (FOR UPDATE) in the transaction that claims the delivery, which
+// either takes a slot or puts the delivery back to wait, before anything reaches the SMTP server: however many worker
+// processes claim deliveries of one sender at once, they take its slots one after another, and a delivery that finds
+// none waits SCHEDULED for the next allowed time, with its job due then. Never dropped; a retry of a delivery that took
+// its slot takes none again (slot_taken_at). The claim asks the suppression list and the delivery's sequence first
+// (src/jobs/handlers/email-deliver.ts), so a delivery refused or cancelled there never counts against the limit.
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../../clock.ts';
 import type { DB, WaitingFor } from '../../db/schema.ts';
@@ -25,7 +26,6 @@ export interface ClaimedDelivery {
 }
 
 export interface SendingClaim {
-  db: Kysely<DB>;
   clock: Clock;
   /** The runner holding the delivery's job, and the job: a delivery put back to wait takes its job with it. */
   owner: string;
@@ -44,31 +44,30 @@ interface Hold { at: Date; waitingFor: WaitingFor }
 
 /**
  * Checks the send window and the sender's limits for a delivery its job has just claimed, and takes a slot of the
- * sender or puts the delivery back to wait, in one transaction. Called by the email.deliver job before it begins.
+ * sender or puts the delivery back to wait, in `trx`: the claim's transaction, which begins the delivery when the
+ * answer is `go`. Locks the delivery's row, then its sender's counter.
  */
-export async function claimSendingSlot(claim: SendingClaim, delivery: ClaimedDelivery, fromAddress: string): Promise<SendingVerdict> {
-  return claim.db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom('email_deliveries')
-      .select(['status', 'scheduled_for', 'waiting_for', 'respect_window', 'slot_taken_at'])
-      .where('id', '=', delivery.id).forUpdate().executeTakeFirst();
-    if (!row || !['SCHEDULED', 'QUEUED', 'DELIVERING'].includes(row.status)) return { gone: true };
-    // A delivery that took its slot is a retry, or the takeover of a runner that died while sending.
-    if (row.slot_taken_at !== null || row.status === 'DELIVERING') return { go: true };
-    const now = claim.clock.now();
-    const settings = await loadSendingSettings(trx, delivery.workspace_id);
-    const zone = await windowZoneOfRun(trx, delivery.workspace_id, delivery.run_id, settings);
-    const hold = (row.status === 'SCHEDULED' && row.scheduled_for && row.scheduled_for > now)
-      // Woken early: a runner that died after putting it back left its job due at the old time.
-      ? { at: row.scheduled_for, waitingFor: row.waiting_for ?? 'sendAt' }
-      : row.respect_window && !isInWindow(now, settings.window, zone)
-        ? { at: nextWindowStart(now, settings.window, zone), waitingFor: 'window' as const }
-        : delivery.method === 'send' ? await takeSlot(trx, delivery, fromAddress, settings, zone, now, claim.random ?? Math.random) : null;
-    if (hold) return putBack(trx, claim, delivery, hold, now);
-    if (row.status === 'SCHEDULED') {
-      await applyTransition(trx, DELIVERY.release, { ...targetOf(delivery), at: now, set: { waiting_for: null } });
-    }
-    return { go: true };
-  });
+export async function takeSendingSlot(trx: Kysely<DB>, claim: SendingClaim, delivery: ClaimedDelivery, fromAddress: string): Promise<SendingVerdict> {
+  const row = await trx.selectFrom('email_deliveries')
+    .select(['status', 'scheduled_for', 'waiting_for', 'respect_window', 'slot_taken_at'])
+    .where('id', '=', delivery.id).forUpdate().executeTakeFirst();
+  if (!row || !['SCHEDULED', 'QUEUED', 'DELIVERING'].includes(row.status)) return { gone: true };
+  // A delivery that took its slot is a retry, or the takeover of a runner that died while sending.
+  if (row.slot_taken_at !== null || row.status === 'DELIVERING') return { go: true };
+  const now = claim.clock.now();
+  const settings = await loadSendingSettings(trx, delivery.workspace_id);
+  const zone = await windowZoneOfRun(trx, delivery.workspace_id, delivery.run_id, settings);
+  const hold = (row.status === 'SCHEDULED' && row.scheduled_for && row.scheduled_for > now)
+    // Woken early: a runner that died after putting it back left its job due at the old time.
+    ? { at: row.scheduled_for, waitingFor: row.waiting_for ?? 'sendAt' }
+    : row.respect_window && !isInWindow(now, settings.window, zone)
+      ? { at: nextWindowStart(now, settings.window, zone), waitingFor: 'window' as const }
+      : delivery.method === 'send' ? await takeSlot(trx, delivery, fromAddress, settings, zone, now, claim.random ?? Math.random) : null;
+  if (hold) return putBack(trx, claim, delivery, hold, now);
+  if (row.status === 'SCHEDULED') {
+    await applyTransition(trx, DELIVERY.release, { ...targetOf(delivery), at: now, set: { waiting_for: null } });
+  }
+  return { go: true };
 }
 
 const targetOf = (delivery: ClaimedDelivery) => ({ workspaceId: delivery.workspace_id, runId: delivery.run_id, deliveryId: delivery.id });

@@ -6,7 +6,7 @@ import type { Clock } from '../../clock.ts';
 import type { DB, WaitingFor } from '../../db/schema.ts';
 import { JOBS_CHANNEL } from '../../jobs/sql/enqueueJob.ts';
 import { AppError, notFound } from '../errors.ts';
-import { pageOf, type Cursor } from '../pagination.ts';
+import { readPage, type Cursor } from '../pagination.ts';
 import { enqueueDeliveryJob, EMAIL_DELIVER } from '../runs/deliveries.ts';
 import { applyTransition, DELIVERY } from '../runs/lifecycle.ts';
 import { isUuid } from '../validation.ts';
@@ -26,20 +26,15 @@ export interface OutboxEntry {
 export async function listOutbox(
   db: Kysely<DB>, workspaceId: string, options: { limit: number; cursor?: Cursor | null },
 ): Promise<{ items: OutboxEntry[]; next: Cursor | null }> {
-  let query = db.selectFrom('email_deliveries as e')
+  const query = db.selectFrom('email_deliveries as e')
     .innerJoin('email_drafts as d', 'd.id', 'e.draft_id')
     .select(['e.id', 'e.run_id', 'e.touch', 'e.scheduled_for', 'e.waiting_for', 'd.to_address'])
-    .where('e.workspace_id', '=', workspaceId).where('e.status', '=', 'SCHEDULED')
-    .orderBy('e.scheduled_for').orderBy('e.id').limit(options.limit + 1);
-  const cursor = options.cursor;
-  if (cursor) query = query.where((eb) => eb(eb.refTuple('e.scheduled_for', 'e.id'), '>', eb.tuple(cursor.at, cursor.id)));
-  const rows = await query.execute();
-  const entries = rows.map((row): OutboxEntry => ({
+    .where('e.workspace_id', '=', workspaceId).where('e.status', '=', 'SCHEDULED');
+  return readPage(query, { at: 'e.scheduled_for', id: 'e.id', order: 'oldest' }, options, (row): OutboxEntry => ({
     id: row.id, runId: row.run_id, touch: row.touch, to: row.to_address,
     // A SCHEDULED delivery always has both; the fallbacks keep a hand-edited row listable.
     scheduledFor: row.scheduled_for ?? new Date(0), waitingFor: row.waiting_for ?? 'sendAt',
-  }));
-  return pageOf(entries, options.limit, (entry) => ({ at: entry.scheduledFor, id: entry.id }));
+  }), (entry) => ({ at: entry.scheduledFor, id: entry.id }));
 }
 
 /** The workspace's SCHEDULED delivery `id`, locked; 404 when there is none, 409 when it no longer waits. */

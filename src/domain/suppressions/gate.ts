@@ -2,13 +2,12 @@
 // transaction that claims a delivery for sending, so that an address suppressed after the approval is never written to.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { AppError } from '../errors.ts';
 import { applyTransition, DELIVERY } from '../runs/lifecycle.ts';
 import { stopEnrolments } from '../sequences/stops.ts';
 import { domainOf, lockAddress, lockWholeList, normalEmail, refuseSuppressed, suppressionOf } from './entries.ts';
+import { missingIdentity, refuseIncomplete, senderIdentity } from './identity.ts';
 
 export { refuseSuppressed };
-import { missingIdentity, refuseIncomplete, senderIdentity } from './identity.ts';
 
 /**
  * What an approval with delivery checks besides the transport (DESIGN §15): the workspace's sender identity is
@@ -37,29 +36,25 @@ export interface ClaimTarget {
 }
 
 /**
- * Claims a delivery for sending unless its address or domain is suppressed, in one transaction: `begin` (the
- * DELIVERY.begin transition) runs only after the address's lock (and a share of the whole list's, which an import
- * holds alone) is held and the list read, so an unsubscribe or import committed before the claim ends the delivery
- * SUPPRESSED unsent (with its run event, and its lead's sequence stopped), and one made after waits for the claim to
- * commit. Answers `began`, `suppressed`, or `gone` (begin changed nothing).
+ * The suppression list's part of a delivery's claim (src/jobs/handlers/email-deliver.ts), first in the claim's
+ * transaction: takes a share of the whole list's lock (which an import holds alone), the address's and the domain's
+ * locks, and reads the list, so an unsubscribe or import committed before the claim ends the delivery SUPPRESSED
+ * unsent (with its run event, and its lead's sequence stopped), and one made after waits for the claim to commit.
+ * Answers `clear` (the claim goes on), `suppressed`, or `gone` (the delivery had already ended).
  */
-export async function claimUnlessSuppressed(
-  db: Kysely<DB>, target: ClaimTarget, at: Date, begin: (trx: Kysely<DB>) => Promise<number>,
-): Promise<'began' | 'suppressed' | 'gone'> {
-  return db.transaction().execute(async (trx) => {
-    const email = normalEmail(target.to);
-    await lockWholeList(trx, target.workspaceId, 'shared');
-    await lockAddress(trx, target.workspaceId, email);
-    await lockAddress(trx, target.workspaceId, `@${domainOf(email)}`);
-    const entry = await suppressionOf(trx, target.workspaceId, email);
-    if (!entry) return (await begin(trx)) > 0 ? 'began' : 'gone';
-    const suppressed = await applyTransition(trx, DELIVERY.suppress, {
-      workspaceId: target.workspaceId, runId: target.runId, deliveryId: target.deliveryId, at,
-      set: { error: `Not sent: the ${entry.email ? 'address' : 'domain'} is on the suppression list (${entry.reason}).` },
-      event: { error: entry.reason },
-    });
-    if (suppressed === 0) return 'gone';
-    await stopEnrolments(trx, { workspaceId: target.workspaceId, leadId: target.leadId, reason: 'suppressed', at });
-    return 'suppressed';
+export async function suppressIfListed(trx: Kysely<DB>, target: ClaimTarget, at: Date): Promise<'clear' | 'suppressed' | 'gone'> {
+  const email = normalEmail(target.to);
+  await lockWholeList(trx, target.workspaceId, 'shared');
+  await lockAddress(trx, target.workspaceId, email);
+  await lockAddress(trx, target.workspaceId, `@${domainOf(email)}`);
+  const entry = await suppressionOf(trx, target.workspaceId, email);
+  if (!entry) return 'clear';
+  const suppressed = await applyTransition(trx, DELIVERY.suppress, {
+    workspaceId: target.workspaceId, runId: target.runId, deliveryId: target.deliveryId, at,
+    set: { error: `Not sent: the ${entry.email ? 'address' : 'domain'} is on the suppression list (${entry.reason}).` },
+    event: { error: entry.reason },
   });
+  if (suppressed === 0) return 'gone';
+  await stopEnrolments(trx, { workspaceId: target.workspaceId, leadId: target.leadId, reason: 'suppressed', at });
+  return 'suppressed';
 }

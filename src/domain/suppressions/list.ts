@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB, SuppressionReason } from '../../db/schema.ts';
 import { invalid, notFound } from '../errors.ts';
 import { isUuid } from '../validation.ts';
-import { pageOf, type Cursor } from '../pagination.ts';
+import { readPage, type Cursor } from '../pagination.ts';
 import { stopEnrolments } from '../sequences/stops.ts';
 import { entryOf, type SuppressionFile } from './csv.ts';
 import { lockWholeList, toSuppression, type Suppression } from './entries.ts';
@@ -26,10 +26,7 @@ export async function listSuppressions(db: Kysely<DB>, workspaceId: string, filt
     const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     query = query.where((eb) => eb.or([eb('email', 'like', like), eb('domain', 'like', like)]));
   }
-  const cursor = filter.cursor;
-  if (cursor) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit + 1).execute();
-  return pageOf(rows.map(toSuppression), filter.limit, (entry) => ({ at: entry.createdAt, id: entry.id }));
+  return readPage(query, { at: 'created_at', id: 'id' }, filter, toSuppression, (entry) => ({ at: entry.createdAt, id: entry.id }));
 }
 
 export interface SuppressionCreateInput {

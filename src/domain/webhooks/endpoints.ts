@@ -7,7 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { DB, WebhookDeliveryStatus, WebhookEndpointsTable } from '../../db/schema.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { AppError, invalid, notFound } from '../errors.ts';
-import { pageOf, type Cursor } from '../pagination.ts';
+import { readPage, type Cursor } from '../pagination.ts';
 import { isUuid } from '../validation.ts';
 import {
   emitWebhookEvent, eventReadScope, queueWebhookDelivery, readScopesOf, WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT,
@@ -298,14 +298,9 @@ export async function listDeliveries(
   db: Kysely<DB>, workspaceId: string, endpointId: string, options: { limit: number; cursor?: Cursor | null },
 ): Promise<{ items: WebhookDelivery[]; next: Cursor | null } | null> {
   if (!(await getEndpoint(db, workspaceId, endpointId))) return null;
-  let query = db.selectFrom('webhook_deliveries as d').innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+  const query = db.selectFrom('webhook_deliveries as d').innerJoin('webhook_events as e', 'e.id', 'd.event_id')
     .select(DELIVERY_COLUMNS).where('d.workspace_id', '=', workspaceId).where('d.endpoint_id', '=', endpointId);
-  if (options.cursor) {
-    const { at, id } = options.cursor;
-    query = query.where(sql<boolean>`(d.created_at, d.id) < (${at}::timestamptz, ${id}::uuid)`);
-  }
-  const rows = await query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(options.limit + 1).execute();
-  return pageOf(rows.map((r) => toDelivery(r as DeliveryRow)), options.limit, (d) => ({ at: new Date(d.createdAt), id: d.id }));
+  return readPage(query, { at: 'd.created_at', id: 'd.id' }, options, (r) => toDelivery(r as DeliveryRow), (d) => ({ at: new Date(d.createdAt), id: d.id }));
 }
 
 export interface WebhookAttempt {

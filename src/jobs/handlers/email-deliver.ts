@@ -1,6 +1,7 @@
 // The `email.deliver` job (DESIGN §7): sends an approved draft over SMTP, or saves it to the sender's mailbox over
-// IMAP, exactly once as far as a crash allows. The delivery is marked DELIVERING in a short transaction of its own
-// before the server is contacted; the server's answer, the job's end and what the answer means (the draft SENT, the
+// IMAP, exactly once as far as a crash allows. The delivery is claimed (the suppression list, its sequence, a slot of
+// its sender, then DELIVERING) in one short transaction of its own before the message is composed and the server
+// contacted; the server's answer, the job's end and what the answer means (the draft SENT, the
 // lead CONTACTED, the run event and the audit entry) commit together afterwards. A runner that dies in between
 // leaves the job to be taken again, which sends the same message with the same Message-ID.
 import { sql, type Kysely, type Transaction } from 'kysely';
@@ -14,12 +15,12 @@ import type { ClaimedJob, JobContext, JobHandler } from '../types.ts';
 import { appendDraft } from '../../mail/imap.ts';
 import { composeMessage } from '../../mail/message.ts';
 import { loadMailTransport, type Address } from '../../domain/mail-settings/settings.ts';
-import { claimSendingSlot } from '../../domain/sending/limits.ts';
+import { takeSendingSlot } from '../../domain/sending/limits.ts';
 import { beginFollowUp, threadOf, touchDelivered, touchUndelivered } from '../../domain/sequences/delivery.ts';
 import { RecipientRefused, sendRaw } from '../../mail/smtp.ts';
 import { recordBounce } from '../../domain/suppressions/bounces.ts';
 import { consentParts } from '../../mail/unsubscribe-headers.ts';
-import { claimUnlessSuppressed } from '../../domain/suppressions/gate.ts';
+import { suppressIfListed } from '../../domain/suppressions/gate.ts';
 
 /** After the first attempt: about 30 s, 2 min, 10 min, 30 min, then 2 h. */
 const BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
@@ -120,6 +121,34 @@ async function recordRefusal(ctx: JobContext, delivery: DeliveryRow, error: Reci
 const targetOf = (delivery: { id: string; run_id: string; workspace_id: string }) =>
   ({ workspaceId: delivery.workspace_id, runId: delivery.run_id, deliveryId: delivery.id });
 
+/**
+ * Claims a delivery for sending in one transaction (DESIGN §13, §14, §15), in the order of its locks: the address's
+ * and domain's suppression locks and the list (a suppressed address ends the delivery SUPPRESSED), the follow-up's
+ * enrolment (a stopped sequence CANCELS it, a paused one holds it), then the delivery's row and its sender's counter
+ * (a slot of the daily limit, or a wait SCHEDULED), and last DELIVERY.begin. A delivery refused or cancelled takes no
+ * slot, and a slot is only ever taken with the delivery's begin, all committed together; a stop or an unsubscribe
+ * racing the claim waits for it on the same locks, or is seen by it. Answers `began`, a wait (`again`: the job due
+ * then), or `gone` (nothing to send).
+ */
+async function claimDelivery(
+  ctx: JobContext, jobId: string, delivery: DeliveryRow, addresses: { from: string; to: string }, random: (() => number) | undefined,
+): Promise<'began' | 'gone' | { again: Date }> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const now = ctx.clock.now();
+    const listed = await suppressIfListed(trx, { ...targetOf(delivery), leadId: delivery.lead_id, to: addresses.to }, now);
+    if (listed !== 'clear') return 'gone';
+    const followUp = await beginFollowUp(trx, delivery.id, now);
+    // Paused: tried again when the pause ends, nothing else changed.
+    if (followUp instanceof Date) return { again: followUp };
+    if (followUp !== 'go') return 'gone';
+    const verdict = await takeSendingSlot(trx, { clock: ctx.clock, owner: ctx.owner, jobId, ...(random ? { random } : {}) }, delivery, addresses.from);
+    if ('gone' in verdict) return 'gone';
+    if ('again' in verdict) return verdict;
+    const began = await applyTransition(trx, DELIVERY.begin, { ...targetOf(delivery), at: now, set: { attempts: sql`attempts + 1` } });
+    return began > 0 ? 'began' : 'gone';
+  });
+}
+
 export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
   return {
     kind: EMAIL_DELIVER,
@@ -135,9 +164,8 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
       const transport = await loadMailTransport(ctx.db, delivery.workspace_id, ctx.secrets(), ctx.config);
       if (!transport.from) throw new PermanentError('No sender address is set up (Settings / E-mail, or MAIL_FROM).');
       if (!delivery.to_address) throw new PermanentError('The draft has no recipient.');
-      // DESIGN §14: the send window and the sender's limits, under the sender's lock, before the server is contacted.
-      const verdict = await claimSendingSlot({ ...ctx, jobId: job.id, ...(options.random ? { random: options.random } : {}) }, delivery, transport.from.address);
-      if (!('go' in verdict)) return 'again' in verdict ? verdict : undefined;
+      const claim = await claimDelivery(ctx, job.id, delivery, { from: transport.from.address, to: delivery.to_address }, options.random);
+      if (claim !== 'began') return claim === 'gone' ? undefined : claim;
       const sender = await senderOf(ctx.db, delivery.sender_user_id, transport.from);
       // A follow-up is a reply in its thread (DESIGN §13): touch 1's subject, and the earlier touches' Message-IDs.
       const thread = await threadOf(ctx.db, delivery.id);
@@ -150,19 +178,6 @@ export function deliveryHandler(options: DeliveryHandlerOptions): JobHandler {
         signature: sender.signature, messageId: delivery.message_id, date: ctx.clock.now(),
         ...(thread ? { inReplyTo: thread.inReplyTo, references: thread.references } : {}),
       });
-
-      // Claimed in the transaction that reads the suppression list (an address that asked to stop is not written to)
-      // and, for a follow-up, finds its sequence still ACTIVE (DESIGN §13, §15).
-      let heldUntil: Date | null = null;
-      const claimed = await claimUnlessSuppressed(ctx.db, { ...targetOf(delivery), leadId: delivery.lead_id, to: delivery.to_address }, ctx.clock.now(),
-        async (trx) => {
-          const followUp = await beginFollowUp(trx, delivery.id, ctx.clock.now());
-          if (followUp instanceof Date) heldUntil = followUp;
-          if (followUp !== 'go') return 0;
-          return applyTransition(trx, DELIVERY.begin, { ...targetOf(delivery), at: ctx.clock.now(), set: { attempts: sql`attempts + 1` } });
-        });
-      if (heldUntil) return { again: heldUntil };
-      if (claimed !== 'began') return;
       // A run page following the run learns that the delivery is under way, without an event of its own.
       await notifyFollowers(ctx.db, delivery.run_id);
 

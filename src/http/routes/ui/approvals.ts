@@ -6,16 +6,16 @@
 // which sends at once: a program that approves has decided.
 import { Type } from 'typebox';
 import type { Kysely } from 'kysely';
-import type { AppInstance } from '../app-instance.ts';
-import { principalOf } from '../auth.ts';
-import { mutate } from '../mutation.ts';
-import { renderRun } from '../run-render.ts';
-import { authProblems, dataOf, IdParam, Nullable, problem, Run, RunApprove, writeProblems } from '../../schemas/index.ts';
-import type { DB } from '../../db/schema.ts';
-import { approveRun, undoApproval } from '../../domain/runs/decisions.ts';
-import { newMessageId } from '../../mail/message.ts';
-import { loadMailTransport } from '../../domain/mail-settings/settings.ts';
-import { sendAtOf } from '../../domain/sending/schedule.ts';
+import type { AppInstance } from '../../app-instance.ts';
+import { principalOf } from '../../auth.ts';
+import { mutate } from '../../mutation.ts';
+import { renderRun } from '../../run-render.ts';
+import { authProblems, dataOf, IdParam, Nullable, problem, Run, RunApprove, writeProblems } from '../../../schemas/index.ts';
+import type { DB } from '../../../db/schema.ts';
+import { approveRun, undoApproval } from '../../../domain/runs/decisions.ts';
+import { newMessageId } from '../../../mail/message.ts';
+import { loadMailTransport } from '../../../domain/mail-settings/settings.ts';
+import { sendAtOf } from '../../../domain/sending/schedule.ts';
 
 const tags = ['Web UI'];
 

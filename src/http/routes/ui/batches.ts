@@ -2,11 +2,11 @@
 // pipeline. One query gives each run's state with its lead's name and its draft's subject, without the steps'
 // outputs that GET /api/v1/runs?batchId=… carries (API clients follow a batch there).
 import { Type } from 'typebox';
-import type { AppInstance } from '../app-instance.ts';
-import { principalOf } from '../auth.ts';
-import { authProblems, IdParam, Nullable, RunStatus, Timestamp } from '../../schemas/index.ts';
-import { batchProgress } from '../../domain/runs/batches.ts';
-import { notFound } from '../../domain/errors.ts';
+import type { AppInstance } from '../../app-instance.ts';
+import { principalOf } from '../../auth.ts';
+import { authProblems, IdParam, Nullable, RunStatus, Timestamp } from '../../../schemas/index.ts';
+import { batchProgress } from '../../../domain/runs/batches.ts';
+import { notFound } from '../../../domain/errors.ts';
 
 const BatchRun = Type.Object({
   id: Type.String({ format: 'uuid' }),
