@@ -431,15 +431,17 @@ for (const kind of BACKENDS) {
           return offlineEngine.analyse(ctx);
         },
       });
-      const holder = await t.startWorker({ engine: slow, leaseMs: 600 });
+      // A lease of 2 s, renewed every third of it: a busy machine may hold a renewal up a few hundred milliseconds,
+      // which a shorter lease would not survive, and that is the machine's doing, not the worker's.
+      const holder = await t.startWorker({ engine: slow, leaseMs: 2_000 });
       let rival: Awaited<ReturnType<typeof t.startWorker>> | null = null;
       try {
         await eventually('ANALYSIS to start', async () => (await stepOf(t.database.db, runId, 'ANALYSIS')).status === 'RUNNING');
         // The rival starts once the holder has the run (started together, either could have claimed it first).
-        rival = await t.startWorker({ leaseMs: 600 });
-        // Several lease lengths pass while ANALYSIS runs; the rival polls every 50 ms all the while.
+        rival = await t.startWorker({ leaseMs: 2_000 });
+        // Two and a half lease lengths pass while ANALYSIS runs; the rival polls every 50 ms all the while.
         const firstOwner = (await runRow(t.database.db, runId)).lease_owner;
-        const until = Date.now() + 1_500;
+        const until = Date.now() + 5_000;
         while (Date.now() < until) {
           assert.equal((await runRow(t.database.db, runId)).lease_owner, firstOwner);
           await new Promise((resolve) => setTimeout(resolve, 50));
