@@ -20,7 +20,7 @@ const LOOKUPS_PER_CLIENT = 200;
 /** A one-click body is 26 bytes; a form's is not much more. */
 const BODY_MAX = 2048;
 
-const STYLE = `body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
+const STYLE = `body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;padding:0 1rem;background:#f6f7f9;color:#1d2330}
 main{max-width:28rem;margin:12vh auto 0;padding:2rem 1.5rem;background:#fff;border-radius:12px;box-shadow:0 1px 3px #0002}
 h1{font-size:1.35rem;margin:0 0 .75rem}p{margin:0 0 1.25rem;overflow-wrap:anywhere}
 button{font:inherit;font-weight:600;width:100%;padding:.8rem 1rem;border:0;border-radius:8px;background:#1f4fd8;color:#fff;cursor:pointer}
