@@ -2,7 +2,7 @@
 // server on loopback, on a phone-sized screen (390 px): two e-mails approved for later are listed soonest first; "Send
 // now" sends one (it arrives), "Cancel" takes the other off (never sent). Settings / E-mail saves the window and the
 // limits, and shows the sender's count today. The run page's approve bar approves "In the next send window" outside
-// the window, and the e-mail waits in the Outbox.
+// the window, and the e-mail waits in the Outbox; the review queue offers the same choices, with the follow-ups.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -112,6 +112,31 @@ describe('the outbox in the web UI', { skip: browserUnavailable() ?? false }, ()
     await row.waitFor();
     assert.match(await row.innerText(), /window/i);
     assert.equal(smtp.received.filter((m) => m.envelope.to.includes('ines@lisbonlogistics.example')).length, 0, 'not sent');
+    assert.deepEqual(consoleErrors, []);
+  });
+
+  it('approves from the review queue with no follow-ups, in the next send window: the e-mail waits in the Outbox', async () => {
+    const tomorrow = ((new Date().getUTCDay() + 1) % 7) || 7;
+    await client.ok('PUT', '/ui/api/settings/sending', { days: [tomorrow], start: '08:00', end: '18:00', timeZone: 'UTC' });
+    const lead = await client.ok('POST', '/api/v1/leads', { name: 'Oskar Lind', email: 'oskar@nordhamn.example', companyName: 'Nordhamn Shipping' });
+    const call = await client.ok('POST', `/api/v1/leads/${lead.id}/calls`, { transcript: TRANSCRIPT, title: 'Discovery call' });
+    const run = await client.ok('POST', '/api/v1/runs', { leadId: lead.id, callId: call.id });
+    await waitFor(async () => (await client.ok('GET', `/api/v1/runs/${run.id}`)).data.status === 'AWAITING_APPROVAL', 'the draft', 60_000);
+
+    await page.goto(`${server.url}/runs/review`);
+    const bar = page.getByRole('group', { name: 'Decide on the draft' });
+    await bar.waitFor();
+    await bar.getByLabel('Follow-ups after this e-mail').selectOption('none');
+    await bar.getByLabel('When to send').selectOption('at');
+    const approve = bar.getByRole('button', { name: /^Approve and send/ });
+    assert.equal(await approve.isDisabled(), true, 'no time picked yet');
+    await bar.getByLabel('When to send').selectOption('next_window');
+    await approve.click();
+    await page.getByText(/It waits in the Outbox until/).waitFor();
+    const approved = (await client.ok('GET', `/api/v1/runs/${run.id}`)).data;
+    assert.equal(approved.emailDraft.delivery.status, 'SCHEDULED');
+    assert.equal(approved.sequence, null, 'no follow-ups');
+    assert.equal(smtp.received.filter((m) => m.envelope.to.includes('oskar@nordhamn.example')).length, 0, 'not sent');
     assert.deepEqual(consoleErrors, []);
   });
 });

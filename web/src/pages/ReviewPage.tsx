@@ -16,6 +16,8 @@ import { formatNumber, plural } from '../lib/format';
 import { Link } from '../lib/router';
 import { useApiQuery, useTitle } from '../lib/query';
 import { RejectDialog } from './run/RejectDialog';
+import { SendTimePicker, type SendAt } from './run/SendTimePicker';
+import { SequencePicker } from './run/SequencePicker';
 import { ThreadReviewQueue } from './run/ThreadReviewQueue';
 import { RepliesToAnswer } from './review/RepliesToAnswer';
 
@@ -57,6 +59,10 @@ export function ReviewPage() {
   const [decided, setDecided] = useState(0);
   const [announcement, setAnnouncement] = useState('');
   const [leads, setLeads] = useState<Record<string, Lead | null>>({});
+  // The follow-ups and the send time of the draft on screen, as the run page offers them (DESIGN §13, §14): the
+  // workspace's default sequence and "now" until the person picks otherwise, afresh for each draft.
+  const [sequenceId, setSequenceId] = useState<string | null | undefined>(undefined);
+  const [sendAt, setSendAt] = useState<SendAt>(undefined);
   const asked = useRef(new Set<string>());
   const heading = useRef<HTMLHeadingElement>(null);
   const moved = useRef(false);
@@ -76,6 +82,10 @@ export function ReviewPage() {
   const reload = awaiting.reload;
 
   const current = queue && index < queue.length ? queue[index] : undefined;
+  useEffect(() => {
+    setSequenceId(undefined);
+    setSendAt(undefined);
+  }, [current?.id]);
   const lead = current ? leads[current.leadId] : undefined;
 
   // The lead of the draft on show, and of the next one, each read once.
@@ -135,11 +145,13 @@ export function ReviewPage() {
   // it. A delivering approval waits on the server for a few seconds, with Undo in the toast (useApprove).
   const approveWithUndo = useApprove();
   const approve = async (deliver: Deliver = choices[0]!) => {
-    if (!current || busy) return;
+    // "At…" with no time yet: nothing to approve with (the buttons say so by being disabled; `A` too).
+    if (!current || busy || (deliver !== 'none' && sendAt === null)) return;
     setBusy(true);
     setError(null);
     try {
-      await approveWithUndo(current.id, deliver, `Approved the draft for ${nameOf(current)}.`, restore);
+      await approveWithUndo(current.id, deliver, `Approved the draft for ${nameOf(current)}.`, restore,
+        deliver === 'none' ? undefined : sequenceId, deliver === 'none' ? undefined : sendAt ?? undefined);
       await settle(current, `Approved the draft for ${nameOf(current)}.`);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'invalid_state') await settle(current, 'That draft was already decided elsewhere.');
@@ -254,15 +266,22 @@ export function ReviewPage() {
 
           <div className="review-bar" role="group" aria-label="Decide on the draft">
             <div className="review-actions">
-              <Button variant="primary" icon={choices[0] === 'none' ? 'check' : 'mail'} busy={busy} onClick={() => act('approve')} aria-keyshortcuts="a">
+              <Button variant="primary" icon={choices[0] === 'none' ? 'check' : 'mail'} busy={busy} onClick={() => act('approve')} aria-keyshortcuts="a"
+                disabled={choices[0] !== 'none' && sendAt === null}>
                 {APPROVE_LABEL[choices[0]!]} <kbd className="kbd" aria-hidden="true">A</kbd>
               </Button>
               {choices.slice(1).map((choice) => (
-                <Button key={choice} disabled={busy} onClick={() => void approve(choice)}>{APPROVE_LABEL[choice]}</Button>
+                <Button key={choice} disabled={busy || (choice !== 'none' && sendAt === null)} onClick={() => void approve(choice)}>{APPROVE_LABEL[choice]}</Button>
               ))}
               <Button disabled={busy} onClick={() => act('reject')} aria-keyshortcuts="r">Reject… <kbd className="kbd" aria-hidden="true">R</kbd></Button>
               <Button variant="ghost" disabled={busy} onClick={() => act('edit')} aria-keyshortcuts="e">Edit <kbd className="kbd" aria-hidden="true">E</kbd></Button>
             </div>
+            {choices[0] !== 'none' && (
+              <div className="review-actions" key={current.id}>
+                <SequencePicker value={sequenceId} onChange={setSequenceId} disabled={busy} />
+                <SendTimePicker onChange={setSendAt} disabled={busy} />
+              </div>
+            )}
             <div className="review-actions">
               <Button size="small" icon="chevronLeft" disabled={busy || index === 0} onClick={() => act('previous')} aria-keyshortcuts="k ArrowLeft">Previous</Button>
               <Button size="small" disabled={busy} onClick={() => act('next')} aria-keyshortcuts="j ArrowRight">Next <Icon name="chevronRight" /></Button>
