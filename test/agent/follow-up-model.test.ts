@@ -10,6 +10,7 @@ import { bodyWordCount } from '../../src/agent/draft-checks.ts';
 import { offlineRules } from '../../src/agent/engines/offline.ts';
 import { writeFollowUp, type FollowUpInput } from '../../src/agent/follow-up/index.ts';
 import * as followUpPrompt from '../../src/agent/prompts/follow-up.ts';
+import { ANSWER_TOO_LARGE, MAX_ANSWER_BYTES } from '../../src/agent/engines/model.ts';
 import type { ResearchOutput } from '../../src/schemas/outputs.ts';
 import { chat, messageText, startOpenAIServer, status, type OpenAIServer } from '../support/openai-server.ts';
 
@@ -118,5 +119,11 @@ describe('follow-ups written by a model', () => {
     await assert.rejects(writeFollowUp(input, { model: model() }), (error: unknown) => error instanceof PermanentStepError && !error.message.includes(API_KEY));
     server.reply(status(503, { message: 'overloaded' }));
     await assert.rejects(writeFollowUp(input, { model: model() }), (error: unknown) => error instanceof ModelEndpointError && error.status === 503);
+  });
+
+  it('stops reading an answer larger than 4 MiB, as a retryable error, as the steps\' model calls do', async () => {
+    server.reply(chat({ body: 'x'.repeat(MAX_ANSWER_BYTES) }));
+    await assert.rejects(writeFollowUp(inputOf(), { model: model() }),
+      (error: unknown) => error instanceof ModelEndpointError && error.message === ANSWER_TOO_LARGE);
   });
 });

@@ -82,16 +82,27 @@ interface Prompt {
   system: string;
 }
 
-export function createModelEngine(options: ModelEngineOptions): Engine {
-  const provider = createOpenAICompatible({
+/**
+ * The OpenAI-compatible provider of every model call (the steps, the follow-up writer, the reply classifier). It asks
+ * for structured output: `response_format: {type: "json_schema"}` with the schema, which OpenAI, Ollama, vLLM and
+ * LM Studio all accept (each prompt repeats the schema for servers that ignore it). A model's answer is a stranger's
+ * text: it is read to MAX_ANSWER_BYTES at most, and a larger one fails (`answerTooLarge`) unread.
+ */
+export function modelProvider(options: { baseUrl: string; apiKey?: string | null | undefined; fetch?: typeof fetch | undefined }) {
+  return createOpenAICompatible({
     name: 'leadrun',
     baseURL: options.baseUrl.replace(/\/+$/, ''),
     ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-    // Sends `response_format: {type: "json_schema"}` with the step's schema, which OpenAI, Ollama, vLLM and
-    // LM Studio all accept; the schema is repeated in the system prompt for servers that ignore it.
     supportsStructuredOutputs: true,
     fetch: boundedFetch(options.fetch ?? globalThis.fetch, MAX_ANSWER_BYTES),
   });
+}
+
+/** Why a model call failed for the size of its answer, in the words every caller uses. */
+export const ANSWER_TOO_LARGE = `the model endpoint's answer is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB; it was not read`;
+
+export function createModelEngine(options: ModelEngineOptions): Engine {
+  const provider = modelProvider(options);
   const languageModel = provider.chatModel(options.model);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   // Some endpoints echo the key they refused (in full or masked) in their error message.
@@ -134,7 +145,7 @@ export function createModelEngine(options: ModelEngineOptions): Engine {
         throw new StepAttemptError(`the model's answer did not match the ${node} schema: ${reason}`, usage);
       }
       if (ctx.signal?.aborted) throw cancelled(ctx.signal);
-      if (answerTooLarge(error)) throw new ModelEndpointError(`the model endpoint's answer is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB; it was not read`, null);
+      if (answerTooLarge(error)) throw new ModelEndpointError(ANSWER_TOO_LARGE, null);
       if (timeout.aborted) throw new ModelEndpointError(`the model endpoint did not answer within ${seconds(timeoutMs)}`, null);
       const failure = endpointError(error);
       if (slot && failure instanceof ModelEndpointError && failure.status === 429) {
@@ -324,7 +335,7 @@ function boundedFetch(base: typeof fetch, maxBytes: number): typeof fetch {
 }
 
 /** Whether the answer was refused for its size, however deep the AI SDK wrapped that. */
-function answerTooLarge(error: unknown): boolean {
+export function answerTooLarge(error: unknown): boolean {
   let cause: unknown = error;
   for (let depth = 0; depth < 8 && cause instanceof Error; depth++) {
     if (cause instanceof AnswerTooLarge) return true;

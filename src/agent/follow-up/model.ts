@@ -2,10 +2,9 @@
 // model.ts): one request through the installation's limiter, a JSON answer with the body, checked as the offline
 // draft is (checks.ts). An answer that is no usable draft gives null, and the offline writer's draft is used; an
 // endpoint that fails or refuses throws as the model engine's errors do, for the caller's retry.
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7, type LanguageModelUsage } from 'ai';
 import { ModelCallDeferred, ModelEndpointError, PermanentStepError, type TokenUsage } from '../engine.ts';
-import { salvageJson, type ModelEngineOptions } from '../engines/model.ts';
+import { ANSWER_TOO_LARGE, answerTooLarge, modelProvider, salvageJson, type ModelEngineOptions } from '../engines/model.ts';
 import type { CallOutcome } from '../engines/limiter.ts';
 import { withSignOff } from '../sign-off.ts';
 import { BODY_MAX } from '../grounding.ts';
@@ -54,13 +53,7 @@ export async function writeWithModel(input: Complete, options: ModelEngineOption
 
 /** One request; the parsed answer (null when the model answered with no JSON object), the model, the tokens. */
 async function ask(options: ModelEngineOptions, user: string, signal?: AbortSignal): Promise<{ answer: unknown; usage: TokenUsage | null; model: string }> {
-  const provider = createOpenAICompatible({
-    name: 'leadrun',
-    baseURL: options.baseUrl.replace(/\/+$/, ''),
-    ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-    supportsStructuredOutputs: true,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
+  const provider = modelProvider(options);
   signal?.throwIfAborted();
   const slot = await options.limiter?.acquire(signal);
   let outcome: CallOutcome = 'failed';
@@ -84,6 +77,7 @@ async function ask(options: ModelEngineOptions, user: string, signal?: AbortSign
     }
     signal?.throwIfAborted();
     if (timeout.aborted) throw new ModelEndpointError(`the model endpoint did not answer within ${timeoutMs} ms`, null);
+    if (answerTooLarge(error)) throw new ModelEndpointError(ANSWER_TOO_LARGE, null);
     if (APICallError.isInstance(error) && error.statusCode !== undefined) {
       const status = error.statusCode;
       const seconds = Number(error.responseHeaders?.['retry-after']);

@@ -2,10 +2,9 @@
 // a step's output (../engines/model.ts): the answer's JSON schema is derived from ReplyClassification, the answer is
 // checked against it and held to what each class may carry. One request per reply; a failure is thrown, and the reply
 // check then keeps the offline reading (src/mail/replies.ts).
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, jsonSchema, NoObjectGeneratedError, Output } from 'ai';
 import { Compile } from 'typebox/compile';
-import { salvageJson, schemaForModel } from '../engines/model.ts';
+import { answerTooLarge, MAX_ANSWER_BYTES, modelProvider, salvageJson, schemaForModel } from '../engines/model.ts';
 import * as replyPrompt from '../prompts/reply.ts';
 import { dayAt, writtenAt } from './written.ts';
 import { classified, ReplyClassification, type ReplyInput } from './types.ts';
@@ -53,13 +52,7 @@ export function heldToShape(answer: unknown): ReplyClassification {
 }
 
 export function createModelReplyClassifier(options: ModelReplyClassifierOptions): ReplyClassifier {
-  const provider = createOpenAICompatible({
-    name: 'leadrun',
-    baseURL: options.baseUrl.replace(/\/+$/, ''),
-    ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-    supportsStructuredOutputs: true,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
+  const provider = modelProvider(options);
   const model = provider.chatModel(options.model);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
@@ -84,6 +77,7 @@ export function createModelReplyClassifier(options: ModelReplyClassifierOptions)
         if (answer === undefined) {
           // Not the endpoint's own words: some endpoints echo the key they refused.
           const why = timeout.aborted ? `no answer within ${timeoutMs} ms`
+            : answerTooLarge(error) ? `its answer is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB, and was not read`
             : APICallError.isInstance(error) && error.statusCode ? `the endpoint answered ${error.statusCode}` : (error as Error).name;
           throw new ReplyClassifierError(`the model could not classify the reply: ${why}`);
         }

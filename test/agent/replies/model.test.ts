@@ -5,6 +5,7 @@
 // ReplyClassifierError, without the endpoint's words.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { MAX_ANSWER_BYTES } from '../../../src/agent/engines/model.ts';
 import { createModelReplyClassifier, heldToShape, ReplyClassifierError } from '../../../src/agent/replies/model.ts';
 import { REPLY_CLASSES, type ReplyInput } from '../../../src/agent/replies/types.ts';
 import { chat, hang, messageText, startOpenAIServer, status, type OpenAIServer } from '../../support/openai-server.ts';
@@ -59,6 +60,9 @@ describe('classifying a reply with a model', () => {
     await assert.rejects(classifier().classify(reading), fails(/the endpoint answered 401/));
     server.reply(hang());
     await assert.rejects(classifier(200).classify(reading), fails(/no answer within 200 ms/));
+    // A model's answer is read to 4 MiB at most, as every model call's is.
+    server.reply(chat({ classification: 'other', returnsOn: null, followUpAfter: null, person: { name: 'x'.repeat(MAX_ANSWER_BYTES), email: null } }));
+    await assert.rejects(classifier().classify(reading), fails(/its answer is larger than 4 MiB, and was not read/));
   });
 
   it('holds an answer to the shape: dates that are no days, and fields of other classes, are dropped', () => {
