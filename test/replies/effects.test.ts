@@ -15,6 +15,7 @@ import { loadMailTransport, saveMailSettings, type ImapSettings } from '../../sr
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { assertInvalid, assertProblem, createCall, createLead, db, startRun } from '../http/support.ts';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
+import { replyMessage } from './support.ts';
 
 describe('the days a reply names', () => {
   it('resumes one business day after the return: Friday → Monday, Saturday → Monday, Monday → Tuesday', () => {
@@ -38,14 +39,6 @@ describe('the days a reply names', () => {
     assert.deepEqual(addressesToSuppress(null, 'no address here'), []);
   });
 });
-
-function replyMessage(inReplyTo: string, date: string, body: string): string {
-  return [
-    'From: Daniel Ng <daniel@acme.example>', 'To: Rep Example <rep@example.com>', 'Subject: Re: A pilot outline for Acme',
-    `Message-ID: <${randomBytes(8).toString('hex')}@acme.example>`, `Date: ${date}`, `In-Reply-To: ${inReplyTo}`,
-    'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', body, '',
-  ].join('\r\n');
-}
 
 for (const kind of BACKENDS) {
   describe(`a reply's effects (${kind})`, () => {

@@ -22,15 +22,12 @@ import { assertProblem, createCall, createLead, startRun } from '../http/support
 import { eventually } from '../worker/support.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
+import { replyMessage } from './support.ts';
 
-function replyMessage(from: string, inReplyTo: string, body: string): { raw: string; messageId: string } {
+/** Ada's reply to `inReplyTo`, with its Message-ID. */
+function buyerReply(from: string, inReplyTo: string, body: string): { raw: string; messageId: string } {
   const messageId = `<${randomBytes(8).toString('hex')}@buyer.example>`;
-  const raw = [
-    `From: Ada Lovelace <${from}>`, 'To: Acme Sales <sales@acme.test>', 'Subject: Re: Our call',
-    `Message-ID: ${messageId}`, 'Date: Wed, 14 Jan 2026 11:00:00 +0000', `In-Reply-To: ${inReplyTo}`,
-    'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', body, '',
-  ].join('\r\n');
-  return { raw, messageId };
+  return { raw: replyMessage(inReplyTo, 'Wed, 14 Jan 2026 11:00:00 +0000', body, { from: `Ada Lovelace <${from}>`, messageId }), messageId };
 }
 
 for (const kind of BACKENDS) {
@@ -110,7 +107,7 @@ for (const kind of BACKENDS) {
 
     it('drafts the response to an interested reply when it is read, and sends it in the thread once approved', async (c) => {
       const lead = await sent();
-      const reply = replyMessage(lead.email, lead.first.messageId!, 'Thanks, this is interesting. Could we talk on Tuesday? And what would a pilot cost?');
+      const reply = buyerReply(lead.email, lead.first.messageId!, 'Thanks, this is interesting. Could we talk on Tuesday? And what would a pilot cost?');
       await dovecot.deliver(reply.raw);
       assert.equal((await lead.check()).found, 1);
       const run = (await t.api('GET', `/api/v1/runs/${lead.runId}`, { key: lead.key })).json.data;
@@ -164,7 +161,7 @@ for (const kind of BACKENDS) {
 
     it('answers a run approved without a sequence through a thread of its own, never shown as a sequence', async () => {
       const lead = await sent(null);
-      const reply = replyMessage(lead.email, lead.first.messageId!, 'Who else on your side would be involved in the rollout?');
+      const reply = buyerReply(lead.email, lead.first.messageId!, 'Who else on your side would be involved in the rollout?');
       await dovecot.deliver(reply.raw);
       assert.equal((await lead.check()).found, 1);
       const [listed] = await toAnswer(lead.key);
@@ -204,7 +201,7 @@ for (const kind of BACKENDS) {
 
     it('refuses a reply that is not answered, another workspace\'s reply, and approval to an address suppressed since', async () => {
       const lead = await sent();
-      const unsubscribe = replyMessage(lead.email, lead.first.messageId!, 'Please remove me from your list.');
+      const unsubscribe = buyerReply(lead.email, lead.first.messageId!, 'Please remove me from your list.');
       await dovecot.deliver(unsubscribe.raw);
       assert.equal((await lead.check()).found, 1);
       const [stored] = (await t.api('GET', '/api/v1/replies', { key: lead.key })).json.data;

@@ -10,14 +10,7 @@ import { enrolRun } from '../../src/domain/sequences/enrolments.ts';
 import { BACKENDS, startTestApp, waitForRun, type TestApp } from '../helpers.ts';
 import { createCall, createLead, db, startRun } from '../http/support.ts';
 import { startDovecot, type Dovecot } from '../support/dovecot.ts';
-
-function replyMessage(inReplyTo: string, date: string, body: string): string {
-  return [
-    'From: Daniel Ng <daniel@acme.example>', 'To: Rep Example <rep@example.com>', 'Subject: Re: A pilot outline for Acme',
-    `Message-ID: <${randomBytes(8).toString('hex')}@acme.example>`, `Date: ${date}`, `In-Reply-To: ${inReplyTo}`,
-    'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', body, '',
-  ].join('\r\n');
-}
+import { replyMessage } from './support.ts';
 
 for (const kind of BACKENDS) {
   describe(`a reply's effects on the lead's follow-ups (${kind})`, () => {
